@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// deps is everything commands need from the outside world. main builds one
+// and hands it to every command constructor; there is no global state.
+type deps struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// log is built from --log-level/--log-format before a command runs.
+	log       *slog.Logger
+	logLevel  string
+	logFormat string
+	// color: stdout is a terminal and NO_COLOR is unset.
+	color bool
+}
+
+// commands lists every subcommand constructor. One file per command.
+var commands = []func(*deps) *cobra.Command{
+	newVersionCmd,
+	// more commands are added here, one line each.
+}
+
+func newRootCmd(d *deps) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fabricctl",
+		Short: "Make RDMA (RoCEv2) fabrics lossless, and prove it",
+		Long: `fabricctl turns one declarative intent (RoCE classes, PFC, ECN, ETS, MTU and the
+inventory of switches and hosts) into switch configuration over gNMI and host NIC
+configuration over netlink, checks it before deployment, detects drift, and
+validates the fabric with RDMA traffic and counters.
+
+Exit codes: 0 ok/in sync, 1 error, 2 changes or drift, 3 check or validation
+failed, 4 apply failed and was rolled back, 64 usage.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := newLogger(d.stderr, d.logLevel, d.logFormat)
+			if err != nil {
+				return err
+			}
+			d.log = l
+			return nil
+		},
+	}
+	root.SetIn(d.stdin)
+	root.SetOut(d.stdout)
+	root.SetErr(d.stderr)
+	root.PersistentFlags().StringVar(&d.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	root.PersistentFlags().StringVar(&d.logFormat, "log-format", "text", "log format: text or json (logs go to stderr)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	for _, f := range commands {
+		root.AddCommand(f(d))
+	}
+	return root
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	switch strings.ToLower(level) {
+	case "debug":
+		lv = slog.LevelDebug
+	case "info":
+		lv = slog.LevelInfo
+	case "warn", "warning":
+		lv = slog.LevelWarn
+	case "error":
+		lv = slog.LevelError
+	default:
+		return nil, usagef("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usagef("--log-format %q: want text or json", format)
+}
+
+// run executes fabricctl with args and returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	d := &deps{stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.DiscardHandler)}
+	d.color = isTerminal(stdout)
+	root := newRootCmd(d)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
+		err = &usageError{err}
+	}
+	return exitCode(err, stderr)
+}
+
+// checkOutput validates an --output value against the allowed formats.
+func checkOutput(got string, allowed ...string) error {
+	for _, a := range allowed {
+		if got == a {
+			return nil
+		}
+	}
+	return usagef("--output %q: want one of %s", got, strings.Join(allowed, ", "))
+}

@@ -1,0 +1,214 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// ErrStale is returned when a saved plan's observed state no longer matches
+// the target (someone changed it since the plan was made).
+var ErrStale = errors.New("plan is stale: the target changed since it was planned")
+
+// Action is what a change does to one path.
+type Action int
+
+const (
+	NoOp Action = iota
+	Create
+	Update
+	Delete
+)
+
+var actionNames = [...]string{"no-op", "create", "update", "delete"}
+var actionSymbols = [...]string{" ", "+", "~", "-"}
+
+func (a Action) String() string {
+	if a < 0 || int(a) >= len(actionNames) {
+		return fmt.Sprintf("Action(%d)", int(a))
+	}
+	return actionNames[a]
+}
+
+// Symbol is the one-character diff marker of the action.
+func (a Action) Symbol() string {
+	if a < 0 || int(a) >= len(actionSymbols) {
+		return "?"
+	}
+	return actionSymbols[a]
+}
+
+// MarshalText encodes the action by name.
+func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// UnmarshalText decodes an action name.
+func (a *Action) UnmarshalText(b []byte) error {
+	for i, n := range actionNames {
+		if n == string(b) {
+			*a = Action(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown plan action %q", b)
+}
+
+// Change is one difference between observed and desired state.
+type Change struct {
+	Action Action `json:"action"`
+	// Path names the setting: a gNMI path on switches, "iface/setting" on hosts.
+	Path string `json:"path"`
+	// Before and After are the values rendered as text (JSON for structured
+	// values); empty for create / delete respectively.
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
+	// Reason says why the change is needed, in words.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Target kinds.
+const (
+	KindSwitch = "switch"
+	KindHost   = "host"
+)
+
+// TargetPlan is the plan of one switch or host.
+type TargetPlan struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Platform string `json:"platform,omitempty"`
+	// Basis is a hash of the observed state the plan was computed against.
+	// Apply observes again and refuses the plan when it differs (ErrStale).
+	Basis   string   `json:"basis"`
+	Changes []Change `json:"changes"`
+	// Notes are things the operator must know that are not changes (e.g. a
+	// setting that needs firmware configuration, or PFC not expressible).
+	Notes []string `json:"notes,omitempty"`
+	// Error is set when the target could not be planned.
+	Error string `json:"error,omitempty"`
+	// Payload is the platform's desired state the changes lead to (for a switch,
+	// the SetRequest as protojson); apply executes exactly this.
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// HasChanges reports whether any change is not a no-op.
+func (t *TargetPlan) HasChanges() bool {
+	for _, c := range t.Changes {
+		if c.Action != NoOp {
+			return true
+		}
+	}
+	return false
+}
+
+// Sort orders changes by path, for deterministic output.
+func (t *TargetPlan) Sort() {
+	sort.SliceStable(t.Changes, func(i, j int) bool { return t.Changes[i].Path < t.Changes[j].Path })
+}
+
+// Plan is the plan of a whole fabric.
+type Plan struct {
+	// Version is the plan file format version.
+	Version int       `json:"version"`
+	Fabric  string    `json:"fabric"`
+	Created time.Time `json:"created"`
+	// IntentHash identifies the intent the plan was made from.
+	IntentHash string       `json:"intentHash,omitempty"`
+	Targets    []TargetPlan `json:"targets"`
+}
+
+// FormatVersion is the current plan file format.
+const FormatVersion = 1
+
+// Sort orders targets by kind then name, and each target's changes by path.
+func (p *Plan) Sort() {
+	sort.SliceStable(p.Targets, func(i, j int) bool {
+		if p.Targets[i].Kind != p.Targets[j].Kind {
+			return p.Targets[i].Kind > p.Targets[j].Kind // switches before hosts
+		}
+		return p.Targets[i].Name < p.Targets[j].Name
+	})
+	for i := range p.Targets {
+		p.Targets[i].Sort()
+	}
+}
+
+// HasChanges reports whether any target has a change.
+func (p *Plan) HasChanges() bool {
+	for i := range p.Targets {
+		if p.Targets[i].HasChanges() {
+			return true
+		}
+	}
+	return false
+}
+
+// HasErrors reports whether any target failed to plan.
+func (p *Plan) HasErrors() bool {
+	for _, t := range p.Targets {
+		if t.Error != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary counts changes by action over all targets.
+type Summary struct {
+	Targets, Changed, Failed int
+	Create, Update, Delete   int
+}
+
+// Summarize counts the plan's changes.
+func (p *Plan) Summarize() Summary {
+	var s Summary
+	s.Targets = len(p.Targets)
+	for _, t := range p.Targets {
+		if t.Error != "" {
+			s.Failed++
+		}
+		if t.HasChanges() {
+			s.Changed++
+		}
+		for _, c := range t.Changes {
+			switch c.Action {
+			case Create:
+				s.Create++
+			case Update:
+				s.Update++
+			case Delete:
+				s.Delete++
+			}
+		}
+	}
+	return s
+}
+
+// Hash returns a stable hex digest of b, for Basis and IntentHash.
+func Hash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// Marshal encodes the plan as indented JSON (the plan file format).
+func (p *Plan) Marshal() ([]byte, error) {
+	if p.Version == 0 {
+		p.Version = FormatVersion
+	}
+	return json.MarshalIndent(p, "", "  ")
+}
+
+// Unmarshal decodes a plan file and checks its version.
+func Unmarshal(b []byte) (*Plan, error) {
+	var p Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("decode plan: %w", err)
+	}
+	if p.Version != FormatVersion {
+		return nil, fmt.Errorf("plan format version %d is not supported (want %d)", p.Version, FormatVersion)
+	}
+	return &p, nil
+}

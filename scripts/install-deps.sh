@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the tools fabricctl's tests use. Idempotent; safe on a fresh machine.
+set -euo pipefail
+STATICCHECK_VERSION=v0.8.2
+need_apt=()
+for pair in strace:strace ip:iproute2 dcb:iproute2 ib_write_bw:perftest sshd:openssh-server; do
+  bin=${pair%%:*} pkg=${pair##*:}
+  command -v "$bin" >/dev/null 2>&1 || [ -x "/usr/sbin/$bin" ] || need_apt+=("$pkg")
+done
+if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends $(printf '%s\n' "${need_apt[@]}" | sort -u) >/dev/null
+fi
+if ! command -v staticcheck >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/staticcheck" ]; then
+  GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
+fi
+go mod download

@@ -1,0 +1,92 @@
+package switchdrv
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+// Platform compiles the intent for one switch platform. Compile is pure: no
+// I/O, no printing, deterministic output.
+type Platform interface {
+	Name() intent.Platform
+	Quirks() Quirks
+	Compile(f *intent.Fabric, sw *intent.Switch) (*Desired, error)
+}
+
+// Desired is the configuration fabricctl wants on one switch, as the gNMI
+// operations that put it there. Replaces are subtrees fabricctl owns
+// (idempotent replace); Updates are single leaves or CLI lines merged in.
+// The paths of Replaces and Updates are also what plan reads back with Get.
+type Desired struct {
+	Switch   string
+	Platform intent.Platform
+	Encoding gnmipb.Encoding
+	Replaces []*gnmipb.Update
+	Updates  []*gnmipb.Update
+	// Notes are things the platform cannot express (e.g. PFC on plain
+	// OpenConfig) or that need operator action.
+	Notes []string
+}
+
+// SetRequest returns the one SetRequest that applies d.
+func (d *Desired) SetRequest() *gnmipb.SetRequest {
+	return &gnmipb.SetRequest{Replace: d.Replaces, Update: d.Updates}
+}
+
+// Quirks are the documented per-platform differences, as data.
+type Quirks struct {
+	// PFC is false where the platform's model cannot express PFC at all.
+	PFC bool
+	// MaxLosslessPriorities is the number of lossless priorities per port the
+	// platform supports by default.
+	MaxLosslessPriorities int
+	// BufferCellBytes is the buffer cell size thresholds are rounded up to on
+	// read-back (0 = exact). Drift comparison tolerates one cell.
+	BufferCellBytes int64
+	// Origin is the gNMI path origin for the native model ("" = none).
+	Origin string
+	// CLIFallback: settings the model lacks are sent as CLI over gNMI (origin "cli").
+	CLIFallback bool
+	// WatchdogMin/WatchdogMax bound the PFC watchdog timers.
+	WatchdogMin, WatchdogMax int // milliseconds
+}
+
+// Registry holds the platforms a fabricctl binary knows. Build one with
+// NewRegistry and fill it with each platform package's Register.
+type Registry struct {
+	m map[intent.Platform]Platform
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{m: map[intent.Platform]Platform{}} }
+
+// Register adds p; a second platform with the same name is an error.
+func (r *Registry) Register(p Platform) error {
+	if _, ok := r.m[p.Name()]; ok {
+		return fmt.Errorf("switch platform %q already registered", p.Name())
+	}
+	r.m[p.Name()] = p
+	return nil
+}
+
+// Lookup returns the named platform; the error lists the known ones.
+func (r *Registry) Lookup(name intent.Platform) (Platform, error) {
+	if p, ok := r.m[name]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("unknown switch platform %q (known: %s)", name, strings.Join(r.names(), ", "))
+}
+
+func (r *Registry) names() []string {
+	var out []string
+	for n := range r.m {
+		out = append(out, string(n))
+	}
+	sort.Strings(out)
+	return out
+}
