@@ -1,22 +1,26 @@
 // Package remote runs commands on the hosts of the inventory: locally with
 // os/exec, or over SSH. hostdrv (fleet apply) and validate (perftest) use it.
+//
+// Both runners give the same guarantees: a command runs in its own process
+// group (over SSH: the session sshd creates with setsid), a started command is
+// killed together with everything it spawned when Stop is called or its
+// context ends, and errors name the host. Nothing here logs or returns key
+// material or passwords.
 package remote
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
-	"syscall"
 )
 
 // Result is the outcome of a finished command.
 type Result struct {
 	Stdout, Stderr []byte
-	ExitCode       int
+	// ExitCode is the exit status; -1 when the command was killed by a signal
+	// (Stop, context cancellation or someone else).
+	ExitCode int
 }
 
 // Runner runs commands on one host.
@@ -41,54 +45,32 @@ type Process interface {
 	Output() []byte
 }
 
-// ExitError is a command that ran and exited non-zero.
+// ExitError is a command that ran and exited non-zero, or was killed by a
+// signal it did not get from Stop.
 type ExitError struct {
 	Host     string
 	Argv     []string
 	ExitCode int
-	Stderr   string
+	// Signal is the signal that killed it ("KILL", "TERM"), "" if it exited.
+	Signal string
+	Stderr string
 }
 
 func (e *ExitError) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
 	if len(msg) > 400 {
-		msg = msg[len(msg)-400:]
+		msg = "..." + msg[len(msg)-400:]
 	}
-	return fmt.Sprintf("host %s: %s exited %d: %s", e.Host, e.Argv[0], e.ExitCode, msg)
-}
-
-// Local runs commands on this machine.
-type Local struct{ Name string }
-
-// Host implements Runner.
-func (l Local) Host() string {
-	if l.Name == "" {
-		return "local"
+	name := "command"
+	if len(e.Argv) > 0 {
+		name = e.Argv[0]
 	}
-	return l.Name
-}
-
-// Run implements Runner.
-func (l Local) Run(ctx context.Context, argv []string, stdin io.Reader) (Result, error) {
-	if len(argv) == 0 {
-		return Result{}, errors.New("remote: empty command")
+	how := fmt.Sprintf("exited %d", e.ExitCode)
+	if e.Signal != "" {
+		how = "killed by signal " + e.Signal
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out, errb bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &out, &errb
-	err := cmd.Run()
-	res := Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return res, nil
-	case ctx.Err() != nil:
-		return res, fmt.Errorf("host %s: %s: %w", l.Host(), argv[0], ctx.Err())
-	case errors.As(err, &ee):
-		res.ExitCode = ee.ExitCode()
-		return res, &ExitError{Host: l.Host(), Argv: argv, ExitCode: res.ExitCode, Stderr: errb.String()}
+	if msg == "" {
+		return fmt.Sprintf("host %s: %s %s", e.Host, name, how)
 	}
-	return res, fmt.Errorf("host %s: %s: %w", l.Host(), argv[0], err)
+	return fmt.Sprintf("host %s: %s %s: %s", e.Host, name, how, msg)
 }

@@ -1,0 +1,94 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// syncBuffer is a bytes.Buffer that one goroutine writes while others read.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// Bytes returns a copy of what was written so far.
+func (s *syncBuffer) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.b.Bytes())
+}
+
+// proc is what local and SSH processes share: the output buffers, the result
+// (published once, when done closes) and an idempotent Stop.
+type proc struct {
+	host string
+	argv []string
+
+	stdout, stderr syncBuffer
+
+	done chan struct{}
+	res  Result
+	err  error
+
+	stopping atomic.Bool // Stop was called
+	killOnce sync.Once
+	kill     func() // kills the process group; called at most once
+}
+
+func newProc(host string, argv []string) *proc {
+	return &proc{host: host, argv: argv, done: make(chan struct{})}
+}
+
+// Output implements Process.
+func (p *proc) Output() []byte { return p.stdout.Bytes() }
+
+// Wait implements Process.
+func (p *proc) Wait() (Result, error) {
+	<-p.done
+	return p.res, p.err
+}
+
+// Stop implements Process.
+func (p *proc) Stop() (Result, error) {
+	select {
+	case <-p.done:
+		return p.res, p.err
+	default:
+	}
+	p.stopping.Store(true)
+	p.killNow()
+	<-p.done
+	return p.res, p.err
+}
+
+func (p *proc) killNow() { p.killOnce.Do(p.kill) }
+
+// finish publishes the result. code is the exit status (ignored when signal is
+// set), signal the name of the signal that killed the command ("" if none),
+// other an error that is neither (I/O, lost connection).
+func (p *proc) finish(ctx context.Context, code int, signal string, other error) {
+	p.res = Result{Stdout: p.stdout.Bytes(), Stderr: p.stderr.Bytes(), ExitCode: code}
+	if signal != "" {
+		p.res.ExitCode = -1
+	}
+	switch {
+	case signal != "" && p.stopping.Load():
+		// Killed by Stop, as asked.
+	case ctx.Err() != nil && (signal != "" || other != nil):
+		p.err = fmt.Errorf("host %s: %s: %w", p.host, p.argv[0], context.Cause(ctx))
+	case other != nil:
+		p.err = fmt.Errorf("host %s: %s: %w", p.host, p.argv[0], other)
+	case signal != "" || code != 0:
+		p.err = &ExitError{Host: p.host, Argv: p.argv, ExitCode: p.res.ExitCode, Signal: signal, Stderr: string(p.res.Stderr)}
+	}
+	close(p.done)
+}
