@@ -1,0 +1,293 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+// Severity says how bad a finding is.
+type Severity int
+
+const (
+	// Info is a fact worth knowing (e.g. the computed headroom) that needs no action.
+	Info Severity = iota
+	// Warning is a risk; the fabric may still work. It fails check only with --strict.
+	Warning
+	// Error means the fabric will not be lossless (or not deployable) as written.
+	Error
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Info:
+		return "info"
+	case Warning:
+		return "warning"
+	case Error:
+		return "error"
+	}
+	return fmt.Sprintf("severity(%d)", int(s))
+}
+
+// MarshalText renders the severity as "error", "warning" or "info".
+func (s Severity) MarshalText() ([]byte, error) {
+	switch s {
+	case Info, Warning, Error:
+		return []byte(s.String()), nil
+	}
+	return nil, fmt.Errorf("unknown severity %d", int(s))
+}
+
+// UnmarshalText parses "error", "warning" or "info".
+func (s *Severity) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "info":
+		*s = Info
+	case "warning":
+		*s = Warning
+	case "error":
+		*s = Error
+	default:
+		return fmt.Errorf("unknown severity %q (want error, warning or info)", b)
+	}
+	return nil
+}
+
+// Finding is one result of a rule.
+type Finding struct {
+	ID       string // rule ID, e.g. FC102
+	Severity Severity
+	Pos      intent.Pos // where to fix it (zero when it comes from a default)
+	Path     string     // field path, e.g. policy.classes[roce].ecn.min
+	Message  string     // one line: what is wrong, with the numbers
+	Fix      string     // one line: how to fix it
+}
+
+func (f Finding) String() string {
+	var b strings.Builder
+	b.WriteString(f.Pos.String())
+	b.WriteString(": ")
+	b.WriteString(f.Severity.String())
+	b.WriteString(" ")
+	b.WriteString(f.ID)
+	b.WriteString(": ")
+	if f.Path != "" {
+		b.WriteString(f.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(f.Message)
+	return b.String()
+}
+
+// Options carries what Run needs to know beyond the intent.
+type Options struct {
+	// Platform describes a switch platform; nil means DefaultPlatform. A
+	// platform it does not know is reported as an error on the switches using it.
+	Platform func(intent.Platform) (PlatformInfo, bool)
+	// CellFactor multiplies in-flight bytes in the SONiC headroom model for
+	// buffer-cell occupancy (0 means 1; small packets can make it ~2).
+	CellFactor float64
+}
+
+// Run applies every rule in Rules to f and returns the findings sorted by
+// file, line, column and rule ID. It never panics on a well-typed Fabric,
+// whatever its values; nil f yields no findings.
+func Run(f *intent.Fabric, opts Options) []Finding {
+	if f == nil {
+		return nil
+	}
+	c := newChecker(f, opts)
+	for i := range ruleTable {
+		c.rule = &ruleTable[i]
+		ruleTable[i].run(c)
+	}
+	Sort(c.findings)
+	return c.findings
+}
+
+// Sort orders findings by file, line, column, rule ID, then path and message.
+func Sort(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Pos.File != b.Pos.File {
+			return a.Pos.File < b.Pos.File
+		}
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line < b.Pos.Line
+		}
+		if a.Pos.Col != b.Pos.Col {
+			return a.Pos.Col < b.Pos.Col
+		}
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Message < b.Message
+	})
+}
+
+// Count returns the number of findings of each severity.
+func Count(fs []Finding) (errors, warnings, infos int) {
+	for _, f := range fs {
+		switch f.Severity {
+		case Error:
+			errors++
+		case Warning:
+			warnings++
+		default:
+			infos++
+		}
+	}
+	return errors, warnings, infos
+}
+
+// checker is the state shared by the rules of one Run: indexes built once so
+// that every rule is linear in the size of the fabric.
+type checker struct {
+	f    *intent.Fabric
+	opts Options
+	rule *Rule
+
+	switches map[string]*intent.Switch
+	ports    map[string]map[string]*intent.Port // switch -> port name -> port
+	hosts    map[string]*intent.Host
+	nics     map[string]map[string]*intent.NIC // host -> interface -> NIC
+	lossless []*intent.Class                   // lossless classes, by priority
+
+	headroom map[headroomKey]headroomValue
+
+	findings []Finding
+}
+
+func newChecker(f *intent.Fabric, opts Options) *checker {
+	if opts.Platform == nil {
+		opts.Platform = DefaultPlatform
+	}
+	c := &checker{
+		f:        f,
+		opts:     opts,
+		switches: make(map[string]*intent.Switch, len(f.Switches)),
+		ports:    make(map[string]map[string]*intent.Port, len(f.Switches)),
+		hosts:    make(map[string]*intent.Host, len(f.Hosts)),
+		nics:     make(map[string]map[string]*intent.NIC, len(f.Hosts)),
+		headroom: map[headroomKey]headroomValue{},
+	}
+	for i := range f.Switches {
+		sw := &f.Switches[i]
+		if _, dup := c.switches[sw.Name]; dup {
+			continue // the parser reports duplicates; keep the first
+		}
+		c.switches[sw.Name] = sw
+		pm := make(map[string]*intent.Port, len(sw.Ports))
+		for j := range sw.Ports {
+			if _, dup := pm[sw.Ports[j].Name]; !dup {
+				pm[sw.Ports[j].Name] = &sw.Ports[j]
+			}
+		}
+		c.ports[sw.Name] = pm
+	}
+	for i := range f.Hosts {
+		h := &f.Hosts[i]
+		if _, dup := c.hosts[h.Name]; dup {
+			continue
+		}
+		c.hosts[h.Name] = h
+		nm := make(map[string]*intent.NIC, len(h.NICs))
+		for j := range h.NICs {
+			if _, dup := nm[h.NICs[j].Interface]; !dup {
+				nm[h.NICs[j].Interface] = &h.NICs[j]
+			}
+		}
+		c.nics[h.Name] = nm
+	}
+	for i := range f.Policy.Classes {
+		if f.Policy.Classes[i].Lossless {
+			c.lossless = append(c.lossless, &f.Policy.Classes[i])
+		}
+	}
+	sort.SliceStable(c.lossless, func(i, j int) bool { return c.lossless[i].Priority < c.lossless[j].Priority })
+	return c
+}
+
+// report adds a finding of the current rule.
+func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string, a ...any) {
+	c.findings = append(c.findings, Finding{
+		ID:       c.rule.ID,
+		Severity: sev,
+		Pos:      pos,
+		Path:     path,
+		Message:  fmt.Sprintf(format, a...),
+		Fix:      fix,
+	})
+}
+
+// platform returns the platform info for sw.
+func (c *checker) platform(sw *intent.Switch) (PlatformInfo, bool) {
+	return c.opts.Platform(sw.Platform)
+}
+
+// pos returns p, or fallback when p has no position (a value from a default
+// or a preset): the finding then points at the nearest enclosing element.
+func pos(p intent.Pos, fallback ...intent.Pos) intent.Pos {
+	if p.IsValid() {
+		return p
+	}
+	for _, f := range fallback {
+		if f.IsValid() {
+			return f
+		}
+	}
+	if p.File != "" {
+		return p
+	}
+	for _, f := range fallback {
+		if f.File != "" {
+			return f
+		}
+	}
+	return p
+}
+
+// Field paths, in the intent's YAML key names.
+func classPath(cl *intent.Class) string { return "policy.classes[" + cl.Name + "]" }
+func switchPath(sw *intent.Switch) string {
+	return "inventory.switches[" + sw.Name + "]"
+}
+func portPath(sw *intent.Switch, p *intent.Port) string {
+	return switchPath(sw) + ".ports[" + p.Name + "]"
+}
+func hostPath(h *intent.Host) string { return "inventory.hosts[" + h.Name + "]" }
+func linkPath(i int) string          { return fmt.Sprintf("inventory.links[%d]", i) }
+
+// names lists up to max names and says how many more there are.
+func names(list []string, max int) string {
+	if len(list) <= max {
+		return strings.Join(list, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(list[:max], ", "), len(list)-max)
+}
+
+// bytesStr renders a byte count exactly, with thousands separators.
+func bytesStr(b int64) string {
+	neg := b < 0
+	if neg {
+		b = -b
+	}
+	s := fmt.Sprint(b)
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out) + " B"
+	}
+	return string(out) + " B"
+}

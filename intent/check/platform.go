@@ -1,0 +1,69 @@
+package check
+
+import (
+	"time"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+// PlatformInfo is what the rules need to know about a switch platform. The
+// switch drivers own the authoritative data (switchdrv.Quirks); callers that
+// have a registry can adapt it into Options.Platform.
+type PlatformInfo struct {
+	// PFC is false where the platform's configuration model cannot express PFC.
+	PFC bool
+	// MaxLosslessPriorities per port by default (a switch can override it).
+	MaxLosslessPriorities int
+	// Detect, Restore and Poll bound the PFC watchdog timers the platform
+	// accepts. A zero Range means the timer is not configurable there (or no
+	// published bound is known) and is not checked.
+	Detect, Restore, Poll Range
+	// BufferCellBytes is the buffer cell the headroom is rounded up to (0 = exact).
+	BufferCellBytes int64
+}
+
+// Range is an inclusive range of durations.
+type Range struct{ Min, Max time.Duration }
+
+// IsZero reports whether r is unset.
+func (r Range) IsZero() bool { return r.Min == 0 && r.Max == 0 }
+
+// Contains reports whether d is within r.
+func (r Range) Contains(d time.Duration) bool { return d >= r.Min && d <= r.Max }
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// DefaultPlatform returns the built-in data for the four platforms:
+//
+//   - sonic: watchdog detect 100-5000 ms, restore 100-60000 ms, poll
+//     100-1000 ms (sonic-pfcwd.yang), 2 lossless priorities (pfc_enable "3,4").
+//   - srlinux: deadlock detection-timer 10-1500 ms and recovery-timer
+//     100-1500 ms (srl_nokia-qos.yang; DOMAIN.md rounds both to 10-1500), no
+//     configurable poll interval, 2 lossless priorities.
+//   - eos: 2 lossless priorities; the arista-qos-augments watchdog leaves are
+//     unbounded decimal64 seconds, so no range is checked.
+//   - openconfig: openconfig-qos has no PFC model at all.
+func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
+	switch p {
+	case intent.PlatformSONiC:
+		return PlatformInfo{
+			PFC:                   true,
+			MaxLosslessPriorities: 2,
+			Detect:                Range{ms(100), ms(5000)},
+			Restore:               Range{ms(100), ms(60000)},
+			Poll:                  Range{ms(100), ms(1000)},
+		}, true
+	case intent.PlatformSRLinux:
+		return PlatformInfo{
+			PFC:                   true,
+			MaxLosslessPriorities: 2,
+			Detect:                Range{ms(10), ms(1500)},
+			Restore:               Range{ms(100), ms(1500)},
+		}, true
+	case intent.PlatformEOS:
+		return PlatformInfo{PFC: true, MaxLosslessPriorities: 2}, true
+	case intent.PlatformOpenConfig:
+		return PlatformInfo{PFC: false, MaxLosslessPriorities: 2}, true
+	}
+	return PlatformInfo{}, false
+}

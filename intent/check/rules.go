@@ -1,0 +1,852 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+// Rule is one static check. ID is stable across releases; Severity is the
+// most severe finding the rule can report (some also report lesser ones).
+type Rule struct {
+	ID       string
+	Name     string
+	Severity Severity
+	Summary  string
+	run      func(*checker)
+}
+
+// Rules returns the rule table, in ID order (a copy: callers may not change
+// what Run does).
+func Rules() []Rule { return slices.Clone(ruleTable) }
+
+// ruleTable is every rule Run applies. Keep IDs stable: add new rules at the
+// end, never renumber.
+var ruleTable = []Rule{
+	{"FC101", "dscp-range", Error, "DSCP values of classes and the host CNP DSCP are within 0-63", (*checker).dscpRange},
+	{"FC102", "dscp-unique", Error, "a DSCP value belongs to at most one class", (*checker).dscpUnique},
+	{"FC103", "priority-range", Error, "class priorities and the host CNP priority are within 0-7", (*checker).priorityRange},
+	{"FC104", "priority-unique", Error, "each 802.1p priority (traffic class, queue) belongs to at most one class", (*checker).priorityUnique},
+	{"FC105", "lossless-limit", Error, "lossless priorities per port do not exceed the platform limit (2 by default), the switch override or the policy cap", (*checker).losslessLimit},
+	{"FC106", "pfc-expressible", Error, "every switch carrying lossless classes runs a known platform that can express PFC (plain OpenConfig cannot)", (*checker).pfcExpressible},
+	{"FC107", "cnp-class", Error, "a single CNP class exists, is strict priority and is not lossless", (*checker).cnpClass},
+	{"FC108", "cnp-host", Error, "the CNP DSCP and priority hosts send with match the switches' CNP class", (*checker).cnpHost},
+	{"FC109", "ecn-lossless", Error, "every lossless class has ECN marking (DCQCN)", (*checker).ecnLossless},
+	{"FC110", "ecn-thresholds", Error, "ECN Kmin < Kmax, Kmin >= one MTU, mark probability 1-100%", (*checker).ecnThresholds},
+	{"FC111", "ecn-before-pfc", Error, "ECN Kmax is at most the queue depth at which the ingress priority group reaches XOFF, so ECN fires before PFC", (*checker).ecnBeforePFC},
+	{"FC112", "headroom", Error, "each port's buffer holds the PFC headroom of all its lossless priorities (max of the IEEE, SONiC and mlx5 models)", (*checker).headroomFits},
+	{"FC113", "ets-weights", Error, "ETS weights of the non-strict classes sum to 100%", (*checker).etsWeights},
+	{"FC114", "watchdog-timers", Error, "PFC watchdog on where PFC is used, with poll < detect <= restore", (*checker).watchdogTimers},
+	{"FC115", "watchdog-platform", Error, "PFC watchdog timers are within the ranges each platform accepts", (*checker).watchdogPlatform},
+	{"FC116", "global-pause", Error, "802.3x global pause is off where PFC is on", (*checker).globalPause},
+	{"FC117", "link-mtu", Error, "MTU is equal on both ends of switch links and the host MTU is not above the switch port MTU", (*checker).linkMTU},
+	{"FC118", "roce-path-mtu", Error, "the RoCE path MTU is 256-4096 and fits in the host MTU with the RoCEv2 headers", (*checker).rocePathMTU},
+	{"FC119", "host-tos", Error, "host RoCE ToS is a lossless class DSCP << 2 with ECT(0): never CE, not not-ECT", (*checker).hostToS},
+	{"FC120", "dcbx-owner", Error, "a single owner of host DCB settings (host-static, or switch-advertised with the host willing)", (*checker).dcbxOwner},
+	{"FC121", "link-endpoints", Error, "links join existing switch ports and host NICs, never an endpoint to itself", (*checker).linkEndpoints},
+	{"FC122", "link-port-reuse", Error, "no switch port or host NIC is used by two links", (*checker).linkPortReuse},
+	{"FC123", "pfc-deadlock", Warning, "no cyclic buffer dependency among switches for lossless traffic (links form an up-down Clos)", (*checker).pfcDeadlock},
+}
+
+// roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the
+// netdev MTU, as the kernel subtracts it in iboe_get_mtu (include/rdma/ib_addr.h):
+// GRH/IP 40 + UDP 8 + BTH 12 + XRC ext 4 + AtomicETH 28 + ICRC 4.
+const roceOverhead = 96
+
+// FC101
+func (c *checker) dscpRange() {
+	for i := range c.f.Policy.Classes {
+		cl := &c.f.Policy.Classes[i]
+		for _, d := range cl.DSCP {
+			if d < 0 || d > 63 {
+				c.report(Error, pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".dscp",
+					"use DSCP values 0-63 (6 bits of the IP header)",
+					"DSCP %d of class %s is out of range 0-63", d, cl.Name)
+			}
+		}
+	}
+	r := &c.f.Policy.RoCE
+	if d := r.CNPDSCP; d < 0 || d > 63 {
+		c.report(Error, pos(r.Pos, c.f.Policy.Pos), "policy.roce.cnpDSCP",
+			"use the CNP class's DSCP (48 in the preset)",
+			"host CNP DSCP %d is out of range 0-63", d)
+	}
+}
+
+// FC102
+func (c *checker) dscpUnique() {
+	var owner [64]*intent.Class
+	for i := range c.f.Policy.Classes {
+		cl := &c.f.Policy.Classes[i]
+		for _, d := range cl.DSCP {
+			if d < 0 || d > 63 {
+				continue // FC101
+			}
+			if o := owner[d]; o != nil && o != cl {
+				c.report(Error, pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".dscp",
+					"list each DSCP value in one class only",
+					"DSCP %d is in both class %s and class %s: a packet can be classified into one queue only", d, o.Name, cl.Name)
+				continue
+			}
+			owner[d] = cl
+		}
+	}
+}
+
+// FC103
+func (c *checker) priorityRange() {
+	for i := range c.f.Policy.Classes {
+		cl := &c.f.Policy.Classes[i]
+		if cl.Priority < 0 || cl.Priority > 7 {
+			c.report(Error, pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".priority",
+				"use an 802.1p priority 0-7",
+				"priority %d of class %s is out of range 0-7", cl.Priority, cl.Name)
+		}
+	}
+	r := &c.f.Policy.RoCE
+	if p := r.CNPPriority; p < 0 || p > 7 {
+		c.report(Error, pos(r.Pos, c.f.Policy.Pos), "policy.roce.cnpPriority",
+			"use the CNP class's priority (6 in the preset)",
+			"host CNP priority %d is out of range 0-7", p)
+	}
+}
+
+// FC104
+func (c *checker) priorityUnique() {
+	owner := map[int]*intent.Class{}
+	for i := range c.f.Policy.Classes {
+		cl := &c.f.Policy.Classes[i]
+		if o, ok := owner[cl.Priority]; ok {
+			c.report(Error, pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".priority",
+				"give each class its own priority, or merge the classes' DSCP lists",
+				"priority %d is used by class %s and class %s: a priority is one queue with one PFC and scheduling setting", cl.Priority, o.Name, cl.Name)
+			continue
+		}
+		owner[cl.Priority] = cl
+	}
+}
+
+// losslessPrios renders the lossless priorities as "3, 4".
+func (c *checker) losslessPrios() string {
+	s := make([]string, len(c.lossless))
+	for i, cl := range c.lossless {
+		s[i] = fmt.Sprint(cl.Priority)
+	}
+	return strings.Join(s, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// FC105
+func (c *checker) losslessLimit() {
+	n := len(c.lossless)
+	if n == 0 {
+		return
+	}
+	p := &c.f.Policy
+	if limit := p.MaxLosslessPriorities; limit > 0 && n > limit {
+		c.report(Error, pos(c.lossless[limit].Pos, p.Pos), classPath(c.lossless[limit])+".lossless",
+			fmt.Sprintf("make at most %d classes lossless, or raise policy.maxLosslessPriorities", limit),
+			"%d lossless priorities (%s) exceed the policy cap of %d per port", n, c.losslessPrios(), limit)
+	}
+	// Group the switches over their limit by the limit, so a 2,000-switch
+	// fabric yields one finding per distinct limit, not one per switch.
+	over := map[int][]string{}
+	for i := range c.f.Switches {
+		sw := &c.f.Switches[i]
+		pi, ok := c.platform(sw)
+		if !ok || !pi.PFC {
+			continue // FC106
+		}
+		lim := pi.MaxLosslessPriorities
+		if sw.MaxLosslessPriorities > 0 {
+			lim = sw.MaxLosslessPriorities
+		}
+		if lim > 0 && n > lim {
+			over[lim] = append(over[lim], sw.Name)
+		}
+	}
+	lims := make([]int, 0, len(over))
+	for l := range over {
+		lims = append(lims, l)
+	}
+	sort.Ints(lims)
+	for _, lim := range lims {
+		sws := over[lim]
+		c.report(Error, pos(c.lossless[lim].Pos, p.Pos), classPath(c.lossless[lim])+".lossless",
+			fmt.Sprintf("make at most %d classes lossless, or set maxLosslessPriorities on the switch if its ASIC buffer profile really allows more", lim),
+			"%d lossless priorities (%s) but %d %s allow at most %d per port: %s",
+			n, c.losslessPrios(), len(sws), plural(len(sws), "switch", "switches"), lim, names(sws, 5))
+	}
+}
+
+// FC106
+func (c *checker) pfcExpressible() {
+	for i := range c.f.Switches {
+		sw := &c.f.Switches[i]
+		pi, ok := c.platform(sw)
+		if !ok {
+			known := make([]string, 0, 4)
+			for _, p := range intent.Platforms() {
+				known = append(known, string(p))
+			}
+			c.report(Error, sw.Pos, switchPath(sw)+".platform",
+				"use one of "+strings.Join(known, ", "),
+				"switch %s: unknown platform %q, nothing about it can be checked", sw.Name, sw.Platform)
+			continue
+		}
+		if !pi.PFC && len(c.lossless) > 0 {
+			c.report(Error, sw.Pos, switchPath(sw)+".platform",
+				"use the switch's native platform (srlinux, sonic or eos), or drop the switch from the lossless fabric",
+				"switch %s: platform %s cannot express PFC (the OpenConfig QoS model has no PFC, pause or watchdog), so priority %s would not be lossless on it",
+				sw.Name, sw.Platform, c.losslessPrios())
+		}
+	}
+}
+
+// FC107
+func (c *checker) cnpClass() {
+	p := &c.f.Policy
+	var cnps []*intent.Class
+	for i := range p.Classes {
+		if p.Classes[i].CNP {
+			cnps = append(cnps, &p.Classes[i])
+		}
+	}
+	if len(cnps) == 0 {
+		for _, cl := range c.lossless {
+			if cl.ECN != nil {
+				def := "the default class"
+				if d := p.DefaultClass(); d != nil {
+					def = "class " + d.Name
+				}
+				c.report(Warning, pos(p.Pos), "policy.classes",
+					"add a strict-priority, lossy class with cnp: true (the preset uses DSCP 48 -> priority 6)",
+					"no CNP class: congestion notifications travel in %s, queued behind the traffic they should throttle", def)
+				return
+			}
+		}
+		return
+	}
+	for _, cl := range cnps[1:] {
+		c.report(Error, pos(cl.Pos, p.Pos), classPath(cl)+".cnp",
+			"mark exactly one class as the CNP class",
+			"classes %s and %s are both marked as the CNP class; hosts send CNPs with one DSCP", cnps[0].Name, cl.Name)
+	}
+	cl := cnps[0]
+	if cl.Lossless {
+		c.report(Error, pos(cl.Pos, p.Pos), classPath(cl)+".lossless",
+			"set lossless: false on the CNP class",
+			"CNP class %s is lossless: PFC on it can pause the congestion notifications themselves, stalling DCQCN exactly when it is needed", cl.Name)
+	}
+	if !cl.Strict {
+		c.report(Error, pos(cl.Pos, p.Pos), classPath(cl)+".strict",
+			"set strict: true on the CNP class",
+			"CNP class %s is scheduled by ETS weight %d%%, not strict priority: CNPs wait behind bulk traffic and reach the sender late", cl.Name, cl.Weight)
+	}
+}
+
+// FC108
+func (c *checker) cnpHost() {
+	p := &c.f.Policy
+	cl := p.CNPClass()
+	if cl == nil {
+		return // FC107
+	}
+	r := &p.RoCE
+	if !slices.Contains(cl.DSCP, r.CNPDSCP) && r.CNPDSCP >= 0 && r.CNPDSCP < 64 {
+		lands := "the default class"
+		if to := p.ClassByPriority(p.DSCPToPriority()[r.CNPDSCP]); to != nil {
+			lands = fmt.Sprintf("class %s (priority %d)", to.Name, to.Priority)
+		}
+		c.report(Error, pos(r.Pos, p.Pos), "policy.roce.cnpDSCP",
+			fmt.Sprintf("set the host CNP DSCP to %s, or add %d to class %s", ints(cl.DSCP), r.CNPDSCP, cl.Name),
+			"hosts send CNPs with DSCP %d but the switches' CNP class %s matches DSCP %s: the CNPs land in %s",
+			r.CNPDSCP, cl.Name, ints(cl.DSCP), lands)
+	}
+	if r.CNPPriority != cl.Priority {
+		c.report(Error, pos(r.Pos, p.Pos), "policy.roce.cnpPriority",
+			fmt.Sprintf("set the host CNP priority to %d", cl.Priority),
+			"hosts send CNPs with priority %d but the CNP class %s is priority %d", r.CNPPriority, cl.Name, cl.Priority)
+	}
+}
+
+func ints(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// FC109
+func (c *checker) ecnLossless() {
+	for _, cl := range c.lossless {
+		if cl.ECN == nil {
+			c.report(Error, pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".ecn",
+				"add ecn: {min: 150KB, max: 1.5MB, probability: 100%} (the NVIDIA lossless defaults)",
+				"lossless class %s has no ECN marking: without DCQCN every congestion event is resolved by PFC pauses alone (head-of-line blocking, pause storms, deadlock risk)", cl.Name)
+		}
+	}
+}
+
+// FC110
+func (c *checker) ecnThresholds() {
+	p := &c.f.Policy
+	for i := range p.Classes {
+		cl := &p.Classes[i]
+		e := cl.ECN
+		if e == nil {
+			continue
+		}
+		at := pos(e.Pos, cl.Pos, p.Pos)
+		if e.MinBytes >= e.MaxBytes {
+			c.report(Error, at, classPath(cl)+".ecn.min",
+				"set min below max (e.g. min 150KB, max 1.5MB)",
+				"class %s: ECN Kmin %s is not below Kmax %s", cl.Name, bytesStr(e.MinBytes), bytesStr(e.MaxBytes))
+		}
+		if p.MTU > 0 && e.MinBytes < int64(p.MTU) {
+			c.report(Error, at, classPath(cl)+".ecn.min",
+				fmt.Sprintf("set min to at least %s", bytesStr(int64(p.MTU))),
+				"class %s: ECN Kmin %s is below one MTU (%s): a single frame in the queue gets marked, so DCQCN throttles on no congestion", cl.Name, bytesStr(e.MinBytes), bytesStr(int64(p.MTU)))
+		}
+		if e.Probability < 1 || e.Probability > 100 {
+			c.report(Error, at, classPath(cl)+".ecn.probability",
+				"use a marking probability of 1-100% (100% in the NVIDIA defaults)",
+				"class %s: ECN mark probability %d%% is out of range 1-100", cl.Name, e.Probability)
+		}
+	}
+}
+
+// headroom computation, shared by FC111 and FC112.
+
+type headroomKey struct {
+	speed int64
+	cable float64
+	mtu   int
+	cell  int64
+}
+
+type headroomValue struct {
+	models  []intent.HeadroomResult
+	perPrio int64 // required per lossless priority, rounded up to the cell
+}
+
+// portHeadroom returns the headroom of one lossless priority on p, memoised
+// per (speed, cable, MTU, cell): a 64-port leaf usually has one or two.
+func (c *checker) portHeadroom(p *intent.Port, cell int64) (headroomKey, headroomValue) {
+	k := headroomKey{p.Speed, p.CableMeters, c.f.PortMTU(*p), cell}
+	if v, ok := c.headroom[k]; ok {
+		return k, v
+	}
+	models, req := intent.Headroom(intent.HeadroomInput{
+		Speed: k.speed, CableMeters: k.cable, MTU: k.mtu, CellFactor: c.opts.CellFactor,
+	})
+	if cell > 0 && req%cell != 0 {
+		req += cell - req%cell
+	}
+	v := headroomValue{models: models, perPrio: req}
+	c.headroom[k] = v
+	return k, v
+}
+
+func (k headroomKey) String() string {
+	return fmt.Sprintf("%s, %s m, MTU %d", intent.FormatRate(k.speed), trimFloat(k.cable), k.mtu)
+}
+
+func (v headroomValue) breakdown() string {
+	s := make([]string, len(v.models))
+	for i, m := range v.models {
+		s[i] = fmt.Sprintf("%s %s", modelShort(m.Model), bytesStr(m.Bytes))
+	}
+	return strings.Join(s, ", ")
+}
+
+func modelShort(m intent.HeadroomModel) string {
+	switch m {
+	case intent.ModelIEEE:
+		return "IEEE"
+	case intent.ModelSONiC:
+		return "SONiC"
+	case intent.ModelMLX5:
+		return "mlx5"
+	}
+	return string(m)
+}
+
+func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%g", f), ".0") }
+
+// worstPort returns the port of sw needing the most headroom (nil when sw
+// has no port with a known speed).
+func (c *checker) worstPort(sw *intent.Switch, cell int64) (*intent.Port, headroomKey, headroomValue) {
+	var (
+		wp *intent.Port
+		wk headroomKey
+		wv headroomValue
+	)
+	for i := range sw.Ports {
+		p := &sw.Ports[i]
+		if p.Speed <= 0 {
+			continue
+		}
+		k, v := c.portHeadroom(p, cell)
+		if wp == nil || v.perPrio > wv.perPrio {
+			wp, wk, wv = p, k, v
+		}
+	}
+	return wp, wk, wv
+}
+
+// FC111. Assumption (printed in the message): a switch's bufferBytes is the
+// ingress buffer one port can use for lossless traffic; its priority group
+// sends XOFF when it holds bufferBytes minus the headroom reserved for all
+// lossless priorities of the port; and the egress queue ECN watches is at
+// most as deep as one ingress port's priority group (a single congested
+// sender — the worst case: with N ingress ports feeding it the queue is N
+// times deeper and ECN fires even earlier).
+func (c *checker) ecnBeforePFC() {
+	n := int64(len(c.lossless))
+	if n == 0 {
+		return
+	}
+	for _, cl := range c.lossless {
+		if cl.ECN == nil || cl.ECN.MaxBytes <= cl.ECN.MinBytes {
+			continue // FC109, FC110
+		}
+		var (
+			bad      []string
+			minDepth int64 = -1
+			minSw    *intent.Switch
+			minHead  int64
+		)
+		for i := range c.f.Switches {
+			sw := &c.f.Switches[i]
+			pi, ok := c.platform(sw)
+			if !ok || !pi.PFC || sw.BufferBytes <= 0 {
+				continue
+			}
+			wp, _, wv := c.worstPort(sw, pi.BufferCellBytes)
+			if wp == nil {
+				continue
+			}
+			head := wv.perPrio * n
+			depth := sw.BufferBytes - head
+			if depth <= 0 {
+				continue // FC112: the headroom alone does not fit
+			}
+			if cl.ECN.MaxBytes > depth {
+				bad = append(bad, sw.Name)
+				if minDepth < 0 || depth < minDepth {
+					minDepth, minSw, minHead = depth, sw, head
+				}
+			}
+		}
+		if len(bad) == 0 {
+			continue
+		}
+		c.report(Error, pos(cl.ECN.Pos, cl.Pos, c.f.Policy.Pos), classPath(cl)+".ecn.max",
+			fmt.Sprintf("lower ECN max to at most %s, or shorten cables / use fewer lossless priorities to free buffer", bytesStr(minDepth)),
+			"class %s: ECN Kmax %s is above the %s at which PFC XOFF fires on %s (buffer %s - headroom %s; assuming one ingress port feeds the queue), so PFC pauses before ECN marks; %d %s affected: %s",
+			cl.Name, bytesStr(cl.ECN.MaxBytes), bytesStr(minDepth), minSw.Name, bytesStr(minSw.BufferBytes), bytesStr(minHead),
+			len(bad), plural(len(bad), "switch", "switches"), names(bad, 5))
+	}
+}
+
+// FC112
+func (c *checker) headroomFits() {
+	n := int64(len(c.lossless))
+	if n == 0 {
+		return
+	}
+	type agg struct {
+		sw       *intent.Switch
+		port     *intent.Port
+		ports    int
+		lastPort string
+		switches []string
+	}
+	var (
+		unknown    = map[headroomKey]*agg{}
+		unknownKey []headroomKey
+	)
+	for i := range c.f.Switches {
+		sw := &c.f.Switches[i]
+		pi, ok := c.platform(sw)
+		if !ok || !pi.PFC {
+			continue // FC106
+		}
+		var noSpeed []string
+		over := map[headroomKey]*agg{}
+		var overKey []headroomKey
+		for j := range sw.Ports {
+			p := &sw.Ports[j]
+			if p.Speed <= 0 {
+				noSpeed = append(noSpeed, p.Name)
+				continue
+			}
+			k, v := c.portHeadroom(p, pi.BufferCellBytes)
+			if sw.BufferBytes <= 0 {
+				a := unknown[k]
+				if a == nil {
+					a = &agg{sw: sw, port: p}
+					unknown[k] = a
+					unknownKey = append(unknownKey, k)
+				}
+				a.ports++
+				if len(a.switches) == 0 || a.switches[len(a.switches)-1] != sw.Name {
+					a.switches = append(a.switches, sw.Name)
+				}
+				continue
+			}
+			if v.perPrio*n > sw.BufferBytes {
+				a := over[k]
+				if a == nil {
+					a = &agg{sw: sw, port: p}
+					over[k] = a
+					overKey = append(overKey, k)
+				}
+				a.ports++
+				a.lastPort = p.Name
+			}
+		}
+		if len(noSpeed) > 0 {
+			c.report(Warning, sw.Pos, switchPath(sw)+".ports",
+				"give every port its speed",
+				"switch %s: %d %s without a speed (%s): their PFC headroom cannot be computed",
+				sw.Name, len(noSpeed), plural(len(noSpeed), "port", "ports"), names(noSpeed, 5))
+		}
+		for _, k := range overKey {
+			a, v := over[k], c.headroom[k]
+			span := a.port.Name
+			if a.ports > 1 {
+				span = fmt.Sprintf("%d ports %s..%s", a.ports, a.port.Name, a.lastPort)
+			}
+			c.report(Error, pos(a.port.Pos, sw.Pos), portPath(sw, a.port),
+				"shorten the cables, lower the MTU, use fewer lossless priorities, or raise bufferBytes if the ASIC really has more",
+				"switch %s, %s (%s): PFC headroom %d x %s = %s exceeds the port buffer of %s (per priority: %s)",
+				sw.Name, span, k, n, bytesStr(v.perPrio), bytesStr(v.perPrio*n), bytesStr(sw.BufferBytes), v.breakdown())
+		}
+	}
+	for _, k := range unknownKey {
+		a, v := unknown[k], c.headroom[k]
+		c.report(Info, pos(a.port.Pos, a.sw.Pos), portPath(a.sw, a.port),
+			"set bufferBytes on the switches to check headroom (FC112) and ECN-before-PFC (FC111) against the ASIC's buffer",
+			"PFC headroom at %s: %s per lossless priority (%s), x %d = %s per port; %d %s on %d %s (%s) have no bufferBytes, so it is not checked",
+			k, bytesStr(v.perPrio), v.breakdown(), n, bytesStr(v.perPrio*n),
+			a.ports, plural(a.ports, "port", "ports"), len(a.switches), plural(len(a.switches), "switch", "switches"), names(a.switches, 3))
+	}
+}
+
+// FC113
+func (c *checker) etsWeights() {
+	p := &c.f.Policy
+	var (
+		sum   int
+		parts []string
+		first *intent.Class
+	)
+	for i := range p.Classes {
+		cl := &p.Classes[i]
+		if cl.Strict {
+			continue
+		}
+		if first == nil {
+			first = cl
+		}
+		sum += cl.Weight
+		parts = append(parts, fmt.Sprintf("%s %d%%", cl.Name, cl.Weight))
+		if cl.Weight <= 0 {
+			c.report(Warning, pos(cl.Pos, p.Pos), classPath(cl)+".weight",
+				"give the class a weight, or make it strict",
+				"class %s has ETS weight %d%%: it gets no guaranteed bandwidth and starves under load", cl.Name, cl.Weight)
+		}
+	}
+	if first != nil && sum != 100 {
+		c.report(Error, pos(first.Pos, p.Pos), "policy.classes",
+			"adjust the weights of the non-strict classes so they add up to 100",
+			"ETS weights of the non-strict classes sum to %d%%, not 100%% (%s)", sum, strings.Join(parts, ", "))
+	}
+}
+
+// FC114
+func (c *checker) watchdogTimers() {
+	if len(c.lossless) == 0 {
+		return
+	}
+	w := &c.f.Policy.Watchdog
+	at := pos(w.Pos, c.f.Policy.Pos)
+	if !w.Enabled {
+		c.report(Warning, at, "policy.watchdog",
+			"enable the PFC watchdog (e.g. detect 200ms, restore 400ms, poll 100ms)",
+			"PFC watchdog is off: a PFC storm or deadlock stalls the lossless queues until someone intervenes")
+		return
+	}
+	if w.Detect <= 0 {
+		c.report(Error, at, "policy.watchdog.detect", "set detect (e.g. 200ms)", "PFC watchdog detect time is not set")
+		return
+	}
+	if w.Poll > 0 && w.Poll >= w.Detect {
+		c.report(Error, at, "policy.watchdog.poll",
+			fmt.Sprintf("set poll below %v (e.g. %v)", w.Detect, w.Detect/2),
+			"PFC watchdog poll %v is not shorter than detect %v: a storm is only seen at the next poll", w.Poll, w.Detect)
+	}
+	if w.Restore < w.Detect {
+		c.report(Error, at, "policy.watchdog.restore",
+			fmt.Sprintf("set restore to at least %v", w.Detect),
+			"PFC watchdog restore %v is shorter than detect %v: the queue is re-enabled before a storm can be re-detected, and flaps", w.Restore, w.Detect)
+	}
+}
+
+// FC115
+func (c *checker) watchdogPlatform() {
+	w := &c.f.Policy.Watchdog
+	if len(c.lossless) == 0 || !w.Enabled {
+		return
+	}
+	by := map[intent.Platform][]string{}
+	for i := range c.f.Switches {
+		sw := &c.f.Switches[i]
+		by[sw.Platform] = append(by[sw.Platform], sw.Name)
+	}
+	plats := make([]intent.Platform, 0, len(by))
+	for p := range by {
+		plats = append(plats, p)
+	}
+	slices.Sort(plats)
+	at := pos(w.Pos, c.f.Policy.Pos)
+	for _, p := range plats {
+		pi, ok := c.opts.Platform(p)
+		if !ok || !pi.PFC {
+			continue
+		}
+		for _, t := range []struct {
+			name string
+			val  time.Duration
+			r    Range
+		}{{"detect", w.Detect, pi.Detect}, {"restore", w.Restore, pi.Restore}, {"poll", w.Poll, pi.Poll}} {
+			if t.r.IsZero() || t.val == 0 || t.r.Contains(t.val) {
+				continue
+			}
+			sws := by[p]
+			c.report(Error, at, "policy.watchdog."+t.name,
+				fmt.Sprintf("set %s within %v-%v", t.name, t.r.Min, t.r.Max),
+				"PFC watchdog %s %v is outside the %v-%v that %s accepts (%d %s: %s)",
+				t.name, t.val, t.r.Min, t.r.Max, p, len(sws), plural(len(sws), "switch", "switches"), names(sws, 5))
+		}
+	}
+}
+
+// FC116
+func (c *checker) globalPause() {
+	p := &c.f.Policy
+	if p.GlobalPause && len(c.lossless) > 0 {
+		c.report(Error, pos(p.Pos), "policy.globalPause",
+			"set globalPause: false",
+			"802.3x global pause is on while PFC is used on priority %s: the two are mutually exclusive (a global pause stops every class)", c.losslessPrios())
+	}
+}
+
+// endpoint resolution shared by the link rules.
+type endKind int
+
+const (
+	endNone endKind = iota
+	endSwitch
+	endHost
+)
+
+func (c *checker) resolve(e intent.Endpoint) (endKind, *intent.Switch, *intent.Port) {
+	if sw, ok := c.switches[e.Node]; ok {
+		return endSwitch, sw, c.ports[e.Node][e.Port]
+	}
+	if _, ok := c.hosts[e.Node]; ok {
+		return endHost, nil, nil
+	}
+	return endNone, nil, nil
+}
+
+// FC117
+func (c *checker) linkMTU() {
+	p := &c.f.Policy
+	if p.HostMTU > 0 && p.MTU > 0 && p.HostMTU > p.MTU {
+		c.report(Error, pos(p.Pos), "policy.hostMTU",
+			fmt.Sprintf("set hostMTU to at most %d (9000 with a 9216 switch MTU is usual)", p.MTU),
+			"host MTU %d is above the switch MTU %d: the switches drop the hosts' largest frames", p.HostMTU, p.MTU)
+	}
+	for i, l := range c.f.Links {
+		ka, swa, pa := c.resolve(l.A)
+		kb, swb, pb := c.resolve(l.B)
+		switch {
+		case ka == endSwitch && kb == endSwitch && pa != nil && pb != nil:
+			if ma, mb := c.f.PortMTU(*pa), c.f.PortMTU(*pb); ma != mb {
+				c.report(Error, l.Pos, linkPath(i),
+					"set the same MTU on both ports",
+					"MTU differs across link %s (%d) - %s (%d): frames above %d are dropped one way", l.A, ma, l.B, mb, min(ma, mb))
+			}
+		case ka == endHost && kb == endSwitch && pb != nil:
+			c.hostSwitchMTU(i, l, l.A, swb, pb)
+		case ka == endSwitch && kb == endHost && pa != nil:
+			c.hostSwitchMTU(i, l, l.B, swa, pa)
+		}
+	}
+}
+
+func (c *checker) hostSwitchMTU(i int, l intent.Link, h intent.Endpoint, sw *intent.Switch, port *intent.Port) {
+	p := &c.f.Policy
+	if port.MTU == 0 {
+		return // the port uses the policy MTU: reported once above
+	}
+	if m := c.f.PortMTU(*port); p.HostMTU > m {
+		c.report(Error, l.Pos, linkPath(i),
+			fmt.Sprintf("raise the MTU of %s:%s to at least %d, or lower hostMTU", sw.Name, port.Name, p.HostMTU),
+			"host %s sends frames up to MTU %d but switch port %s:%s has MTU %d", h, p.HostMTU, sw.Name, port.Name, m)
+	}
+}
+
+// FC118
+func (c *checker) rocePathMTU() {
+	p := &c.f.Policy
+	m := p.RoCEPathMTU
+	if m == 0 {
+		return
+	}
+	valid := []int{256, 512, 1024, 2048, 4096}
+	if !slices.Contains(valid, m) {
+		c.report(Error, pos(p.Pos), "policy.rocePathMTU",
+			"use 256, 512, 1024, 2048 or 4096",
+			"RoCE path MTU %d is not an InfiniBand MTU (256, 512, 1024, 2048, 4096)", m)
+		return
+	}
+	if p.HostMTU > 0 && m+roceOverhead > p.HostMTU {
+		active := 0
+		for _, v := range valid {
+			if v+roceOverhead <= p.HostMTU {
+				active = v
+			}
+		}
+		c.report(Error, pos(p.Pos), "policy.rocePathMTU",
+			fmt.Sprintf("use rocePathMTU %d, or raise hostMTU to at least %d", active, m+roceOverhead),
+			"RoCE path MTU %d needs a host MTU of at least %d (%d + %d B of RoCEv2 headers) but hostMTU is %d: the NIC's active MTU will be %d",
+			m, m+roceOverhead, m, roceOverhead, p.HostMTU, active)
+	}
+}
+
+// FC119
+func (c *checker) hostToS() {
+	p := &c.f.Policy
+	r := &p.RoCE
+	at := pos(r.Pos, p.Pos)
+	tos := r.ToS
+	if tos < 0 || tos > 255 {
+		c.report(Error, at, "policy.roce.tos", "use DSCP << 2 | 2, e.g. 106 for DSCP 26", "ToS %d is out of range 0-255", tos)
+		return
+	}
+	dscp, ecn := tos>>2, tos&3
+	// The DSCP RDMA traffic should carry: its own, if it lands in a lossless
+	// class; otherwise the first lossless class's first DSCP.
+	prio := p.DSCPToPriority()[dscp]
+	cl := p.ClassByPriority(prio)
+	want := dscp
+	if len(c.lossless) > 0 && (cl == nil || !cl.Lossless) {
+		if len(c.lossless[0].DSCP) > 0 {
+			want = c.lossless[0].DSCP[0]
+		}
+		lands := fmt.Sprintf("priority %d", prio)
+		if cl != nil {
+			lands = fmt.Sprintf("class %s (priority %d)", cl.Name, prio)
+		}
+		c.report(Error, at, "policy.roce.tos",
+			fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want),
+			"ToS %d carries DSCP %d, which lands in %s, not a lossless class: RDMA traffic would be dropped under congestion", tos, dscp, lands)
+	}
+	fix := fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want)
+	switch ecn {
+	case 3:
+		c.report(Error, at, "policy.roce.tos", fix,
+			"ToS %d has ECN bits 11 (CE): every packet arrives marked as congested and DCQCN throttles senders to their minimum rate", tos)
+	case 0:
+		c.report(Warning, at, "policy.roce.tos", fix,
+			"ToS %d has ECN bits 00 (not-ECT): switches cannot mark it, so ECN/DCQCN cannot work and PFC does all the work", tos)
+	case 1:
+		c.report(Warning, at, "policy.roce.tos", fix,
+			"ToS %d has ECN bits 01 (ECT(1)): DCQCN deployments and the NVIDIA defaults use ECT(0); some switches treat ECT(1) as L4S", tos)
+	}
+}
+
+// FC120
+func (c *checker) dcbxOwner() {
+	p := &c.f.Policy
+	switch p.DCBX {
+	case intent.DCBXHostStatic:
+	case intent.DCBXSwitchWilling:
+		if p.TrustDSCPFullMap {
+			c.report(Warning, pos(p.Pos), "policy.trustDSCPFullMap",
+				"with dcbx switch-willing, let the switch advertise the APP table; or use dcbx host-static",
+				"dcbx switch-willing makes the switch the owner of host DCB settings, but trustDSCPFullMap has fabricctl write the host APP table too: two writers fight")
+		}
+	default:
+		c.report(Error, pos(p.Pos), "policy.dcbx",
+			"set dcbx to host-static (host sets PFC/ETS/APP, not willing) or switch-willing (switch advertises, host follows)",
+			"dcbx mode %q names no single owner of the host DCB settings", p.DCBX)
+	}
+}
+
+// FC121
+func (c *checker) linkEndpoints() {
+	for i, l := range c.f.Links {
+		if l.A == l.B {
+			c.report(Error, l.Pos, linkPath(i), "connect two different endpoints",
+				"link connects %s to itself", l.A)
+			continue
+		}
+		for _, e := range []intent.Endpoint{l.A, l.B} {
+			if sw, ok := c.switches[e.Node]; ok {
+				if c.ports[e.Node][e.Port] == nil {
+					c.report(Error, l.Pos, linkPath(i),
+						fmt.Sprintf("add port %s to switch %s, or fix the port name", e.Port, sw.Name),
+						"switch %s has no port %q", sw.Name, e.Port)
+				}
+				continue
+			}
+			if h, ok := c.hosts[e.Node]; ok {
+				if c.nics[e.Node][e.Port] == nil {
+					c.report(Error, l.Pos, linkPath(i),
+						fmt.Sprintf("add NIC %s to host %s, or fix the interface name", e.Port, h.Name),
+						"host %s has no NIC %q", h.Name, e.Port)
+				}
+				continue
+			}
+			c.report(Error, l.Pos, linkPath(i),
+				"add the node to the inventory, or fix the name",
+				"link endpoint %s: no switch or host named %q", e, e.Node)
+		}
+	}
+}
+
+// FC122
+func (c *checker) linkPortReuse() {
+	first := make(map[intent.Endpoint]int, 2*len(c.f.Links))
+	for i, l := range c.f.Links {
+		if l.A == l.B {
+			continue // FC121
+		}
+		for _, e := range []intent.Endpoint{l.A, l.B} {
+			if j, ok := first[e]; ok {
+				c.report(Error, l.Pos, linkPath(i),
+					"a port takes one cable: remove one of the links or fix the port name",
+					"%s is already used by %s (%s)", e, linkPath(j), c.f.Links[j].Pos)
+				continue
+			}
+			first[e] = i
+		}
+	}
+}

@@ -1,0 +1,369 @@
+package intent
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The decoder walks a yaml.Node tree into the raw* structs of rawtypes.go.
+// It exists because yaml.v3's own decoding loses positions and stops being
+// strict once a type implements UnmarshalYAML: here every value keeps its
+// line and column, unknown and duplicate keys are errors, and all errors of a
+// file are collected rather than the first.
+//
+// Struct tags on raw types:
+//
+//	yaml:"name"      the key
+//	required:"true"  missing key is an error
+//	range:"lo,hi"    inclusive bounds for integers
+//	doc:"..."        description (JSON Schema, docs)
+
+// nodeDecoder is implemented by raw types that read their own node (units,
+// links).
+type nodeDecoder interface {
+	decodeNode(n *yaml.Node) error
+}
+
+// maxVisitsFloor bounds alias expansion: a document may expand to at most
+// max(maxVisitsFloor, 16 x its own node count) nodes, which stops "billion
+// laughs" alias bombs in microseconds.
+const maxVisitsFloor = 1_000_000
+
+type decoder struct {
+	file      string
+	errs      *errList
+	visits    int
+	maxVisits int
+	bombed    bool
+}
+
+func (d *decoder) pos(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
+
+func (d *decoder) errorf(n *yaml.Node, path, format string, a ...any) {
+	d.errs.add(d.pos(n), path, format, a...)
+}
+
+var (
+	posType         = reflect.TypeOf(Pos{})
+	nodeDecoderType = reflect.TypeOf((*nodeDecoder)(nil)).Elem()
+)
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "null"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "an alias"
+}
+
+// decode fills v (addressable) from n. It reports errors and never panics.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	if d.bombed {
+		return
+	}
+	d.visits++
+	if d.visits > d.maxVisits {
+		d.bombed = true
+		d.errorf(n, path, "document expands to more than %d nodes through aliases (alias bomb?); refusing to read further", d.maxVisits)
+		return
+	}
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil {
+			d.errorf(n, path, "unknown alias")
+			return
+		}
+		d.decode(n.Alias, v, path)
+		return
+	}
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return
+		}
+		d.decode(n.Content[0], v, path)
+		return
+	}
+	if v.CanAddr() && v.Addr().Type().Implements(nodeDecoderType) {
+		if err := v.Addr().Interface().(nodeDecoder).decodeNode(n); err != nil {
+			d.errorf(n, path, "%v", err)
+		}
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return // explicit null = not set
+		}
+		nv := reflect.New(v.Type().Elem())
+		d.decode(n, nv.Elem(), path)
+		v.Set(nv)
+	case reflect.Struct:
+		d.decodeStruct(n, v, path)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.errorf(n, path, "want a list, got %s", kindName(n))
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, c := range n.Content {
+			d.decode(c, s.Index(i), fmt.Sprintf("%s[%s]", path, elemName(c, i)))
+		}
+		v.Set(s)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+			d.errorf(n, path, "want a string, got %s", kindName(n))
+			return
+		}
+		v.SetString(n.Value)
+	case reflect.Bool:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+			d.errorf(n, path, "want true or false, got %s", kindName(n))
+			return
+		}
+		v.SetBool(n.Value == "true" || n.Value == "True" || n.Value == "TRUE")
+	case reflect.Int, reflect.Int64:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+			d.errorf(n, path, "want an integer, got %s", kindName(n))
+			return
+		}
+		i, err := strconv.ParseInt(n.Value, 0, 64)
+		if err != nil {
+			d.errorf(n, path, "integer %s is out of range", n.Value)
+			return
+		}
+		v.SetInt(i)
+	case reflect.Float64:
+		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
+			d.errorf(n, path, "want a number, got %s", kindName(n))
+			return
+		}
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			d.errorf(n, path, "number %s is not finite", n.Value)
+			return
+		}
+		v.SetFloat(f)
+	default:
+		d.errorf(n, path, "internal: cannot decode into %s", v.Type())
+	}
+}
+
+type fieldInfo struct {
+	index    int
+	key      string
+	required bool
+	lo, hi   int64
+	hasRange bool
+}
+
+func structFields(t reflect.Type) (fields []fieldInfo, posIndex int) {
+	posIndex = -1
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Type == posType && f.Name == "Pos" {
+			posIndex = i
+			continue
+		}
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if key == "" || key == "-" {
+			continue
+		}
+		fi := fieldInfo{index: i, key: key, required: f.Tag.Get("required") == "true"}
+		if r := f.Tag.Get("range"); r != "" {
+			lo, hi, _ := strings.Cut(r, ",")
+			fi.lo, _ = strconv.ParseInt(lo, 10, 64)
+			fi.hi, _ = strconv.ParseInt(hi, 10, 64)
+			fi.hasRange = true
+		}
+		fields = append(fields, fi)
+	}
+	return fields, posIndex
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a mapping, got %s", kindName(n))
+		return
+	}
+	fields, posIndex := structFields(v.Type())
+	if posIndex >= 0 {
+		v.Field(posIndex).Set(reflect.ValueOf(d.pos(n)))
+	}
+	byKey := make(map[string]fieldInfo, len(fields))
+	for _, f := range fields {
+		byKey[f.key] = f
+	}
+	seen := map[string]*yaml.Node{}
+	// YAML merge keys (<<: *defaults) first, so explicit keys override them.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Tag == "!!merge" {
+			d.decodeMerge(n.Content[i+1], v, path, byKey)
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.errorf(k, path, "keys must be plain strings")
+			continue
+		}
+		if k.Value == "<<" && k.Tag == "!!merge" {
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			d.errorf(k, joinPath(path, k.Value), "duplicate key (first defined at line %d)", first.Line)
+			continue
+		}
+		seen[k.Value] = k
+		f, ok := byKey[k.Value]
+		if !ok && path == "" && strings.HasPrefix(k.Value, "x-") {
+			continue // top-level x-* keys hold YAML anchors, as in docker compose
+		}
+		if !ok {
+			d.errorf(k, path, "unknown field %q%s", k.Value, suggest(k.Value, fields))
+			continue
+		}
+		fp := joinPath(path, k.Value)
+		fv := v.Field(f.index)
+		before := len(d.errs.errs)
+		d.decode(val, fv, fp)
+		if f.hasRange && len(d.errs.errs) == before {
+			d.checkRange(val, fv, fp, f)
+		}
+	}
+	for _, f := range fields {
+		if f.required && seen[f.key] == nil && v.Field(f.index).IsZero() {
+			d.errorf(n, joinPath(path, f.key), "required field is missing")
+		}
+	}
+}
+
+func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey map[string]fieldInfo) {
+	d.visits++
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if f, ok := byKey[k.Value]; ok {
+				d.decode(n.Content[i+1], v.Field(f.index), joinPath(path, k.Value))
+			} else if k.Value != "<<" {
+				d.errorf(k, path, "unknown field %q (merged from line %d)", k.Value, n.Line)
+			}
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			d.decodeMerge(c, v, path, byKey)
+		}
+	default:
+		d.errorf(n, path, "merge key << wants a mapping or a list of mappings")
+	}
+}
+
+func (d *decoder) checkRange(n *yaml.Node, fv reflect.Value, path string, f fieldInfo) {
+	check := func(x int64, at *yaml.Node) {
+		if x < f.lo || x > f.hi {
+			d.errorf(at, path, "%d is out of range %d-%d", x, f.lo, f.hi)
+		}
+	}
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch {
+	case fv.Kind() == reflect.Pointer && !fv.IsNil() && fv.Elem().Kind() == reflect.Int:
+		check(fv.Elem().Int(), n)
+	case fv.Kind() == reflect.Int:
+		check(fv.Int(), n)
+	case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Int && n.Kind == yaml.SequenceNode:
+		for i := 0; i < fv.Len() && i < len(n.Content); i++ {
+			check(fv.Index(i).Int(), n.Content[i])
+		}
+	}
+}
+
+// suggest returns ` (did you mean "x"?)` for a near-miss key, or the list of
+// valid keys when the mapping is small.
+func suggest(key string, fields []fieldInfo) string {
+	best, bestD := "", 3
+	keys := make([]string, 0, len(fields))
+	for _, f := range fields {
+		keys = append(keys, f.key)
+		if dd := editDistance(strings.ToLower(key), strings.ToLower(f.key)); dd < bestD {
+			best, bestD = f.key, dd
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	sort.Strings(keys)
+	return " (valid: " + strings.Join(keys, ", ") + ")"
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// elemName names a list element in paths by its name (or interface) key, so
+// errors read policy.classes[roce] rather than policy.classes[1].
+func elemName(n *yaml.Node, i int) string {
+	if n.Kind == yaml.MappingNode {
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			k, v := n.Content[j], n.Content[j+1]
+			if (k.Value == "name" || k.Value == "interface") && v.Kind == yaml.ScalarNode && v.Value != "" && len(v.Value) < 80 {
+				return v.Value
+			}
+		}
+	}
+	return strconv.Itoa(i)
+}
+
+// countNodes counts the nodes of a tree without following aliases.
+func countNodes(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	c := 1
+	for _, k := range n.Content {
+		c += countNodes(k)
+	}
+	return c
+}

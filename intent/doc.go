@@ -1,0 +1,9 @@
+// Package intent reads fabricctl's declarative fabric intent: YAML files with
+// the RoCE QoS policy and the inventory of switches, hosts and links. Parse and
+// Load turn bytes into a typed, defaulted and unit-normalised *Fabric (bytes,
+// bits/s, metres, time.Duration) or into Errors, every one of which names the
+// file, line, column and field path. The package does no network I/O.
+//
+// The static pre-deployment rules live in the check subpackage; the headroom
+// models in headroom.go are shared by check and the switch compilers.
+package intent

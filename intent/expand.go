@@ -1,0 +1,113 @@
+package intent
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// maxExpand bounds how many names one pattern may produce.
+const maxExpand = 100_000
+
+// Expand expands name ranges: "ethernet-1/{1..32}", "Ethernet{0..124..4}",
+// "gpu{01..16}" (zero-padded), "spine{1..2}-{a..b}" is not supported (numbers
+// only), and several groups multiply ("e{1..2}/{1..4}" gives 8 names, the
+// first group varying slowest). A string without braces expands to itself.
+func Expand(s string) ([]string, error) {
+	i := strings.IndexByte(s, '{')
+	if i < 0 {
+		if strings.IndexByte(s, '}') >= 0 {
+			return nil, fmt.Errorf("%q: unmatched '}'", s)
+		}
+		return []string{s}, nil
+	}
+	j := strings.IndexByte(s[i:], '}')
+	if j < 0 {
+		return nil, fmt.Errorf("%q: unmatched '{'", s)
+	}
+	j += i
+	nums, err := expandGroup(s[i+1 : j])
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", s, err)
+	}
+	rest, err := Expand(s[j+1:])
+	if err != nil {
+		return nil, err
+	}
+	if len(nums)*len(rest) > maxExpand {
+		return nil, fmt.Errorf("%q expands to more than %d names", s, maxExpand)
+	}
+	out := make([]string, 0, len(nums)*len(rest))
+	for _, n := range nums {
+		for _, r := range rest {
+			out = append(out, s[:i]+n+r)
+		}
+	}
+	return out, nil
+}
+
+func expandGroup(g string) ([]string, error) {
+	parts := strings.Split(g, "..")
+	if len(parts) != 2 && len(parts) != 3 {
+		return nil, fmt.Errorf("range {%s}: want {first..last} or {first..last..step}", g)
+	}
+	lo, err1 := strconv.Atoi(parts[0])
+	hi, err2 := strconv.Atoi(parts[1])
+	step := 1
+	var err3 error
+	if len(parts) == 3 {
+		step, err3 = strconv.Atoi(parts[2])
+	}
+	if err1 != nil || err2 != nil || err3 != nil || lo < 0 || hi < 0 || step <= 0 {
+		return nil, fmt.Errorf("range {%s}: bounds and step must be non-negative integers (step > 0)", g)
+	}
+	if hi < lo {
+		return nil, fmt.Errorf("range {%s}: last is smaller than first", g)
+	}
+	if (hi-lo)/step+1 > maxExpand {
+		return nil, fmt.Errorf("range {%s}: more than %d values", g, maxExpand)
+	}
+	width := 0
+	if len(parts[0]) > 1 && parts[0][0] == '0' {
+		width = len(parts[0])
+	}
+	var out []string
+	for v := lo; v <= hi; v += step {
+		out = append(out, fmt.Sprintf("%0*d", width, v))
+	}
+	return out, nil
+}
+
+// naturalLess orders "ethernet-1/2" before "ethernet-1/10".
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		ad, bd := isDigit(a[0]), isDigit(b[0])
+		if ad && bd {
+			i, j := digitsEnd(a), digitsEnd(b)
+			na, nb := strings.TrimLeft(a[:i], "0"), strings.TrimLeft(b[:j], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[i:], b[j:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func digitsEnd(s string) int {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}

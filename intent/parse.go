@@ -1,0 +1,179 @@
+package intent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Source is one intent file's name and contents.
+type Source struct {
+	Name string
+	Data []byte
+}
+
+// maxErrors is how many errors one parse reports before summarising the rest.
+const maxErrors = 200
+
+// MaxFileSize bounds one intent file (a 16,000-host fabric is ~3 MB).
+const MaxFileSize = 64 << 20
+
+// Parse reads one intent file. The error, if any, is an Errors.
+func Parse(name string, data []byte) (*Fabric, error) {
+	return ParseSources(Source{Name: name, Data: data})
+}
+
+// Load reads and merges intent files: one may hold the policy, others the
+// inventory (GitOps repositories usually keep them apart). The error is an
+// Errors for problems in the files, or a plain error when a file cannot be read.
+func Load(paths ...string) (*Fabric, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no intent file given (use -f FILE)")
+	}
+	srcs := make([]Source, 0, len(paths))
+	for _, p := range paths {
+		var data []byte
+		var err error
+		if p == "-" {
+			data, err = io.ReadAll(io.LimitReader(os.Stdin, MaxFileSize+1))
+			p = "<stdin>"
+		} else {
+			data, err = readLimited(p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read intent: %w", err)
+		}
+		srcs = append(srcs, Source{Name: p, Data: data})
+	}
+	return ParseSources(srcs...)
+}
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+}
+
+// ParseSources parses and merges several files.
+func ParseSources(srcs ...Source) (*Fabric, error) {
+	errs := &errList{limit: maxErrors}
+	var parts []part
+	for _, s := range srcs {
+		parts = append(parts, decodeSource(s, errs)...)
+	}
+	if len(errs.errs) > 0 {
+		return nil, errs.result()
+	}
+	f := &Fabric{}
+	for _, s := range srcs {
+		f.Files = append(f.Files, s.Name)
+	}
+	r := &resolver{errs: errs, f: f}
+	r.resolve(parts)
+	if err := errs.result(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// decodeSource decodes every YAML document of one file.
+func decodeSource(s Source, errs *errList) (parts []part) {
+	start := Pos{File: s.Name, Line: 1, Col: 1}
+	if len(s.Data) > MaxFileSize {
+		errs.add(start, "", "file is larger than %d MiB", MaxFileSize>>20)
+		return nil
+	}
+	if len(bytes.TrimSpace(s.Data)) == 0 {
+		errs.add(start, "", "file is empty: an intent starts with `apiVersion: %s` and `kind: %s`", APIVersion, Kind)
+		return nil
+	}
+	if i := bytes.IndexByte(s.Data, 0); i >= 0 {
+		errs.add(posOfOffset(s, i), "", "file contains a NUL byte: not a YAML text file")
+		return nil
+	}
+	defer func() {
+		// yaml.v3 has panicked on some malformed inputs in the past; turn that
+		// into a positioned error rather than crashing the tool.
+		if p := recover(); p != nil {
+			errs.add(start, "", "YAML parser failed on this file: %v", p)
+			parts = nil
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(s.Data))
+	for doc := 0; ; doc++ {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			pos := yamlErrPos(s.Name, err)
+			errs.add(pos, "", "invalid YAML: %s%s", yamlErrMsg(err), yamlHint(s, pos.Line))
+			return nil
+		}
+		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
+			continue // empty document between ---
+		}
+		raw := &rawFile{}
+		d := &decoder{file: s.Name, errs: errs, maxVisits: max(maxVisitsFloor, 16*countNodes(&n))}
+		d.decode(&n, reflect.ValueOf(raw).Elem(), "")
+		parts = append(parts, part{file: s.Name, raw: raw})
+	}
+	if len(parts) == 0 && len(errs.errs) == 0 {
+		errs.add(start, "", "file has no YAML document")
+	}
+	return parts
+}
+
+func yamlErrPos(file string, err error) Pos {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return Pos{File: file, Line: 1, Col: 1}
+	}
+	l, _ := strconv.Atoi(m[1])
+	return Pos{File: file, Line: l, Col: 1}
+}
+
+var yamlPrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
+
+func yamlErrMsg(err error) string { return yamlPrefix.ReplaceAllString(err.Error(), "") }
+
+// yamlHint explains the most common YAML mistake in intents: a range such as
+// {1..8} inside a flow list or mapping, where braces are YAML syntax.
+func yamlHint(s Source, line int) string {
+	lines := bytes.Split(s.Data, []byte("\n"))
+	for _, l := range []int{line - 1, line - 2} { // yaml.v3 may report the next line
+		if l >= 0 && l < len(lines) && bytes.Contains(lines[l], []byte("..")) && bytes.ContainsAny(lines[l], "[{") {
+			return " (a range like {1..8} inside [ ] or { } must be quoted: \"gpu{1..8}:eth0\")"
+		}
+	}
+	if bytes.Contains(s.Data, []byte("\t")) {
+		return " (YAML does not allow tabs for indentation)"
+	}
+	return ""
+}
+
+func posOfOffset(s Source, off int) Pos {
+	line, col := 1, 1
+	for _, c := range s.Data[:off] {
+		if c == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return Pos{File: s.Name, Line: line, Col: col}
+}

@@ -1,0 +1,252 @@
+package intent
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const header = "apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\n"
+
+func mustParse(t *testing.T, src string) *Fabric {
+	t.Helper()
+	f, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return f
+}
+
+func TestPresetMatchesNVIDIALosslessDefaults(t *testing.T) {
+	f := mustParse(t, header+"policy: {preset: roce-lossless}\n")
+	p := f.Policy
+	type cls struct {
+		Name       string
+		DSCP       []int
+		Prio       int
+		Lossless   bool
+		Strict     bool
+		Weight     int
+		ECNMin     int64
+		ECNMax     int64
+		ECNProb    int
+		CNP, Deflt bool
+	}
+	var got []cls
+	for _, c := range p.Classes {
+		x := cls{Name: c.Name, DSCP: c.DSCP, Prio: c.Priority, Lossless: c.Lossless, Strict: c.Strict, Weight: c.Weight, CNP: c.CNP, Deflt: c.Default}
+		if c.ECN != nil {
+			x.ECNMin, x.ECNMax, x.ECNProb = c.ECN.MinBytes, c.ECN.MaxBytes, c.ECN.Probability
+		}
+		got = append(got, x)
+	}
+	want := []cls{
+		{Name: "default", Prio: 0, Weight: 50, Deflt: true},
+		{Name: "roce", DSCP: []int{26}, Prio: 3, Lossless: true, Weight: 50, ECNMin: 150000, ECNMax: 1501500, ECNProb: 100},
+		{Name: "cnp", DSCP: []int{48}, Prio: 6, Strict: true, CNP: true},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("preset classes mismatch (-want +got):\n%s", d)
+	}
+	if p.RoCE.ToS != 106 || p.RoCE.CNPDSCP != 48 || p.RoCE.CNPPriority != 6 || p.RoCE.Mode != "RoCE v2" {
+		t.Errorf("RoCE host settings = %+v, want ToS 106, CNP DSCP 48 prio 6, RoCE v2", p.RoCE)
+	}
+	if !p.Watchdog.Enabled || p.Watchdog.Detect != 200*time.Millisecond {
+		t.Errorf("watchdog = %+v, want enabled with 200ms detect", p.Watchdog)
+	}
+	if p.PFCBitmap() != 1<<3 {
+		t.Errorf("PFCBitmap = %08b, want 00001000", p.PFCBitmap())
+	}
+	m := p.DSCPToPriority()
+	if m[26] != 3 || m[48] != 6 || m[0] != 0 || m[46] != 0 {
+		t.Errorf("DSCP map wrong: 26->%d 48->%d 0->%d 46->%d", m[26], m[48], m[0], m[46])
+	}
+}
+
+func TestPresetOverrideFieldByField(t *testing.T) {
+	f := mustParse(t, header+`policy:
+  preset: roce-lossless
+  classes:
+    - name: roce
+      ecn: {min: 200KB}
+    - name: storage
+      dscp: [24, 25]
+      priority: 4
+      lossless: true
+      weight: 0
+`)
+	roce := f.Policy.ClassByName("roce")
+	if roce.ECN.MinBytes != 200000 || roce.ECN.MaxBytes != 1501500 || !roce.Lossless || roce.Priority != 3 {
+		t.Errorf("roce after override = %+v ECN %+v; want min overridden, the rest from the preset", roce, roce.ECN)
+	}
+	if roce.Pos.Line != 6 {
+		t.Errorf("overridden class position = %v, want line 6", roce.Pos)
+	}
+	if got := f.Policy.LosslessPriorities(); !cmp.Equal(got, []int{3, 4}) {
+		t.Errorf("LosslessPriorities = %v, want [3 4]", got)
+	}
+}
+
+func TestRangesExpandAndZip(t *testing.T) {
+	f := mustParse(t, header+`policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - name: leaf{1..2}
+      platform: sonic
+      address: "10.0.0.{1..2}:8080"
+      portDefaults: {speed: 100G, cable: 5m}
+      ports:
+        - name: Ethernet{0..124..4}
+        - {name: Ethernet200, speed: 400G, mtu: 9100}
+  hosts:
+    - name: gpu{01..08}
+      address: 10.0.1.{1..8}
+      nics:
+        - {interface: eth0, rdma: mlx5_0, address: "192.168.1.{1..8}"}
+  links:
+    - ["gpu{01..08}:eth0", "leaf1:Ethernet{0..28..4}"]
+`)
+	if len(f.Switches) != 2 || f.Switches[1].Address != "10.0.0.2:8080" {
+		t.Fatalf("switches = %d, leaf2 address %q", len(f.Switches), f.Switches[1].Address)
+	}
+	ports := f.Switches[0].Ports
+	if len(ports) != 33 || ports[1].Name != "Ethernet4" || ports[32].Name != "Ethernet200" {
+		t.Errorf("ports: %d, [1]=%s [32]=%s; want 33 in natural order", len(ports), ports[1].Name, ports[32].Name)
+	}
+	if ports[0].CableMeters != 5 || ports[0].Speed != 100e9 || ports[32].Speed != 400e9 || ports[32].MTU != 9100 {
+		t.Errorf("port defaults not applied: %+v / %+v", ports[0], ports[32])
+	}
+	if f.Hosts[7].Name != "gpu08" || f.Hosts[7].NICs[0].Address != "192.168.1.8" || f.Hosts[7].Address != "10.0.1.8" {
+		t.Errorf("host 8 = %+v", f.Hosts[7])
+	}
+	if len(f.Links) != 8 || f.Links[7].A.String() != "gpu08:eth0" || f.Links[7].B.String() != "leaf1:Ethernet28" {
+		t.Errorf("links = %d, last %v", len(f.Links), f.Links[len(f.Links)-1])
+	}
+}
+
+func TestSplitFilesMerge(t *testing.T) {
+	f, err := ParseSources(
+		Source{Name: "policy.yaml", Data: []byte(header + "metadata: {name: pod}\npolicy: {preset: roce-lossless}\n")},
+		Source{Name: "inv/leafs.yaml", Data: []byte(header + "inventory:\n  switches:\n    - {name: leaf1, platform: eos, address: a:6030, tls: {ca: ca.pem}, ports: [{name: Ethernet1, speed: 100G}]}\n")},
+		Source{Name: "inv/hosts.yaml", Data: []byte(header + "inventory:\n  hosts:\n    - {name: h1, address: local}\n")},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Name != "pod" || len(f.Switches) != 1 || len(f.Hosts) != 1 || !f.Hosts[0].IsLocal() {
+		t.Errorf("merged fabric: name %q, %d switches, %d hosts", f.Name, len(f.Switches), len(f.Hosts))
+	}
+	if f.Switches[0].TLS.CA != "inv/ca.pem" {
+		t.Errorf("TLS CA = %q, want it relative to the file that named it (inv/ca.pem)", f.Switches[0].TLS.CA)
+	}
+	if f.Switches[0].Pos.File != "inv/leafs.yaml" || f.Switches[0].Pos.Line != 5 {
+		t.Errorf("switch position = %v, want inv/leafs.yaml:5", f.Switches[0].Pos)
+	}
+}
+
+func TestErrorsArePositionedAndComplete(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string // "line:col path" of each error, in order
+	}{
+		{"empty", "", []string{"1:1 "}},
+		{"only comments", "# nothing\n", []string{"1:1 "}},
+		{"binary", "\x00\x01\x02", []string{"1:1 "}},
+		{"tabs", header + "policy:\n\tpreset: roce-lossless\n", []string{"4:1 "}},
+		{"no header", "policy: {preset: roce-lossless}\n", []string{"1:1 apiVersion", "1:1 kind"}},
+		{"wrong version", "apiVersion: v9\nkind: Fabric\npolicy: {preset: roce-lossless}\n", []string{"1:1 apiVersion"}},
+		{"unknown keys everywhere", header + "policy:\n  preset: roce-lossless\n  mtus: 9000\ninventory:\n  swtiches: []\n",
+			[]string{"5:3 policy", "7:3 inventory"}},
+		{"wrong types", header + "policy:\n  preset: roce-lossless\n  mtu: big\n  globalPause: yes\n",
+			[]string{"5:8 policy.mtu", "6:16 policy.globalPause"}},
+		{"out of range", header + "policy:\n  preset: roce-lossless\n  classes:\n    - {name: x, dscp: [64], priority: 9}\n",
+			[]string{"6:24 policy.classes[x].dscp", "6:39 policy.classes[x].priority"}},
+		{"huge number", header + "policy:\n  mtu: 99999999999999999999999\n", []string{"4:8 policy.mtu"}},
+		{"duplicate key", header + "policy:\n  preset: roce-lossless\n  preset: none\n", []string{"5:3 policy.preset"}},
+		{"bad units", header + "policy:\n  preset: roce-lossless\n  watchdog: {detect: 200}\n  classes:\n    - {name: roce, ecn: {min: 150XB}}\n",
+			[]string{"5:22 policy.watchdog.detect", "7:31 policy.classes[roce].ecn.min"}},
+		{"inline secret", header + "policy: {preset: roce-lossless}\ninventory:\n  switches:\n    - {name: s, platform: sonic, address: 'a:1', credentials: {password: hunter2}}\n",
+			[]string{"6:63 inventory.switches[s].credentials"}},
+		{"unknown platform", header + "policy: {preset: roce-lossless}\ninventory:\n  switches:\n    - {name: s, platform: junos, address: 'a:1'}\n",
+			[]string{"6:7 inventory.switches[s].platform"}},
+		{"no policy", header + "inventory: {}\n", []string{"1:1 policy"}},
+		{"duplicate names", header + "policy: {preset: roce-lossless}\ninventory:\n  hosts:\n    - {name: h1}\n    - {name: h1}\n",
+			[]string{"7:7 inventory.hosts[h1].name"}},
+		{"range mismatch", header + "policy: {preset: roce-lossless}\ninventory:\n  links:\n    - [\"a{1..2}:e\", \"b:p{1..3}\"]\n",
+			[]string{"6:7 inventory.links[0]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("t.yaml", []byte(tt.src))
+			var es Errors
+			if !errors.As(err, &es) {
+				t.Fatalf("Parse error = %v (%T), want intent.Errors", err, err)
+			}
+			var got []string
+			for _, e := range es {
+				if e.Pos.File != "t.yaml" {
+					t.Errorf("error %q has file %q, want t.yaml", e, e.Pos.File)
+				}
+				got = append(got, strings.TrimSpace(fmt.Sprintf("%d:%d %s", e.Pos.Line, e.Pos.Col, e.Path)))
+			}
+			want := make([]string, len(tt.want))
+			for i, w := range tt.want {
+				want[i] = strings.TrimSpace(w)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("errors mismatch (-want +got):\n%s\nfull: %v", d, err)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("error text leaks the inline secret: %v", err)
+			}
+		})
+	}
+}
+
+func TestAliasBombIsRefused(t *testing.T) {
+	// The intent's schema nests lists two deep (hosts -> nics), so the worst
+	// alias expansion is quadratic: 3,000 hosts each aliasing one list of
+	// 3,000 NICs is 9 million NIC nodes from a ~70 KB file.
+	const n = 3000
+	var b strings.Builder
+	b.WriteString(header + "policy: {preset: roce-lossless}\nx-nics: &n [")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "{interface: e%d},", i)
+	}
+	b.WriteString("]\ninventory:\n  hosts:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "    - {name: h%d, nics: *n}\n", i)
+	}
+	_, err := Parse("bomb.yaml", []byte(b.String()))
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("alias bomb: error = %v, want intent.Errors", err)
+	}
+	if !strings.Contains(err.Error(), "alias bomb") {
+		t.Errorf("error does not explain the refusal: %v", err)
+	}
+}
+
+func TestAnchorsAndMergeKeysWork(t *testing.T) {
+	f := mustParse(t, header+`policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - &leaf
+      name: leaf1
+      platform: srlinux
+      address: "10.0.0.1:57400"
+      portDefaults: {speed: 400G}
+      ports: [{name: "ethernet-1/{1..4}"}]
+    - <<: *leaf
+      name: leaf2
+      address: "10.0.0.2:57400"
+`)
+	if len(f.Switches) != 2 || len(f.Switches[1].Ports) != 4 || f.Switches[1].Platform != PlatformSRLinux {
+		t.Errorf("merge key: got %d switches, leaf2 %+v", len(f.Switches), f.Switches[1])
+	}
+}

@@ -1,0 +1,619 @@
+package intent
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// part is one decoded YAML document with the file it came from.
+type part struct {
+	file string
+	raw  *rawFile
+}
+
+func withFile(p Pos, file string) Pos {
+	p.File = file
+	return p
+}
+
+// resolver turns raw documents into a Fabric, collecting errors.
+type resolver struct {
+	errs *errList
+	f    *Fabric
+}
+
+func (r *resolver) errorf(pos Pos, path, format string, a ...any) {
+	r.errs.add(pos, path, format, a...)
+}
+
+func (r *resolver) resolve(parts []part) {
+	var policy, validation *part
+	var nameFrom Pos
+	for i := range parts {
+		p := &parts[i]
+		raw := p.raw
+		top := withFile(raw.Pos, p.file)
+		if raw.APIVersion != "" && raw.APIVersion != APIVersion {
+			r.errorf(top, "apiVersion", "unsupported apiVersion %q (this fabricctl reads %s)", raw.APIVersion, APIVersion)
+		}
+		if raw.Kind != "" && raw.Kind != Kind {
+			r.errorf(top, "kind", "kind %q: want %s", raw.Kind, Kind)
+		}
+		if raw.Metadata != nil && raw.Metadata.Name != "" {
+			if r.f.Name != "" && r.f.Name != raw.Metadata.Name {
+				r.errorf(withFile(raw.Metadata.Pos, p.file), "metadata.name",
+					"fabric name %q differs from %q given at %s", raw.Metadata.Name, r.f.Name, nameFrom)
+			} else if r.f.Name == "" {
+				r.f.Name, nameFrom = raw.Metadata.Name, withFile(raw.Metadata.Pos, p.file)
+			}
+		}
+		if raw.Policy != nil {
+			if policy != nil {
+				r.errorf(withFile(raw.Policy.Pos, p.file), "policy", "policy is defined twice (also at %s); keep one policy per fabric",
+					withFile(policy.raw.Policy.Pos, policy.file))
+			} else {
+				policy = p
+			}
+		}
+		if raw.Validation != nil {
+			if validation != nil {
+				r.errorf(withFile(raw.Validation.Pos, p.file), "validation", "validation is defined twice (also at %s)",
+					withFile(validation.raw.Validation.Pos, validation.file))
+			} else {
+				validation = p
+			}
+		}
+	}
+	if len(parts) > 0 {
+		r.f.Pos = withFile(parts[0].raw.Pos, parts[0].file)
+	}
+	if r.f.Name == "" && len(parts) > 0 {
+		base := filepath.Base(parts[0].file)
+		r.f.Name = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	if policy == nil {
+		pos := Pos{}
+		if len(parts) > 0 {
+			pos = withFile(parts[0].raw.Pos, parts[0].file)
+		}
+		r.errorf(pos, "policy", "no policy in any file: add one, e.g. `policy: {preset: roce-lossless}`")
+	} else {
+		r.policy(policy.raw.Policy, policy.file)
+	}
+	r.validation(validation)
+	names := map[string]Pos{}
+	for _, p := range parts {
+		if p.raw.Inventory == nil {
+			continue
+		}
+		for i := range p.raw.Inventory.Switches {
+			r.switches(&p.raw.Inventory.Switches[i], p.file, i, names)
+		}
+		for i := range p.raw.Inventory.Hosts {
+			r.hosts(&p.raw.Inventory.Hosts[i], p.file, i, names)
+		}
+		for i := range p.raw.Inventory.Links {
+			r.links(&p.raw.Inventory.Links[i], p.file, i)
+		}
+	}
+	sort.Slice(r.f.Switches, func(i, j int) bool { return naturalLess(r.f.Switches[i].Name, r.f.Switches[j].Name) })
+	sort.Slice(r.f.Hosts, func(i, j int) bool { return naturalLess(r.f.Hosts[i].Name, r.f.Hosts[j].Name) })
+}
+
+func (r *resolver) policy(rp *rawPolicy, file string) {
+	p := &r.f.Policy
+	p.Pos = withFile(rp.Pos, file)
+	preset := PresetNone
+	if rp.Preset != nil {
+		preset = *rp.Preset
+		if preset != PresetRoCELossless && preset != PresetNone {
+			r.errorf(p.Pos, "policy.preset", "unknown preset %q (known: %s)", preset, strings.Join(Presets(), ", "))
+		}
+	}
+	if preset != PresetNone {
+		p.Preset = preset
+	}
+	p.Classes = presetClasses(preset)
+	for i := range p.Classes { // preset classes point at the policy that chose them
+		p.Classes[i].Pos = p.Pos
+		if p.Classes[i].ECN != nil {
+			p.Classes[i].ECN.Pos = p.Pos
+		}
+	}
+	p.MTU = deref(rp.MTU, DefaultMTU)
+	p.HostMTU = deref(rp.HostMTU, DefaultHostMTU)
+	p.RoCEPathMTU = deref(rp.RoCEPathMTU, DefaultRoCEPathMTU)
+	switch p.RoCEPathMTU {
+	case 256, 512, 1024, 2048, 4096:
+	default:
+		r.errorf(p.Pos, "policy.rocePathMTU", "%d is not an RDMA path MTU (256, 512, 1024, 2048 or 4096)", p.RoCEPathMTU)
+	}
+	p.DCBX = DCBXMode(deref(rp.DCBX, string(DCBXHostStatic)))
+	if p.DCBX != DCBXHostStatic && p.DCBX != DCBXSwitchWilling {
+		r.errorf(p.Pos, "policy.dcbx", "unknown DCBX mode %q (want host-static or switch-willing)", p.DCBX)
+	}
+	p.GlobalPause = deref(rp.GlobalPause, false)
+	p.MaxLosslessPriorities = deref(rp.MaxLosslessPriorities, DefaultMaxLosslessPriorities)
+	p.TrustDSCPFullMap = deref(rp.TrustDSCPFullMap, false)
+
+	p.Watchdog = DefaultWatchdog
+	p.Watchdog.Pos = p.Pos
+	if w := rp.Watchdog; w != nil {
+		p.Watchdog.Pos = withFile(w.Pos, file)
+		p.Watchdog.Enabled = deref(w.Enabled, true)
+		p.Watchdog.Detect = time.Duration(deref(w.Detect, Duration(DefaultWatchdog.Detect)))
+		p.Watchdog.Restore = time.Duration(deref(w.Restore, Duration(DefaultWatchdog.Restore)))
+		p.Watchdog.Poll = time.Duration(deref(w.Poll, Duration(DefaultWatchdog.Poll)))
+		p.Watchdog.Action = WatchdogAction(deref(w.Action, string(WatchdogDrop)))
+		switch p.Watchdog.Action {
+		case WatchdogDrop, WatchdogForward, WatchdogAlert:
+		default:
+			r.errorf(p.Watchdog.Pos, "policy.watchdog.action", "unknown action %q (want drop, forward or alert)", p.Watchdog.Action)
+		}
+	}
+
+	seen := map[string]Pos{}
+	for i := range rp.Classes {
+		r.class(&rp.Classes[i], file, i, seen)
+	}
+	sort.SliceStable(p.Classes, func(i, j int) bool { return p.Classes[i].Priority < p.Classes[j].Priority })
+	r.classInvariants()
+
+	p.RoCE = RoCEHost{Mode: DefaultRoCEMode, Pos: p.Pos}
+	if lp := p.LosslessPriorities(); len(lp) > 0 {
+		if c := p.ClassByPriority(lp[0]); len(c.DSCP) > 0 {
+			p.RoCE.ToS = c.DSCP[0]<<2 | 2 // ECT(0)
+		}
+	}
+	if c := p.CNPClass(); c != nil {
+		if len(c.DSCP) > 0 {
+			p.RoCE.CNPDSCP = c.DSCP[0]
+		}
+		p.RoCE.CNPPriority = c.Priority
+	}
+	if rr := rp.RoCE; rr != nil {
+		p.RoCE.Pos = withFile(rr.Pos, file)
+		p.RoCE.ToS = deref(rr.ToS, p.RoCE.ToS)
+		p.RoCE.CNPDSCP = deref(rr.CNPDSCP, p.RoCE.CNPDSCP)
+		p.RoCE.CNPPriority = deref(rr.CNPPriority, p.RoCE.CNPPriority)
+		p.RoCE.Mode = deref(rr.Mode, p.RoCE.Mode)
+		if p.RoCE.Mode != "RoCE v2" && p.RoCE.Mode != "IB/RoCE v1" {
+			r.errorf(p.RoCE.Pos, "policy.roce.mode", "unknown RoCE mode %q (want \"RoCE v2\" or \"IB/RoCE v1\")", p.RoCE.Mode)
+		}
+	}
+}
+
+func (r *resolver) class(rc *rawClass, file string, idx int, seen map[string]Pos) {
+	p := &r.f.Policy
+	pos := withFile(rc.Pos, file)
+	path := fmt.Sprintf("policy.classes[%d]", idx)
+	if rc.Name != "" {
+		path = "policy.classes[" + rc.Name + "]"
+	}
+	if prev, dup := seen[rc.Name]; dup {
+		r.errorf(pos, path, "class %q is defined twice (also at %s)", rc.Name, prev)
+		return
+	}
+	seen[rc.Name] = pos
+	c := p.ClassByName(rc.Name)
+	if c == nil {
+		if rc.Priority == nil {
+			r.errorf(pos, path+".priority", "required field is missing (a class that is not in the preset needs a priority)")
+		}
+		p.Classes = append(p.Classes, Class{Name: rc.Name})
+		c = &p.Classes[len(p.Classes)-1]
+	}
+	c.Pos = pos
+	if rc.DSCP != nil {
+		d := append([]int(nil), rc.DSCP...)
+		sort.Ints(d)
+		for i := 1; i < len(d); i++ {
+			if d[i] == d[i-1] {
+				r.errorf(pos, path+".dscp", "DSCP %d is listed twice", d[i])
+			}
+		}
+		c.DSCP = d
+	}
+	c.Priority = deref(rc.Priority, c.Priority)
+	c.Lossless = deref(rc.Lossless, c.Lossless)
+	c.CNP = deref(rc.CNP, c.CNP)
+	c.Default = deref(rc.Default, c.Default)
+	if rc.Strict != nil {
+		c.Strict = *rc.Strict
+		if c.Strict {
+			c.Weight = 0
+		}
+	}
+	if rc.Weight != nil {
+		if c.Strict {
+			r.errorf(pos, path+".weight", "a strict-priority class has no ETS weight; remove weight or set strict: false")
+		}
+		w := float64(*rc.Weight)
+		if w != float64(int(w)) {
+			r.errorf(pos, path+".weight", "ETS weights are whole percentages, got %v", w)
+		}
+		c.Weight = int(w)
+	}
+	if e := rc.ECN; e != nil {
+		epath := path + ".ecn"
+		if e.Enabled != nil && !*e.Enabled {
+			c.ECN = nil
+		} else {
+			ecn := ECN{Probability: 100}
+			if c.ECN != nil {
+				ecn = *c.ECN
+			}
+			ecn.Pos = withFile(e.Pos, file)
+			if e.Min != nil {
+				ecn.MinBytes = int64(*e.Min)
+			}
+			if e.Max != nil {
+				ecn.MaxBytes = int64(*e.Max)
+			}
+			if e.Probability != nil {
+				ecn.Probability = int(*e.Probability)
+				if *e.Probability < 1 {
+					r.errorf(ecn.Pos, epath+".probability", "must be at least 1%%")
+				}
+			}
+			if ecn.MinBytes == 0 {
+				r.errorf(ecn.Pos, epath+".min", "required field is missing")
+			}
+			if ecn.MaxBytes == 0 {
+				r.errorf(ecn.Pos, epath+".max", "required field is missing")
+			}
+			c.ECN = &ecn
+		}
+	}
+}
+
+// classInvariants checks what the model itself needs (one default class, at
+// most one CNP class); everything else is a check rule.
+func (r *resolver) classInvariants() {
+	p := &r.f.Policy
+	if len(p.Classes) == 0 {
+		r.errorf(p.Pos, "policy.classes", "no classes: use `preset: roce-lossless` or list classes")
+		return
+	}
+	var defs, cnps []*Class
+	for i := range p.Classes {
+		c := &p.Classes[i]
+		if c.Default {
+			defs = append(defs, c)
+		}
+		if c.CNP {
+			cnps = append(cnps, c)
+		}
+	}
+	if len(defs) == 0 {
+		var empty []*Class
+		for i := range p.Classes {
+			if len(p.Classes[i].DSCP) == 0 {
+				empty = append(empty, &p.Classes[i])
+			}
+		}
+		if len(empty) == 1 {
+			empty[0].Default = true
+		} else {
+			r.errorf(p.Pos, "policy.classes", "no default class: mark the class for unlisted DSCPs with `default: true`")
+		}
+	}
+	if len(defs) > 1 {
+		r.errorf(defs[1].Pos, "policy.classes["+defs[1].Name+"].default", "two default classes (%s and %s)", defs[0].Name, defs[1].Name)
+	}
+	if len(cnps) > 1 {
+		r.errorf(cnps[1].Pos, "policy.classes["+cnps[1].Name+"].cnp", "two CNP classes (%s and %s)", cnps[0].Name, cnps[1].Name)
+	}
+}
+
+func (r *resolver) validation(p *part) {
+	v := Validation{
+		MinBandwidthShare: 0.9,
+		Duration:          10 * time.Second,
+		Iterations:        10000,
+		MessageSize:       65536,
+	}
+	if p != nil {
+		rv := p.raw.Validation
+		v.Pos = withFile(rv.Pos, p.file)
+		if rv.MinBandwidth != nil {
+			v.MinBandwidthShare = float64(*rv.MinBandwidth) / 100
+		}
+		v.MaxP99Latency = time.Duration(deref(rv.MaxP99Latency, 0))
+		v.MaxP999Latency = time.Duration(deref(rv.MaxP999Latency, 0))
+		v.Duration = time.Duration(deref(rv.Duration, Duration(v.Duration)))
+		v.Iterations = deref(rv.Iterations, v.Iterations)
+		v.MessageSize = int64(deref(rv.MessageSize, Size(v.MessageSize)))
+		v.Incast = deref(rv.Incast, 0)
+		if v.Duration <= 0 {
+			r.errorf(v.Pos, "validation.duration", "must be positive")
+		}
+		if v.MessageSize <= 0 {
+			r.errorf(v.Pos, "validation.messageSize", "must be positive")
+		}
+	}
+	r.f.Validation = v
+}
+
+// zip expands a name pattern and a companion pattern (address) together: the
+// companion expands to 1 value (shared) or to as many as the name.
+func (r *resolver) zip(pos Pos, path, name, companion, what string) (names, comps []string, ok bool) {
+	names, err := Expand(name)
+	if err != nil {
+		r.errorf(pos, path+".name", "%v", err)
+		return nil, nil, false
+	}
+	comps, err = Expand(companion)
+	if err != nil {
+		r.errorf(pos, path+"."+what, "%v", err)
+		return nil, nil, false
+	}
+	if len(comps) != 1 && len(comps) != len(names) {
+		r.errorf(pos, path+"."+what, "%q expands to %d values but the name %q to %d; they must match", companion, len(comps), name, len(names))
+		return nil, nil, false
+	}
+	return names, comps, true
+}
+
+func (r *resolver) claim(names map[string]Pos, name string, pos Pos, path string) bool {
+	if prev, dup := names[name]; dup {
+		r.errorf(pos, path, "%q is defined twice (also at %s); switch and host names are unique", name, prev)
+		return false
+	}
+	names[name] = pos
+	return true
+}
+
+func relTo(file, p string) string {
+	if p == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "~") {
+		return p
+	}
+	return filepath.Join(filepath.Dir(file), p)
+}
+
+func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[string]Pos) {
+	pos := withFile(rs.Pos, file)
+	path := fmt.Sprintf("inventory.switches[%d]", idx)
+	if rs.Name != "" && !strings.ContainsAny(rs.Name, "{") {
+		path = "inventory.switches[" + rs.Name + "]"
+	}
+	plat := Platform(rs.Platform)
+	known := false
+	for _, k := range Platforms() {
+		known = known || k == plat
+	}
+	if !known && rs.Platform != "" {
+		var ks []string
+		for _, k := range Platforms() {
+			ks = append(ks, string(k))
+		}
+		r.errorf(pos, path+".platform", "unknown platform %q (known: %s)", rs.Platform, strings.Join(ks, ", "))
+	}
+	swNames, addrs, ok := r.zip(pos, path, rs.Name, rs.Address, "address")
+	if !ok {
+		return
+	}
+	if len(swNames) > 1 && len(addrs) == 1 {
+		r.errorf(pos, path+".address", "%d switches share the address %q; give the address a range like 10.0.0.{1..%d}", len(swNames), rs.Address, len(swNames))
+		return
+	}
+	var creds Credentials
+	if c := rs.Credentials; c != nil {
+		cp := withFile(c.Pos, file)
+		if c.Username != "" || c.Password != "" {
+			r.errorf(cp, path+".credentials", "secrets never go in the intent: use usernameEnv/passwordEnv or usernameFile/passwordFile")
+		}
+		creds = Credentials{UsernameEnv: c.UsernameEnv, PasswordEnv: c.PasswordEnv,
+			UsernameFile: relTo(file, c.UsernameFile), PasswordFile: relTo(file, c.PasswordFile), Pos: cp}
+		if c.PasswordEnv != "" && c.PasswordFile != "" {
+			r.errorf(cp, path+".credentials", "give passwordEnv or passwordFile, not both")
+		}
+	}
+	var tls TLS
+	if t := rs.TLS; t != nil {
+		tls = TLS{CA: relTo(file, t.CA), Cert: relTo(file, t.Cert), Key: relTo(file, t.Key), ServerName: t.ServerName,
+			Insecure: deref(t.Insecure, false), SkipVerify: deref(t.SkipVerify, false), Pos: withFile(t.Pos, file)}
+		if (tls.Cert == "") != (tls.Key == "") {
+			r.errorf(tls.Pos, path+".tls", "mTLS needs both cert and key")
+		}
+	}
+	ports := r.ports(rs, file, path)
+	for i, n := range swNames {
+		if !r.claim(names, n, pos, path+".name") {
+			continue
+		}
+		sw := Switch{Name: n, Platform: plat, Address: addrs[min(i, len(addrs)-1)], Credentials: creds, TLS: tls,
+			MaxLosslessPriorities: deref(rs.MaxLosslessPriorities, 0), Pos: pos}
+		if rs.Buffer != nil {
+			sw.BufferBytes = int64(*rs.Buffer)
+		}
+		if !strings.Contains(sw.Address, ":") {
+			r.errorf(pos, path+".address", "%q: want host:port (gNMI usually listens on 57400 or 6030)", sw.Address)
+		}
+		sw.Ports = append([]Port(nil), ports...)
+		r.f.Switches = append(r.f.Switches, sw)
+	}
+}
+
+func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
+	var def rawPort
+	if rs.PortDefaults != nil {
+		def = *rs.PortDefaults
+		if def.Name != "" {
+			r.errorf(withFile(def.Pos, file), swPath+".portDefaults.name", "portDefaults cannot name a port")
+		}
+	}
+	seen := map[string]Pos{}
+	var out []Port
+	for i := range rs.Ports {
+		rp := &rs.Ports[i]
+		pos := withFile(rp.Pos, file)
+		path := fmt.Sprintf("%s.ports[%d]", swPath, i)
+		if rp.Name == "" {
+			r.errorf(pos, path+".name", "required field is missing")
+			continue
+		}
+		names, err := Expand(rp.Name)
+		if err != nil {
+			r.errorf(pos, path+".name", "%v", err)
+			continue
+		}
+		speed := rp.Speed
+		if speed == nil {
+			speed = def.Speed
+		}
+		if speed == nil {
+			r.errorf(pos, path+".speed", "required field is missing (set it here or in portDefaults)")
+			continue
+		}
+		cable := rp.Cable
+		if cable == nil {
+			cable = def.Cable
+		}
+		cm := float64(DefaultCableMeters)
+		if cable != nil {
+			cm = float64(*cable)
+		}
+		mtu := rp.MTU
+		if mtu == nil {
+			mtu = def.MTU
+		}
+		sub := rp.Subinterface
+		if sub == nil {
+			sub = def.Subinterface
+		}
+		for _, n := range names {
+			if prev, dup := seen[n]; dup {
+				r.errorf(pos, path+".name", "port %q is listed twice (also at %s)", n, prev)
+				continue
+			}
+			seen[n] = pos
+			out = append(out, Port{Name: n, Speed: int64(*speed), CableMeters: cm, MTU: deref(mtu, 0), Subinterface: deref(sub, 0), Pos: pos})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return naturalLess(out[i].Name, out[j].Name) })
+	return out
+}
+
+func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos) {
+	pos := withFile(rh.Pos, file)
+	path := fmt.Sprintf("inventory.hosts[%d]", idx)
+	if rh.Name != "" && !strings.ContainsAny(rh.Name, "{") {
+		path = "inventory.hosts[" + rh.Name + "]"
+	}
+	hostNames, addrs, ok := r.zip(pos, path, rh.Name, rh.Address, "address")
+	if !ok {
+		return
+	}
+	ssh := SSH{User: "root", Port: 22, Pos: pos}
+	if s := rh.SSH; s != nil {
+		ssh = SSH{User: s.User, Port: deref(s.Port, 22), KeyFile: relTo(file, s.KeyFile), KnownHosts: relTo(file, s.KnownHosts),
+			InsecureIgnoreHostKey: deref(s.InsecureIgnoreHostKey, false), Pos: withFile(s.Pos, file)}
+		if ssh.User == "" {
+			ssh.User = "root"
+		}
+	}
+	type nicAddrs struct {
+		nic   NIC
+		addrs []string
+	}
+	var nics []nicAddrs
+	seen := map[string]bool{}
+	for i := range rh.NICs {
+		rn := &rh.NICs[i]
+		npos := withFile(rn.Pos, file)
+		npath := fmt.Sprintf("%s.nics[%d]", path, i)
+		if seen[rn.Interface] {
+			r.errorf(npos, npath+".interface", "interface %q is listed twice", rn.Interface)
+			continue
+		}
+		seen[rn.Interface] = true
+		a, err := Expand(rn.Address)
+		if err != nil {
+			r.errorf(npos, npath+".address", "%v", err)
+			continue
+		}
+		if len(a) != 1 && len(a) != len(hostNames) {
+			r.errorf(npos, npath+".address", "%q expands to %d values but there are %d hosts", rn.Address, len(a), len(hostNames))
+			continue
+		}
+		if len(a) == 1 && len(hostNames) > 1 && a[0] != "" {
+			r.errorf(npos, npath+".address", "%d hosts would share the address %q; give it a range", len(hostNames), rn.Address)
+			continue
+		}
+		n := NIC{Interface: rn.Interface, RDMADevice: rn.RDMA, RDMAPort: deref(rn.RDMAPort, 1), Pos: npos}
+		if rn.Speed != nil {
+			n.Speed = int64(*rn.Speed)
+		}
+		if rn.Cable != nil {
+			n.CableMeters = float64(*rn.Cable)
+		}
+		nics = append(nics, nicAddrs{n, a})
+	}
+	for i, hn := range hostNames {
+		if !r.claim(names, hn, pos, path+".name") {
+			continue
+		}
+		h := Host{Name: hn, Address: addrs[min(i, len(addrs)-1)], SSH: ssh, Pos: pos}
+		if len(hostNames) > 1 && len(addrs) == 1 && !h.IsLocal() {
+			r.errorf(pos, path+".address", "%d hosts share the address %q; give it a range", len(hostNames), rh.Address)
+			return
+		}
+		for _, na := range nics {
+			n := na.nic
+			n.Address = na.addrs[min(i, len(na.addrs)-1)]
+			h.NICs = append(h.NICs, n)
+		}
+		r.f.Hosts = append(r.f.Hosts, h)
+	}
+}
+
+func (r *resolver) links(rl *rawLink, file string, idx int) {
+	pos := withFile(rl.Pos, file)
+	path := fmt.Sprintf("inventory.links[%d]", idx)
+	as, err := Expand(rl.A)
+	if err != nil {
+		r.errorf(withFile(rl.APos, file), path, "%v", err)
+		return
+	}
+	bs, err := Expand(rl.B)
+	if err != nil {
+		r.errorf(withFile(rl.BPos, file), path, "%v", err)
+		return
+	}
+	if len(as) != len(bs) {
+		r.errorf(pos, path, "%q expands to %d ends but %q to %d; both sides must expand alike", rl.A, len(as), rl.B, len(bs))
+		return
+	}
+	for i := range as {
+		a, okA := splitEndpoint(as[i])
+		b, okB := splitEndpoint(bs[i])
+		if !okA {
+			r.errorf(withFile(rl.APos, file), path, "%q: want node:port", as[i])
+		}
+		if !okB {
+			r.errorf(withFile(rl.BPos, file), path, "%q: want node:port", bs[i])
+		}
+		if okA && okB {
+			r.f.Links = append(r.f.Links, Link{A: a, B: b, Pos: pos})
+		}
+	}
+}
+
+func splitEndpoint(s string) (Endpoint, bool) {
+	node, port, ok := strings.Cut(s, ":")
+	if !ok || node == "" || port == "" {
+		return Endpoint{}, false
+	}
+	return Endpoint{Node: node, Port: port}, true
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
