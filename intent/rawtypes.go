@@ -169,10 +169,10 @@ type rawValidation struct {
 
 // rawLink is [a, b] or {a: ..., b: ...}, each "node:port".
 type rawLink struct {
-	A, B    string
-	APos    Pos
-	BPos    Pos
-	Pos     Pos
+	A, B string
+	APos Pos
+	BPos Pos
+	Pos  Pos
 }
 
 func (l *rawLink) decodeNode(n *yaml.Node) error {
