@@ -1,0 +1,537 @@
+// Package jtree handles the JSON trees gNMI carries (JSON and JSON_IETF):
+// decoding with numbers kept exact, stripping module prefixes, walking and
+// editing a tree by gNMI path, merging, and flattening to leaves with
+// canonical values so that two encodings of the same data compare equal.
+//
+// YANG list keys are not in the JSON, so lists inside a value are keyed by a
+// documented heuristic (ListKey); lists named by a path use the path's keys.
+package jtree
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/big"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+)
+
+// Decode parses JSON with numbers kept as json.Number and module prefixes
+// removed from member names.
+func Decode(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, fmt.Errorf("trailing data after JSON value")
+	}
+	return StripPrefixes(v), nil
+}
+
+// Name strips a YANG module prefix ("srl_nokia-qos:qos" -> "qos").
+func Name(s string) string {
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// StripPrefixes removes module prefixes from every member name, in place
+// where it can, and returns the result.
+func StripPrefixes(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, c := range t {
+			n := Name(k)
+			if n != k {
+				delete(t, k)
+			}
+			t[n] = StripPrefixes(c)
+		}
+		return t
+	case []any:
+		for i := range t {
+			t[i] = StripPrefixes(t[i])
+		}
+		return t
+	}
+	return v
+}
+
+// Clone deep-copies a tree.
+func Clone(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, c := range t {
+			m[k] = Clone(c)
+		}
+		return m
+	case []any:
+		s := make([]any, len(t))
+		for i := range t {
+			s[i] = Clone(t[i])
+		}
+		return s
+	}
+	return v
+}
+
+// keySets are the list keys ListKey tries, in order: the first set whose
+// members are all scalars of an entry is its key. They cover the YANG lists
+// of srl_nokia-qos, openconfig-qos and arista-qos-augments that fabricctl
+// writes (wred-slope is keyed by traffic-type and drop-probability).
+var keySets = [][]string{
+	{"traffic-type", "drop-probability"},
+	{"name"}, {"interface-id"}, {"id"}, {"sequence"}, {"slot"}, {"value"},
+	{"queue-name"}, {"pfc-queue-name"}, {"index"}, {"priority"},
+}
+
+// ListKey returns the key member names of a list entry, nil when none of the
+// known keys is present (the entry is then keyed by position).
+func ListKey(entry map[string]any) []string {
+	for _, ks := range keySets {
+		ok := true
+		for _, k := range ks {
+			if !isScalar(entry[k]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return ks
+		}
+	}
+	return nil
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case string, json.Number, bool, float64, int, int64, uint64:
+		return true
+	}
+	return false
+}
+
+// Canon is the canonical text of a scalar: numbers (also numbers sent as
+// strings, as JSON_IETF does for 64-bit integers and decimals) in shortest
+// form, identityref module prefixes removed, booleans as true/false.
+func Canon(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(t)
+	case json.Number:
+		return canonNumber(string(t))
+	case float64:
+		return canonNumber(strconv.FormatFloat(t, 'g', -1, 64))
+	case int:
+		return strconv.Itoa(t)
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case uint64:
+		return strconv.FormatUint(t, 10)
+	case string:
+		if isNumber(t) {
+			return canonNumber(t)
+		}
+		return stripIdentityPrefix(t)
+	case []any:
+		parts := make([]string, len(t))
+		for i, e := range t {
+			parts[i] = Canon(e)
+		}
+		sort.Strings(parts)
+		return "[" + strings.Join(parts, ",") + "]"
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(t))
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + Canon(t[k])
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	return fmt.Sprint(v)
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	_, ok := new(big.Rat).SetString(s)
+	return ok && !strings.ContainsAny(s, "/xXpP_") && s != "." && !strings.HasPrefix(s, "+")
+}
+
+func canonNumber(s string) string {
+	if !isNumber(s) {
+		return s
+	}
+	r, _ := new(big.Rat).SetString(s)
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	return r.FloatString(9)
+}
+
+// stripIdentityPrefix removes "module-name:" from identityref values. Only a
+// prefix containing '-' counts, so IPv6 addresses and times are left alone.
+func stripIdentityPrefix(s string) string {
+	i := strings.IndexByte(s, ':')
+	if i <= 0 || i == len(s)-1 || !strings.Contains(s[:i], "-") || strings.ContainsAny(s[:i], " /") {
+		return s
+	}
+	return s[i+1:]
+}
+
+// Int returns the integer value of a scalar number (or number string).
+func Int(v any) (int64, bool) {
+	s := Canon(v)
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// Text is the JSON text of a value, for display.
+func Text(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Leaf is one flattened leaf.
+type Leaf struct {
+	Value any    // the value as observed (for display)
+	Canon string // canonical text (for comparison)
+}
+
+// ElemString renders path elems as /a/b[k=v] with prefixes removed and keys
+// sorted by name.
+func ElemString(elems []*gnmipb.PathElem) string {
+	var b strings.Builder
+	for _, e := range elems {
+		b.WriteByte('/')
+		b.WriteString(Name(e.GetName()))
+		keys := slices.Sorted(maps.Keys(e.GetKey()))
+		for _, k := range keys {
+			fmt.Fprintf(&b, "[%s=%s]", k, e.GetKey()[k])
+		}
+	}
+	return b.String()
+}
+
+// Flatten adds the leaves of v to out, named base + "/member[key=value]/...".
+// An empty container counts as a leaf "{}" (YANG presence containers); empty
+// lists are absent; leaf-lists are one leaf compared as a set.
+func Flatten(v any, base string, out map[string]Leaf) {
+	switch t := v.(type) {
+	case map[string]any:
+		if len(t) == 0 {
+			out[base] = Leaf{Value: map[string]any{}, Canon: "{}"}
+			return
+		}
+		for k, c := range t {
+			Flatten(c, base+"/"+Name(k), out)
+		}
+	case []any:
+		if len(t) == 0 {
+			return
+		}
+		if _, ok := t[0].(map[string]any); !ok {
+			out[base] = Leaf{Value: t, Canon: Canon(t)}
+			return
+		}
+		for i, e := range t {
+			m, ok := e.(map[string]any)
+			if !ok {
+				out[fmt.Sprintf("%s[#%d]", base, i)] = Leaf{Value: e, Canon: Canon(e)}
+				continue
+			}
+			Flatten(m, base+entryKey(m, i), out)
+		}
+	default:
+		out[base] = Leaf{Value: v, Canon: Canon(v)}
+	}
+}
+
+func entryKey(m map[string]any, i int) string {
+	ks := ListKey(m)
+	if ks == nil {
+		return fmt.Sprintf("[#%d]", i)
+	}
+	sorted := slices.Sorted(slices.Values(ks))
+	var b strings.Builder
+	for _, k := range sorted {
+		fmt.Fprintf(&b, "[%s=%s]", k, Canon(m[k]))
+	}
+	return b.String()
+}
+
+// Get returns the node at elems below root.
+func Get(root any, elems []*gnmipb.PathElem) (any, bool) {
+	cur := root
+	for _, e := range elems {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		child, ok := m[Name(e.GetName())]
+		if !ok {
+			return nil, false
+		}
+		if len(e.GetKey()) > 0 {
+			list, ok := child.([]any)
+			if !ok {
+				return nil, false
+			}
+			idx := findEntry(list, e.GetKey())
+			if idx < 0 {
+				return nil, false
+			}
+			child = list[idx]
+		}
+		cur = child
+	}
+	return cur, true
+}
+
+func findEntry(list []any, keys map[string]string) int {
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		match := true
+		for k, want := range keys {
+			if Canon(m[k]) != Canon(want) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return i
+		}
+	}
+	return -1
+}
+
+// parentFor walks to the container that holds the last elem, creating
+// containers and list entries on the way.
+func parentFor(root map[string]any, elems []*gnmipb.PathElem) (map[string]any, error) {
+	cur := root
+	for _, e := range elems[:len(elems)-1] {
+		next, err := child(cur, e, true)
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// child returns the container (or list entry) e names inside m.
+func child(m map[string]any, e *gnmipb.PathElem, create bool) (map[string]any, error) {
+	name := Name(e.GetName())
+	c, ok := m[name]
+	if len(e.GetKey()) == 0 {
+		if !ok {
+			if !create {
+				return nil, nil
+			}
+			n := map[string]any{}
+			m[name] = n
+			return n, nil
+		}
+		cm, ok := c.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s is not a container", name)
+		}
+		return cm, nil
+	}
+	var list []any
+	if ok {
+		if list, ok = c.([]any); !ok {
+			return nil, fmt.Errorf("%s is not a list", name)
+		}
+	}
+	if i := findEntry(list, e.GetKey()); i >= 0 {
+		em, ok := list[i].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s entry is not an object", name)
+		}
+		return em, nil
+	}
+	if !create {
+		return nil, nil
+	}
+	entry := map[string]any{}
+	for k, v := range e.GetKey() {
+		entry[k] = v
+	}
+	m[name] = append(list, entry)
+	return entry, nil
+}
+
+// Replace puts v at elems (below root, which must be non-empty elems),
+// replacing whatever was there.
+func Replace(root map[string]any, elems []*gnmipb.PathElem, v any) error {
+	if len(elems) == 0 {
+		return fmt.Errorf("replace at the root needs the caller")
+	}
+	parent, err := parentFor(root, elems)
+	if err != nil {
+		return err
+	}
+	last := elems[len(elems)-1]
+	if len(last.GetKey()) == 0 {
+		parent[Name(last.GetName())] = v
+		return nil
+	}
+	entry, err := child(parent, last, true)
+	if err != nil {
+		return err
+	}
+	vm, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("value for list entry %s is not an object", Name(last.GetName()))
+	}
+	clear(entry)
+	maps.Copy(entry, vm)
+	for k, kv := range last.GetKey() {
+		if _, ok := entry[k]; !ok {
+			entry[k] = kv
+		} else if Canon(entry[k]) != Canon(kv) {
+			return fmt.Errorf("list entry %s: key %s is %v in the value but %s in the path", Name(last.GetName()), k, entry[k], kv)
+		}
+	}
+	return nil
+}
+
+// Update merges v into the node at elems (gNMI update semantics: containers
+// and lists merge, leaves and leaf-lists are replaced).
+func Update(root map[string]any, elems []*gnmipb.PathElem, v any) error {
+	if len(elems) == 0 {
+		vm, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("value at the root is not an object")
+		}
+		mergeMap(root, vm)
+		return nil
+	}
+	parent, err := parentFor(root, elems)
+	if err != nil {
+		return err
+	}
+	last := elems[len(elems)-1]
+	if len(last.GetKey()) == 0 {
+		name := Name(last.GetName())
+		parent[name] = Merge(parent[name], v)
+		return nil
+	}
+	entry, err := child(parent, last, true)
+	if err != nil {
+		return err
+	}
+	vm, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("value for list entry %s is not an object", Name(last.GetName()))
+	}
+	mergeMap(entry, vm)
+	return nil
+}
+
+// Merge returns src merged into dst.
+func Merge(dst, src any) any {
+	switch s := src.(type) {
+	case map[string]any:
+		d, ok := dst.(map[string]any)
+		if !ok {
+			return s
+		}
+		mergeMap(d, s)
+		return d
+	case []any:
+		d, ok := dst.([]any)
+		if !ok || len(s) == 0 {
+			return s
+		}
+		if _, isObj := s[0].(map[string]any); !isObj {
+			return s // leaf-list: replaced
+		}
+		for _, e := range s {
+			em, ok := e.(map[string]any)
+			ks := ListKey(em)
+			if !ok || ks == nil {
+				d = append(d, e)
+				continue
+			}
+			keys := map[string]string{}
+			for _, k := range ks {
+				keys[k] = Canon(em[k])
+			}
+			if i := findEntry(d, keys); i >= 0 {
+				d[i] = Merge(d[i], em)
+			} else {
+				d = append(d, em)
+			}
+		}
+		return d
+	}
+	return src
+}
+
+func mergeMap(d, s map[string]any) {
+	for k, v := range s {
+		d[k] = Merge(d[k], v)
+	}
+}
+
+// Delete removes the node at elems; a missing node is not an error (gNMI).
+func Delete(root map[string]any, elems []*gnmipb.PathElem) error {
+	if len(elems) == 0 {
+		clear(root)
+		return nil
+	}
+	cur := root
+	for _, e := range elems[:len(elems)-1] {
+		next, err := child(cur, e, false)
+		if err != nil {
+			return err
+		}
+		if next == nil {
+			return nil
+		}
+		cur = next
+	}
+	last := elems[len(elems)-1]
+	name := Name(last.GetName())
+	if len(last.GetKey()) == 0 {
+		delete(cur, name)
+		return nil
+	}
+	list, ok := cur[name].([]any)
+	if !ok {
+		return nil
+	}
+	if i := findEntry(list, last.GetKey()); i >= 0 {
+		list = slices.Delete(list, i, i+1)
+		if len(list) == 0 {
+			delete(cur, name)
+		} else {
+			cur[name] = list
+		}
+	}
+	return nil
+}

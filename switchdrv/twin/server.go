@@ -1,0 +1,464 @@
+package twin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
+)
+
+// server implements gnmipb.GNMIServer on a Twin.
+type server struct {
+	gnmipb.UnimplementedGNMIServer
+	t *Twin
+}
+
+func (s *server) Capabilities(context.Context, *gnmipb.CapabilityRequest) (*gnmipb.CapabilityResponse, error) {
+	return &gnmipb.CapabilityResponse{
+		SupportedModels:    s.t.prof.models,
+		SupportedEncodings: s.t.prof.encodings,
+		GNMIVersion:        "0.10.0",
+	}, nil
+}
+
+// join puts prefix and path together the way the gNMI spec says.
+func join(prefix, p *gnmipb.Path) *gnmipb.Path {
+	out := &gnmipb.Path{Origin: p.GetOrigin(), Target: prefix.GetTarget()}
+	if out.Origin == "" {
+		out.Origin = prefix.GetOrigin()
+	}
+	out.Elem = append(slices.Clone(prefix.GetElem()), p.GetElem()...)
+	return out
+}
+
+func pathText(p *gnmipb.Path) string {
+	s := jtree.ElemString(p.GetElem())
+	if s == "" {
+		s = "/"
+	}
+	if p.GetOrigin() != "" {
+		s = p.GetOrigin() + ":" + s
+	}
+	return s
+}
+
+// check says whether the twin knows path p (write = for a Set).
+func (t *Twin) check(p *gnmipb.Path, write bool) error {
+	target := p.GetTarget()
+	if target != "" && target != t.opts.Name {
+		if t.opts.Platform != "sonic" {
+			return status.Errorf(codes.NotFound, "unknown target %q", target)
+		}
+		if write {
+			return status.Errorf(codes.PermissionDenied, "target %s is read-only", target)
+		}
+		return nil
+	}
+	roots, ok := t.prof.roots[p.GetOrigin()]
+	if !ok {
+		return status.Errorf(codes.InvalidArgument, "origin %q is not supported by this %s target", p.GetOrigin(), t.opts.Platform)
+	}
+	if roots == nil || len(p.GetElem()) == 0 {
+		return nil
+	}
+	name := jtree.Name(p.GetElem()[0].GetName())
+	if !slices.Contains(roots, name) {
+		return status.Errorf(codes.NotFound, "path %s: unknown schema node %q", pathText(p), name)
+	}
+	if write && p.GetOrigin() == "sonic-db" && name != "CONFIG_DB" {
+		return status.Errorf(codes.PermissionDenied, "path %s: only CONFIG_DB is writable", pathText(p))
+	}
+	return nil
+}
+
+func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetResponse, error) {
+	t := s.t
+	if !slices.Contains(t.prof.encodings, req.GetEncoding()) {
+		return nil, status.Errorf(codes.InvalidArgument, "encoding %s is not supported", req.GetEncoding())
+	}
+	paths := req.GetPath()
+	if len(paths) == 0 {
+		paths = []*gnmipb.Path{{}}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now().UnixNano()
+	var notes []*gnmipb.Notification
+	for _, rp := range paths {
+		p := join(req.GetPrefix(), rp)
+		if err := t.check(p, false); err != nil {
+			return nil, err
+		}
+		n := &gnmipb.Notification{Timestamp: now, Prefix: req.GetPrefix()}
+		ns := t.namespace(p)
+		if lines, ok := t.data[ns].([]string); ok || p.GetOrigin() == "cli" {
+			n.Update = append(n.Update, &gnmipb.Update{Path: rp, Val: &gnmipb.TypedValue{
+				Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: strings.Join(lines, "\n")}}})
+			notes = append(notes, n)
+			continue
+		}
+		v, ok := jtree.Get(t.tree(ns), p.GetElem())
+		if ok {
+			tv, err := encode(v, req.GetEncoding())
+			if err != nil {
+				return nil, status.Errorf(codes.Internal, "path %s: %v", pathText(p), err)
+			}
+			n.Update = append(n.Update, &gnmipb.Update{Path: rp, Val: tv})
+		}
+		notes = append(notes, n)
+	}
+	return &gnmipb.GetResponse{Notification: notes}, nil
+}
+
+func encode(v any, enc gnmipb.Encoding) (*gnmipb.TypedValue, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if enc == gnmipb.Encoding_JSON {
+		return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonVal{JsonVal: b}}, nil
+	}
+	return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}}, nil
+}
+
+// decode turns a TypedValue into a tree value.
+func decode(tv *gnmipb.TypedValue) (any, error) {
+	switch v := tv.GetValue().(type) {
+	case *gnmipb.TypedValue_JsonIetfVal:
+		return jtree.Decode(v.JsonIetfVal)
+	case *gnmipb.TypedValue_JsonVal:
+		return jtree.Decode(v.JsonVal)
+	case *gnmipb.TypedValue_StringVal:
+		return v.StringVal, nil
+	case *gnmipb.TypedValue_IntVal:
+		return jsonNumber(strconv.FormatInt(v.IntVal, 10)), nil
+	case *gnmipb.TypedValue_UintVal:
+		return jsonNumber(strconv.FormatUint(v.UintVal, 10)), nil
+	case *gnmipb.TypedValue_BoolVal:
+		return v.BoolVal, nil
+	case *gnmipb.TypedValue_DoubleVal:
+		return jsonNumber(strconv.FormatFloat(v.DoubleVal, 'g', -1, 64)), nil
+	case *gnmipb.TypedValue_AsciiVal:
+		return v.AsciiVal, nil
+	}
+	return nil, fmt.Errorf("value type %T is not supported", tv.GetValue())
+}
+
+func jsonNumber(s string) json.Number { return json.Number(s) }
+
+func cloneData(d map[string]any) map[string]any {
+	out := make(map[string]any, len(d))
+	for k, v := range d {
+		if lines, ok := v.([]string); ok {
+			out[k] = slices.Clone(lines)
+			continue
+		}
+		out[k] = jtree.Clone(v)
+	}
+	return out
+}
+
+func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetResponse, error) {
+	t := s.t
+	t.mu.Lock()
+	if len(t.failNext) > 0 {
+		err := t.failNext[0]
+		t.failNext = t.failNext[1:]
+		t.mu.Unlock()
+		return nil, err
+	}
+	drop := t.dropNext > 0
+	dropAfter := drop && t.dropApply
+	if drop {
+		t.dropNext--
+	}
+	if drop && !dropAfter {
+		t.mu.Unlock()
+		t.lis.dropAll()
+		return nil, status.Error(codes.Unavailable, "twin: connection dropped (injected)")
+	}
+	data := cloneData(t.data)
+	var results []*gnmipb.UpdateResult
+	ts := time.Now().UnixNano()
+	res := func(p *gnmipb.Path, op gnmipb.UpdateResult_Operation) {
+		results = append(results, &gnmipb.UpdateResult{Path: p, Op: op})
+	}
+	apply := func() error {
+		for _, dp := range req.GetDelete() {
+			p := join(req.GetPrefix(), dp)
+			if err := t.check(p, true); err != nil {
+				return err
+			}
+			ns := t.namespace(p)
+			if _, ok := data[ns].([]string); ok || p.GetOrigin() == "cli" {
+				delete(data, ns)
+			} else if m, ok := data[ns].(map[string]any); ok {
+				if err := jtree.Delete(m, p.GetElem()); err != nil {
+					return status.Errorf(codes.InvalidArgument, "delete %s: %v", pathText(p), err)
+				}
+			}
+			res(dp, gnmipb.UpdateResult_DELETE)
+		}
+		for i, ops := range [][]*gnmipb.Update{req.GetReplace(), req.GetUpdate()} {
+			replace := i == 0
+			op := gnmipb.UpdateResult_UPDATE
+			if replace {
+				op = gnmipb.UpdateResult_REPLACE
+			}
+			for _, u := range ops {
+				p := join(req.GetPrefix(), u.GetPath())
+				if err := t.check(p, true); err != nil {
+					return err
+				}
+				if err := t.write(data, p, u.GetVal(), replace); err != nil {
+					return err
+				}
+				res(u.GetPath(), op)
+			}
+		}
+		return nil
+	}
+	if err := apply(); err != nil {
+		t.mu.Unlock()
+		return nil, err
+	}
+	if t.opts.CellBytes > 0 {
+		for _, v := range data {
+			roundThresholds(v, t.opts.CellBytes)
+		}
+	}
+	t.data = data
+	t.sets++
+	t.mu.Unlock()
+	if dropAfter {
+		t.lis.dropAll()
+		return nil, status.Error(codes.Unavailable, "twin: connection dropped after commit (injected)")
+	}
+	return &gnmipb.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: ts}, nil
+}
+
+// write applies one replace or update to data.
+func (t *Twin) write(data map[string]any, p *gnmipb.Path, tv *gnmipb.TypedValue, replace bool) error {
+	ns := t.namespace(p)
+	if p.GetOrigin() == "cli" {
+		a, ok := tv.GetValue().(*gnmipb.TypedValue_AsciiVal)
+		if !ok {
+			return status.Errorf(codes.InvalidArgument, "path %s: origin cli takes ascii_val", pathText(p))
+		}
+		lines, _ := data[ns].([]string)
+		if replace {
+			lines = nil
+		}
+		data[ns] = applyCLI(lines, a.AsciiVal)
+		return nil
+	}
+	v, err := decode(tv)
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "path %s: %v", pathText(p), err)
+	}
+	root, _ := data[ns].(map[string]any)
+	if root == nil {
+		root = map[string]any{}
+		data[ns] = root
+	}
+	if len(p.GetElem()) == 0 {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return status.Errorf(codes.InvalidArgument, "path %s: value at the root must be an object", pathText(p))
+		}
+		for k := range m {
+			if err := t.check(&gnmipb.Path{Origin: p.GetOrigin(), Target: p.GetTarget(), Elem: []*gnmipb.PathElem{{Name: k}}}, true); err != nil {
+				return err
+			}
+		}
+		if replace {
+			data[ns] = m
+			return nil
+		}
+		return jtree.Update(root, nil, m)
+	}
+	if replace {
+		err = jtree.Replace(root, p.GetElem(), v)
+	} else {
+		err = jtree.Update(root, p.GetElem(), v)
+	}
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "path %s: %v", pathText(p), err)
+	}
+	return nil
+}
+
+// applyCLI applies configuration lines the way a CLI session would: a line
+// is added once; "no <line>" removes <line>. Comment and empty lines are
+// skipped.
+func applyCLI(lines []string, text string) []string {
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "!") {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(l, "no "); ok {
+			lines = slices.DeleteFunc(lines, func(x string) bool { return x == rest })
+			continue
+		}
+		if !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// roundThresholds rounds numeric leaves whose name contains "threshold" up
+// to a multiple of cell, keeping strings strings and numbers numbers.
+func roundThresholds(v any, cell int64) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, c := range t {
+			if strings.Contains(k, "threshold") {
+				if n, ok := jtree.Int(c); ok && n > 0 {
+					r := (n + cell - 1) / cell * cell
+					if _, isStr := c.(string); isStr {
+						t[k] = strconv.FormatInt(r, 10)
+					} else {
+						t[k] = jsonNumber(strconv.FormatInt(r, 10))
+					}
+					continue
+				}
+			}
+			roundThresholds(c, cell)
+		}
+	case []any:
+		for _, c := range t {
+			roundThresholds(c, cell)
+		}
+	}
+}
+
+func (s *server) Subscribe(stream gnmipb.GNMI_SubscribeServer) error {
+	t := s.t
+	req, err := stream.Recv()
+	if err == io.EOF {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sl := req.GetSubscribe()
+	if sl == nil {
+		return status.Error(codes.InvalidArgument, "first SubscribeRequest must carry a SubscriptionList")
+	}
+	if sl.GetMode() != gnmipb.SubscriptionList_ONCE {
+		return status.Errorf(codes.Unimplemented, "twin: subscription mode %s is not supported (ONCE only)", sl.GetMode())
+	}
+	enc := sl.GetEncoding()
+	if !slices.Contains(t.prof.encodings, enc) {
+		return status.Errorf(codes.InvalidArgument, "encoding %s is not supported", enc)
+	}
+	var notes []*gnmipb.Notification
+	t.mu.Lock()
+	now := time.Now().UnixNano()
+	for _, sub := range sl.GetSubscription() {
+		p := join(sl.GetPrefix(), sub.GetPath())
+		if err := t.check(p, false); err != nil {
+			t.mu.Unlock()
+			return err
+		}
+		v, ok := jtree.Get(t.tree(t.namespace(p)), p.GetElem())
+		if !ok {
+			continue
+		}
+		n := &gnmipb.Notification{Timestamp: now, Prefix: sl.GetPrefix()}
+		if t.prof.leafSubscribe {
+			walkLeaves(v, sub.GetPath().GetElem(), func(elems []*gnmipb.PathElem, leaf any) {
+				n.Update = append(n.Update, &gnmipb.Update{Path: &gnmipb.Path{Origin: sub.GetPath().GetOrigin(), Elem: elems}, Val: scalar(leaf)})
+			})
+		} else {
+			tv := scalar(v)
+			if _, isObj := v.(map[string]any); isObj {
+				if tv, err = encode(v, enc); err != nil {
+					t.mu.Unlock()
+					return status.Errorf(codes.Internal, "%v", err)
+				}
+			}
+			n.Update = append(n.Update, &gnmipb.Update{Path: sub.GetPath(), Val: tv})
+		}
+		notes = append(notes, n)
+	}
+	t.mu.Unlock()
+	for _, n := range notes {
+		if err := stream.Send(&gnmipb.SubscribeResponse{Response: &gnmipb.SubscribeResponse_Update{Update: n}}); err != nil {
+			return err
+		}
+	}
+	return stream.Send(&gnmipb.SubscribeResponse{Response: &gnmipb.SubscribeResponse_SyncResponse{SyncResponse: true}})
+}
+
+// walkLeaves calls fn for every leaf (and leaf-list) below v.
+func walkLeaves(v any, elems []*gnmipb.PathElem, fn func([]*gnmipb.PathElem, any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			walkLeaves(x[k], append(slices.Clone(elems), &gnmipb.PathElem{Name: k}), fn)
+		}
+	case []any:
+		if len(x) > 0 {
+			if _, isObj := x[0].(map[string]any); isObj && len(elems) > 0 {
+				for _, e := range x {
+					m, _ := e.(map[string]any)
+					last := elems[len(elems)-1]
+					keyed := &gnmipb.PathElem{Name: last.GetName(), Key: map[string]string{}}
+					for _, k := range jtree.ListKey(m) {
+						keyed.Key[k] = jtree.Canon(m[k])
+					}
+					walkLeaves(m, append(slices.Clone(elems[:len(elems)-1]), keyed), fn)
+				}
+				return
+			}
+		}
+		fn(elems, x)
+	default:
+		fn(elems, x)
+	}
+}
+
+// scalar encodes a leaf as a typed scalar value; containers as JSON.
+func scalar(v any) *gnmipb.TypedValue {
+	switch x := v.(type) {
+	case string:
+		return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_StringVal{StringVal: x}}
+	case bool:
+		return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_BoolVal{BoolVal: x}}
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_IntVal{IntVal: n}}
+		}
+		if n, err := strconv.ParseUint(string(x), 10, 64); err == nil {
+			return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_UintVal{UintVal: n}}
+		}
+		f, err := x.Float64()
+		if err != nil {
+			f = math.NaN()
+		}
+		return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_DoubleVal{DoubleVal: f}}
+	case []any:
+		ll := &gnmipb.ScalarArray{}
+		for _, e := range x {
+			ll.Element = append(ll.Element, scalar(e))
+		}
+		return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_LeaflistVal{LeaflistVal: ll}}
+	}
+	b, _ := json.Marshal(v)
+	return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}}
+}

@@ -1,0 +1,428 @@
+// Package twin is a DEVICE TWIN: an in-process gNMI target on a real gRPC
+// listener (127.0.0.1:0) that behaves like one switch platform for the parts
+// fabricctl uses. It announces that platform's models and encodings, keeps a
+// datastore (a JSON tree per origin and target; SONiC's
+// /CONFIG_DB/localhost/TABLE/KEY under origin sonic-db, COUNTERS_DB as a
+// target; EOS CLI lines under origin cli), applies each SetRequest atomically
+// (delete, replace, update; all or nothing), answers Get and Subscribe ONCE,
+// and can inject faults (reject, delay, hang, drop the connection).
+//
+// A twin is not a switch: it does not validate payloads against YANG, has no
+// defaults, no state derived from config and no hardware. Tests and
+// `fabricctl lab` use it; output that involves twins says so.
+package twin
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
+)
+
+// Options configure a twin.
+type Options struct {
+	// Name is the switch the twin stands in for (also accepted as gNMI target).
+	Name     string
+	Platform intent.Platform
+	// Addr to listen on; "" = 127.0.0.1:0. Only loopback addresses are allowed.
+	Addr string
+	// TLS, when set, serves gRPC over TLS with this config (nil = plaintext).
+	TLS *tls.Config
+	// Username and Password, when set, must arrive as gRPC metadata.
+	Username, Password string
+	// CellBytes, when > 0, rounds every stored *threshold* leaf up to a
+	// multiple of it, as buffer hardware does (read-back differs from the
+	// written value).
+	CellBytes int64
+}
+
+// profile is what a platform announces and accepts.
+type profile struct {
+	models    []*gnmipb.ModelData
+	encodings []gnmipb.Encoding
+	// roots maps an origin ("" = default) to the top-level names it accepts.
+	roots map[string][]string
+	// leafSubscribe: Subscribe ONCE answers leaf by leaf (OpenConfig style)
+	// instead of one JSON value per subscribed path (sonic-gnmi style).
+	leafSubscribe bool
+}
+
+func model(name, org, version string) *gnmipb.ModelData {
+	return &gnmipb.ModelData{Name: name, Organization: org, Version: version}
+}
+
+var jsonEncodings = []gnmipb.Encoding{gnmipb.Encoding_JSON, gnmipb.Encoding_JSON_IETF}
+
+func profileFor(p intent.Platform) (profile, error) {
+	switch p {
+	case intent.PlatformSRLinux:
+		return profile{
+			models: []*gnmipb.ModelData{
+				model("srl_nokia-qos", "Nokia", "2024-10-31"),
+				model("srl_nokia-interfaces", "Nokia", "2024-10-31"),
+				model("srl_nokia-system", "Nokia", "2024-10-31"),
+			},
+			encodings:     append(slices.Clone(jsonEncodings), gnmipb.Encoding_ASCII, gnmipb.Encoding_PROTO),
+			roots:         map[string][]string{"": {"qos", "interface", "system"}},
+			leafSubscribe: true,
+		}, nil
+	case intent.PlatformSONiC:
+		return profile{
+			models: []*gnmipb.ModelData{
+				model("sonic-db", "SONiC", "0.1.0"),
+				model("sonic-port-qos-map", "SONiC", "2019-07-01"),
+				model("sonic-wred-profile", "SONiC", "2019-07-01"),
+				model("sonic-scheduler", "SONiC", "2019-07-01"),
+				model("sonic-pfcwd", "SONiC", "2021-03-17"),
+			},
+			encodings: jsonEncodings,
+			roots: map[string][]string{
+				"sonic-db": {"CONFIG_DB", "APPL_DB", "STATE_DB", "COUNTERS_DB"},
+			},
+		}, nil
+	case intent.PlatformEOS:
+		return profile{
+			models: []*gnmipb.ModelData{
+				model("openconfig-qos", "OpenConfig working group", "0.11.2"),
+				model("openconfig-interfaces", "OpenConfig working group", "3.5.0"),
+				model("arista-qos-augments", "Arista Networks, Inc.", "0.6.0"),
+			},
+			encodings:     append(slices.Clone(jsonEncodings), gnmipb.Encoding_ASCII),
+			roots:         map[string][]string{"": {"qos", "interfaces"}, "openconfig": {"qos", "interfaces"}, "cli": nil},
+			leafSubscribe: true,
+		}, nil
+	case intent.PlatformOpenConfig:
+		return profile{
+			models: []*gnmipb.ModelData{
+				model("openconfig-qos", "OpenConfig working group", "2.2.0"),
+				model("openconfig-interfaces", "OpenConfig working group", "3.7.1"),
+			},
+			encodings:     []gnmipb.Encoding{gnmipb.Encoding_JSON_IETF},
+			roots:         map[string][]string{"": {"qos", "interfaces"}, "openconfig": {"qos", "interfaces"}},
+			leafSubscribe: true,
+		}, nil
+	}
+	return profile{}, fmt.Errorf("twin: unknown platform %q", p)
+}
+
+// Twin is a running device twin.
+type Twin struct {
+	opts Options
+	prof profile
+	lis  *trackingListener
+	srv  *grpc.Server
+
+	mu   sync.Mutex
+	data map[string]any // namespace -> tree (map[string]any) or CLI lines ([]string)
+	sets int            // committed SetRequests
+	// faults
+	failNext  []error
+	dropNext  int  // drop the connection on the next N Sets
+	dropApply bool // ... after committing the Set (outcome unknown to the client)
+	delay     time.Duration
+	hang      bool
+}
+
+// Start listens on loopback and serves gNMI until Close.
+func Start(opts Options) (*Twin, error) {
+	prof, err := profileFor(opts.Platform)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	host, _, err := net.SplitHostPort(opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("twin %s: listen address %q: %w", opts.Name, opts.Addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("twin %s: listen address %s is not loopback", opts.Name, opts.Addr)
+	}
+	l, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("twin %s: %w", opts.Name, err)
+	}
+	t := &Twin{opts: opts, prof: prof, lis: &trackingListener{Listener: l, conns: map[net.Conn]struct{}{}}, data: map[string]any{}}
+	sopts := []grpc.ServerOption{grpc.UnaryInterceptor(t.unaryAuth), grpc.StreamInterceptor(t.streamAuth)}
+	if opts.TLS != nil {
+		sopts = append(sopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
+	}
+	t.srv = grpc.NewServer(sopts...)
+	gnmipb.RegisterGNMIServer(t.srv, &server{t: t})
+	go t.srv.Serve(t.lis) //nolint:errcheck // Serve returns when Close stops it.
+	return t, nil
+}
+
+// Addr is the twin's host:port.
+func (t *Twin) Addr() string { return t.lis.Addr().String() }
+
+// Name is the switch the twin stands in for.
+func (t *Twin) Name() string { return t.opts.Name }
+
+// Platform is the platform the twin imitates.
+func (t *Twin) Platform() intent.Platform { return t.opts.Platform }
+
+// Close stops the twin, dropping open connections.
+func (t *Twin) Close() {
+	t.mu.Lock()
+	t.hang = false
+	t.mu.Unlock()
+	t.srv.Stop()
+}
+
+// Sets is the number of SetRequests the twin committed.
+func (t *Twin) Sets() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sets
+}
+
+// FailNextSet makes the next Set fail with err (a gRPC status error, e.g.
+// status.Error(codes.FailedPrecondition, "commit failed")) and change nothing.
+// Calls queue up: each failure is used by one Set.
+func (t *Twin) FailNextSet(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failNext = append(t.failNext, err)
+}
+
+// RejectNextSet is FailNextSet with a commit-validation failure, the way a
+// device rejects a configuration.
+func (t *Twin) RejectNextSet() {
+	t.FailNextSet(status.Error(codes.InvalidArgument, "twin: commit validation failed (injected)"))
+}
+
+// DropNextSet closes the client connection in the middle of the next Set,
+// after committing it when commit is true (then the client cannot know the
+// outcome) or before touching the datastore otherwise.
+func (t *Twin) DropNextSet(commit bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dropNext++
+	t.dropApply = commit
+}
+
+// SetDelay delays every RPC by d (0 = no delay).
+func (t *Twin) SetDelay(d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.delay = d
+}
+
+// Hang makes every RPC block until the client gives up (its deadline or
+// cancellation), like a wedged management plane.
+func (t *Twin) Hang(on bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.hang = on
+}
+
+// Put writes v (a JSON-shaped Go value: map[string]any, []any, string,
+// json.Number, bool, numbers) at path p, bypassing faults and path checks.
+// Tests use it to inject drift and to set counters (e.g. target COUNTERS_DB,
+// origin sonic-db, /COUNTERS/Ethernet0/SAI_PORT_STAT_PFC_3_RX_PKTS).
+func (t *Twin) Put(p *gnmipb.Path, v any) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ns := t.namespace(p)
+	root := t.tree(ns)
+	v = jtree.StripPrefixes(jtree.Clone(normalizeGo(v)))
+	if len(p.GetElem()) == 0 {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return errors.New("twin: value at the root must be an object")
+		}
+		t.data[ns] = m
+		return nil
+	}
+	return jtree.Replace(root, p.GetElem(), v)
+}
+
+// Delete removes the node at p, bypassing faults (drift injection).
+func (t *Twin) Delete(p *gnmipb.Path) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return jtree.Delete(t.tree(t.namespace(p)), p.GetElem())
+}
+
+// Value returns a copy of the node at p.
+func (t *Twin) Value(p *gnmipb.Path) (any, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ns := t.namespace(p)
+	if lines, ok := t.data[ns].([]string); ok {
+		return strings.Join(lines, "\n"), true
+	}
+	v, ok := jtree.Get(t.tree(ns), p.GetElem())
+	return jtree.Clone(v), ok
+}
+
+// CLI returns the twin's CLI configuration lines (EOS origin cli).
+func (t *Twin) CLI() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines, _ := t.data["cli@"].([]string)
+	return slices.Clone(lines)
+}
+
+// namespace keys the datastore by origin and target; the twin's own name
+// and "" are the same target, "openconfig" and "" the same origin.
+func (t *Twin) namespace(p *gnmipb.Path) string {
+	origin, target := p.GetOrigin(), p.GetTarget()
+	if origin == "openconfig" {
+		origin = ""
+	}
+	if target == t.opts.Name {
+		target = ""
+	}
+	return origin + "@" + target
+}
+
+func (t *Twin) tree(ns string) map[string]any {
+	m, ok := t.data[ns].(map[string]any)
+	if !ok {
+		m = map[string]any{}
+		t.data[ns] = m
+	}
+	return m
+}
+
+func normalizeGo(v any) any {
+	switch x := v.(type) {
+	case int:
+		return jsonNumber(fmt.Sprint(x))
+	case int64:
+		return jsonNumber(fmt.Sprint(x))
+	case uint64:
+		return jsonNumber(fmt.Sprint(x))
+	case float64:
+		return jsonNumber(fmt.Sprint(x))
+	case map[string]any:
+		for k, c := range x {
+			x[k] = normalizeGo(c)
+		}
+	case []any:
+		for i := range x {
+			x[i] = normalizeGo(x[i])
+		}
+	}
+	return v
+}
+
+func (t *Twin) checkAuth(ctx context.Context) error {
+	if t.opts.Username == "" && t.opts.Password == "" {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	u, p := first(md.Get("username")), first(md.Get("password"))
+	okU := subtle.ConstantTimeCompare([]byte(u), []byte(t.opts.Username)) == 1
+	okP := subtle.ConstantTimeCompare([]byte(p), []byte(t.opts.Password)) == 1
+	if !okU || !okP {
+		return status.Error(codes.Unauthenticated, "authentication failed")
+	}
+	return nil
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+func (t *Twin) unaryAuth(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := t.checkAuth(ctx); err != nil {
+		return nil, err
+	}
+	if err := t.stall(ctx); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+func (t *Twin) streamAuth(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := t.checkAuth(ss.Context()); err != nil {
+		return err
+	}
+	if err := t.stall(ss.Context()); err != nil {
+		return err
+	}
+	return h(srv, ss)
+}
+
+// stall applies the delay and hang faults.
+func (t *Twin) stall(ctx context.Context) error {
+	t.mu.Lock()
+	d, hang := t.delay, t.hang
+	t.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	if d > 0 {
+		tm := time.NewTimer(d)
+		defer tm.Stop()
+		select {
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-tm.C:
+		}
+	}
+	return nil
+}
+
+// trackingListener remembers accepted connections so a fault can drop them.
+type trackingListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.conns[c] = struct{}{}
+	l.mu.Unlock()
+	return &trackedConn{Conn: c, l: l}, nil
+}
+
+func (l *trackingListener) dropAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := range l.conns {
+		c.Close()
+		delete(l.conns, c)
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	l *trackingListener
+}
+
+func (c *trackedConn) Close() error {
+	c.l.mu.Lock()
+	delete(c.l.conns, c.Conn)
+	c.l.mu.Unlock()
+	return c.Conn.Close()
+}
