@@ -1,0 +1,217 @@
+package perftest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"strconv"
+	"time"
+
+	"github.com/fabricctl/fabricctl/internal/remote"
+)
+
+// Side is one end of a perftest pair: where it runs and which device it uses.
+type Side struct {
+	Runner remote.Runner
+	End    End
+	// Addr is the address the client connects to (the server's RoCE IPv4
+	// address); unused on the client side.
+	Addr string
+}
+
+// Engine runs perftest pairs. The zero value uses the defaults below.
+type Engine struct {
+	// ToolDir is where the perftest binaries are on the hosts ("" = $PATH).
+	ToolDir string
+	// ReadyTimeout bounds the wait for the server to listen (default 10s).
+	ReadyTimeout time.Duration
+	// Slack is added to the test's own duration to bound the client (default
+	// 30s; iteration-mode tests get Slack alone).
+	Slack time.Duration
+	// Poll is the ready-check interval (default 100ms).
+	Poll time.Duration
+	// Log receives debug events; nil = discard.
+	Log *slog.Logger
+}
+
+// ErrNotReady is wrapped when a server does not start listening in time.
+var ErrNotReady = errors.New("perftest server did not become ready")
+
+// PairResult is a finished pair.
+type PairResult struct {
+	Report       *Report
+	ClientArgv   []string
+	ServerArgv   []string
+	ClientOutput []byte
+	ServerOutput []byte
+	Elapsed      time.Duration
+}
+
+func (e *Engine) defaults() (ready, slack, poll time.Duration, log *slog.Logger) {
+	ready, slack, poll, log = e.ReadyTimeout, e.Slack, e.Poll, e.Log
+	if ready <= 0 {
+		ready = 10 * time.Second
+	}
+	if slack <= 0 {
+		slack = 30 * time.Second
+	}
+	if poll <= 0 {
+		poll = 100 * time.Millisecond
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return
+}
+
+// serverBanner is what a perftest server prints before it accepts the
+// client's TCP connection ("* Waiting for client to connect... *").
+var serverBanner = []byte("Waiting for client")
+
+// RunPair runs spec between server and client: it starts the server, waits
+// until it is ready (its banner on stdout, or its TCP port listening per
+// `ss -Hltn`), runs the client, waits for the server to finish, and parses
+// the client's report. Every process it started is killed when it returns,
+// on success, failure or when ctx ends.
+func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tcpPort int) (*PairResult, error) {
+	readyTimeout, slack, poll, log := e.defaults()
+	sargv, err := spec.Argv(server.End, tcpPort, "")
+	if err != nil {
+		return nil, err
+	}
+	cargv, err := spec.Argv(client.End, tcpPort, server.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if server.Addr == "" {
+		return nil, fmt.Errorf("%s: server %s has no address to connect to", spec.Tool, server.Runner.Host())
+	}
+	if e.ToolDir != "" {
+		sargv[0] = path.Join(e.ToolDir, sargv[0])
+		cargv[0] = path.Join(e.ToolDir, cargv[0])
+	}
+	res := &PairResult{ServerArgv: sargv, ClientArgv: cargv}
+	start := time.Now()
+
+	sh, ch := server.Runner.Host(), client.Runner.Host()
+	log.Debug("perftest server start", "target", sh, "argv", sargv)
+	srv, err := server.Runner.Start(ctx, sargv)
+	if err != nil {
+		return nil, fmt.Errorf("perftest %s server on %s: %w", spec.Tool, sh, err)
+	}
+	srvDone := make(chan struct{})
+	var srvRes remote.Result
+	var srvErr error
+	go func() {
+		srvRes, srvErr = srv.Wait()
+		close(srvDone)
+	}()
+	defer func() {
+		_, _ = srv.Stop()
+		<-srvDone
+	}()
+
+	if err := e.waitReady(ctx, server.Runner, srv, srvDone, tcpPort, readyTimeout, poll); err != nil {
+		_, _ = srv.Stop()
+		<-srvDone
+		return nil, fmt.Errorf("perftest %s server on %s port %d: %w%s", spec.Tool, sh, tcpPort, err, tail(srvRes.Stderr, srv.Output()))
+	}
+
+	limit := slack
+	if spec.Duration > 0 {
+		limit += spec.Duration
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	log.Debug("perftest client start", "target", ch, "argv", cargv)
+	cres, cerr := client.Runner.Run(cctx, cargv, nil)
+	res.ClientOutput = cres.Stdout
+	if cerr != nil {
+		_, _ = srv.Stop()
+		<-srvDone
+		res.ServerOutput = srv.Output()
+		switch {
+		case ctx.Err() != nil:
+			return res, fmt.Errorf("perftest %s %s -> %s: %w", spec.Tool, ch, sh, ctx.Err())
+		case cctx.Err() != nil:
+			return res, fmt.Errorf("perftest %s %s -> %s: client did not finish within %v: %w", spec.Tool, ch, sh, limit, cctx.Err())
+		}
+		return res, fmt.Errorf("perftest %s %s -> %s: client: %w", spec.Tool, ch, sh, cerr)
+	}
+
+	// The server ends on its own once the client is done.
+	select {
+	case <-srvDone:
+	case <-time.After(readyTimeout):
+		_, _ = srv.Stop()
+		<-srvDone
+	case <-ctx.Done():
+		_, _ = srv.Stop()
+		<-srvDone
+	}
+	res.ServerOutput = srvRes.Stdout
+	if len(res.ServerOutput) == 0 {
+		res.ServerOutput = srv.Output()
+	}
+	res.Elapsed = time.Since(start)
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("perftest %s %s -> %s: %w", spec.Tool, ch, sh, ctx.Err())
+	}
+	var ee *remote.ExitError
+	if srvErr != nil && !(errors.As(srvErr, &ee) && ee.Signal != "") {
+		log.Debug("perftest server exit", "target", sh, "err", srvErr)
+	}
+	rep, err := ParseBytes(ch+":"+spec.Tool, cres.Stdout)
+	if err != nil {
+		return res, fmt.Errorf("perftest %s %s -> %s: %w", spec.Tool, ch, sh, err)
+	}
+	res.Report = rep
+	return res, nil
+}
+
+// waitReady polls until the server prints its banner or listens on port.
+func (e *Engine) waitReady(ctx context.Context, r remote.Runner, srv remote.Process, done <-chan struct{}, port int, timeout, poll time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	filter := "sport = :" + strconv.Itoa(port)
+	for {
+		if bytes.Contains(srv.Output(), serverBanner) {
+			return nil
+		}
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		out, err := r.Run(pctx, []string{"ss", "-Hltn", filter}, nil)
+		cancel()
+		if err == nil && len(bytes.TrimSpace(out.Stdout)) > 0 {
+			return nil
+		}
+		select {
+		case <-done:
+			return errors.New("exited before the client connected")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("%w within %v", ErrNotReady, timeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// tail formats the last output of a failed server for an error message.
+func tail(stderr, stdout []byte) string {
+	b := bytes.TrimSpace(stderr)
+	if len(b) == 0 {
+		b = bytes.TrimSpace(stdout)
+	}
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > 300 {
+		b = b[len(b)-300:]
+	}
+	return ": " + string(b)
+}
