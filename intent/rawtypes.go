@@ -13,8 +13,8 @@ import (
 // They are the single source of the JSON Schema (schema.go).
 
 type rawFile struct {
-	APIVersion string         `yaml:"apiVersion" required:"true" doc:"intent format version; must be fabricctl.io/v1alpha1"`
-	Kind       string         `yaml:"kind" required:"true" doc:"must be Fabric"`
+	APIVersion string         `yaml:"apiVersion" required:"true" enum:"fabricctl.io/v1alpha1" doc:"intent format version; must be fabricctl.io/v1alpha1"`
+	Kind       string         `yaml:"kind" required:"true" enum:"Fabric" doc:"must be Fabric"`
 	Metadata   *rawMetadata   `yaml:"metadata" doc:"name of the fabric"`
 	Policy     *rawPolicy     `yaml:"policy" doc:"fabric-wide RoCE QoS policy (at most one file may define it)"`
 	Inventory  *rawInventory  `yaml:"inventory" doc:"switches, hosts and links (may be split across files)"`
@@ -28,11 +28,11 @@ type rawMetadata struct {
 }
 
 type rawPolicy struct {
-	Preset                *string      `yaml:"preset" doc:"start from a preset: roce-lossless (NVIDIA 'nv set qos roce' lossless defaults) or none"`
+	Preset                *string      `yaml:"preset" enum:"roce-lossless,none" doc:"start from a preset: roce-lossless (NVIDIA 'nv set qos roce' lossless defaults) or none"`
 	MTU                   *int         `yaml:"mtu" range:"1280,16383" doc:"switch port MTU in bytes (default 9216)"`
 	HostMTU               *int         `yaml:"hostMTU" range:"1280,16383" doc:"host netdev MTU in bytes (default 9000)"`
-	RoCEPathMTU           *int         `yaml:"rocePathMTU" doc:"RDMA path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)"`
-	DCBX                  *string      `yaml:"dcbx" doc:"who owns host DCB settings: host-static (default) or switch-willing"`
+	RoCEPathMTU           *int         `yaml:"rocePathMTU" enum:"256,512,1024,2048,4096" doc:"RDMA path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)"`
+	DCBX                  *string      `yaml:"dcbx" enum:"host-static,switch-willing" doc:"who owns host DCB settings: host-static (default) or switch-willing"`
 	GlobalPause           *bool        `yaml:"globalPause" doc:"802.3x link pause; must stay false where PFC is on (default false)"`
 	MaxLosslessPriorities *int         `yaml:"maxLosslessPriorities" range:"1,8" doc:"lossless priorities allowed per port (default 2; platforms may lower it)"`
 	TrustDSCPFullMap      *bool        `yaml:"trustDSCPFullMap" doc:"hosts get all 64 DSCP->priority APP entries (mlnx_qos --trust dscp style) instead of only the class DSCPs"`
@@ -68,7 +68,7 @@ type rawWatchdog struct {
 	Detect  *Duration `yaml:"detect" doc:"how long a queue must be paused before it is declared stuck (default 200ms)"`
 	Restore *Duration `yaml:"restore" doc:"how long the recovery action lasts (default 400ms)"`
 	Poll    *Duration `yaml:"poll" doc:"how often the watchdog polls (default 100ms)"`
-	Action  *string   `yaml:"action" doc:"drop (default), forward or alert"`
+	Action  *string   `yaml:"action" enum:"drop,forward,alert" doc:"drop (default), forward or alert"`
 	Pos     Pos
 }
 
@@ -76,7 +76,7 @@ type rawRoCE struct {
 	ToS         *int    `yaml:"tos" range:"0,255" doc:"IP ToS byte of RDMA traffic: DSCP<<2 | ECT(0) (default from the lossless class, e.g. 106)"`
 	CNPDSCP     *int    `yaml:"cnpDSCP" range:"0,63" doc:"DSCP the NIC sends CNPs with (default: the CNP class's DSCP)"`
 	CNPPriority *int    `yaml:"cnpPriority" range:"0,7" doc:"802.1p priority of CNPs (default: the CNP class's priority)"`
-	Mode        *string `yaml:"mode" doc:"RDMA-CM default RoCE mode (default \"RoCE v2\")"`
+	Mode        *string `yaml:"mode" enum:"RoCE v2,IB/RoCE v1" doc:"RDMA-CM default RoCE mode (default \"RoCE v2\")"`
 	Pos         Pos
 }
 
@@ -89,7 +89,7 @@ type rawInventory struct {
 
 type rawSwitch struct {
 	Name                  string          `yaml:"name" required:"true" doc:"switch name (ranges like leaf{1..4} expand)"`
-	Platform              string          `yaml:"platform" required:"true" doc:"srlinux, sonic, eos or openconfig"`
+	Platform              string          `yaml:"platform" required:"true" enum:"srlinux,sonic,eos,openconfig" doc:"srlinux, sonic, eos or openconfig"`
 	Address               string          `yaml:"address" required:"true" doc:"gNMI host:port (ranges zip with the name)"`
 	Credentials           *rawCredentials `yaml:"credentials" doc:"where to read the gNMI username/password; never the values themselves"`
 	TLS                   *rawTLS         `yaml:"tls" doc:"gNMI TLS settings (TLS is on by default)"`
