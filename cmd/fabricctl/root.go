@@ -25,6 +25,7 @@ type deps struct {
 // commands lists every subcommand constructor. One file per command.
 var commands = []func(*deps) *cobra.Command{
 	newVersionCmd,
+	newSchemaCmd,
 	newPerftestCmd,
 	// more commands are added here, one line each.
 }
