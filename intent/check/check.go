@@ -261,8 +261,7 @@ func switchPath(sw *intent.Switch) string {
 func portPath(sw *intent.Switch, p *intent.Port) string {
 	return switchPath(sw) + ".ports[" + p.Name + "]"
 }
-func hostPath(h *intent.Host) string { return "inventory.hosts[" + h.Name + "]" }
-func linkPath(i int) string          { return fmt.Sprintf("inventory.links[%d]", i) }
+func linkPath(i int) string { return fmt.Sprintf("inventory.links[%d]", i) }
 
 // names lists up to max names and says how many more there are.
 func names(list []string, max int) string {

@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -153,39 +152,62 @@ func (c *checker) losslessLimit() {
 		return
 	}
 	p := &c.f.Policy
-	if limit := p.MaxLosslessPriorities; limit > 0 && n > limit {
-		c.report(Error, pos(c.lossless[limit].Pos, p.Pos), classPath(c.lossless[limit])+".lossless",
-			fmt.Sprintf("make at most %d classes lossless, or raise policy.maxLosslessPriorities", limit),
-			"%d lossless priorities (%s) exceed the policy cap of %d per port", n, c.losslessPrios(), limit)
+	// A switch override wins; otherwise the lower of the platform limit and
+	// the policy cap applies. Group the switches over their limit by limit,
+	// so a 2,000-switch fabric yields one finding per distinct limit.
+	type group struct {
+		why []string // where the limit comes from, deduplicated
+		sws []string
 	}
-	// Group the switches over their limit by the limit, so a 2,000-switch
-	// fabric yields one finding per distinct limit, not one per switch.
-	over := map[int][]string{}
+	over := map[int]*group{}
+	var order []int
+	add := func(limit int, why, sw string) {
+		g := over[limit]
+		if g == nil {
+			g = &group{}
+			over[limit] = g
+			order = append(order, limit)
+		}
+		if !slices.Contains(g.why, why) {
+			g.why = append(g.why, why)
+		}
+		if sw != "" {
+			g.sws = append(g.sws, sw)
+		}
+	}
 	for i := range c.f.Switches {
 		sw := &c.f.Switches[i]
 		pi, ok := c.platform(sw)
 		if !ok || !pi.PFC {
 			continue // FC106
 		}
-		lim := pi.MaxLosslessPriorities
-		if sw.MaxLosslessPriorities > 0 {
-			lim = sw.MaxLosslessPriorities
+		limit, why := pi.MaxLosslessPriorities, "platform "+string(sw.Platform)
+		switch {
+		case sw.MaxLosslessPriorities > 0:
+			limit, why = sw.MaxLosslessPriorities, "switch maxLosslessPriorities"
+		case p.MaxLosslessPriorities > 0 && (limit <= 0 || p.MaxLosslessPriorities < limit):
+			limit, why = p.MaxLosslessPriorities, "policy.maxLosslessPriorities"
 		}
-		if lim > 0 && n > lim {
-			over[lim] = append(over[lim], sw.Name)
+		if limit > 0 && n > limit {
+			add(limit, why, sw.Name)
 		}
 	}
-	lims := make([]int, 0, len(over))
-	for l := range over {
-		lims = append(lims, l)
+	if len(c.f.Switches) == 0 && p.MaxLosslessPriorities > 0 && n > p.MaxLosslessPriorities {
+		add(p.MaxLosslessPriorities, "policy.maxLosslessPriorities", "")
 	}
-	sort.Ints(lims)
-	for _, lim := range lims {
-		sws := over[lim]
-		c.report(Error, pos(c.lossless[lim].Pos, p.Pos), classPath(c.lossless[lim])+".lossless",
-			fmt.Sprintf("make at most %d classes lossless, or set maxLosslessPriorities on the switch if its ASIC buffer profile really allows more", lim),
-			"%d lossless priorities (%s) but %d %s allow at most %d per port: %s",
-			n, c.losslessPrios(), len(sws), plural(len(sws), "switch", "switches"), lim, names(sws, 5))
+	slices.Sort(order)
+	for _, limit := range order {
+		g := over[limit]
+		slices.Sort(g.why)
+		on := ""
+		if len(g.sws) > 0 {
+			on = fmt.Sprintf(" on %d %s (%s)", len(g.sws), plural(len(g.sws), "switch", "switches"), names(g.sws, 5))
+		}
+		cl := c.lossless[limit]
+		c.report(Error, pos(cl.Pos, p.Pos), classPath(cl)+".lossless",
+			fmt.Sprintf("make at most %d classes lossless, or raise maxLosslessPriorities (policy or switch) if the ASIC buffer profile really allows more", limit),
+			"%d lossless priorities (%s) exceed the limit of %d per port (%s)%s",
+			n, c.losslessPrios(), limit, strings.Join(g.why, ", "), on)
 	}
 }
 
@@ -406,9 +428,9 @@ func (c *checker) worstPort(sw *intent.Switch, cell int64) (*intent.Port, headro
 	return wp, wk, wv
 }
 
-// FC111. Assumption (printed in the message): a switch's bufferBytes is the
+// FC111. Assumption (printed in the message): a switch's buffer is the
 // ingress buffer one port can use for lossless traffic; its priority group
-// sends XOFF when it holds bufferBytes minus the headroom reserved for all
+// sends XOFF when it holds the buffer minus the headroom reserved for all
 // lossless priorities of the port; and the egress queue ECN watches is at
 // most as deep as one ingress port's priority group (a single congested
 // sender — the worst case: with N ingress ports feeding it the queue is N
@@ -531,7 +553,7 @@ func (c *checker) headroomFits() {
 				span = fmt.Sprintf("%d ports %s..%s", a.ports, a.port.Name, a.lastPort)
 			}
 			c.report(Error, pos(a.port.Pos, sw.Pos), portPath(sw, a.port),
-				"shorten the cables, lower the MTU, use fewer lossless priorities, or raise bufferBytes if the ASIC really has more",
+				"shorten the cables, lower the MTU, use fewer lossless priorities, or raise buffer if the ASIC really has more",
 				"switch %s, %s (%s): PFC headroom %d x %s = %s exceeds the port buffer of %s (per priority: %s)",
 				sw.Name, span, k, n, bytesStr(v.perPrio), bytesStr(v.perPrio*n), bytesStr(sw.BufferBytes), v.breakdown())
 		}
@@ -539,8 +561,8 @@ func (c *checker) headroomFits() {
 	for _, k := range unknownKey {
 		a, v := unknown[k], c.headroom[k]
 		c.report(Info, pos(a.port.Pos, a.sw.Pos), portPath(a.sw, a.port),
-			"set bufferBytes on the switches to check headroom (FC112) and ECN-before-PFC (FC111) against the ASIC's buffer",
-			"PFC headroom at %s: %s per lossless priority (%s), x %d = %s per port; %d %s on %d %s (%s) have no bufferBytes, so it is not checked",
+			"set buffer on the switches to check headroom (FC112) and ECN-before-PFC (FC111) against the ASIC's buffer",
+			"PFC headroom at %s: %s per lossless priority (%s), x %d = %s per port; %d %s on %d %s (%s) have no buffer, so it is not checked",
 			k, bytesStr(v.perPrio), v.breakdown(), n, bytesStr(v.perPrio*n),
 			a.ports, plural(a.ports, "port", "ports"), len(a.switches), plural(len(a.switches), "switch", "switches"), names(a.switches, 3))
 	}

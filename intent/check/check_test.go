@@ -1,0 +1,472 @@
+package check
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+// at returns a position on line n of fabric.yaml.
+func at(n int) intent.Pos { return intent.Pos{File: "fabric.yaml", Line: n, Col: 3} }
+
+// goodFabric is a clean 2-leaf, 2-spine pod with 4 hosts and the
+// roce-lossless preset: Run must find nothing in it. Each test case mutates a
+// fresh copy.
+func goodFabric() *intent.Fabric {
+	leafPorts := func(line int) []intent.Port {
+		var ps []intent.Port
+		for i := 1; i <= 6; i++ {
+			ps = append(ps, intent.Port{Name: fmt.Sprintf("ethernet-1/%d", i), Speed: 400e9, CableMeters: 3, Pos: at(line)})
+		}
+		return ps
+	}
+	spinePorts := func(line int) []intent.Port {
+		var ps []intent.Port
+		for i := 0; i < 4; i++ {
+			ps = append(ps, intent.Port{Name: fmt.Sprintf("Ethernet%d", i*4), Speed: 400e9, CableMeters: 3, Pos: at(line)})
+		}
+		return ps
+	}
+	f := &intent.Fabric{
+		Name:  "pod1",
+		Files: []string{"fabric.yaml"},
+		Pos:   at(1),
+		Policy: intent.Policy{
+			Preset: "roce-lossless",
+			Classes: []intent.Class{
+				{Name: "default", Priority: 0, Weight: 50, Default: true, Pos: at(10)},
+				{Name: "roce", DSCP: []int{26}, Priority: 3, Lossless: true, Weight: 50, Pos: at(12),
+					ECN: &intent.ECN{MinBytes: 150_000, MaxBytes: 1_501_500, Probability: 100, Pos: at(14)}},
+				{Name: "cnp", DSCP: []int{48}, Priority: 6, Strict: true, CNP: true, Pos: at(18)},
+			},
+			MTU:                   9216,
+			HostMTU:               9000,
+			RoCEPathMTU:           4096,
+			DCBX:                  intent.DCBXHostStatic,
+			Watchdog:              intent.Watchdog{Enabled: true, Detect: 200 * time.Millisecond, Restore: 400 * time.Millisecond, Poll: 100 * time.Millisecond, Action: intent.WatchdogDrop, Pos: at(22)},
+			RoCE:                  intent.RoCEHost{ToS: 106, CNPDSCP: 48, CNPPriority: 6, Mode: "RoCE v2", Pos: at(27)},
+			MaxLosslessPriorities: 2,
+			Pos:                   at(5),
+		},
+		Switches: []intent.Switch{
+			{Name: "leaf1", Platform: intent.PlatformSRLinux, BufferBytes: 2_000_000, Ports: leafPorts(42), Pos: at(40)},
+			{Name: "leaf2", Platform: intent.PlatformSRLinux, BufferBytes: 2_000_000, Ports: leafPorts(47), Pos: at(45)},
+			{Name: "spine1", Platform: intent.PlatformSONiC, BufferBytes: 2_000_000, Ports: spinePorts(52), Pos: at(50)},
+			{Name: "spine2", Platform: intent.PlatformSONiC, BufferBytes: 2_000_000, Ports: spinePorts(57), Pos: at(55)},
+		},
+	}
+	for i := 1; i <= 4; i++ {
+		f.Hosts = append(f.Hosts, intent.Host{
+			Name: fmt.Sprintf("gpu%d", i), Address: fmt.Sprintf("10.0.1.%d", i), Pos: at(60 + 5*i),
+			NICs: []intent.NIC{{Interface: "ens1f0np0", RDMADevice: "mlx5_0", RDMAPort: 1, Speed: 400e9, Pos: at(62 + 5*i)}},
+		})
+	}
+	link := func(a, b string) {
+		an, ap, _ := strings.Cut(a, ":")
+		bn, bp, _ := strings.Cut(b, ":")
+		f.Links = append(f.Links, intent.Link{A: intent.Endpoint{Node: an, Port: ap}, B: intent.Endpoint{Node: bn, Port: bp}, Pos: at(100 + len(f.Links))})
+	}
+	link("gpu1:ens1f0np0", "leaf1:ethernet-1/1")
+	link("gpu2:ens1f0np0", "leaf1:ethernet-1/2")
+	link("gpu3:ens1f0np0", "leaf2:ethernet-1/1")
+	link("gpu4:ens1f0np0", "leaf2:ethernet-1/2")
+	link("leaf1:ethernet-1/3", "spine1:Ethernet0")
+	link("leaf1:ethernet-1/4", "spine2:Ethernet0")
+	link("leaf2:ethernet-1/3", "spine1:Ethernet4")
+	link("leaf2:ethernet-1/4", "spine2:Ethernet4")
+	return f
+}
+
+// got is the part of a finding the rule tests compare: rule, severity, path.
+type got struct {
+	ID       string
+	Severity Severity
+	Path     string
+}
+
+func summarize(fs []Finding) []got {
+	out := make([]got, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, got{f.ID, f.Severity, f.Path})
+	}
+	return out
+}
+
+func TestGoodFabricIsClean(t *testing.T) {
+	if fs := Run(goodFabric(), Options{}); len(fs) != 0 {
+		t.Fatalf("Run(goodFabric) = %d findings, want none:\n%s", len(fs), dump(fs))
+	}
+}
+
+func dump(fs []Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "  %s\n    fix: %s\n", f, f.Fix)
+	}
+	return b.String()
+}
+
+func class(f *intent.Fabric, name string) *intent.Class { return f.Policy.ClassByName(name) }
+
+func TestRules(t *testing.T) {
+	lossless := func(f *intent.Fabric, name string, prio, dscp int) {
+		f.Policy.Classes = append(f.Policy.Classes, intent.Class{Name: name, DSCP: []int{dscp}, Priority: prio, Lossless: true, Strict: true,
+			ECN: &intent.ECN{MinBytes: 150_000, MaxBytes: 1_000_000, Probability: 100, Pos: at(31)}, Pos: at(30)})
+	}
+	tests := []struct {
+		name   string
+		mutate func(f *intent.Fabric)
+		opts   Options
+		want   []got
+	}{
+		// FC101
+		{"dscp out of range", func(f *intent.Fabric) { class(f, "roce").DSCP = []int{26, 64} },
+			Options{}, []got{{"FC101", Error, "policy.classes[roce].dscp"}}},
+		{"host cnp dscp out of range", func(f *intent.Fabric) { f.Policy.RoCE.CNPDSCP = -1 },
+			Options{}, []got{{"FC101", Error, "policy.roce.cnpDSCP"}}},
+		// FC102
+		{"dscp in two classes", func(f *intent.Fabric) { class(f, "default").DSCP = []int{0, 26} },
+			Options{}, []got{{"FC102", Error, "policy.classes[roce].dscp"}}},
+		// FC103
+		{"class priority out of range", func(f *intent.Fabric) { class(f, "cnp").Priority = 8; f.Policy.RoCE.CNPPriority = 8 },
+			Options{}, []got{{"FC103", Error, "policy.classes[cnp].priority"}, {"FC103", Error, "policy.roce.cnpPriority"}}},
+		// FC104
+		{"priority in two classes", func(f *intent.Fabric) {
+			f.Policy.Classes = append(f.Policy.Classes, intent.Class{Name: "mgmt", DSCP: []int{10}, Priority: 0, Strict: true, Pos: at(30)})
+		}, Options{}, []got{{"FC104", Error, "policy.classes[mgmt].priority"}}},
+		// FC105
+		{"two lossless priorities are fine", func(f *intent.Fabric) { lossless(f, "storage", 4, 24) }, Options{}, nil},
+		{"three lossless priorities", func(f *intent.Fabric) {
+			lossless(f, "storage", 4, 24)
+			lossless(f, "ml", 5, 34)
+		}, Options{}, []got{{"FC105", Error, "policy.classes[ml].lossless"}}},
+		{"three lossless allowed by switch override", func(f *intent.Fabric) {
+			lossless(f, "storage", 4, 24)
+			lossless(f, "ml", 5, 34)
+			for i := range f.Switches {
+				f.Switches[i].MaxLosslessPriorities = 3
+			}
+		}, Options{}, nil},
+		{"three lossless, override on leaves only", func(f *intent.Fabric) {
+			lossless(f, "storage", 4, 24)
+			lossless(f, "ml", 5, 34)
+			f.Policy.MaxLosslessPriorities = 4
+			f.Switches[0].MaxLosslessPriorities = 3
+			f.Switches[1].MaxLosslessPriorities = 3
+		}, Options{}, []got{{"FC105", Error, "policy.classes[ml].lossless"}}}, // spines: sonic limit 2
+		// FC106
+		{"openconfig switch with lossless class", func(f *intent.Fabric) { f.Switches[2].Platform = intent.PlatformOpenConfig },
+			Options{}, []got{{"FC106", Error, "inventory.switches[spine1].platform"}}},
+		{"unknown platform", func(f *intent.Fabric) { f.Switches[3].Platform = "junos" },
+			Options{}, []got{{"FC106", Error, "inventory.switches[spine2].platform"}}},
+		{"platform from options", func(f *intent.Fabric) { f.Switches[3].Platform = "junos" },
+			Options{Platform: func(p intent.Platform) (PlatformInfo, bool) {
+				if p == "junos" {
+					return PlatformInfo{PFC: true, MaxLosslessPriorities: 2}, true
+				}
+				return DefaultPlatform(p)
+			}}, nil},
+		// FC107
+		{"cnp class lossless", func(f *intent.Fabric) {
+			c := class(f, "cnp")
+			c.Lossless = true
+			c.ECN = &intent.ECN{MinBytes: 150_000, MaxBytes: 1_000_000, Probability: 100}
+		}, Options{}, []got{{"FC107", Error, "policy.classes[cnp].lossless"}}},
+		{"cnp class not strict", func(f *intent.Fabric) {
+			class(f, "cnp").Strict = false
+			class(f, "cnp").Weight = 20
+			class(f, "default").Weight = 30
+		}, Options{}, []got{{"FC107", Error, "policy.classes[cnp].strict"}}},
+		{"no cnp class", func(f *intent.Fabric) {
+			f.Policy.Classes = f.Policy.Classes[:2]
+		}, Options{}, []got{{"FC107", Warning, "policy.classes"}}},
+		// FC108
+		{"host cnp dscp mismatch", func(f *intent.Fabric) { f.Policy.RoCE.CNPDSCP = 4 },
+			Options{}, []got{{"FC108", Error, "policy.roce.cnpDSCP"}}},
+		{"host cnp priority mismatch", func(f *intent.Fabric) { f.Policy.RoCE.CNPPriority = 5 },
+			Options{}, []got{{"FC108", Error, "policy.roce.cnpPriority"}}},
+		// FC109
+		{"lossless without ecn", func(f *intent.Fabric) { class(f, "roce").ECN = nil },
+			Options{}, []got{{"FC109", Error, "policy.classes[roce].ecn"}}},
+		// FC110
+		{"ecn min above max", func(f *intent.Fabric) { class(f, "roce").ECN.MinBytes = 2_000_000 },
+			Options{}, []got{{"FC110", Error, "policy.classes[roce].ecn.min"}}},
+		{"ecn min below one mtu", func(f *intent.Fabric) { class(f, "roce").ECN.MinBytes = 1000 },
+			Options{}, []got{{"FC110", Error, "policy.classes[roce].ecn.min"}}},
+		{"ecn probability zero", func(f *intent.Fabric) { class(f, "roce").ECN.Probability = 0 },
+			Options{}, []got{{"FC110", Error, "policy.classes[roce].ecn.probability"}}},
+		// FC111: 400G, 3 m, 9216 needs 148,059 B (mlx5); 1.6 MB - that < 1.5 MB.
+		{"ecn max above xoff depth", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 1_600_000 },
+			Options{}, []got{{"FC111", Error, "policy.classes[roce].ecn.max"}}},
+		{"ecn max just below xoff depth", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 1_501_500 + 148_059 },
+			Options{}, nil},
+		// FC112
+		{"buffer too small for headroom", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 100_000 },
+			Options{}, []got{{"FC112", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
+		{"buffer exactly the headroom", func(f *intent.Fabric) {
+			f.Switches[0].BufferBytes = 148_059
+			class(f, "roce").ECN.MinBytes = 100_000
+			class(f, "roce").ECN.MaxBytes = 148_059 // not checked: no room before XOFF
+		}, Options{}, nil},
+		{"buffer one cell short", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 148_059 },
+			Options{Platform: func(p intent.Platform) (PlatformInfo, bool) {
+				pi, ok := DefaultPlatform(p)
+				pi.BufferCellBytes = 256
+				return pi, ok
+			}}, []got{{"FC112", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
+		{"no buffer given", func(f *intent.Fabric) {
+			for i := range f.Switches {
+				f.Switches[i].BufferBytes = 0
+			}
+		}, Options{}, []got{{"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
+		{"port without speed", func(f *intent.Fabric) { f.Switches[1].Ports[5].Speed = 0 },
+			Options{}, []got{{"FC112", Warning, "inventory.switches[leaf2].ports"}}},
+		// FC113
+		{"ets weights not 100", func(f *intent.Fabric) { class(f, "roce").Weight = 40 },
+			Options{}, []got{{"FC113", Error, "policy.classes"}}},
+		{"ets zero weight", func(f *intent.Fabric) {
+			class(f, "roce").Weight = 100
+			class(f, "default").Weight = 0
+		}, Options{}, []got{{"FC113", Warning, "policy.classes[default].weight"}}},
+		// FC114
+		{"watchdog off", func(f *intent.Fabric) { f.Policy.Watchdog.Enabled = false },
+			Options{}, []got{{"FC114", Warning, "policy.watchdog"}}},
+		{"watchdog poll not below detect", func(f *intent.Fabric) { f.Policy.Watchdog.Poll = 200 * time.Millisecond },
+			Options{}, []got{{"FC114", Error, "policy.watchdog.poll"}}},
+		{"watchdog restore below detect", func(f *intent.Fabric) { f.Policy.Watchdog.Restore = 150 * time.Millisecond },
+			Options{}, []got{{"FC114", Error, "policy.watchdog.restore"}}},
+		{"watchdog off without lossless classes is fine", func(f *intent.Fabric) {
+			f.Policy.Watchdog.Enabled = false
+			class(f, "roce").Lossless = false
+			f.Policy.RoCE.ToS = 0<<2 | 2
+			class(f, "roce").DSCP = []int{26}
+			f.Policy.Classes[0].DSCP = nil
+		}, Options{}, nil},
+		// FC115
+		{"watchdog detect above srlinux and sonic max", func(f *intent.Fabric) {
+			f.Policy.Watchdog.Detect = 6 * time.Second
+			f.Policy.Watchdog.Restore = 6 * time.Second
+		}, Options{}, []got{
+			{"FC115", Error, "policy.watchdog.detect"},  // sonic
+			{"FC115", Error, "policy.watchdog.detect"},  // srlinux
+			{"FC115", Error, "policy.watchdog.restore"}, // srlinux
+		}},
+		{"watchdog detect below sonic min only", func(f *intent.Fabric) {
+			f.Policy.Watchdog.Detect = 50 * time.Millisecond
+			f.Policy.Watchdog.Poll = 0
+		}, Options{}, []got{{"FC115", Error, "policy.watchdog.detect"}}},
+		// FC116
+		{"global pause on", func(f *intent.Fabric) { f.Policy.GlobalPause = true },
+			Options{}, []got{{"FC116", Error, "policy.globalPause"}}},
+		// FC117
+		{"host mtu above switch mtu", func(f *intent.Fabric) { f.Policy.HostMTU = 9300 },
+			Options{}, []got{{"FC117", Error, "policy.hostMTU"}}},
+		{"host-facing port mtu below host mtu", func(f *intent.Fabric) { f.Switches[0].Ports[0].MTU = 1500 },
+			Options{}, []got{{"FC117", Error, "inventory.links[0]"}}},
+		{"switch link mtu mismatch", func(f *intent.Fabric) { f.Switches[2].Ports[0].MTU = 9100 },
+			Options{}, []got{{"FC117", Error, "inventory.links[4]"}}},
+		// FC118
+		{"roce path mtu not an IB mtu", func(f *intent.Fabric) { f.Policy.RoCEPathMTU = 3000 },
+			Options{}, []got{{"FC118", Error, "policy.rocePathMTU"}}},
+		{"roce path mtu above host mtu", func(f *intent.Fabric) { f.Policy.HostMTU = 4150 },
+			Options{}, []got{{"FC118", Error, "policy.rocePathMTU"}}},
+		{"roce path mtu exactly fits", func(f *intent.Fabric) { f.Policy.HostMTU = 4096 + 96 }, Options{}, nil},
+		// FC119
+		{"tos with CE", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 107 },
+			Options{}, []got{{"FC119", Error, "policy.roce.tos"}}},
+		{"tos not-ECT", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 104 },
+			Options{}, []got{{"FC119", Warning, "policy.roce.tos"}}},
+		{"tos ECT(1)", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 105 },
+			Options{}, []got{{"FC119", Warning, "policy.roce.tos"}}},
+		{"tos in the lossy class", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 2 },
+			Options{}, []got{{"FC119", Error, "policy.roce.tos"}}},
+		{"tos 0: lossy and not-ECT", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 0 },
+			Options{}, []got{{"FC119", Error, "policy.roce.tos"}, {"FC119", Warning, "policy.roce.tos"}}},
+		{"tos out of range", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 300 },
+			Options{}, []got{{"FC119", Error, "policy.roce.tos"}}},
+		// FC120
+		{"dcbx unset", func(f *intent.Fabric) { f.Policy.DCBX = "" },
+			Options{}, []got{{"FC120", Error, "policy.dcbx"}}},
+		{"dcbx switch-willing", func(f *intent.Fabric) { f.Policy.DCBX = intent.DCBXSwitchWilling }, Options{}, nil},
+		{"dcbx switch-willing and host writes APP table", func(f *intent.Fabric) {
+			f.Policy.DCBX = intent.DCBXSwitchWilling
+			f.Policy.TrustDSCPFullMap = true
+		}, Options{}, []got{{"FC120", Warning, "policy.trustDSCPFullMap"}}},
+		// FC121
+		{"link to unknown node", func(f *intent.Fabric) { f.Links[0].A.Node = "gpu9" },
+			Options{}, []got{{"FC121", Error, "inventory.links[0]"}}},
+		{"link to unknown switch port", func(f *intent.Fabric) { f.Links[0].B.Port = "ethernet-1/99" },
+			Options{}, []got{{"FC121", Error, "inventory.links[0]"}}},
+		{"link to unknown host nic", func(f *intent.Fabric) { f.Links[0].A.Port = "eth9" },
+			Options{}, []got{{"FC121", Error, "inventory.links[0]"}}},
+		{"link to itself", func(f *intent.Fabric) { f.Links[0].A = f.Links[0].B },
+			Options{}, []got{{"FC121", Error, "inventory.links[0]"}}},
+		// FC122
+		{"port used twice", func(f *intent.Fabric) { f.Links[1].B.Port = "ethernet-1/1" },
+			Options{}, []got{{"FC122", Error, "inventory.links[1]"}}},
+		// FC123
+		{"leaf-leaf link closes a cycle", func(f *intent.Fabric) {
+			f.Links = append(f.Links, intent.Link{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/5"}, B: intent.Endpoint{Node: "leaf2", Port: "ethernet-1/5"}, Pos: at(120)})
+		}, Options{}, []got{{"FC123", Warning, "inventory.links[8]"}}},
+		{"spine-spine link closes a cycle", func(f *intent.Fabric) {
+			f.Links = append(f.Links, intent.Link{A: intent.Endpoint{Node: "spine1", Port: "Ethernet8"}, B: intent.Endpoint{Node: "spine2", Port: "Ethernet8"}, Pos: at(120)})
+		}, Options{}, []got{{"FC123", Warning, "inventory.links[8]"}}},
+		{"parallel uplinks are not a cycle", func(f *intent.Fabric) {
+			f.Links = append(f.Links, intent.Link{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/5"}, B: intent.Endpoint{Node: "spine1", Port: "Ethernet8"}, Pos: at(120)})
+		}, Options{}, nil},
+		{"leaf-leaf link on no cycle", func(f *intent.Fabric) {
+			f.Links = f.Links[:4] // hosts only, no spines
+			f.Links = append(f.Links, intent.Link{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/5"}, B: intent.Endpoint{Node: "leaf2", Port: "ethernet-1/5"}, Pos: at(120)})
+		}, Options{}, nil},
+		{"ring of switches without hosts", func(f *intent.Fabric) {
+			f.Links = []intent.Link{
+				{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/3"}, B: intent.Endpoint{Node: "spine1", Port: "Ethernet0"}, Pos: at(100)},
+				{A: intent.Endpoint{Node: "spine1", Port: "Ethernet4"}, B: intent.Endpoint{Node: "spine2", Port: "Ethernet4"}, Pos: at(101)},
+				{A: intent.Endpoint{Node: "spine2", Port: "Ethernet0"}, B: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/4"}, Pos: at(102)},
+			}
+		}, Options{}, []got{{"FC123", Warning, "inventory.links[0]"}}},
+		{"chain of switches without hosts", func(f *intent.Fabric) {
+			f.Links = []intent.Link{
+				{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/3"}, B: intent.Endpoint{Node: "spine1", Port: "Ethernet0"}, Pos: at(100)},
+				{A: intent.Endpoint{Node: "spine1", Port: "Ethernet4"}, B: intent.Endpoint{Node: "spine2", Port: "Ethernet4"}, Pos: at(101)},
+			}
+		}, Options{}, nil},
+	}
+	var all strings.Builder // every message, for the golden file
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := goodFabric()
+			tt.mutate(f)
+			fs := Run(f, tt.opts)
+			if diff := cmp.Diff(tt.want, summarize(fs), cmpEmpty); diff != "" {
+				t.Errorf("Run() mismatch (-want +got):\n%s\nfindings:\n%s", diff, dump(fs))
+			}
+			fmt.Fprintf(&all, "== %s\n%s", tt.name, dump(fs))
+			for _, w := range tt.want {
+				covered[w.ID] = true
+			}
+		})
+	}
+	for _, r := range Rules() {
+		if !covered[r.ID] {
+			t.Errorf("rule %s (%s) has no positive test case", r.ID, r.Name)
+		}
+	}
+	golden(t, "rules.golden", all.String())
+}
+
+var update = flag.Bool("update", false, "update golden files")
+
+// golden compares got with testdata/name, or rewrites it with -update. The
+// golden file is what a reviewer reads to judge the messages and fixes.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run go test -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestRuleTable(t *testing.T) {
+	rules := Rules()
+	for i, r := range rules {
+		if r.ID == "" || r.Name == "" || r.Summary == "" || r.run == nil {
+			t.Errorf("rule %d (%s) is incomplete", i, r.ID)
+		}
+		if i > 0 && rules[i-1].ID >= r.ID {
+			t.Errorf("rule IDs not strictly ascending: %s then %s", rules[i-1].ID, r.ID)
+		}
+	}
+	rules[0].ID = "changed"
+	if Rules()[0].ID == "changed" {
+		t.Error("Rules() returned the table itself, not a copy")
+	}
+}
+
+func TestRunNeverPanics(t *testing.T) {
+	if got := Run(nil, Options{}); got != nil {
+		t.Errorf("Run(nil) = %v, want nil", got)
+	}
+	weird := goodFabric()
+	weird.Policy.Classes = append(weird.Policy.Classes,
+		intent.Class{Name: "neg", DSCP: []int{-5, 99}, Priority: -1, Lossless: true, Weight: -10, ECN: &intent.ECN{MinBytes: -1, MaxBytes: -2, Probability: 1000}},
+		intent.Class{Name: "hi", Priority: 99, Lossless: true, CNP: true})
+	weird.Policy.RoCE.ToS = -3
+	weird.Policy.HostMTU = -1
+	weird.Switches = append(weird.Switches, intent.Switch{Name: "leaf1", Platform: "x", BufferBytes: -1,
+		Ports: []intent.Port{{Name: "p", Speed: -1}, {Name: "p", Speed: 1, CableMeters: -3}}})
+	weird.Links = append(weird.Links, intent.Link{}, intent.Link{A: intent.Endpoint{Node: "leaf1"}, B: intent.Endpoint{Node: "leaf1"}})
+	for _, f := range []*intent.Fabric{{}, weird} {
+		fs := Run(f, Options{CellFactor: -1})
+		for _, x := range fs {
+			if x.ID == "" || x.Message == "" || x.Fix == "" {
+				t.Errorf("incomplete finding %+v", x)
+			}
+		}
+	}
+}
+
+func TestSeverityText(t *testing.T) {
+	for _, s := range []Severity{Info, Warning, Error} {
+		b, err := s.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Severity
+		if err := back.UnmarshalText(b); err != nil || back != s {
+			t.Errorf("round trip of %v: got %v, %v", s, back, err)
+		}
+	}
+	var s Severity
+	if err := s.UnmarshalText([]byte("fatal")); err == nil {
+		t.Error("UnmarshalText(fatal) succeeded, want an error")
+	}
+	if _, err := Severity(7).MarshalText(); err == nil {
+		t.Error("MarshalText(7) succeeded, want an error")
+	}
+}
+
+func TestSortedByPosition(t *testing.T) {
+	f := goodFabric()
+	f.Policy.RoCE.ToS = 107           // line 27
+	class(f, "roce").Weight = 40      // line 10
+	f.Switches[0].BufferBytes = 1_000 // line 42
+	f.Policy.GlobalPause = true       // line 5
+	fs := Run(f, Options{})
+	var lines []int
+	for _, x := range fs {
+		lines = append(lines, x.Pos.Line)
+	}
+	if diff := cmp.Diff([]int{5, 10, 27, 42}, lines); diff != "" {
+		t.Errorf("finding lines (-want +got):\n%s\n%s", diff, dump(fs))
+	}
+}
+
+var cmpEmpty = cmp.Comparer(func(a, b []got) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return cmp.Equal(a, b)
+})
