@@ -87,7 +87,7 @@ func (l *errList) result() error {
 	l.errs.Sort()
 	if l.dropped > 0 {
 		last := l.errs[len(l.errs)-1]
-		l.errs = append(l.errs, &Error{Pos: Pos{File: last.Pos.File}, Msg: fmt.Sprintf("%d more errors not shown", l.dropped)})
+		l.errs = append(l.errs, &Error{Pos: last.Pos, Msg: fmt.Sprintf("... and %d more errors not shown", l.dropped)})
 	}
 	return l.errs
 }
