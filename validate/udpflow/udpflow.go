@@ -1,0 +1,431 @@
+// Package udpflow is a traffic engine that needs no RDMA NIC: DSCP-marked
+// UDP flows whose packets carry a flow id, a sequence number and a send
+// timestamp. A Receiver counts what arrives per flow (loss, duplicates,
+// reordering, one-way latency percentiles, throughput, the ToS byte as
+// received); Send paces one flow at a fixed rate.
+//
+// It proves what a fabric does to a class of traffic (drops under
+// congestion, re-marking, reordering) on labs without RDMA hardware. One-way
+// latency is exact only when sender and receiver share a clock (one machine,
+// network namespaces) or are PTP-synchronised; across NTP hosts it carries
+// the clock offset.
+package udpflow
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/netip"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// HeaderLen is the size of the header every packet starts with.
+const HeaderLen = 32
+
+// MinSize and MaxSize bound the UDP payload size.
+const (
+	MinSize = HeaderLen
+	MaxSize = 65000
+)
+
+var magic = [4]byte{'F', 'C', 'V', '1'}
+
+const (
+	kindData = 1
+	kindEnd  = 2
+)
+
+// header is the packet header: magic[4] kind[1] pad[3] flow[4] pad[4]
+// seq[8] sendUnixNano[8], big endian.
+type header struct {
+	kind uint8
+	flow uint32
+	seq  uint64
+	sent int64
+}
+
+func (h header) put(b []byte) {
+	copy(b[0:4], magic[:])
+	b[4] = h.kind
+	binary.BigEndian.PutUint32(b[8:12], h.flow)
+	binary.BigEndian.PutUint64(b[16:24], h.seq)
+	binary.BigEndian.PutUint64(b[24:32], uint64(h.sent))
+}
+
+func parseHeader(b []byte) (header, bool) {
+	if len(b) < HeaderLen || [4]byte(b[0:4]) != magic {
+		return header{}, false
+	}
+	h := header{kind: b[4], flow: binary.BigEndian.Uint32(b[8:12]), seq: binary.BigEndian.Uint64(b[16:24]), sent: int64(binary.BigEndian.Uint64(b[24:32]))}
+	if h.kind != kindData && h.kind != kindEnd {
+		return header{}, false
+	}
+	return h, true
+}
+
+// SendConfig is one flow.
+type SendConfig struct {
+	Flow uint32
+	// ToS is the IP ToS byte (DSCP<<2 | ECN), set with IP_TOS.
+	ToS int
+	// Size is the UDP payload size in bytes (MinSize..MaxSize).
+	Size int
+	// Count is the number of data packets.
+	Count int
+	// Rate is packets per second; 0 = as fast as the socket takes them.
+	Rate float64
+}
+
+// SendStats is what a sender did.
+type SendStats struct {
+	Flow    uint32        `json:"flow"`
+	Sent    uint64        `json:"sent"`
+	Errors  uint64        `json:"errors"` // send calls that failed (ENOBUFS ...)
+	Bytes   uint64        `json:"bytes"`
+	Elapsed time.Duration `json:"elapsedNs"`
+}
+
+// Check validates the flow.
+func (c SendConfig) Check() error {
+	switch {
+	case c.ToS < 0 || c.ToS > 255:
+		return fmt.Errorf("udp flow %d: tos %d out of range 0-255", c.Flow, c.ToS)
+	case c.Size < MinSize || c.Size > MaxSize:
+		return fmt.Errorf("udp flow %d: size %d out of range %d-%d", c.Flow, c.Size, MinSize, MaxSize)
+	case c.Count < 1:
+		return fmt.Errorf("udp flow %d: count %d: want at least 1 packet", c.Flow, c.Count)
+	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
+		return fmt.Errorf("udp flow %d: rate %v packets/s is not a positive number", c.Flow, c.Rate)
+	}
+	return nil
+}
+
+// Dial opens a UDP socket to dst with the IP ToS byte set (IP_TOS for IPv4,
+// IPV6_TCLASS for IPv6). Call it inside the sender's network namespace; the
+// socket stays there.
+func Dial(dst netip.AddrPort, tos int) (*net.UDPConn, error) {
+	if tos < 0 || tos > 255 {
+		return nil, fmt.Errorf("udp dial %s: tos %d out of range 0-255", dst, tos)
+	}
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(dst))
+	if err != nil {
+		return nil, fmt.Errorf("udp dial %s: %w", dst, err)
+	}
+	if err := setTOS(c, dst.Addr().Is4() || dst.Addr().Is4In6(), tos); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("udp dial %s: set tos %d: %w", dst, tos, err)
+	}
+	_ = c.SetWriteBuffer(1 << 20)
+	return c, nil
+}
+
+func setTOS(c *net.UDPConn, v4 bool, tos int) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = rc.Control(func(fd uintptr) {
+		if v4 {
+			serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_TOS, tos)
+		} else {
+			serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_TCLASS, tos)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+// Send sends cfg.Count data packets on c, paced at cfg.Rate, then end
+// markers that tell the receiver the count. It stops early when ctx ends.
+func Send(ctx context.Context, c *net.UDPConn, cfg SendConfig) (SendStats, error) {
+	st := SendStats{Flow: cfg.Flow}
+	if err := cfg.Check(); err != nil {
+		return st, err
+	}
+	buf := make([]byte, cfg.Size)
+	for i := HeaderLen; i < len(buf); i++ {
+		buf[i] = byte(i)
+	}
+	start := time.Now()
+	var interval time.Duration
+	if cfg.Rate > 0 {
+		interval = time.Duration(float64(time.Second) / cfg.Rate)
+	}
+	for i := 0; i < cfg.Count; i++ {
+		if i%64 == 0 && ctx.Err() != nil {
+			break
+		}
+		if interval > 0 {
+			due := start.Add(time.Duration(i) * interval)
+			if d := time.Until(due); d > 200*time.Microsecond {
+				select {
+				case <-time.After(d):
+				case <-ctx.Done():
+				}
+			}
+		}
+		header{kind: kindData, flow: cfg.Flow, seq: uint64(i), sent: time.Now().UnixNano()}.put(buf)
+		if _, err := c.Write(buf); err != nil {
+			st.Errors++
+			continue
+		}
+		st.Sent++
+		st.Bytes += uint64(len(buf))
+	}
+	st.Elapsed = time.Since(start)
+	// End markers carry the number of data packets sent; repeated because
+	// they cross the same lossy path.
+	end := make([]byte, HeaderLen)
+	header{kind: kindEnd, flow: cfg.Flow, seq: st.Sent, sent: time.Now().UnixNano()}.put(end)
+	for k := 0; k < 5; k++ {
+		_, _ = c.Write(end)
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := ctx.Err(); err != nil {
+		return st, fmt.Errorf("udp flow %d: %w", cfg.Flow, err)
+	}
+	return st, nil
+}
+
+// FlowStats is what arrived of one flow.
+type FlowStats struct {
+	Flow uint32 `json:"flow"`
+	// Source is the sender's address as seen by the receiver.
+	Source string `json:"source"`
+	// Sent is the sender's count from its end marker (0 if none arrived).
+	Sent     uint64 `json:"sent"`
+	EndSeen  bool   `json:"endSeen"`
+	Received uint64 `json:"received"` // data packets, duplicates included
+	Unique   uint64 `json:"unique"`
+	// Lost = Sent - Unique when the end marker arrived.
+	Lost       uint64 `json:"lost"`
+	Duplicates uint64 `json:"duplicates"`
+	// Reordered counts packets that arrived after a higher sequence number.
+	Reordered uint64 `json:"reordered"`
+	Bytes     uint64 `json:"bytes"`
+	// ToS counts received packets by the ToS byte they arrived with.
+	ToS map[uint8]uint64 `json:"tos"`
+	// Throughput over first to last arrival, Gb/s of UDP payload.
+	Gbps float64 `json:"gbps"`
+	// One-way latency (receive time - send timestamp).
+	P50  time.Duration `json:"p50Ns"`
+	P99  time.Duration `json:"p99Ns"`
+	P999 time.Duration `json:"p999Ns"`
+	Max  time.Duration `json:"maxNs"`
+
+	first, last time.Time
+	seen        map[uint64]struct{}
+	maxSeq      uint64
+	any         bool
+	lat         []int64
+}
+
+// maxSamples caps the latency samples kept per flow.
+const maxSamples = 1 << 20
+
+// Receiver counts packets arriving on one socket.
+type Receiver struct {
+	conn *net.UDPConn
+	mu   sync.Mutex
+	// flows by id
+	flows map[uint32]*FlowStats
+}
+
+// Listen opens the receiving socket on addr with IP_RECVTOS, so the ToS byte
+// of every packet is seen. Call it inside the receiver's network namespace.
+func Listen(addr netip.AddrPort) (*Receiver, error) {
+	c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(addr))
+	if err != nil {
+		return nil, fmt.Errorf("udp listen %s: %w", addr, err)
+	}
+	_ = c.SetReadBuffer(8 << 20)
+	rc, err := c.SyscallConn()
+	if err == nil {
+		var serr error
+		err = rc.Control(func(fd uintptr) {
+			if addr.Addr().Is4() || addr.Addr().IsUnspecified() {
+				serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_RECVTOS, 1)
+			} else {
+				serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_RECVTCLASS, 1)
+			}
+		})
+		if err == nil {
+			err = serr
+		}
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("udp listen %s: enable IP_RECVTOS: %w", addr, err)
+	}
+	return &Receiver{conn: c, flows: map[uint32]*FlowStats{}}, nil
+}
+
+// Addr is the local address the receiver listens on.
+func (r *Receiver) Addr() netip.AddrPort {
+	return r.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+}
+
+// Close closes the socket.
+func (r *Receiver) Close() error { return r.conn.Close() }
+
+// Run reads packets until ctx ends, every flow of expect has delivered its
+// end marker (expect may be nil: then only ctx and idle end it), or nothing
+// arrived for idle after the first packet. It returns the flows sorted by id.
+func (r *Receiver) Run(ctx context.Context, expect []uint32, idle time.Duration) ([]FlowStats, error) {
+	buf := make([]byte, MaxSize+HeaderLen)
+	oob := make([]byte, 128)
+	if idle <= 0 {
+		idle = 2 * time.Second
+	}
+	lastArrival := time.Time{}
+	for {
+		if err := ctx.Err(); err != nil {
+			break
+		}
+		if len(expect) > 0 && r.allEnded(expect) {
+			break
+		}
+		if !lastArrival.IsZero() && time.Since(lastArrival) > idle {
+			break
+		}
+		_ = r.conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		n, oobn, _, src, err := r.conn.ReadMsgUDPAddrPort(buf, oob)
+		now := time.Now()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				break
+			}
+			return r.Stats(), fmt.Errorf("udp receive on %s: %w", r.Addr(), err)
+		}
+		h, ok := parseHeader(buf[:n])
+		if !ok {
+			continue
+		}
+		lastArrival = now
+		r.record(h, n, tosFrom(oob[:oobn]), src, now)
+	}
+	return r.Stats(), nil
+}
+
+func (r *Receiver) allEnded(expect []uint32) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range expect {
+		f := r.flows[id]
+		if f == nil || !f.EndSeen {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Receiver) record(h header, n int, tos int, src netip.AddrPort, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.flows[h.flow]
+	if f == nil {
+		f = &FlowStats{Flow: h.flow, Source: src.Addr().String(), ToS: map[uint8]uint64{}, seen: map[uint64]struct{}{}}
+		r.flows[h.flow] = f
+	}
+	if h.kind == kindEnd {
+		f.EndSeen, f.Sent = true, h.seq
+		return
+	}
+	f.Received++
+	f.Bytes += uint64(n)
+	if tos >= 0 {
+		f.ToS[uint8(tos)]++
+	}
+	if _, dup := f.seen[h.seq]; dup {
+		f.Duplicates++
+		return
+	}
+	f.seen[h.seq] = struct{}{}
+	f.Unique++
+	if f.any && h.seq < f.maxSeq {
+		f.Reordered++
+	}
+	if !f.any || h.seq > f.maxSeq {
+		f.maxSeq = h.seq
+	}
+	f.any = true
+	if f.first.IsZero() {
+		f.first = now
+	}
+	f.last = now
+	if len(f.lat) < maxSamples {
+		f.lat = append(f.lat, now.UnixNano()-h.sent)
+	}
+}
+
+// tosFrom returns the ToS byte from IP_TOS / IPV6_TCLASS control data, or -1.
+func tosFrom(oob []byte) int {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return -1
+	}
+	for _, m := range msgs {
+		switch {
+		case m.Header.Level == syscall.IPPROTO_IP && m.Header.Type == syscall.IP_TOS && len(m.Data) >= 1:
+			return int(m.Data[0])
+		case m.Header.Level == syscall.IPPROTO_IPV6 && m.Header.Type == syscall.IPV6_TCLASS && len(m.Data) >= 4:
+			return int(binary.NativeEndian.Uint32(m.Data[:4]))
+		}
+	}
+	return -1
+}
+
+// Stats returns a snapshot of every flow, sorted by id, with loss,
+// throughput and percentiles computed.
+func (r *Receiver) Stats() []FlowStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]FlowStats, 0, len(r.flows))
+	for _, f := range r.flows {
+		s := *f
+		s.ToS = make(map[uint8]uint64, len(f.ToS))
+		for k, v := range f.ToS {
+			s.ToS[k] = v
+		}
+		if s.EndSeen && s.Sent > s.Unique {
+			s.Lost = s.Sent - s.Unique
+		}
+		if d := f.last.Sub(f.first); d > 0 && s.Unique > 1 {
+			s.Gbps = float64(s.Bytes) * 8 / d.Seconds() / 1e9
+		}
+		lat := slices.Clone(f.lat)
+		slices.Sort(lat)
+		s.P50, s.P99, s.P999 = pct(lat, 0.50), pct(lat, 0.99), pct(lat, 0.999)
+		if len(lat) > 0 {
+			s.Max = time.Duration(lat[len(lat)-1])
+		}
+		s.seen, s.lat = nil, nil
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b FlowStats) int { return cmp.Compare(a.Flow, b.Flow) })
+	return out
+}
+
+// pct is the nearest-rank percentile of sorted samples.
+func pct(sorted []int64, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	k := int(math.Ceil(p*float64(len(sorted)))) - 1
+	k = max(0, min(k, len(sorted)-1))
+	return time.Duration(sorted[k])
+}

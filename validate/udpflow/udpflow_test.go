@@ -1,0 +1,130 @@
+package udpflow
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func listen(t *testing.T) *Receiver {
+	t.Helper()
+	r, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// TestLoopback sends a real paced flow over loopback with ToS 106 and checks
+// that every packet arrived once, in order, with its ToS.
+func TestLoopback(t *testing.T) {
+	r := listen(t)
+	c, err := Dial(r.Addr(), 106)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan []FlowStats)
+	go func() {
+		st, _ := r.Run(ctx, []uint32{7}, time.Second)
+		done <- st
+	}()
+	sent, err := Send(ctx, c, SendConfig{Flow: 7, ToS: 106, Size: 1000, Count: 2000, Rate: 20000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	if sent.Sent != 2000 {
+		t.Fatalf("sent %d packets, want 2000 (%d errors)", sent.Sent, sent.Errors)
+	}
+	want := []FlowStats{{Flow: 7, Source: "127.0.0.1", Sent: 2000, EndSeen: true, Received: 2000, Unique: 2000,
+		Bytes: 2000 * 1000, ToS: map[uint8]uint64{106: 2000}}}
+	opts := cmpopts.IgnoreFields(FlowStats{}, "Gbps", "P50", "P99", "P999", "Max")
+	if diff := cmp.Diff(want, got, opts, cmpopts.IgnoreUnexported(FlowStats{})); diff != "" {
+		t.Errorf("flow stats mismatch (-want +got):\n%s", diff)
+	}
+	if got[0].P50 <= 0 || got[0].P99 < got[0].P50 || got[0].P999 < got[0].P99 || got[0].Max < got[0].P999 {
+		t.Errorf("latency percentiles not ordered: p50 %v p99 %v p99.9 %v max %v", got[0].P50, got[0].P99, got[0].P999, got[0].Max)
+	}
+	// 2000 x 1000 B at 20 kpps is 160 Mb/s offered.
+	if got[0].Gbps <= 0.05 || got[0].Gbps > 10 {
+		t.Errorf("throughput %.3f Gb/s, want about 0.16", got[0].Gbps)
+	}
+}
+
+// TestAccounting writes crafted packets (loss, duplicate, reordering) and
+// checks the counts exactly.
+func TestAccounting(t *testing.T) {
+	r := listen(t)
+	c, err := Dial(r.Addr(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 64)
+	now := time.Now().UnixNano()
+	// 6 sent: 0 2 1 2 4 arrive (3 and 5 lost, 2 twice, 1 late).
+	for _, seq := range []uint64{0, 2, 1, 2, 4} {
+		header{kind: kindData, flow: 1, seq: seq, sent: now}.put(buf)
+		if _, err := c.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Write([]byte("not ours, ignored")); err != nil {
+		t.Fatal(err)
+	}
+	header{kind: kindEnd, flow: 1, seq: 6, sent: now}.put(buf)
+	if _, err := c.Write(buf[:HeaderLen]); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := r.Run(ctx, []uint32{1}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FlowStats{{Flow: 1, Source: "127.0.0.1", Sent: 6, EndSeen: true, Received: 5, Unique: 4, Lost: 2,
+		Duplicates: 1, Reordered: 1, Bytes: 5 * 64, ToS: map[uint8]uint64{0: 5}}}
+	opts := cmpopts.IgnoreFields(FlowStats{}, "Gbps", "P50", "P99", "P999", "Max")
+	if diff := cmp.Diff(want, got, opts, cmpopts.IgnoreUnexported(FlowStats{})); diff != "" {
+		t.Errorf("flow stats mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	s := make([]int64, 1000)
+	for i := range s {
+		s[i] = int64(i + 1)
+	}
+	for _, tt := range []struct {
+		p    float64
+		want time.Duration
+	}{{0.5, 500}, {0.99, 990}, {0.999, 999}, {1, 1000}} {
+		if got := pct(s, tt.p); got != tt.want {
+			t.Errorf("pct(%v) = %v, want %v", tt.p, got, tt.want)
+		}
+	}
+	if got := pct(nil, 0.5); got != 0 {
+		t.Errorf("pct(nil) = %v, want 0", got)
+	}
+}
+
+func TestSendConfigCheck(t *testing.T) {
+	for _, c := range []SendConfig{
+		{ToS: 256, Size: 100, Count: 1},
+		{ToS: 0, Size: 10, Count: 1},
+		{ToS: 0, Size: 100, Count: 0},
+		{ToS: 0, Size: 100, Count: 1, Rate: -1},
+	} {
+		if err := c.Check(); err == nil {
+			t.Errorf("Check(%+v) = nil, want an error", c)
+		}
+	}
+}
