@@ -250,3 +250,20 @@ inventory:
 		t.Errorf("merge key: got %d switches, leaf2 %+v", len(f.Switches), f.Switches[1])
 	}
 }
+
+func TestRangeProductIsBounded(t *testing.T) {
+	// 100,000 switches x 100,000 ports would be 10^10 ports from 3 lines.
+	src := header + "policy: {preset: roce-lossless}\ninventory:\n  switches:\n" +
+		"    - {name: 's{1..100000}', platform: sonic, address: '10.{1..100000}:1', ports: [{name: 'e{1..100000}', speed: 100G}]}\n"
+	done := make(chan error, 1)
+	go func() { _, err := Parse("t.yaml", []byte(src)); done <- err }()
+	select {
+	case err := <-done:
+		var es Errors
+		if !errors.As(err, &es) || !strings.Contains(err.Error(), "expands to more than") {
+			t.Fatalf("error = %v, want a positioned 'expands to more than' error", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Parse did not refuse a 10^10-port range product")
+	}
+}

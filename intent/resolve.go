@@ -19,10 +19,26 @@ func withFile(p Pos, file string) Pos {
 	return p
 }
 
+// MaxObjects bounds the switch ports, host NICs and links that ranges may
+// expand to in one fabric (a 2,000-switch fabric has about 200,000): it stops
+// a few lines of ranges from multiplying into billions.
+const MaxObjects = 5_000_000
+
 // resolver turns raw documents into a Fabric, collecting errors.
 type resolver struct {
-	errs *errList
-	f    *Fabric
+	errs    *errList
+	f       *Fabric
+	objects int
+}
+
+// spend counts n expanded objects against MaxObjects; false when over.
+func (r *resolver) spend(n int, pos Pos, path string) bool {
+	r.objects += n
+	if r.objects > MaxObjects {
+		r.errorf(pos, path, "the fabric expands to more than %d ports, NICs and links; split it or check the ranges", MaxObjects)
+		return false
+	}
+	return true
 }
 
 func (r *resolver) errorf(pos Pos, path, format string, a ...any) {
@@ -421,6 +437,9 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		}
 	}
 	ports := r.ports(rs, file, path)
+	if !r.spend(len(swNames)*max(1, len(ports)), pos, path) {
+		return
+	}
 	for i, n := range swNames {
 		if !r.claim(names, n, pos, path+".name") {
 			continue
@@ -460,6 +479,10 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		if err != nil {
 			r.errorf(pos, path+".name", "%v", err)
 			continue
+		}
+		if len(out)+len(names) > MaxObjects {
+			r.errorf(pos, path+".name", "the switch expands to more than %d ports; check the ranges", MaxObjects)
+			break
 		}
 		speed := rp.Speed
 		if speed == nil {
@@ -553,6 +576,9 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		}
 		nics = append(nics, nicAddrs{n, a})
 	}
+	if !r.spend(len(hostNames)*max(1, len(nics)), pos, path) {
+		return
+	}
 	for i, hn := range hostNames {
 		if !r.claim(names, hn, pos, path+".name") {
 			continue
@@ -582,6 +608,9 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 	bs, err := Expand(rl.B)
 	if err != nil {
 		r.errorf(withFile(rl.BPos, file), path, "%v", err)
+		return
+	}
+	if !r.spend(len(as), pos, path) {
 		return
 	}
 	if len(as) != len(bs) {
