@@ -1,0 +1,554 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+// SSHOptions tunes NewSSH. The zero value is ready to use.
+type SSHOptions struct {
+	// DialTimeout bounds the TCP connect plus the SSH handshake (default 15s);
+	// a deadline on the ctx given to Run or Start applies too.
+	DialTimeout time.Duration
+	// StopTimeout bounds each step of stopping a remote command: learning its
+	// pid, the remote kill, and the session ending (default 10s).
+	StopTimeout time.Duration
+	// AgentSocket is the ssh-agent socket ("" = $SSH_AUTH_SOCK at NewSSH).
+	AgentSocket string
+	// HomeDir expands "~/" in key and known_hosts paths and locates the
+	// default known_hosts ("" = the current user's home).
+	HomeDir string
+	// MaxSessions is how many commands share one connection before another
+	// connection is opened (default 8: OpenSSH's sshd allows 10 sessions per
+	// connection, MaxSessions in sshd_config, and Stop needs a spare one).
+	MaxSessions int
+	// Logger gets debug logs (connects, kills); nil discards them.
+	Logger *slog.Logger
+}
+
+// SSH runs commands on one host over SSH (golang.org/x/crypto/ssh). It keeps
+// its connections open between commands and opens one session per command;
+// Close closes them. Host keys are checked against known_hosts unless the
+// intent sets insecureIgnoreHostKey.
+//
+// The remote side must have a POSIX login shell (sh, bash, dash, zsh, ksh):
+// a command is sent as `echo <marker><pid>; exec <argv quoted>` so that Stop
+// can kill the process group sshd created for the session (OpenSSH makes every
+// session a new session with setsid) with `kill -s KILL -- -<pid>`.
+type SSH struct {
+	name       string
+	addr       string // host:port as dialled and as known_hosts names it
+	user       string
+	keyFile    string // expanded; "" = none
+	knownHosts string // expanded; "" when insecure
+	insecure   bool
+	agentSock  string
+	dialTO     time.Duration
+	stopTO     time.Duration
+	maxSess    int
+	log        *slog.Logger
+
+	mu     sync.Mutex
+	conns  []*sshConn
+	closed bool
+}
+
+var _ Runner = (*SSH)(nil)
+
+// sshConn is one connection and the number of sessions running on it.
+type sshConn struct {
+	client   *ssh.Client
+	sessions int
+	dead     bool
+}
+
+// ForHost returns the Runner for an inventory host: Local for "local" (or an
+// empty address), SSH otherwise. Callers should Close it (io.Closer) when done.
+func ForHost(h intent.Host, opts SSHOptions) (Runner, error) {
+	if h.IsLocal() {
+		return Local{Name: h.Name}, nil
+	}
+	return NewSSH(h, opts)
+}
+
+// NewSSH returns an SSH runner for h. It checks the settings and reads
+// nothing from the network; the first Run or Start connects.
+func NewSSH(h intent.Host, opts SSHOptions) (*SSH, error) {
+	name := h.Name
+	if name == "" {
+		name = h.Address
+	}
+	if h.IsLocal() {
+		return nil, fmt.Errorf("host %s: address %q is this machine; use remote.Local", name, h.Address)
+	}
+	port := h.SSH.Port
+	if port == 0 {
+		port = 22
+	}
+	addr, err := sshAddr(h.Address, port)
+	if err != nil {
+		return nil, fmt.Errorf("host %s: %w", name, err)
+	}
+	home := opts.HomeDir
+	if home == "" {
+		// Only needed for "~" and the default known_hosts; report it then.
+		home, _ = os.UserHomeDir()
+	}
+	s := &SSH{
+		name:      name,
+		addr:      addr,
+		user:      h.SSH.User,
+		insecure:  h.SSH.InsecureIgnoreHostKey,
+		agentSock: opts.AgentSocket,
+		dialTO:    opts.DialTimeout,
+		stopTO:    opts.StopTimeout,
+		maxSess:   opts.MaxSessions,
+		log:       opts.Logger,
+	}
+	if s.user == "" {
+		u, err := user.Current()
+		if err != nil {
+			return nil, fmt.Errorf("host %s: no ssh user in the intent and the current user is unknown: %w", name, err)
+		}
+		s.user = u.Username
+	}
+	if s.agentSock == "" {
+		s.agentSock = os.Getenv("SSH_AUTH_SOCK")
+	}
+	if s.dialTO <= 0 {
+		s.dialTO = 15 * time.Second
+	}
+	if s.stopTO <= 0 {
+		s.stopTO = 10 * time.Second
+	}
+	if s.maxSess <= 0 {
+		s.maxSess = 8
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if h.SSH.KeyFile != "" {
+		if s.keyFile, err = expandHome(h.SSH.KeyFile, home); err != nil {
+			return nil, fmt.Errorf("host %s: ssh key file: %w", name, err)
+		}
+	}
+	if !s.insecure {
+		kh := h.SSH.KnownHosts
+		if kh == "" {
+			kh = "~/.ssh/known_hosts"
+		}
+		if s.knownHosts, err = expandHome(kh, home); err != nil {
+			return nil, fmt.Errorf("host %s: known_hosts: %w", name, err)
+		}
+	}
+	if s.keyFile == "" && s.agentSock == "" {
+		return nil, fmt.Errorf("host %s: no ssh credentials: set ssh.keyFile in the intent or run ssh-agent (SSH_AUTH_SOCK is not set)", name)
+	}
+	return s, nil
+}
+
+// sshAddr turns "host", "host:port", "[v6]:port" or a bare IPv6 address into
+// host:port, with port as the default.
+func sshAddr(address string, port int) (string, error) {
+	if h, p, err := net.SplitHostPort(address); err == nil {
+		if h == "" {
+			return "", fmt.Errorf("address %q has no host", address)
+		}
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("address %q: bad port %q", address, p)
+		}
+		return net.JoinHostPort(h, p), nil
+	}
+	h := strings.TrimSuffix(strings.TrimPrefix(address, "["), "]")
+	if h == "" || strings.ContainsAny(h, " /@") {
+		return "", fmt.Errorf("bad ssh address %q: want host, host:port or [ipv6]:port", address)
+	}
+	return net.JoinHostPort(h, strconv.Itoa(port)), nil
+}
+
+func expandHome(p, home string) (string, error) {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p, nil
+	}
+	if home == "" {
+		return "", fmt.Errorf("%s: home directory unknown", p)
+	}
+	return filepath.Join(home, strings.TrimPrefix(p, "~")), nil
+}
+
+// Host implements Runner.
+func (s *SSH) Host() string { return s.name }
+
+// Close closes the connections. Commands still running are cut off: sshd
+// does not kill them, so Stop them first.
+func (s *SSH) Close() error {
+	s.mu.Lock()
+	conns := s.conns
+	s.conns, s.closed = nil, true
+	s.mu.Unlock()
+	var errs []error
+	for _, c := range conns {
+		if err := c.client.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("host %s: close ssh: %w", s.name, err)
+	}
+	return nil
+}
+
+// Run implements Runner. stdin (nil = empty) is copied to the command, then
+// closed. Cancelling ctx kills the remote command's process group.
+func (s *SSH) Run(ctx context.Context, argv []string, stdin io.Reader) (Result, error) {
+	p, err := s.start(ctx, argv, stdin)
+	if err != nil {
+		return Result{}, err
+	}
+	return p.Wait()
+}
+
+// Start implements Runner. Stop, and the end of ctx, SIGKILL the remote
+// process group (the command and everything it started).
+func (s *SSH) Start(ctx context.Context, argv []string) (Process, error) {
+	return s.start(ctx, argv, nil)
+}
+
+// pidMarker starts the first line every command prints: its pid, which is
+// also its process group id.
+const pidMarker = "fabricctl-remote-pid="
+
+func (s *SSH) start(ctx context.Context, argv []string, stdin io.Reader) (*proc, error) {
+	if err := checkArgv(argv); err != nil {
+		return nil, fmt.Errorf("host %s: %w", s.name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("host %s: %s: %w", s.name, argv[0], err)
+	}
+	c, sess, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := newProc(s.name, argv)
+	pf := &pidFilter{dst: &p.stdout, ready: make(chan struct{})}
+	sess.Stdout, sess.Stderr, sess.Stdin = pf, &p.stderr, stdin
+	if err := sess.Start("echo " + pidMarker + "$$; exec " + Quote(argv)); err != nil {
+		sess.Close()
+		s.release(c)
+		return nil, fmt.Errorf("host %s: ssh: start %s: %w", s.name, argv[0], err)
+	}
+	s.log.Debug("ssh command started", "target", s.name, "argv", argv[0])
+	p.kill = func() { s.kill(c, sess, pf, p.done) }
+	stopWatch := context.AfterFunc(ctx, p.killNow)
+	go func() {
+		werr := sess.Wait()
+		stopWatch()
+		pf.flush()
+		sess.Close()
+		s.release(c)
+		code, signal := 0, ""
+		var ee *ssh.ExitError
+		var missing *ssh.ExitMissingError
+		switch {
+		case werr == nil:
+		case errors.As(werr, &ee):
+			code, signal = ee.ExitStatus(), ee.Signal()
+			werr = nil
+		case errors.As(werr, &missing):
+			werr = errors.New("ssh session ended without an exit status (connection lost or sshd killed the command)")
+		}
+		p.finish(ctx, code, signal, werr)
+	}()
+	return p, nil
+}
+
+// kill stops a remote command: a "signal" request to the session (OpenSSH
+// >= 7.9 delivers it to the session leader), then `kill -s KILL -- -<pid>`
+// over a second session for the whole process group (falling back to the pid
+// alone when it is not a group leader), then it closes the session if the
+// command has still not ended.
+func (s *SSH) kill(c *sshConn, sess *ssh.Session, pf *pidFilter, done <-chan struct{}) {
+	_ = sess.Signal(ssh.SIGKILL)
+	select {
+	case <-pf.ready:
+	case <-done:
+		return
+	case <-time.After(s.stopTO):
+	}
+	if pid := pf.pid; pid > 0 {
+		cmd := fmt.Sprintf("kill -s KILL -- -%d 2>/dev/null || kill -s KILL %d", pid, pid)
+		if err := s.runOn(c, cmd); err != nil {
+			s.log.Debug("ssh remote kill failed", "target", s.name, "pid", pid, "err", err)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(s.stopTO):
+		// The command did not end: cut the session so Wait returns.
+		sess.Close()
+	}
+}
+
+// runOn runs a short control command on connection c, bounded by StopTimeout.
+// It does not count against MaxSessions (that is why a spare is kept).
+func (s *SSH) runOn(c *sshConn, cmd string) error {
+	sess, err := c.client.NewSession()
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	errc := make(chan error, 1)
+	go func() { errc <- sess.Run(cmd) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(s.stopTO):
+		return fmt.Errorf("%q did not finish in %v", cmd, s.stopTO)
+	}
+}
+
+// session opens a session on a connection with a free slot, connecting when
+// there is none. A connection that turns out dead is dropped and another
+// tried once.
+func (s *SSH) session(ctx context.Context) (*sshConn, *ssh.Session, error) {
+	for attempt := 0; ; attempt++ {
+		c, err := s.acquire(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		sess, err := c.client.NewSession()
+		if err == nil {
+			return c, sess, nil
+		}
+		s.release(c)
+		var oc *ssh.OpenChannelError
+		if errors.As(err, &oc) || attempt > 0 {
+			// The server refused the session (sshd MaxSessions below ours?) or
+			// a fresh connection failed too.
+			return nil, nil, fmt.Errorf("host %s: ssh: open session: %w", s.name, err)
+		}
+		s.drop(c)
+	}
+}
+
+// acquire returns a live connection with a free session slot, counting the
+// session on it.
+func (s *SSH) acquire(ctx context.Context) (*sshConn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("host %s: ssh runner is closed", s.name)
+	}
+	for _, c := range s.conns {
+		if !c.dead && c.sessions < s.maxSess {
+			c.sessions++
+			return c, nil
+		}
+	}
+	// Dialling under the lock: concurrent first commands to one host wait for
+	// one connection instead of opening one each.
+	client, err := s.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &sshConn{client: client, sessions: 1}
+	s.conns = append(s.conns, c)
+	go func() {
+		_ = client.Wait()
+		s.drop(c)
+	}()
+	return c, nil
+}
+
+func (s *SSH) release(c *sshConn) {
+	s.mu.Lock()
+	c.sessions--
+	s.mu.Unlock()
+}
+
+// drop forgets a dead connection.
+func (s *SSH) drop(c *sshConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.dead = true
+	for i, x := range s.conns {
+		if x == c {
+			s.conns = append(s.conns[:i], s.conns[i+1:]...)
+			break
+		}
+	}
+	_ = c.client.Close()
+}
+
+// dial connects and authenticates, bounded by ctx and DialTimeout.
+func (s *SSH) dial(ctx context.Context) (*ssh.Client, error) {
+	where := fmt.Sprintf("host %s: ssh %s@%s", s.name, s.user, s.addr)
+	hostKey, algos, err := s.hostKeyCheck()
+	if err != nil {
+		return nil, err
+	}
+	auth, tried, closeAgent, err := s.auth()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	defer closeAgent()
+
+	dctx, cancel := context.WithTimeout(ctx, s.dialTO)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(dctx, "tcp", s.addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: connect: %w", where, err)
+	}
+	if dl, ok := dctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	// Unblock the handshake when ctx ends.
+	stop := context.AfterFunc(dctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	cfg := &ssh.ClientConfig{
+		User:              s.user,
+		Auth:              auth,
+		HostKeyCallback:   hostKey,
+		HostKeyAlgorithms: algos,
+		Timeout:           s.dialTO,
+	}
+	cc, chans, reqs, err := ssh.NewClientConn(conn, s.addr, cfg)
+	if !stop() && err == nil {
+		cc.Close()
+		err = context.Cause(dctx)
+	}
+	if err != nil {
+		conn.Close()
+		var hk *HostKeyError
+		switch {
+		case errors.As(err, &hk):
+			return nil, hk
+		case dctx.Err() != nil:
+			return nil, fmt.Errorf("%s: handshake: %w", where, context.Cause(dctx))
+		case strings.Contains(err.Error(), "unable to authenticate"):
+			return nil, fmt.Errorf("%s: authentication failed (offered %s): %w", where, tried, err)
+		}
+		return nil, fmt.Errorf("%s: handshake: %w", where, err)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	s.log.Debug("ssh connected", "target", s.name, "addr", s.addr, "user", s.user)
+	return ssh.NewClient(cc, chans, reqs), nil
+}
+
+// auth returns one publickey method offering the key file's key, then the
+// agent's keys. (One method, because x/crypto/ssh tries each method name only
+// once: a second publickey method would never be used.) tried describes what
+// is offered, for errors; it never contains key material.
+func (s *SSH) auth() (methods []ssh.AuthMethod, tried string, closeAgent func(), err error) {
+	closeAgent = func() {}
+	var signers []ssh.Signer
+	var what []string
+	if s.keyFile != "" {
+		b, err := os.ReadFile(s.keyFile)
+		if err != nil {
+			return nil, "", closeAgent, fmt.Errorf("read key file: %w", err)
+		}
+		signer, err := ssh.ParsePrivateKey(b)
+		clear(b)
+		var pm *ssh.PassphraseMissingError
+		switch {
+		case errors.As(err, &pm):
+			return nil, "", closeAgent, fmt.Errorf("key file %s is passphrase-protected: load it into ssh-agent and leave ssh.keyFile empty", s.keyFile)
+		case err != nil:
+			return nil, "", closeAgent, fmt.Errorf("key file %s: %w", s.keyFile, err)
+		}
+		signers = append(signers, signer)
+		what = append(what, "key file "+s.keyFile)
+	}
+	var agentSigners func() ([]ssh.Signer, error)
+	if s.agentSock != "" {
+		conn, err := net.Dial("unix", s.agentSock)
+		switch {
+		case err != nil && len(signers) == 0:
+			return nil, "", closeAgent, fmt.Errorf("ssh-agent at %s: %w", s.agentSock, err)
+		case err != nil:
+			s.log.Debug("ssh-agent unreachable, using the key file only", "target", s.name, "err", err)
+		default:
+			closeAgent = func() { conn.Close() }
+			agentSigners = agent.NewClient(conn).Signers
+			what = append(what, "ssh-agent keys")
+		}
+	}
+	cb := func() ([]ssh.Signer, error) {
+		out := signers
+		if agentSigners != nil {
+			as, err := agentSigners()
+			if err != nil && len(out) == 0 {
+				return nil, fmt.Errorf("ssh-agent: %w", err)
+			}
+			out = append(out[:len(out):len(out)], as...)
+		}
+		return out, nil
+	}
+	return []ssh.AuthMethod{ssh.PublicKeysCallback(cb)}, strings.Join(what, " and "), closeAgent, nil
+}
+
+// pidFilter passes a command's stdout through, minus the first line when it
+// is the pid marker, whose pid it records and then closes ready.
+type pidFilter struct {
+	dst  io.Writer
+	buf  []byte
+	done bool
+	pid  int // valid once ready is closed
+	// ready closes once the first line was seen (pid may still be 0 when it
+	// was not the marker: a login shell that prints something first).
+	ready chan struct{}
+}
+
+func (f *pidFilter) Write(p []byte) (int, error) {
+	if f.done {
+		return f.dst.Write(p)
+	}
+	n := len(p)
+	f.buf = append(f.buf, p...)
+	i := bytes.IndexByte(f.buf, '\n')
+	if i < 0 && len(f.buf) < 256 {
+		return n, nil
+	}
+	rest := f.buf
+	if i >= 0 {
+		if line := f.buf[:i]; bytes.HasPrefix(line, []byte(pidMarker)) {
+			f.pid, _ = strconv.Atoi(string(line[len(pidMarker):]))
+			rest = f.buf[i+1:]
+		}
+	}
+	f.done = true
+	f.buf = nil
+	close(f.ready)
+	if _, err := f.dst.Write(rest); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// flush passes on a partial first line once the stream has ended.
+func (f *pidFilter) flush() {
+	if !f.done {
+		f.done = true
+		_, _ = f.dst.Write(f.buf)
+		f.buf = nil
+		close(f.ready)
+	}
+}
