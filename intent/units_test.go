@@ -1,0 +1,120 @@
+package intent
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    int64
+		wantErr bool
+	}{
+		{"19456", 19456, false},
+		{"150KB", 150_000, false},
+		{"1.5MB", 1_500_000, false},
+		{"1501500B", 1_501_500, false},
+		{"64KiB", 65536, false},
+		{"2 MiB", 2 << 20, false},
+		{"1.5", 0, true},
+		{"150XB", 0, true},
+		{"-1KB", 0, true},
+		{"KB", 0, true},
+		{"99999999999GB", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseSize(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestParseRateLengthPercentDuration(t *testing.T) {
+	rates := map[string]int64{"100G": 100e9, "400G": 400e9, "25Gbps": 25e9, "1.6T": 1.6e12, "10M": 10e6}
+	for in, want := range rates {
+		if got, err := ParseRate(in); err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"100", "100X", "fast", "100000T"} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("ParseRate(%q) accepted", bad)
+		}
+	}
+	lengths := map[string]float64{"3m": 3, "100m": 100, "0.5m": 0.5, "2km": 2000, "150cm": 1.5}
+	for in, want := range lengths {
+		if got, err := ParseLength(in); err != nil || got != want {
+			t.Errorf("ParseLength(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"3", "3ft", "-3m", "1000km"} {
+		if _, err := ParseLength(bad); err == nil {
+			t.Errorf("ParseLength(%q) accepted", bad)
+		}
+	}
+	if p, err := ParsePercent("12.5%"); err != nil || p != 12.5 {
+		t.Errorf("ParsePercent(12.5%%) = %v, %v", p, err)
+	}
+	if _, err := ParsePercent("101%"); err == nil {
+		t.Error("ParsePercent(101%) accepted")
+	}
+	if d, err := ParseDuration("200ms"); err != nil || d != 200*time.Millisecond {
+		t.Errorf("ParseDuration(200ms) = %v, %v", d, err)
+	}
+}
+
+func TestFormatRoundTrips(t *testing.T) {
+	for _, b := range []int64{150_000, 1_501_500, 1_500_000, 19456, 65536} {
+		got, err := ParseSize(FormatSize(b))
+		if err != nil || got != b {
+			t.Errorf("ParseSize(FormatSize(%d)=%q) = %d, %v", b, FormatSize(b), got, err)
+		}
+	}
+	for _, r := range []int64{25e9, 100e9, 400e9, 800e9, 1.6e12, 10e6} {
+		got, err := ParseRate(FormatRate(r))
+		if err != nil || got != r {
+			t.Errorf("ParseRate(FormatRate(%d)=%q) = %d, %v", r, FormatRate(r), got, err)
+		}
+	}
+}
+
+func TestExpand(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+		err  bool
+	}{
+		{"leaf1", []string{"leaf1"}, false},
+		{"ethernet-1/{1..3}", []string{"ethernet-1/1", "ethernet-1/2", "ethernet-1/3"}, false},
+		{"Ethernet{0..12..4}", []string{"Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"}, false},
+		{"gpu{08..10}", []string{"gpu08", "gpu09", "gpu10"}, false},
+		{"e{1..2}/{1..2}", []string{"e1/1", "e1/2", "e2/1", "e2/2"}, false},
+		{"x{3..1}", nil, true},
+		{"x{1..}", nil, true},
+		{"x{a..b}", nil, true},
+		{"x{1..2", nil, true},
+		{"x}1", nil, true},
+		{"x{0..100000}", nil, true},
+		{"x{1..1000}{1..1000}", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := Expand(tt.in)
+		if (err != nil) != tt.err {
+			t.Errorf("Expand(%q) error = %v, want error %v", tt.in, err, tt.err)
+			continue
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("Expand(%q) mismatch (-want +got):\n%s", tt.in, d)
+		}
+	}
+}
+
+func TestNaturalLess(t *testing.T) {
+	if !naturalLess("ethernet-1/2", "ethernet-1/10") || naturalLess("Ethernet10", "Ethernet9") || !naturalLess("a", "b") {
+		t.Error("naturalLess does not order numbers numerically")
+	}
+}
