@@ -27,6 +27,8 @@ var commands = []func(*deps) *cobra.Command{
 	newVersionCmd,
 	newSchemaCmd,
 	newPerftestCmd,
+	newCheckCmd,
+	newHeadroomCmd,
 	// more commands are added here, one line each.
 }
 

@@ -26,6 +26,7 @@ func Rules() []Rule { return slices.Clone(ruleTable) }
 // ruleTable is every rule Run applies. Keep IDs stable: add new rules at the
 // end, never renumber.
 var ruleTable = []Rule{
+	{ParseErrorID, "intent-parses", Error, "the intent is well-formed: YAML syntax, known keys, types, units and value ranges (reported by the parser)", nil},
 	{"FC101", "dscp-range", Error, "DSCP values of classes and the host CNP DSCP are within 0-63", (*checker).dscpRange},
 	{"FC102", "dscp-unique", Error, "a DSCP value belongs to at most one class", (*checker).dscpUnique},
 	{"FC103", "priority-range", Error, "class priorities and the host CNP priority are within 0-7", (*checker).priorityRange},
@@ -330,7 +331,7 @@ func (c *checker) ecnThresholds() {
 		if e == nil {
 			continue
 		}
-		at := pos(e.Pos, cl.Pos, p.Pos)
+		at := c.ecnPos(cl)
 		if e.MinBytes >= e.MaxBytes {
 			c.report(Error, at, classPath(cl)+".ecn.min",
 				"set min below max (e.g. min 150KB, max 1.5MB)",
@@ -347,6 +348,17 @@ func (c *checker) ecnThresholds() {
 				"class %s: ECN mark probability %d%% is out of range 1-100", cl.Name, e.Probability)
 		}
 	}
+}
+
+// ecnPos is where a class's ECN thresholds are set: the ecn block, unless
+// it came from the preset (it then carries the policy's position) while the
+// class itself is written out in the file.
+func (c *checker) ecnPos(cl *intent.Class) intent.Pos {
+	e := cl.ECN.Pos
+	if !e.IsValid() || (e == c.f.Policy.Pos && cl.Pos.IsValid()) {
+		return pos(cl.Pos, c.f.Policy.Pos)
+	}
+	return e
 }
 
 // headroom computation, shared by FC111 and FC112.
@@ -475,7 +487,7 @@ func (c *checker) ecnBeforePFC() {
 		if len(bad) == 0 {
 			continue
 		}
-		c.report(Error, pos(cl.ECN.Pos, cl.Pos, c.f.Policy.Pos), classPath(cl)+".ecn.max",
+		c.report(Error, c.ecnPos(cl), classPath(cl)+".ecn.max",
 			fmt.Sprintf("lower ECN max to at most %s, or shorten cables / use fewer lossless priorities to free buffer", bytesStr(minDepth)),
 			"class %s: ECN Kmax %s is above the %s at which PFC XOFF fires on %s (buffer %s - headroom %s; assuming one ingress port feeds the queue), so PFC pauses before ECN marks; %d %s affected: %s",
 			cl.Name, bytesStr(cl.ECN.MaxBytes), bytesStr(minDepth), minSw.Name, bytesStr(minSw.BufferBytes), bytesStr(minHead),

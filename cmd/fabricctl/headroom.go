@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/check"
+)
+
+type headroomOptions struct {
+	speed      string
+	cable      string
+	mtu        int
+	cellFactor float64
+	output     string
+}
+
+func newHeadroomCmd(d *deps) *cobra.Command {
+	o := &headroomOptions{}
+	cmd := &cobra.Command{
+		Use:   "headroom --speed 400G --cable 100m --mtu 9216",
+		Short: "Show the PFC headroom one lossless priority needs, by three published models",
+		Long: `Headroom computes the ingress buffer one lossless priority of one port must
+reserve to absorb what is still in flight after it sends PFC XOFF, with the three
+published models side by side: the IEEE 802.1Qbb delay model, SONiC's dynamic
+buffer calculation and the mlx5 NIC driver. The largest is what check (FC112)
+requires; multiply by the lossless priorities per port. The assumptions behind
+the numbers are printed with them.
+
+Exit codes: 0 ok, 64 usage.`,
+		Example: `  fabricctl headroom --speed 400G --cable 100m --mtu 9216
+  fabricctl headroom --speed 100G --cable 3m --mtu 9216 --cell-factor 2 -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, err := o.input()
+			if err != nil {
+				return err
+			}
+			return o.run(cmd.OutOrStdout(), in)
+		},
+	}
+	cmd.Flags().StringVar(&o.speed, "speed", "", "port speed, e.g. 100G, 400G (required)")
+	cmd.Flags().StringVar(&o.cable, "cable", "100m", "cable length, e.g. 3m, 100m")
+	cmd.Flags().IntVar(&o.mtu, "mtu", intent.DefaultMTU, "port MTU in bytes")
+	cmd.Flags().Float64Var(&o.cellFactor, "cell-factor", 1, "buffer cell occupancy factor for the SONiC model (small packets: ~2)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func (o *headroomOptions) input() (intent.HeadroomInput, error) {
+	var in intent.HeadroomInput
+	if err := checkOutput(o.output, "text", "json"); err != nil {
+		return in, err
+	}
+	if o.speed == "" {
+		return in, usagef("--speed is required (e.g. --speed 400G)")
+	}
+	speed, err := intent.ParseRate(o.speed)
+	if err != nil || speed <= 0 {
+		return in, usagef("--speed %q: want a line rate such as 25G, 100G or 400G", o.speed)
+	}
+	cable, err := intent.ParseLength(o.cable)
+	if err != nil {
+		return in, usagef("--cable: %v", err)
+	}
+	if o.mtu < 64 || o.mtu > 65535 {
+		return in, usagef("--mtu %d: want 64 to 65535", o.mtu)
+	}
+	if o.cellFactor < 1 || o.cellFactor > 10 {
+		return in, usagef("--cell-factor %g: want 1 to 10", o.cellFactor)
+	}
+	return intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: o.mtu, CellFactor: o.cellFactor}, nil
+}
+
+func (o *headroomOptions) run(out io.Writer, in intent.HeadroomInput) error {
+	r := check.Headroom(in)
+	var err error
+	if o.output == "json" {
+		err = r.WriteJSON(out)
+	} else {
+		err = r.WriteText(out)
+	}
+	if err != nil {
+		return fmt.Errorf("headroom: write output: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package check
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+// ParseErrorID is the rule ID given to intent parse errors (FromErrors), so
+// that they render and count like every other finding.
+const ParseErrorID = "FC100"
+
+// FromErrors turns the positioned errors of intent.Parse/Load into Error
+// findings with ID ParseErrorID. It returns nil when err is not an
+// intent.Errors (e.g. an unreadable file), so callers can tell the two apart.
+func FromErrors(err error) []Finding {
+	var es intent.Errors
+	if !errors.As(err, &es) {
+		var e *intent.Error
+		if !errors.As(err, &e) {
+			return nil
+		}
+		es = intent.Errors{e}
+	}
+	out := make([]Finding, 0, len(es))
+	for _, e := range es {
+		out = append(out, Finding{ID: ParseErrorID, Severity: Error, Pos: e.Pos, Path: e.Path, Message: e.Msg})
+	}
+	Sort(out)
+	return out
+}
+
+// ANSI colours for the text output.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiYellow = "\x1b[33m"
+	ansiCyan   = "\x1b[36m"
+)
+
+// WriteText renders findings for people: grouped by file (findings are
+// expected sorted, as Run returns them), one `file:line:col: severity ID:
+// path: message` line each with an indented `fix:` line, and a summary line.
+// color adds ANSI colours (use it only on a terminal).
+func WriteText(w io.Writer, fs []Finding, color bool) error {
+	paint := func(code, s string) string {
+		if !color {
+			return s
+		}
+		return code + s + ansiReset
+	}
+	var b strings.Builder
+	file := ""
+	for i, f := range fs {
+		if i > 0 && f.Pos.File != file {
+			b.WriteString("\n")
+		}
+		file = f.Pos.File
+		sev := f.Severity.String()
+		switch f.Severity {
+		case Error:
+			sev = paint(ansiBold+ansiRed, sev)
+		case Warning:
+			sev = paint(ansiYellow, sev)
+		default:
+			sev = paint(ansiCyan, sev)
+		}
+		fmt.Fprintf(&b, "%s: %s %s: ", paint(ansiBold, f.Pos.String()), sev, f.ID)
+		if f.Path != "" {
+			b.WriteString(paint(ansiDim, f.Path) + ": ")
+		}
+		b.WriteString(f.Message)
+		b.WriteString("\n")
+		if f.Fix != "" {
+			fmt.Fprintf(&b, "  %s %s\n", paint(ansiDim, "fix:"), f.Fix)
+		}
+	}
+	if len(fs) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString(Summary(fs))
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Summary is the one-line count of findings, e.g. "3 errors, 1 warning, 0 infos".
+func Summary(fs []Finding) string {
+	e, wn, in := Count(fs)
+	if e+wn+in == 0 {
+		return "no findings"
+	}
+	return fmt.Sprintf("%d %s, %d %s, %d %s", e, plural(e, "error", "errors"), wn, plural(wn, "warning", "warnings"), in, plural(in, "info", "infos"))
+}
+
+// jsonFinding is the machine form of a Finding.
+type jsonFinding struct {
+	ID       string   `json:"id"`
+	Severity Severity `json:"severity"`
+	File     string   `json:"file,omitempty"`
+	Line     int      `json:"line,omitempty"`
+	Col      int      `json:"col,omitempty"`
+	Path     string   `json:"path,omitempty"`
+	Message  string   `json:"message"`
+	Fix      string   `json:"fix,omitempty"`
+}
+
+// Report is the JSON document `check -o json` prints.
+type Report struct {
+	Files    []string      `json:"files"`
+	Findings []jsonFinding `json:"findings"`
+	Errors   int           `json:"errors"`
+	Warnings int           `json:"warnings"`
+	Infos    int           `json:"infos"`
+}
+
+// WriteJSON renders findings as one indented JSON Report.
+func WriteJSON(w io.Writer, files []string, fs []Finding) error {
+	r := Report{Files: files, Findings: make([]jsonFinding, 0, len(fs))}
+	if r.Files == nil {
+		r.Files = []string{}
+	}
+	for _, f := range fs {
+		r.Findings = append(r.Findings, jsonFinding{
+			ID: f.ID, Severity: f.Severity, File: f.Pos.File, Line: f.Pos.Line, Col: f.Pos.Col,
+			Path: f.Path, Message: f.Message, Fix: f.Fix,
+		})
+	}
+	r.Errors, r.Warnings, r.Infos = Count(fs)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// jsonRule is the machine form of a Rule.
+type jsonRule struct {
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	Severity Severity `json:"severity"`
+	Summary  string   `json:"summary"`
+}
+
+// WriteRules lists the rules as a text table (a Markdown table when
+// markdown is set, for the README) or JSON.
+func WriteRules(w io.Writer, format string) error {
+	rules := Rules()
+	switch format {
+	case "json":
+		out := make([]jsonRule, 0, len(rules))
+		for _, r := range rules {
+			out = append(out, jsonRule{r.ID, r.Name, r.Severity, r.Summary})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	case "markdown":
+		var b strings.Builder
+		b.WriteString("| ID | name | severity | checks that |\n|---|---|---|---|\n")
+		for _, r := range rules {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.ID, r.Name, r.Severity, r.Summary)
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	var b strings.Builder
+	for _, r := range rules {
+		fmt.Fprintf(&b, "%-6s %-7s %-18s %s\n", r.ID, r.Severity, r.Name, r.Summary)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
