@@ -3,7 +3,6 @@ package twin
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
 	"math"
@@ -135,25 +134,8 @@ func encode(v any, enc gnmipb.Encoding) (*gnmipb.TypedValue, error) {
 
 // decode turns a TypedValue into a tree value.
 func decode(tv *gnmipb.TypedValue) (any, error) {
-	switch v := tv.GetValue().(type) {
-	case *gnmipb.TypedValue_JsonIetfVal:
-		return jtree.Decode(v.JsonIetfVal)
-	case *gnmipb.TypedValue_JsonVal:
-		return jtree.Decode(v.JsonVal)
-	case *gnmipb.TypedValue_StringVal:
-		return v.StringVal, nil
-	case *gnmipb.TypedValue_IntVal:
-		return jsonNumber(strconv.FormatInt(v.IntVal, 10)), nil
-	case *gnmipb.TypedValue_UintVal:
-		return jsonNumber(strconv.FormatUint(v.UintVal, 10)), nil
-	case *gnmipb.TypedValue_BoolVal:
-		return v.BoolVal, nil
-	case *gnmipb.TypedValue_DoubleVal:
-		return jsonNumber(strconv.FormatFloat(v.DoubleVal, 'g', -1, 64)), nil
-	case *gnmipb.TypedValue_AsciiVal:
-		return v.AsciiVal, nil
-	}
-	return nil, fmt.Errorf("value type %T is not supported", tv.GetValue())
+	v, _, err := jtree.Typed(tv)
+	return v, err
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }
@@ -178,6 +160,12 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 		t.failNext = t.failNext[1:]
 		t.mu.Unlock()
 		return nil, err
+	}
+	if t.hangSets > 0 {
+		t.hangSets--
+		t.mu.Unlock()
+		<-ctx.Done()
+		return nil, status.FromContextError(ctx.Err()).Err()
 	}
 	drop := t.dropNext > 0
 	dropAfter := drop && t.dropApply

@@ -137,6 +137,7 @@ type Twin struct {
 	dropApply bool // ... after committing the Set (outcome unknown to the client)
 	delay     time.Duration
 	hang      bool
+	hangSets  int // hang the next N Sets (nothing committed)
 }
 
 // Start listens on loopback and serves gNMI until Close.
@@ -217,6 +218,14 @@ func (t *Twin) DropNextSet(commit bool) {
 	defer t.mu.Unlock()
 	t.dropNext++
 	t.dropApply = commit
+}
+
+// HangNextSet makes the next Set block until the client gives up; it
+// commits nothing. Other RPCs are served normally.
+func (t *Twin) HangNextSet() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.hangSets++
 }
 
 // SetDelay delays every RPC by d (0 = no delay).

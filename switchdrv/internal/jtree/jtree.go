@@ -499,39 +499,100 @@ func mergeMap(d, s map[string]any) {
 }
 
 // Delete removes the node at elems; a missing node is not an error (gNMI).
+// Containers and lists left empty on the way are removed too, as a device
+// does with non-presence containers.
 func Delete(root map[string]any, elems []*gnmipb.PathElem) error {
 	if len(elems) == 0 {
 		clear(root)
 		return nil
 	}
-	cur := root
-	for _, e := range elems[:len(elems)-1] {
-		next, err := child(cur, e, false)
-		if err != nil {
-			return err
+	_, err := deleteIn(root, elems)
+	return err
+}
+
+// deleteIn deletes elems below m and reports whether it removed something.
+func deleteIn(m map[string]any, elems []*gnmipb.PathElem) (bool, error) {
+	e := elems[0]
+	name := Name(e.GetName())
+	if len(elems) == 1 {
+		if len(e.GetKey()) == 0 {
+			_, ok := m[name]
+			delete(m, name)
+			return ok, nil
 		}
-		if next == nil {
-			return nil
+		list, ok := m[name].([]any)
+		if !ok {
+			return false, nil
 		}
-		cur = next
-	}
-	last := elems[len(elems)-1]
-	name := Name(last.GetName())
-	if len(last.GetKey()) == 0 {
-		delete(cur, name)
-		return nil
-	}
-	list, ok := cur[name].([]any)
-	if !ok {
-		return nil
-	}
-	if i := findEntry(list, last.GetKey()); i >= 0 {
+		i := findEntry(list, e.GetKey())
+		if i < 0 {
+			return false, nil
+		}
 		list = slices.Delete(list, i, i+1)
 		if len(list) == 0 {
-			delete(cur, name)
+			delete(m, name)
 		} else {
-			cur[name] = list
+			m[name] = list
+		}
+		return true, nil
+	}
+	next, err := child(m, e, false)
+	if err != nil || next == nil {
+		return false, err
+	}
+	removed, err := deleteIn(next, elems[1:])
+	if err != nil || !removed || len(next) > 0 {
+		return removed, err
+	}
+	// next became empty because of this delete: drop it from its parent.
+	if len(e.GetKey()) == 0 {
+		delete(m, name)
+		return true, nil
+	}
+	list, _ := m[name].([]any)
+	if i := findEntry(list, e.GetKey()); i >= 0 {
+		list = slices.Delete(list, i, i+1)
+		if len(list) == 0 {
+			delete(m, name)
+		} else {
+			m[name] = list
 		}
 	}
-	return nil
+	return true, nil
+}
+
+// Typed decodes a gNMI TypedValue into a tree value. ASCII values come back
+// as a string with ascii set (CLI text, not JSON).
+func Typed(tv *gnmipb.TypedValue) (v any, ascii bool, err error) {
+	switch x := tv.GetValue().(type) {
+	case *gnmipb.TypedValue_JsonIetfVal:
+		v, err = Decode(x.JsonIetfVal)
+		return v, false, err
+	case *gnmipb.TypedValue_JsonVal:
+		v, err = Decode(x.JsonVal)
+		return v, false, err
+	case *gnmipb.TypedValue_StringVal:
+		return x.StringVal, false, nil
+	case *gnmipb.TypedValue_IntVal:
+		return json.Number(strconv.FormatInt(x.IntVal, 10)), false, nil
+	case *gnmipb.TypedValue_UintVal:
+		return json.Number(strconv.FormatUint(x.UintVal, 10)), false, nil
+	case *gnmipb.TypedValue_BoolVal:
+		return x.BoolVal, false, nil
+	case *gnmipb.TypedValue_DoubleVal:
+		return json.Number(strconv.FormatFloat(x.DoubleVal, 'g', -1, 64)), false, nil
+	case *gnmipb.TypedValue_AsciiVal:
+		return x.AsciiVal, true, nil
+	case *gnmipb.TypedValue_LeaflistVal:
+		var out []any
+		for _, e := range x.LeaflistVal.GetElement() {
+			ev, _, err := Typed(e)
+			if err != nil {
+				return nil, false, err
+			}
+			out = append(out, ev)
+		}
+		return out, false, nil
+	}
+	return nil, false, fmt.Errorf("gNMI value type %T is not supported", tv.GetValue())
 }

@@ -1,0 +1,219 @@
+package switchdrv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
+)
+
+// Engine plans, applies and restores switch configuration over gNMI. Build
+// one per command; the zero values of the tuning fields are sensible.
+type Engine struct {
+	Registry *Registry
+	// Transport tunes every gNMI client (timeouts, retries, --insecure, log).
+	Transport transport.Options
+	// Log gets one record per switch and step; nil discards.
+	Log *slog.Logger
+	// Parallel bounds how many switches are worked on at once (default 8).
+	Parallel int
+	// Canary, when > 0, applies to the first Canary switches (in name order)
+	// first, then to the rest in batches of Parallel, stopping at the first
+	// failure.
+	Canary int
+	// BackupDir receives one snapshot file per switch before any write
+	// (required by Apply).
+	BackupDir string
+	// Progress, when set, is called (never concurrently) as each switch
+	// moves through apply.
+	Progress func(Event)
+
+	progressMu sync.Mutex
+}
+
+// Event is one step of one switch during Apply, for a progress display.
+type Event struct {
+	Switch string
+	Step   string // backup, set, verify, applied, failed, rollback, rolled-back, rollback-failed, skipped
+	Detail string
+	Err    error
+	Took   time.Duration
+}
+
+func (e *Engine) log() *slog.Logger {
+	if e.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Log
+}
+
+func (e *Engine) parallel() int {
+	if e.Parallel <= 0 {
+		return 8
+	}
+	return e.Parallel
+}
+
+func (e *Engine) emit(ev Event) {
+	if e.Progress == nil {
+		return
+	}
+	e.progressMu.Lock()
+	defer e.progressMu.Unlock()
+	e.Progress(ev)
+}
+
+// Select returns the switches named in only (all when only is empty), in
+// name order; an unknown name is an error that lists the known ones.
+func Select(f *intent.Fabric, only []string) ([]*intent.Switch, error) {
+	if len(only) == 0 {
+		out := make([]*intent.Switch, len(f.Switches))
+		for i := range f.Switches {
+			out[i] = &f.Switches[i]
+		}
+		return out, nil
+	}
+	var out []*intent.Switch
+	var unknown []string
+	for _, n := range only {
+		sw := f.Switch(n)
+		if sw == nil {
+			unknown = append(unknown, n)
+			continue
+		}
+		if !slices.Contains(out, sw) {
+			out = append(out, sw)
+		}
+	}
+	if len(unknown) > 0 {
+		var known []string
+		for _, s := range f.Switches {
+			known = append(known, s.Name)
+		}
+		return nil, fmt.Errorf("unknown switch %s (the intent has: %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Plan compiles the intent for each selected switch, reads the paths the
+// result touches and lists the changes. A switch that cannot be planned gets
+// TargetPlan.Error and the others go on; the returned error is for problems
+// with the request itself (unknown switch, unknown platform).
+func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*plan.Plan, error) {
+	sws, err := Select(f, only)
+	if err != nil {
+		return nil, err
+	}
+	desired := make([]*Desired, len(sws))
+	quirks := make([]Quirks, len(sws))
+	compileErrs := make([]error, len(sws))
+	for i, sw := range sws {
+		p, err := e.Registry.Lookup(sw.Platform)
+		if err != nil {
+			return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
+		}
+		quirks[i] = p.Quirks()
+		desired[i], compileErrs[i] = p.Compile(f, sw)
+	}
+	out := &plan.Plan{Version: plan.FormatVersion, Fabric: f.Name, Created: time.Now().UTC(), Targets: make([]plan.TargetPlan, len(sws))}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(e.parallel())
+	for i, sw := range sws {
+		g.Go(func() error {
+			if compileErrs[i] != nil {
+				out.Targets[i] = plan.TargetPlan{Name: sw.Name, Kind: plan.KindSwitch, Platform: string(sw.Platform),
+					Changes: []plan.Change{}, Error: fmt.Sprintf("switch %s: compile: %v", sw.Name, compileErrs[i])}
+				return nil
+			}
+			out.Targets[i] = e.planOne(gctx, sw, desired[i], quirks[i])
+			return nil
+		})
+	}
+	_ = g.Wait()
+	out.Sort()
+	return out, nil
+}
+
+func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Quirks) plan.TargetPlan {
+	tp := plan.TargetPlan{Name: sw.Name, Kind: plan.KindSwitch, Platform: string(sw.Platform), Notes: d.Notes, Changes: []plan.Change{}}
+	req := d.SetRequest()
+	payload, err := protojson.Marshal(req)
+	if err != nil {
+		tp.Error = fmt.Sprintf("switch %s: encode SetRequest: %v", sw.Name, err)
+		return tp
+	}
+	tp.Payload = payload
+	c, err := transport.Dial(ctx, *sw, e.Transport)
+	if err != nil {
+		tp.Error = err.Error()
+		return tp
+	}
+	defer c.Close()
+	snap, err := e.read(ctx, c, sw, d.Encoding, ownedPaths(req))
+	if err != nil {
+		tp.Error = err.Error()
+		return tp
+	}
+	tp.Basis = snap.Basis
+	changes, err := Compare(d, snap, q)
+	if err != nil {
+		tp.Error = err.Error()
+		return tp
+	}
+	tp.Changes = changes
+	e.log().Info("planned", "target", sw.Name, "changes", len(changes))
+	return tp
+}
+
+// read checks the target speaks the encoding the platform compiled to and
+// reads paths into a snapshot.
+func (e *Engine) read(ctx context.Context, c *transport.Client, sw *intent.Switch, enc gnmipb.Encoding, paths []*gnmipb.Path) (*Snapshot, error) {
+	caps, err := c.Capabilities(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if enc != gnmipb.Encoding_JSON && enc != caps.Encoding && !slices.Contains(caps.Encodings, enc) {
+		return nil, fmt.Errorf("switch %s: target does not support encoding %s (announces %v)", sw.Name, enc, caps.Encodings)
+	}
+	return observe(ctx, c, sw, paths)
+}
+
+// decodePayload reads a TargetPlan's SetRequest back.
+func decodePayload(tp *plan.TargetPlan) (*gnmipb.SetRequest, error) {
+	if len(tp.Payload) == 0 {
+		return nil, fmt.Errorf("switch %s: plan has no payload", tp.Name)
+	}
+	req := &gnmipb.SetRequest{}
+	if err := protojson.Unmarshal(tp.Payload, req); err != nil {
+		return nil, fmt.Errorf("switch %s: plan payload: %w", tp.Name, err)
+	}
+	return req, nil
+}
+
+// errorsOf joins the per-target errors of a plan.
+func errorsOf(p *plan.Plan) error {
+	var errs []error
+	for _, t := range p.Targets {
+		if t.Error != "" {
+			errs = append(errs, errors.New(t.Error))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Errors returns the per-target errors of a plan joined, nil when none.
+func Errors(p *plan.Plan) error { return errorsOf(p) }

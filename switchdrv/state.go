@@ -1,0 +1,266 @@
+package switchdrv
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
+)
+
+// SnapshotVersion is the format version of snapshot (backup) files.
+const SnapshotVersion = 1
+
+// Snapshot is the observed state of the paths fabricctl owns on one switch.
+// It is both what plan compares against and the backup file apply writes
+// before any change, and restore puts back.
+type Snapshot struct {
+	Version  int             `json:"version"`
+	Switch   string          `json:"switch"`
+	Platform intent.Platform `json:"platform,omitempty"`
+	Address  string          `json:"address,omitempty"`
+	Taken    time.Time       `json:"taken"`
+	// Basis is the hash of the observed state (plan.TargetPlan.Basis).
+	Basis   string  `json:"basis"`
+	Entries []Entry `json:"entries"`
+}
+
+// Entry is the state at one owned path.
+type Entry struct {
+	// Path is "origin:/a/b[k=v]" (origin omitted when empty).
+	Path   string `json:"path"`
+	Exists bool   `json:"exists"`
+	// JSON is the value (module prefixes removed); ASCII is CLI text for
+	// origin cli.
+	JSON  json.RawMessage `json:"json,omitempty"`
+	ASCII *string         `json:"ascii,omitempty"`
+}
+
+// pathKey renders a path the way plans, snapshots and Flatten name it.
+func pathKey(p *gnmipb.Path) string {
+	s := jtree.ElemString(p.GetElem())
+	if s == "" {
+		s = "/"
+	}
+	if p.GetOrigin() != "" {
+		s = p.GetOrigin() + ":" + s
+	}
+	return s
+}
+
+// ownedPaths lists the distinct paths a SetRequest writes, in order.
+func ownedPaths(req *gnmipb.SetRequest) []*gnmipb.Path {
+	var out []*gnmipb.Path
+	seen := map[string]bool{}
+	add := func(p *gnmipb.Path) {
+		full := &gnmipb.Path{Origin: p.GetOrigin(), Elem: append(slices.Clone(req.GetPrefix().GetElem()), p.GetElem()...)}
+		if full.Origin == "" {
+			full.Origin = req.GetPrefix().GetOrigin()
+		}
+		if k := pathKey(full); !seen[k] {
+			seen[k] = true
+			out = append(out, full)
+		}
+	}
+	for _, p := range req.GetDelete() {
+		add(p)
+	}
+	for _, u := range req.GetReplace() {
+		add(u.GetPath())
+	}
+	for _, u := range req.GetUpdate() {
+		add(u.GetPath())
+	}
+	return out
+}
+
+// observe reads paths from the switch into a Snapshot. Targets answer a Get
+// in different shapes (one value per path, leaf by leaf, or a parent); all
+// updates are merged into one tree per origin and each path is read from it.
+// A path the target reports NotFound is recorded as absent.
+func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path) (*Snapshot, error) {
+	notes, err := c.Get(ctx, paths)
+	if transport.Code(err) == codes.NotFound && len(paths) > 1 {
+		notes, err = nil, nil
+		for _, p := range paths {
+			n, err1 := c.Get(ctx, []*gnmipb.Path{p})
+			if transport.Code(err1) == codes.NotFound {
+				continue
+			}
+			if err1 != nil {
+				return nil, err1
+			}
+			notes = append(notes, n...)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	trees := map[string]map[string]any{}
+	ascii := map[string]string{}
+	for _, n := range notes {
+		for _, u := range n.GetUpdate() {
+			full := &gnmipb.Path{Origin: u.GetPath().GetOrigin(),
+				Elem: append(slices.Clone(n.GetPrefix().GetElem()), u.GetPath().GetElem()...)}
+			if full.Origin == "" {
+				full.Origin = n.GetPrefix().GetOrigin()
+			}
+			v, isASCII, err := jtree.Typed(u.GetVal())
+			if err != nil {
+				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, pathKey(full), err)
+			}
+			if isASCII {
+				ascii[pathKey(full)] = v.(string)
+				continue
+			}
+			root := trees[full.Origin]
+			if root == nil {
+				root = map[string]any{}
+				trees[full.Origin] = root
+			}
+			if err := jtree.Update(root, full.GetElem(), v); err != nil {
+				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, pathKey(full), err)
+			}
+		}
+	}
+	snap := &Snapshot{Version: SnapshotVersion, Switch: sw.Name, Platform: sw.Platform, Address: sw.Address, Taken: time.Now().UTC()}
+	for _, p := range paths {
+		e := Entry{Path: pathKey(p)}
+		if s, ok := ascii[e.Path]; ok {
+			e.Exists, e.ASCII = true, &s
+		} else if root := trees[p.GetOrigin()]; root != nil {
+			if v, ok := jtree.Get(root, p.GetElem()); ok && !isEmpty(v) {
+				b, err := json.Marshal(v)
+				if err != nil {
+					return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, e.Path, err)
+				}
+				e.Exists, e.JSON = true, b
+			}
+		}
+		snap.Entries = append(snap.Entries, e)
+	}
+	snap.Basis = snap.basis()
+	return snap, nil
+}
+
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+// basis hashes the canonical form of the observed state, so that two reads
+// of the same data hash the same whatever the encoding details.
+func (s *Snapshot) basis() string {
+	var b strings.Builder
+	for _, e := range s.Entries {
+		b.WriteString(e.Path)
+		b.WriteByte('\n')
+		for _, l := range e.leaves() {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return plan.Hash([]byte(b.String()))
+}
+
+// leaves is the sorted canonical "path=value" list of an entry.
+func (e Entry) leaves() []string {
+	switch {
+	case !e.Exists:
+		return nil
+	case e.ASCII != nil:
+		return cliLines(*e.ASCII)
+	}
+	v, err := jtree.Decode(e.JSON)
+	if err != nil {
+		return []string{"!invalid " + string(e.JSON)}
+	}
+	m := map[string]jtree.Leaf{}
+	jtree.Flatten(v, e.Path, m)
+	out := make([]string, 0, len(m))
+	for k, l := range m {
+		out = append(out, k+"="+l.Canon)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// value decodes the entry's JSON (nil when absent).
+func (e Entry) value() (any, error) {
+	if !e.Exists || e.ASCII != nil {
+		return nil, nil
+	}
+	return jtree.Decode(e.JSON)
+}
+
+// cliLines splits CLI text into its significant lines.
+func cliLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "!") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// RestoreRequest is the SetRequest that puts the snapshot's state back:
+// replace what existed, delete what did not.
+func (s *Snapshot) RestoreRequest() (*gnmipb.SetRequest, error) {
+	req := &gnmipb.SetRequest{}
+	for _, e := range s.Entries {
+		p, err := transport.ParsePath(e.Path)
+		if err != nil {
+			return nil, fmt.Errorf("switch %s: backup entry: %w", s.Switch, err)
+		}
+		switch {
+		case !e.Exists && p.GetOrigin() == "cli":
+			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{}}})
+		case !e.Exists:
+			req.Delete = append(req.Delete, p)
+		case e.ASCII != nil:
+			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: *e.ASCII}}})
+		default:
+			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: e.JSON}}})
+		}
+	}
+	return req, nil
+}
+
+// paths returns the snapshot's paths.
+func (s *Snapshot) paths() ([]*gnmipb.Path, error) {
+	out := make([]*gnmipb.Path, len(s.Entries))
+	for i, e := range s.Entries {
+		p, err := transport.ParsePath(e.Path)
+		if err != nil {
+			return nil, fmt.Errorf("switch %s: backup entry: %w", s.Switch, err)
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+func (s *Snapshot) entry(path string) (Entry, bool) {
+	for _, e := range s.Entries {
+		if e.Path == path {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
