@@ -160,15 +160,30 @@ func (c *checker) path(p *gnmipb.Path, v any) {
 		path += "/" + pe.GetName()
 		var next *yang.Entry
 		if i == 0 {
-			cands := c.s.top[local]
-			for _, cand := range cands {
+			var matches []*yang.Entry
+			for _, cand := range c.s.top[local] {
 				if mod == "" || c.s.module(cand) == mod {
-					if next != nil {
-						c.addf(path, "ambiguous top-level node: qualify it with a module name")
-						return
-					}
-					next = cand
+					matches = append(matches, cand)
 				}
+			}
+			if len(matches) > 1 && (p.GetOrigin() == "" || p.GetOrigin() == "openconfig") {
+				// gNMI: no origin means origin "openconfig" (gNMI
+				// specification 2.2.2.1), e.g. /interfaces is
+				// openconfig-interfaces, not ietf-interfaces.
+				var oc []*yang.Entry
+				for _, m := range matches {
+					if strings.HasPrefix(c.s.module(m), "openconfig-") {
+						oc = append(oc, m)
+					}
+				}
+				matches = oc
+			}
+			if len(matches) > 1 {
+				c.addf(path, "ambiguous top-level node: qualify it with a module name")
+				return
+			}
+			if len(matches) == 1 {
+				next = matches[0]
 			}
 		} else {
 			next, _ = c.child(e, local)

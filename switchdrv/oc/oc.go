@@ -1,0 +1,385 @@
+// Package oc compiles the intent into gNMI SetRequests for a switch that
+// speaks plain OpenConfig (openconfig-qos 2.2.0, JSON_IETF, no origin).
+//
+// openconfig-qos has no model for PFC, PFC watchdog or headroom, so Compile
+// leaves them out, says so in Desired.Notes, and Quirks.PFC is false: the
+// check command reports it as a finding instead of silently skipping it.
+//
+// What fabricctl owns, and so replaces: the queues, forwarding groups and
+// scheduler inputs named after the intent's classes (upper case), the
+// classifiers FABRICCTL_V4/FABRICCTL_V6, the queue-management profiles
+// FABRICCTL_ECN_<CLASS>, the scheduler policy FABRICCTL and, for every
+// inventory port, /qos/interfaces/interface[interface-id=<port>]. Merged
+// (update): /interfaces/interface[name=<port>]/config/mtu.
+package oc
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv"
+)
+
+// Names of the entries fabricctl owns.
+const (
+	ClassifierV4    = "FABRICCTL_V4"
+	ClassifierV6    = "FABRICCTL_V6"
+	SchedulerPolicy = "FABRICCTL"
+	ecnPrefix       = "FABRICCTL_ECN_"
+)
+
+// NotePFC is the note Compile adds when the intent has lossless classes.
+const NotePFC = "PFC (priority flow control, its watchdog and headroom) is not expressible in openconfig-qos: configure it out of band on this switch"
+
+var quirks = switchdrv.Quirks{
+	PFC:                   false,
+	MaxLosslessPriorities: 0,
+	BufferCellBytes:       0,
+	Origin:                "",
+}
+
+// Platform is the plain OpenConfig platform.
+type Platform struct{}
+
+// Register adds the OpenConfig platform to r.
+func Register(r *switchdrv.Registry) error { return r.Register(Platform{}) }
+
+// Name implements switchdrv.Platform.
+func (Platform) Name() intent.Platform { return intent.PlatformOpenConfig }
+
+// Quirks implements switchdrv.Platform.
+func (Platform) Quirks() switchdrv.Quirks { return quirks }
+
+// QueueName is the queue, forwarding group and scheduler input name of a class.
+func QueueName(class string) string { return strings.ToUpper(class) }
+
+// ECNProfile is the queue-management profile name of a class.
+func ECNProfile(class string) string { return ecnPrefix + strings.ToUpper(class) }
+
+type (
+	named struct {
+		Name string `json:"name"`
+	}
+	queue struct {
+		Name   string `json:"name"`
+		Config struct {
+			Name    string `json:"name"`
+			QueueID int    `json:"queue-id"`
+		} `json:"config"`
+	}
+	fwdGroup struct {
+		Name   string `json:"name"`
+		Config struct {
+			Name        string `json:"name"`
+			OutputQueue string `json:"output-queue"`
+		} `json:"config"`
+	}
+	classifier struct {
+		Name   string `json:"name"`
+		Config struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+		} `json:"config"`
+		Terms struct {
+			Term []term `json:"term"`
+		} `json:"terms"`
+	}
+	term struct {
+		ID     string `json:"id"`
+		Config struct {
+			ID string `json:"id"`
+		} `json:"config"`
+		Conditions *conditions `json:"conditions,omitempty"`
+		Actions    struct {
+			Config struct {
+				TargetGroup string `json:"target-group"`
+			} `json:"config"`
+		} `json:"actions"`
+	}
+	conditions struct {
+		IPv4 *dscpCond `json:"ipv4,omitempty"`
+		IPv6 *dscpCond `json:"ipv6,omitempty"`
+	}
+	dscpCond struct {
+		Config struct {
+			DSCPSet []int `json:"dscp-set"`
+		} `json:"config"`
+	}
+	qmProfile struct {
+		Name   string `json:"name"`
+		Config named  `json:"config"`
+		WRED   struct {
+			Uniform struct {
+				Config wredConfig `json:"config"`
+			} `json:"uniform"`
+		} `json:"wred"`
+	}
+	wredConfig struct {
+		MinThreshold   string `json:"min-threshold"`
+		MaxThreshold   string `json:"max-threshold"`
+		MaxDropPercent int    `json:"max-drop-probability-percent"`
+		EnableECN      bool   `json:"enable-ecn"`
+		Drop           bool   `json:"drop"`
+	}
+	schedPolicy struct {
+		Name       string `json:"name"`
+		Config     named  `json:"config"`
+		Schedulers struct {
+			Scheduler []sched `json:"scheduler"`
+		} `json:"schedulers"`
+	}
+	sched struct {
+		Sequence int `json:"sequence"`
+		Config   struct {
+			Sequence int    `json:"sequence"`
+			Priority string `json:"priority,omitempty"`
+		} `json:"config"`
+		Inputs struct {
+			Input []schedInput `json:"input"`
+		} `json:"inputs"`
+	}
+	schedInput struct {
+		ID     string `json:"id"`
+		Config struct {
+			ID        string `json:"id"`
+			InputType string `json:"input-type"`
+			Queue     string `json:"queue"`
+			Weight    string `json:"weight,omitempty"`
+		} `json:"config"`
+	}
+	qosInterface struct {
+		ID     string `json:"interface-id"`
+		Config struct {
+			ID string `json:"interface-id"`
+		} `json:"config"`
+		InterfaceRef struct {
+			Config struct {
+				Interface string `json:"interface"`
+			} `json:"config"`
+		} `json:"interface-ref"`
+		Input struct {
+			Classifiers struct {
+				Classifier []ifClassifier `json:"classifier"`
+			} `json:"classifiers"`
+		} `json:"input"`
+		Output struct {
+			SchedulerPolicy struct {
+				Config named `json:"config"`
+			} `json:"scheduler-policy"`
+			Queues *struct {
+				Queue []ifQueue `json:"queue"`
+			} `json:"queues,omitempty"`
+		} `json:"output"`
+	}
+	ifClassifier struct {
+		Type   string `json:"type"`
+		Config struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		} `json:"config"`
+	}
+	ifQueue struct {
+		Name   string `json:"name"`
+		Config struct {
+			Name    string `json:"name"`
+			Profile string `json:"queue-management-profile"`
+		} `json:"config"`
+	}
+)
+
+type compiler struct {
+	f  *intent.Fabric
+	sw *intent.Switch
+	d  *switchdrv.Desired
+}
+
+// Compile implements switchdrv.Platform.
+func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
+	if f == nil || sw == nil {
+		return nil, fmt.Errorf("openconfig: compile: nil fabric or switch")
+	}
+	c := compiler{f: f, sw: sw, d: &switchdrv.Desired{
+		Switch: sw.Name, Platform: intent.PlatformOpenConfig, Encoding: gnmipb.Encoding_JSON_IETF,
+	}}
+	if err := c.compile(); err != nil {
+		return nil, fmt.Errorf("switch %s (openconfig): %w", sw.Name, err)
+	}
+	return c.d, nil
+}
+
+func elem(name string, kv ...string) *gnmipb.PathElem {
+	e := &gnmipb.PathElem{Name: name}
+	if len(kv) > 0 {
+		e.Key = make(map[string]string, len(kv)/2)
+		for i := 0; i+1 < len(kv); i += 2 {
+			e.Key[kv[i]] = kv[i+1]
+		}
+	}
+	return e
+}
+
+func mkUpdate(v any, elems []*gnmipb.PathElem) (*gnmipb.Update, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %s: %w", elems[len(elems)-1].GetName(), err)
+	}
+	return &gnmipb.Update{
+		Path: &gnmipb.Path{Elem: elems},
+		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}},
+	}, nil
+}
+
+func (c *compiler) replace(v any, elems ...*gnmipb.PathElem) error {
+	u, err := mkUpdate(v, elems)
+	if err != nil {
+		return err
+	}
+	c.d.Replaces = append(c.d.Replaces, u)
+	return nil
+}
+
+func (c *compiler) update(v any, elems ...*gnmipb.PathElem) error {
+	u, err := mkUpdate(v, elems)
+	if err != nil {
+		return err
+	}
+	c.d.Updates = append(c.d.Updates, u)
+	return nil
+}
+
+func (c *compiler) compile() error {
+	p := &c.f.Policy
+	if len(p.LosslessPriorities()) > 0 {
+		c.d.Notes = append(c.d.Notes, NotePFC)
+	}
+	for _, cl := range p.Classes {
+		var q queue
+		q.Name, q.Config.Name, q.Config.QueueID = QueueName(cl.Name), QueueName(cl.Name), cl.Priority
+		if err := c.replace(q, elem("qos"), elem("queues"), elem("queue", "name", q.Name)); err != nil {
+			return err
+		}
+	}
+	for _, cl := range p.Classes {
+		var g fwdGroup
+		g.Name, g.Config.Name, g.Config.OutputQueue = QueueName(cl.Name), QueueName(cl.Name), QueueName(cl.Name)
+		if err := c.replace(g, elem("qos"), elem("forwarding-groups"), elem("forwarding-group", "name", g.Name)); err != nil {
+			return err
+		}
+	}
+	for _, af := range []struct{ name, typ string }{{ClassifierV4, "IPV4"}, {ClassifierV6, "IPV6"}} {
+		cls := classifier{Name: af.name}
+		cls.Config.Name, cls.Config.Type = af.name, af.typ
+		var def *intent.Class
+		for i, cl := range p.Classes {
+			if cl.Default {
+				def = &p.Classes[i]
+			}
+			if len(cl.DSCP) == 0 || cl.Default {
+				continue
+			}
+			var t term
+			t.ID = fmt.Sprintf("%02d-%s", 10+len(cls.Terms.Term)*10, cl.Name)
+			t.Config.ID = t.ID
+			dc := &dscpCond{}
+			dc.Config.DSCPSet = cl.DSCP
+			if af.typ == "IPV4" {
+				t.Conditions = &conditions{IPv4: dc}
+			} else {
+				t.Conditions = &conditions{IPv6: dc}
+			}
+			t.Actions.Config.TargetGroup = QueueName(cl.Name)
+			cls.Terms.Term = append(cls.Terms.Term, t)
+		}
+		if def != nil {
+			var t term
+			t.ID = "99-" + def.Name
+			t.Config.ID = t.ID
+			t.Actions.Config.TargetGroup = QueueName(def.Name)
+			cls.Terms.Term = append(cls.Terms.Term, t)
+		}
+		if err := c.replace(cls, elem("qos"), elem("classifiers"), elem("classifier", "name", cls.Name)); err != nil {
+			return err
+		}
+	}
+	var ecnQueues []ifQueue
+	for _, cl := range p.Classes {
+		if cl.ECN == nil {
+			continue
+		}
+		qm := qmProfile{Name: ECNProfile(cl.Name), Config: named{ECNProfile(cl.Name)}}
+		qm.WRED.Uniform.Config = wredConfig{
+			MinThreshold: strconv.FormatInt(cl.ECN.MinBytes, 10), MaxThreshold: strconv.FormatInt(cl.ECN.MaxBytes, 10),
+			MaxDropPercent: cl.ECN.Probability, EnableECN: true, Drop: false,
+		}
+		if err := c.replace(qm, elem("qos"), elem("queue-management-profiles"), elem("queue-management-profile", "name", qm.Name)); err != nil {
+			return err
+		}
+		var iq ifQueue
+		iq.Name, iq.Config.Name, iq.Config.Profile = QueueName(cl.Name), QueueName(cl.Name), qm.Name
+		ecnQueues = append(ecnQueues, iq)
+	}
+	sp := schedPolicy{Name: SchedulerPolicy, Config: named{SchedulerPolicy}}
+	var strict, wrr []schedInput
+	for _, cl := range p.Classes {
+		var in schedInput
+		in.ID, in.Config.ID, in.Config.InputType, in.Config.Queue = QueueName(cl.Name), QueueName(cl.Name), "QUEUE", QueueName(cl.Name)
+		if cl.Strict {
+			strict = append(strict, in)
+			continue
+		}
+		in.Config.Weight = strconv.Itoa(cl.Weight)
+		wrr = append(wrr, in)
+	}
+	seq := 0
+	if len(strict) > 0 {
+		var s sched
+		s.Sequence, s.Config.Sequence, s.Config.Priority = seq, seq, "STRICT"
+		s.Inputs.Input = strict
+		sp.Schedulers.Scheduler = append(sp.Schedulers.Scheduler, s)
+		seq++
+	}
+	if len(wrr) > 0 {
+		var s sched
+		s.Sequence, s.Config.Sequence = seq, seq
+		s.Inputs.Input = wrr
+		sp.Schedulers.Scheduler = append(sp.Schedulers.Scheduler, s)
+	}
+	if err := c.replace(sp, elem("qos"), elem("scheduler-policies"), elem("scheduler-policy", "name", SchedulerPolicy)); err != nil {
+		return err
+	}
+	sort.Slice(ecnQueues, func(i, j int) bool { return ecnQueues[i].Name < ecnQueues[j].Name })
+	for _, port := range c.sw.Ports {
+		var qi qosInterface
+		qi.ID, qi.Config.ID, qi.InterfaceRef.Config.Interface = port.Name, port.Name, port.Name
+		for _, af := range []struct{ name, typ string }{{ClassifierV4, "IPV4"}, {ClassifierV6, "IPV6"}} {
+			var ic ifClassifier
+			ic.Type, ic.Config.Type, ic.Config.Name = af.typ, af.typ, af.name
+			qi.Input.Classifiers.Classifier = append(qi.Input.Classifiers.Classifier, ic)
+		}
+		qi.Output.SchedulerPolicy.Config.Name = SchedulerPolicy
+		if len(ecnQueues) > 0 {
+			qi.Output.Queues = &struct {
+				Queue []ifQueue `json:"queue"`
+			}{Queue: ecnQueues}
+		}
+		if err := c.replace(qi, elem("qos"), elem("interfaces"), elem("interface", "interface-id", port.Name)); err != nil {
+			return err
+		}
+	}
+	for _, port := range c.sw.Ports {
+		mtu := c.f.PortMTU(port)
+		if mtu < 0 || mtu > 65535 {
+			return fmt.Errorf("port %s: mtu %d outside 0..65535", port.Name, mtu)
+		}
+		if err := c.update(mtu, elem("interfaces"), elem("interface", "name", port.Name), elem("config"), elem("mtu")); err != nil {
+			return err
+		}
+	}
+	return nil
+}

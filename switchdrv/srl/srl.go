@@ -1,0 +1,432 @@
+// Package srl compiles the intent into gNMI SetRequests for Nokia SR Linux
+// (native srl_nokia-qos and srl_nokia-interfaces, JSON_IETF, no origin).
+//
+// What fabricctl owns on an SR Linux switch, and so replaces:
+//   - /qos/classifiers/dscp-policy[name=FABRICCTL_DSCP] (all 64 DSCPs),
+//   - /qos/scheduler-policies/scheduler-policy[name=FABRICCTL_SCHED],
+//   - /qos/buffer-management/queue-management-profile[name=FABRICCTL_ECN_<CLASS>],
+//   - /qos/buffer-management/buffer-allocation-profile[name=FABRICCTL_PFC_<bytes>]
+//     (one per distinct headroom; ports with equal speed, cable and MTU share one),
+//   - /qos/pfc-mapping-profile[name=FABRICCTL_PFC],
+//   - /qos/interfaces/interface[interface-id=<port>] and [interface-id=<port>.<sub>]
+//     for every inventory port (the whole QoS binding of that port).
+//
+// Merged (update) single leaves: /qos/explicit-congestion-notification
+// (presence), /interface[name=<port>]/mtu and
+// /interface[name=<port>]/ethernet/flow-control/{receive,transmit}.
+// Everything else under /qos (other policies, other ports) is left alone.
+package srl
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv"
+)
+
+// Names of the entries fabricctl owns.
+const (
+	DSCPPolicy      = "FABRICCTL_DSCP"
+	SchedulerPolicy = "FABRICCTL_SCHED"
+	PFCProfile      = "FABRICCTL_PFC"
+	ecnPrefix       = "FABRICCTL_ECN_"
+	bufferPrefix    = "FABRICCTL_PFC_"
+)
+
+// quirks are SR Linux's documented differences (srl_nokia-qos 25.3).
+var quirks = switchdrv.Quirks{
+	PFC: true,
+	// 7220 IXR (Broadcom XGS) supports two lossless priorities per port.
+	MaxLosslessPriorities: 2,
+	// Broadcom XGS buffer cell (assumed 256 B; Tomahawk uses 254 B).
+	BufferCellBytes: 256,
+	Origin:          "",
+	// deadlock detection-timer 10..1500 ms (recovery-timer 100..1500 ms).
+	WatchdogMin: 10,
+	WatchdogMax: 1500,
+}
+
+// Limits from srl_nokia-qos that Compile enforces (the device would reject
+// anything else).
+const (
+	recoveryMinMS = 100
+	recoveryMaxMS = 1500
+	// scheduler-policy scheduler sequence is 0..1: sequence 0 is strict,
+	// sequence 1 is weighted (weight 1..255).
+	maxWeight = 255
+)
+
+// Platform is the SR Linux platform.
+type Platform struct{}
+
+// Register adds the SR Linux platform to r.
+func Register(r *switchdrv.Registry) error { return r.Register(Platform{}) }
+
+// Name implements switchdrv.Platform.
+func (Platform) Name() intent.Platform { return intent.PlatformSRLinux }
+
+// Quirks implements switchdrv.Platform.
+func (Platform) Quirks() switchdrv.Quirks { return quirks }
+
+// JSON shapes of the srl_nokia-qos entries fabricctl writes. Field order is
+// the YANG order; the encoding is RFC 7951 (uint64 as strings).
+type (
+	dscpPolicy struct {
+		Name string      `json:"name"`
+		DSCP []dscpEntry `json:"dscp"`
+	}
+	dscpEntry struct {
+		Value           int    `json:"value"`
+		ForwardingClass string `json:"forwarding-class"`
+	}
+	schedulerPolicy struct {
+		Name      string      `json:"name"`
+		Scheduler []scheduler `json:"scheduler"`
+	}
+	scheduler struct {
+		Sequence int          `json:"sequence"`
+		Priority string       `json:"priority,omitempty"`
+		Input    []schedInput `json:"input"`
+	}
+	schedInput struct {
+		ID        string `json:"id"`
+		InputType string `json:"input-type"`
+		QueueName string `json:"queue-name"`
+		Weight    int    `json:"weight,omitempty"`
+	}
+	queueMgmtProfile struct {
+		Name string `json:"name"`
+		WRED struct {
+			Slope []wredSlope `json:"wred-slope"`
+		} `json:"wred"`
+	}
+	wredSlope struct {
+		TrafficType     string `json:"traffic-type"`
+		DropProbability string `json:"drop-probability"`
+		EnableECN       bool   `json:"enable-ecn"`
+		SlopeEnabled    bool   `json:"slope-enabled"`
+		MinThreshold    string `json:"min-threshold"`
+		MaxThreshold    string `json:"max-threshold"`
+		MaxDropPercent  int    `json:"max-drop-probability-percent"`
+	}
+	bufferProfile struct {
+		Name   string `json:"name"`
+		Queues struct {
+			PFCQueue []pfcQueueBuffer `json:"pfc-queue"`
+		} `json:"queues"`
+	}
+	pfcQueueBuffer struct {
+		Name string `json:"pfc-queue-name"`
+		// ReservedBytes is the headroom the pfc-queue may take from the
+		// forwarding complex's PFC reserved buffer.
+		ReservedBytes int64 `json:"maximum-pfc-reserved-share-bytes"`
+	}
+	pfcMappingProfile struct {
+		Name            string `json:"name"`
+		ReceivedTraffic struct {
+			Unicast struct {
+				PFCQueue []pfcQueueMap `json:"pfc-queue"`
+			} `json:"unicast-mapping"`
+		} `json:"received-traffic"`
+		ReceivedPause struct {
+			Deadlock *deadlock    `json:"deadlock,omitempty"`
+			Queue    []pauseQueue `json:"queue"`
+		} `json:"received-pfc-pause-frames"`
+	}
+	pfcQueueMap struct {
+		Name            string   `json:"pfc-queue-name"`
+		EnablePFC       bool     `json:"enable-pfc"`
+		ForwardingClass []string `json:"forwarding-class"`
+		PausePriority   int      `json:"pfc-pause-frame-priority"`
+	}
+	deadlock struct {
+		Enable         bool `json:"enable"`
+		DetectionTimer int  `json:"detection-timer,omitempty"`
+		RecoveryTimer  int  `json:"recovery-timer,omitempty"`
+	}
+	pauseQueue struct {
+		Name          string `json:"queue-name"`
+		PausePriority int    `json:"pfc-pause-frame-priority"`
+		EnablePFC     bool   `json:"enable-pfc"`
+	}
+	qosInterface struct {
+		ID           string       `json:"interface-id"`
+		InterfaceRef interfaceRef `json:"interface-ref"`
+		Input        *ifInput     `json:"input,omitempty"`
+		Output       *ifOutput    `json:"output,omitempty"`
+		PFC          *ifPFC       `json:"pfc,omitempty"`
+	}
+	interfaceRef struct {
+		Interface    string `json:"interface"`
+		Subinterface *int   `json:"subinterface,omitempty"`
+	}
+	ifInput struct {
+		Classifiers *struct {
+			DSCPPolicy string `json:"dscp-policy"`
+		} `json:"classifiers,omitempty"`
+		PFCBufferProfile string `json:"pfc-buffer-allocation-profile,omitempty"`
+	}
+	ifOutput struct {
+		Queues *struct {
+			Queue []ifQueue `json:"queue"`
+		} `json:"queues,omitempty"`
+		Scheduler struct {
+			Policy string `json:"scheduler-policy"`
+		} `json:"scheduler"`
+	}
+	ifQueue struct {
+		Name    string `json:"queue-name"`
+		Profile string `json:"queue-management-profile"`
+	}
+	ifPFC struct {
+		Profile string `json:"pfc-mapping-profile"`
+		Enable  bool   `json:"pfc-enable"`
+	}
+)
+
+func fc(prio int) string       { return "fc" + strconv.Itoa(prio) }
+func queue(prio int) string    { return "unicast-" + strconv.Itoa(prio) }
+func pfcQueue(prio int) string { return "pfc" + strconv.Itoa(prio) }
+
+// ECNProfile is the queue-management profile name of a class.
+func ECNProfile(class string) string { return ecnPrefix + strings.ToUpper(class) }
+
+// Compile implements switchdrv.Platform.
+func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
+	if f == nil || sw == nil {
+		return nil, fmt.Errorf("srlinux: compile: nil fabric or switch")
+	}
+	c := compiler{f: f, sw: sw, d: &switchdrv.Desired{
+		Switch: sw.Name, Platform: intent.PlatformSRLinux, Encoding: gnmipb.Encoding_JSON_IETF,
+	}}
+	if err := c.compile(); err != nil {
+		return nil, fmt.Errorf("switch %s (srlinux): %w", sw.Name, err)
+	}
+	return c.d, nil
+}
+
+type compiler struct {
+	f  *intent.Fabric
+	sw *intent.Switch
+	d  *switchdrv.Desired
+}
+
+func (c *compiler) replace(v any, elems ...*gnmipb.PathElem) error {
+	u, err := update(v, elems)
+	if err != nil {
+		return err
+	}
+	c.d.Replaces = append(c.d.Replaces, u)
+	return nil
+}
+
+func (c *compiler) update(v any, elems ...*gnmipb.PathElem) error {
+	u, err := update(v, elems)
+	if err != nil {
+		return err
+	}
+	c.d.Updates = append(c.d.Updates, u)
+	return nil
+}
+
+func update(v any, elems []*gnmipb.PathElem) (*gnmipb.Update, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %s: %w", elems[len(elems)-1].GetName(), err)
+	}
+	return &gnmipb.Update{
+		Path: &gnmipb.Path{Elem: elems},
+		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}},
+	}, nil
+}
+
+func elem(name string, kv ...string) *gnmipb.PathElem {
+	e := &gnmipb.PathElem{Name: name}
+	if len(kv) > 0 {
+		e.Key = make(map[string]string, len(kv)/2)
+		for i := 0; i+1 < len(kv); i += 2 {
+			e.Key[kv[i]] = kv[i+1]
+		}
+	}
+	return e
+}
+
+func (c *compiler) compile() error {
+	p := &c.f.Policy
+	lossless := p.LosslessPriorities()
+	if len(lossless) > 0 && p.GlobalPause {
+		return fmt.Errorf("802.3x flow-control and PFC are mutually exclusive on SR Linux interfaces")
+	}
+	var ecnClasses []intent.Class
+	for _, cl := range p.Classes {
+		if cl.ECN != nil {
+			ecnClasses = append(ecnClasses, cl)
+		}
+	}
+	if len(ecnClasses) > 0 {
+		if err := c.update(struct{}{}, elem("qos"), elem("explicit-congestion-notification")); err != nil {
+			return err
+		}
+	}
+
+	// Classifier: every DSCP, explicitly (a routed subinterface cannot take
+	// a default forwarding class).
+	dp := dscpPolicy{Name: DSCPPolicy, DSCP: make([]dscpEntry, 64)}
+	for d, prio := range p.DSCPToPriority() {
+		dp.DSCP[d] = dscpEntry{Value: d, ForwardingClass: fc(prio)}
+	}
+	if err := c.replace(dp, elem("qos"), elem("classifiers"), elem("dscp-policy", "name", DSCPPolicy)); err != nil {
+		return err
+	}
+
+	// Scheduler: sequence 0 strict, sequence 1 weighted.
+	sp := schedulerPolicy{Name: SchedulerPolicy}
+	var strict, wrr []schedInput
+	for _, cl := range p.Classes {
+		in := schedInput{ID: cl.Name, InputType: "queue", QueueName: queue(cl.Priority)}
+		if cl.Strict {
+			strict = append(strict, in)
+			continue
+		}
+		if cl.Weight < 1 || cl.Weight > maxWeight {
+			return fmt.Errorf("class %s: weight %d outside SR Linux's 1..%d", cl.Name, cl.Weight, maxWeight)
+		}
+		in.Weight = cl.Weight
+		wrr = append(wrr, in)
+	}
+	if len(strict) > 0 {
+		sp.Scheduler = append(sp.Scheduler, scheduler{Sequence: 0, Priority: "strict", Input: strict})
+	}
+	if len(wrr) > 0 {
+		sp.Scheduler = append(sp.Scheduler, scheduler{Sequence: 1, Input: wrr})
+	}
+	if err := c.replace(sp, elem("qos"), elem("scheduler-policies"), elem("scheduler-policy", "name", SchedulerPolicy)); err != nil {
+		return err
+	}
+
+	// WRED-ECN profiles: enable-ecn and drop probability sent explicitly.
+	for _, cl := range ecnClasses {
+		q := queueMgmtProfile{Name: ECNProfile(cl.Name)}
+		q.WRED.Slope = []wredSlope{{
+			TrafficType: "all", DropProbability: "all", EnableECN: true, SlopeEnabled: true,
+			MinThreshold:   strconv.FormatInt(cl.ECN.MinBytes, 10),
+			MaxThreshold:   strconv.FormatInt(cl.ECN.MaxBytes, 10),
+			MaxDropPercent: cl.ECN.Probability,
+		}}
+		if err := c.replace(q, elem("qos"), elem("buffer-management"), elem("queue-management-profile", "name", q.Name)); err != nil {
+			return err
+		}
+	}
+
+	// PFC: headroom buffer profiles and the mapping profile with the watchdog.
+	portBuffer := map[string]string{}
+	if len(lossless) > 0 {
+		byBytes := map[int64]bool{}
+		for _, port := range c.sw.Ports {
+			h := headroom(c.f, port)
+			byBytes[h] = true
+			portBuffer[port.Name] = bufferPrefix + strconv.FormatInt(h, 10)
+		}
+		sizes := make([]int64, 0, len(byBytes))
+		for h := range byBytes {
+			sizes = append(sizes, h)
+		}
+		sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
+		for _, h := range sizes {
+			bp := bufferProfile{Name: bufferPrefix + strconv.FormatInt(h, 10)}
+			for _, prio := range lossless {
+				bp.Queues.PFCQueue = append(bp.Queues.PFCQueue, pfcQueueBuffer{Name: pfcQueue(prio), ReservedBytes: h})
+			}
+			if err := c.replace(bp, elem("qos"), elem("buffer-management"), elem("buffer-allocation-profile", "name", bp.Name)); err != nil {
+				return err
+			}
+		}
+		mp := pfcMappingProfile{Name: PFCProfile}
+		for _, prio := range lossless {
+			mp.ReceivedTraffic.Unicast.PFCQueue = append(mp.ReceivedTraffic.Unicast.PFCQueue, pfcQueueMap{
+				Name: pfcQueue(prio), EnablePFC: true, ForwardingClass: []string{fc(prio)}, PausePriority: prio,
+			})
+			mp.ReceivedPause.Queue = append(mp.ReceivedPause.Queue, pauseQueue{Name: queue(prio), PausePriority: prio, EnablePFC: true})
+		}
+		wd := p.Watchdog
+		if wd.Enabled {
+			det, rec := int(wd.Detect.Milliseconds()), int(wd.Restore.Milliseconds())
+			if det < quirks.WatchdogMin || det > quirks.WatchdogMax {
+				return fmt.Errorf("pfc watchdog detect %dms outside SR Linux's %d..%d ms", det, quirks.WatchdogMin, quirks.WatchdogMax)
+			}
+			if rec < recoveryMinMS || rec > recoveryMaxMS {
+				return fmt.Errorf("pfc watchdog restore %dms outside SR Linux's %d..%d ms", rec, recoveryMinMS, recoveryMaxMS)
+			}
+			mp.ReceivedPause.Deadlock = &deadlock{Enable: true, DetectionTimer: det, RecoveryTimer: rec}
+			if wd.Action != "" && wd.Action != intent.WatchdogDrop {
+				c.d.Notes = append(c.d.Notes, fmt.Sprintf("SR Linux deadlock recovery always ignores pause on the stuck queue for the recovery timer; watchdog action %q is not configurable", wd.Action))
+			}
+		} else {
+			mp.ReceivedPause.Deadlock = &deadlock{Enable: false}
+		}
+		if err := c.replace(mp, elem("qos"), elem("pfc-mapping-profile", "name", PFCProfile)); err != nil {
+			return err
+		}
+	}
+
+	// Per port: the port's QoS binding and its subinterface's classifier.
+	var ecnQueues []ifQueue
+	for _, cl := range ecnClasses {
+		ecnQueues = append(ecnQueues, ifQueue{Name: queue(cl.Priority), Profile: ECNProfile(cl.Name)})
+	}
+	for _, port := range c.sw.Ports {
+		qi := qosInterface{ID: port.Name, InterfaceRef: interfaceRef{Interface: port.Name}, Output: &ifOutput{}}
+		qi.Output.Scheduler.Policy = SchedulerPolicy
+		if len(ecnQueues) > 0 {
+			qi.Output.Queues = &struct {
+				Queue []ifQueue `json:"queue"`
+			}{Queue: ecnQueues}
+		}
+		if len(lossless) > 0 {
+			qi.PFC = &ifPFC{Profile: PFCProfile, Enable: true}
+			qi.Input = &ifInput{PFCBufferProfile: portBuffer[port.Name]}
+		}
+		if err := c.replace(qi, elem("qos"), elem("interfaces"), elem("interface", "interface-id", port.Name)); err != nil {
+			return err
+		}
+		sub := port.Subinterface
+		sid := port.Name + "." + strconv.Itoa(sub)
+		si := qosInterface{ID: sid, InterfaceRef: interfaceRef{Interface: port.Name, Subinterface: &sub}, Input: &ifInput{}}
+		si.Input.Classifiers = &struct {
+			DSCPPolicy string `json:"dscp-policy"`
+		}{DSCPPolicy: DSCPPolicy}
+		if err := c.replace(si, elem("qos"), elem("interfaces"), elem("interface", "interface-id", sid)); err != nil {
+			return err
+		}
+	}
+	for _, port := range c.sw.Ports {
+		mtu := c.f.PortMTU(port)
+		if mtu < 1450 || mtu > 9500 {
+			return fmt.Errorf("port %s: mtu %d outside SR Linux's 1450..9500", port.Name, mtu)
+		}
+		if err := c.update(mtu, elem("interface", "name", port.Name), elem("mtu")); err != nil {
+			return err
+		}
+		if err := c.update(p.GlobalPause, elem("interface", "name", port.Name), elem("ethernet"), elem("flow-control"), elem("receive")); err != nil {
+			return err
+		}
+		if err := c.update(p.GlobalPause, elem("interface", "name", port.Name), elem("ethernet"), elem("flow-control"), elem("transmit")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// headroom is the XOFF headroom one lossless priority of port needs: the
+// largest of the published models (intent.Headroom), rounded up to 1 KiB.
+func headroom(f *intent.Fabric, port intent.Port) int64 {
+	_, req := intent.Headroom(intent.HeadroomInput{Speed: port.Speed, CableMeters: port.CableMeters, MTU: f.PortMTU(port)})
+	return int64(math.Ceil(float64(req)/1024) * 1024)
+}
