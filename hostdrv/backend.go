@@ -1,0 +1,261 @@
+package hostdrv
+
+import (
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+// Backend turns the policy into the desired state of one NIC for one driver
+// family. It is pure apart from probing fsys (the Files root, read-only) for
+// the control files the driver exposes.
+type Backend interface {
+	Name() string
+	Quirks() Quirks
+	// Desired returns the NIC's desired state and notes about settings the OS
+	// cannot change (firmware-only) — those are reported, never changed.
+	Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []string)
+}
+
+// Quirks are driver differences, as data.
+type Quirks struct {
+	// PFCDelayIsCable: the driver reads the PFC delay field as the cable
+	// length in metres (mlx5).
+	PFCDelayIsCable bool
+	// AppAddReplaces: adding a DSCP APP entry replaces the existing entry for
+	// that DSCP (mlx5 keeps one priority per DSCP). Elsewhere the old entry
+	// is deleted explicitly after the new one is added.
+	AppAddReplaces bool
+	// PFCChangeFlapsLink: writing PFC takes the link down briefly (mlx5).
+	PFCChangeFlapsLink bool
+}
+
+// Backends selects a backend by kernel driver name.
+type Backends struct {
+	byDriver map[string]Backend
+	fallback Backend
+}
+
+// NewBackends returns the built-in set: mlx5 for mlx5_core, generic dcbnl
+// for everything else.
+func NewBackends() *Backends {
+	return &Backends{byDriver: map[string]Backend{"mlx5_core": MLX5{}}, fallback: Generic{}}
+}
+
+// For returns the backend for a kernel driver name ("" = unknown).
+func (b *Backends) For(driver string) Backend {
+	if be, ok := b.byDriver[driver]; ok {
+		return be
+	}
+	return b.fallback
+}
+
+// Generic drives any NIC with IEEE dcbnl ops through the kernel's standard
+// interfaces only: DCBX, APP, PFC (delay untouched), ETS, pause, MTU, RDMA-CM.
+type Generic struct{}
+
+// Name implements Backend.
+func (Generic) Name() string { return "generic" }
+
+// Quirks implements Backend.
+func (Generic) Quirks() Quirks { return Quirks{} }
+
+// Desired implements Backend.
+func (Generic) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []string) {
+	return baseDesired(fsys, p, nic)
+}
+
+// MLX5 is the NVIDIA ConnectX (mlx5_core) backend: Generic plus the cable
+// length in the PFC delay field and the ECN/CNP controls the driver exposes
+// (out-of-tree sysfs ecn/roce_np|roce_rp, or upstream debugfs cc_params).
+type MLX5 struct{}
+
+// Name implements Backend.
+func (MLX5) Name() string { return "mlx5" }
+
+// Quirks implements Backend.
+func (MLX5) Quirks() Quirks {
+	return Quirks{PFCDelayIsCable: true, AppAddReplaces: true, PFCChangeFlapsLink: true}
+}
+
+// Desired implements Backend.
+func (MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []string) {
+	st, notes := baseDesired(fsys, p, nic)
+	if st.PFC != nil && nic.CableMeters > 0 {
+		st.PFC.Delay = uint16(min(math.Ceil(nic.CableMeters), math.MaxUint16))
+		st.PFC.ManageDelay = true
+	}
+	var ecnPrios []int
+	for _, c := range p.Classes {
+		if c.ECN != nil {
+			ecnPrios = append(ecnPrios, c.Priority)
+		}
+	}
+	sort.Ints(ecnPrios)
+	sysECN := path.Join("sys/class/net", nic.Interface, "ecn")
+	switch {
+	case exists(fsys, sysECN):
+		// NVIDIA's out-of-tree driver (MLNX_OFED).
+		for _, pr := range ecnPrios {
+			for _, side := range []string{"roce_np", "roce_rp"} {
+				st.Files = append(st.Files, File{
+					Setting: fmt.Sprintf("ecn/%s/enable/%d", side, pr),
+					Path:    path.Join(sysECN, side, "enable", fmt.Sprint(pr)), Value: "1"})
+			}
+		}
+		st.Files = append(st.Files,
+			File{Setting: "ecn/roce_np/cnp_dscp", Path: path.Join(sysECN, "roce_np/cnp_dscp"), Value: fmt.Sprint(p.RoCE.CNPDSCP)},
+			File{Setting: "ecn/roce_np/cnp_802p_prio", Path: path.Join(sysECN, "roce_np/cnp_802p_prio"), Value: fmt.Sprint(p.RoCE.CNPPriority)})
+	default:
+		cc := ""
+		if pci := pciAddress(fsys, nic.Interface); pci != "" {
+			cc = path.Join("sys/kernel/debug/mlx5", pci, "cc_params")
+		}
+		if cc != "" && exists(fsys, cc) {
+			// Upstream mlx5: CNP DSCP/priority in debugfs; the per-priority
+			// DCQCN enable is firmware only.
+			st.Files = append(st.Files,
+				File{Setting: "cc_params/np_cnp_dscp", Path: path.Join(cc, "np_cnp_dscp"), Value: fmt.Sprint(p.RoCE.CNPDSCP)},
+				File{Setting: "cc_params/np_cnp_prio", Path: path.Join(cc, "np_cnp_prio"), Value: fmt.Sprint(p.RoCE.CNPPriority)})
+			if len(ecnPrios) > 0 {
+				notes = append(notes, fmt.Sprintf("%s: ECN/DCQCN on priority %s is a firmware setting on upstream mlx5 (mlxconfig -d <dev> set ROCE_CC_PRIO_MASK_P1=%#x, then a firmware reset): not changed",
+					nic.Interface, joinInts(ecnPrios), prioMask(ecnPrios)))
+			}
+		} else {
+			notes = append(notes, fmt.Sprintf("%s: no ECN/CNP control found (neither /sys/class/net/%s/ecn nor debugfs mlx5 cc_params): CNP DSCP %d / priority %d and ECN on priority %s are firmware settings (mlxconfig CNP_DSCP_P1=%d CNP_802P_PRIO_P1=%d ROCE_CC_PRIO_MASK_P1=%#x, then a firmware reset): not changed",
+				nic.Interface, nic.Interface, p.RoCE.CNPDSCP, p.RoCE.CNPPriority, joinInts(ecnPrios), p.RoCE.CNPDSCP, p.RoCE.CNPPriority, prioMask(ecnPrios)))
+		}
+	}
+	return st, notes
+}
+
+func prioMask(prios []int) int {
+	m := 0
+	for _, p := range prios {
+		m |= 1 << p
+	}
+	return m
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	if len(s) == 0 {
+		return "(none)"
+	}
+	return strings.Join(s, ",")
+}
+
+// baseDesired is what every dcbnl driver gets from the policy.
+func baseDesired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []string) {
+	var notes []string
+	st := NICState{Interface: nic.Interface, MTU: p.HostMTU}
+
+	mode := uint8(DCBXHost | DCBXVerIEEE)
+	willing := false
+	if p.DCBX == intent.DCBXSwitchWilling {
+		mode, willing = DCBXLLDManaged|DCBXVerIEEE, true
+		st.VerifyOnly = true
+	}
+	st.DCBX = &mode
+
+	// DSCP trust: the class DSCPs, or the whole 64-entry map.
+	st.Apps = map[int]int{}
+	if p.TrustDSCPFullMap {
+		for d, pr := range p.DSCPToPriority() {
+			st.Apps[d] = pr
+		}
+	} else {
+		for _, c := range p.Classes {
+			for _, d := range c.DSCP {
+				st.Apps[d] = c.Priority
+			}
+		}
+	}
+
+	st.PFC = &PFC{Enable: p.PFCBitmap()}
+
+	// ETS: each class's priority is also its TC; other priorities go to the
+	// default class's TC; unused TCs are ETS with 0 %.
+	def := 0
+	if d := p.DefaultClass(); d != nil {
+		def = d.Priority
+	}
+	ets := ETS{Willing: willing}
+	for pr := range ets.PrioTC {
+		ets.PrioTC[pr] = uint8(def)
+		ets.TSA[pr] = TSAETS
+	}
+	for _, c := range p.Classes {
+		if c.Priority < 0 || c.Priority > 7 {
+			continue
+		}
+		ets.PrioTC[c.Priority] = uint8(c.Priority)
+		if c.Strict {
+			ets.TSA[c.Priority], ets.BW[c.Priority] = TSAStrict, 0
+		} else {
+			ets.TSA[c.Priority], ets.BW[c.Priority] = TSAETS, uint8(c.Weight)
+		}
+	}
+	st.ETS = &ets
+
+	if len(p.LosslessPriorities()) > 0 || !p.GlobalPause {
+		st.Pause = &Pause{RX: p.GlobalPause, TX: p.GlobalPause}
+	}
+
+	// RDMA-CM defaults through configfs.
+	if nic.RDMADevice != "" && (p.RoCE.ToS != 0 || p.RoCE.Mode != "") {
+		const cmRoot = "sys/kernel/config/rdma_cm"
+		if exists(fsys, cmRoot) {
+			port := nic.RDMAPort
+			if port == 0 {
+				port = 1
+			}
+			dir := path.Join(cmRoot, nic.RDMADevice)
+			pdir := path.Join(dir, "ports", fmt.Sprint(port))
+			if p.RoCE.ToS != 0 {
+				st.Files = append(st.Files, File{Setting: "rdma_cm/default_roce_tos", Path: path.Join(pdir, "default_roce_tos"), Value: fmt.Sprint(p.RoCE.ToS), Mkdir: dir})
+			}
+			if p.RoCE.Mode != "" {
+				st.Files = append(st.Files, File{Setting: "rdma_cm/default_roce_mode", Path: path.Join(pdir, "default_roce_mode"), Value: p.RoCE.Mode, Mkdir: dir})
+			}
+		} else {
+			notes = append(notes, fmt.Sprintf("%s: /sys/kernel/config/rdma_cm is missing (modprobe rdma_cm; mount -t configfs none /sys/kernel/config): RDMA-CM default ToS %d / mode %q not set — verbs-only apps (NCCL) need NCCL_IB_TC=%d anyway",
+				nic.Interface, p.RoCE.ToS, p.RoCE.Mode, p.RoCE.ToS))
+		}
+	}
+	return st, notes
+}
+
+func exists(fsys fs.FS, name string) bool {
+	_, err := fs.Stat(fsys, name)
+	return err == nil
+}
+
+// pciAddress returns the PCI address of the netdev's device
+// (the last element of the /sys/class/net/<if>/device symlink), or "".
+func pciAddress(fsys fs.FS, ifname string) string {
+	if rl, ok := fsys.(fs.ReadLinkFS); ok {
+		if t, err := rl.ReadLink(path.Join("sys/class/net", ifname, "device")); err == nil {
+			return path.Base(t)
+		}
+	}
+	return ""
+}
+
+// driverName returns the kernel driver bound to the netdev's device, or "".
+func driverName(fsys fs.FS, ifname string) string {
+	if rl, ok := fsys.(fs.ReadLinkFS); ok {
+		if t, err := rl.ReadLink(path.Join("sys/class/net", ifname, "device/driver")); err == nil {
+			return path.Base(t)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,19 @@
+// Package hostdrv puts a host's RoCE NICs into the state the intent implies,
+// natively from Go: DCBX mode, DSCP trust (APP table), PFC, ETS, global pause,
+// MTU, RDMA-CM default ToS and RoCE mode, and (on mlx5) the ECN/CNP controls.
+//
+// The pieces:
+//   - Backend (generic dcbnl, mlx5) is pure: it turns the policy and one NIC
+//     into the desired NIC state plus notes for what the OS cannot change
+//     (firmware settings). Driver differences are data (Quirks).
+//   - Kernel is rtnetlink (dcbnl requests from internal/dcbnl, MTU) and the
+//     ethtool ioctl; the Linux one takes a network namespace handle.
+//   - Files is sysfs / configfs / debugfs under one root directory, so tests
+//     run against a prepared tree that looks like an mlx5 host.
+//   - Driver observes, plans (plan.TargetPlan, Kind "host", paths like
+//     "ens1f0np0/pfc"), applies the plan's steps and reads back. Nothing is
+//     written when a setting already has its value: on mlx5 rewriting PFC
+//     flaps the link.
+//   - Fleet runs `fabricctl host apply` on the inventory's remote hosts over
+//     an internal/remote Runner.
+package hostdrv

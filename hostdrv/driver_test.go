@@ -1,0 +1,391 @@
+package hostdrv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/plan"
+)
+
+var update = flag.Bool("update", false, "update golden files")
+
+const testIntent = `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+metadata: {name: pod1}
+policy:
+  preset: roce-lossless
+  hostMTU: 9000
+  dcbx: host-static
+inventory:
+  hosts:
+    - name: gpu1
+      address: local
+      nics:
+        - {interface: ens1f0np0, rdma: mlx5_0, speed: 400G, cable: 3m}
+        - {interface: ens1f1np1, rdma: mlx5_1, speed: 400G, cable: 2.5m}
+`
+
+func loadIntent(t testing.TB, edit func(string) string) (*intent.Fabric, *intent.Host) {
+	t.Helper()
+	src := testIntent
+	if edit != nil {
+		src = edit(src)
+	}
+	f, err := intent.Parse("fabric.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("intent.Parse: %v", err)
+	}
+	h := f.Host("gpu1")
+	if h == nil {
+		t.Fatal("host gpu1 missing from the test intent")
+	}
+	return f, h
+}
+
+type rig struct {
+	k     *fakeKernel
+	files *countingFiles
+	d     *Driver
+}
+
+func newRig(t testing.TB, o treeOpts) *rig {
+	ifs := []string{"ens1f0np0", "ens1f1np1"}
+	root := mlx5Tree(t, o, ifs...)
+	r := &rig{k: newFakeKernel(ifs...), files: &countingFiles{DirFiles: NewDirFiles(root)}}
+	r.d = &Driver{Kernel: r.k, Files: r.files}
+	return r
+}
+
+func (r *rig) writes() int { return r.k.writes + r.files.writes }
+
+func render(t *testing.T, p *Plan) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := plan.WriteText(&b, &plan.Plan{Targets: []plan.TargetPlan{p.Target}}); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("--- steps\n")
+	for _, s := range p.Steps {
+		b.WriteString(s.Command + "\n")
+	}
+	return b.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
+	}
+}
+
+func TestPlanGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		opts treeOpts
+		edit func(string) string
+	}{
+		{"fresh-mlx5-sysfs-ecn", treeOpts{ecn: "sysfs", configfs: true}, nil},
+		{"fresh-mlx5-debugfs", treeOpts{ecn: "debugfs", configfs: true}, nil},
+		{"fresh-mlx5-no-ecn-no-configfs", treeOpts{}, nil},
+		{"fresh-generic-full-map", treeOpts{driver: "ice", configfs: true}, func(s string) string {
+			return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  trustDSCPFullMap: true\n", 1)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, tc.opts)
+			f, h := loadIntent(t, tc.edit)
+			p, err := r.d.Plan(context.Background(), f, h)
+			if err != nil {
+				t.Fatalf("Plan: %v", err)
+			}
+			if r.writes() != 0 {
+				t.Errorf("Plan wrote %d times, want 0", r.writes())
+			}
+			golden(t, "plan-"+tc.name+".txt", render(t, p))
+		})
+	}
+}
+
+// TestApplyConverges: the first apply writes and the read-back is clean;
+// a second plan is empty and a second apply writes nothing at all.
+func TestApplyConverges(t *testing.T) {
+	tests := []struct {
+		name string
+		opts treeOpts
+		edit func(string) string
+	}{
+		{"mlx5-sysfs-ecn", treeOpts{ecn: "sysfs", configfs: true}, nil},
+		{"mlx5-debugfs", treeOpts{ecn: "debugfs", configfs: true}, nil},
+		{"mlx5-bare", treeOpts{}, nil},
+		{"generic-full-map", treeOpts{driver: "ice", configfs: true}, func(s string) string {
+			return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  trustDSCPFullMap: true\n", 1)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newRig(t, tc.opts)
+			f, h := loadIntent(t, tc.edit)
+			p, err := r.d.Plan(ctx, f, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !p.Target.HasChanges() || len(p.Steps) == 0 {
+				t.Fatalf("first plan has no changes on a fresh host")
+			}
+			after, err := r.d.Apply(ctx, p)
+			if err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			if after.Target.HasChanges() {
+				t.Errorf("read-back after apply still has changes:\n%s", render(t, after))
+			}
+			if r.writes() == 0 {
+				t.Errorf("first apply wrote nothing")
+			}
+			if r.k.flaps != 2 {
+				t.Errorf("first apply changed PFC %d times, want once per NIC (2)", r.k.flaps)
+			}
+
+			w := r.writes()
+			p2, err := r.d.Plan(ctx, f, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p2.Target.HasChanges() || len(p2.Steps) != 0 {
+				t.Errorf("second plan: changes %v, %d steps; want none:\n%s", p2.Target.HasChanges(), len(p2.Steps), render(t, p2))
+			}
+			if _, err := r.d.Apply(ctx, p2); err != nil {
+				t.Fatalf("second Apply: %v", err)
+			}
+			if got := r.writes() - w; got != 0 {
+				t.Errorf("second apply wrote %d times (kernel %d, files %v), want 0", got, r.k.writes, r.files.log)
+			}
+			if r.k.flaps != 2 {
+				t.Errorf("second apply flapped the link (PFC writes that changed pfc_en: %d, want still 2)", r.k.flaps)
+			}
+		})
+	}
+}
+
+func TestApplyState(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, treeOpts{ecn: "sysfs", configfs: true})
+	n := r.k.nics["ens1f0np0"]
+	// Pre-existing: DSCP 26 on the wrong priority, a stale DSCP 10 entry, and
+	// an ethertype entry (selector 1) that fabricctl must leave alone.
+	n.ieee.Apps = []dcbnl.App{{Selector: 5, Priority: 0, Protocol: 26}, {Selector: 5, Priority: 1, Protocol: 10}, {Selector: 1, Priority: 4, Protocol: 0x8906}}
+	f, h := loadIntent(t, nil)
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.d.Apply(ctx, p); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	wantApps := []dcbnl.App{{Selector: 5, Priority: 3, Protocol: 26}, {Selector: 1, Priority: 4, Protocol: 0x8906}, {Selector: 5, Priority: 6, Protocol: 48}}
+	if diff := cmp.Diff(wantApps, n.ieee.Apps); diff != "" {
+		t.Errorf("APP table after apply (-want +got):\n%s", diff)
+	}
+	wantETS := dcbnl.ETS{ETSCap: 8,
+		TCTxBW: [8]uint8{50, 0, 0, 50, 0, 0, 0, 0},
+		TSA:    [8]uint8{TSAETS, TSAETS, TSAETS, TSAETS, TSAETS, TSAETS, TSAStrict, TSAETS},
+		PrioTC: [8]uint8{0, 0, 0, 3, 0, 0, 6, 0}}
+	if diff := cmp.Diff(wantETS, *n.ieee.ETS); diff != "" {
+		t.Errorf("ETS after apply (-want +got):\n%s", diff)
+	}
+	if n.ieee.PFC.Enable != 0x08 || n.ieee.PFC.Delay != 3 {
+		t.Errorf("PFC after apply: pfc_en %#x delay %d, want 0x08 delay 3 (3 m cable)", n.ieee.PFC.Enable, n.ieee.PFC.Delay)
+	}
+	if got := r.k.nics["ens1f1np1"].ieee.PFC.Delay; got != 3 {
+		t.Errorf("PFC delay for a 2.5 m cable = %d, want 3 (rounded up)", got)
+	}
+	if n.ieee.DCBX != DCBXHost|DCBXVerIEEE {
+		t.Errorf("DCBX after apply = %#x, want host ieee (0x09)", n.ieee.DCBX)
+	}
+	if n.mtu != 9000 || n.pause.RX || n.pause.TX || !n.pause.Autoneg {
+		t.Errorf("after apply: mtu %d pause %+v; want 9000, rx/tx off, autoneg untouched (on)", n.mtu, n.pause)
+	}
+	for file, want := range map[string]string{
+		"sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos":  "106",
+		"sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode": "RoCE v2",
+		"sys/class/net/ens1f0np0/ecn/roce_np/enable/3":               "1",
+		"sys/class/net/ens1f0np0/ecn/roce_rp/enable/3":               "1",
+		"sys/class/net/ens1f0np0/ecn/roce_rp/enable/0":               "0",
+		"sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp":               "48",
+		"sys/class/net/ens1f0np0/ecn/roce_np/cnp_802p_prio":          "6",
+	} {
+		b, err := os.ReadFile(filepath.Join(r.files.Root, file))
+		if err != nil {
+			t.Errorf("read /%s: %v", file, err)
+			continue
+		}
+		if got := strings.TrimSpace(string(b)); got != want {
+			t.Errorf("/%s = %q, want %q", file, got, want)
+		}
+	}
+}
+
+func TestPFCNotRewrittenWhenRight(t *testing.T) {
+	r := newRig(t, treeOpts{ecn: "sysfs", configfs: true})
+	for _, n := range r.k.nics {
+		n.ieee.PFC.Enable, n.ieee.PFC.Delay = 0x08, 3
+	}
+	f, h := loadIntent(t, nil)
+	p, err := r.d.Plan(context.Background(), f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Target.Changes {
+		if c.Path == "ens1f0np0/pfc" && c.Action != plan.NoOp {
+			t.Errorf("PFC already right but planned %v %s -> %s", c.Action, c.Before, c.After)
+		}
+	}
+	for _, s := range p.Steps {
+		if s.Path == "ens1f0np0/pfc" {
+			t.Errorf("step %q writes PFC that is already right (mlx5 would flap the link)", s.Command)
+		}
+	}
+	if _, err := r.d.Apply(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	// ens1f1np1 has a 2.5 m cable -> delay 3 too: no PFC write anywhere.
+	if r.k.flaps != 0 {
+		t.Errorf("apply changed pfc_en %d times, want 0", r.k.flaps)
+	}
+}
+
+func TestApplyRefusesStalePlan(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, treeOpts{configfs: true})
+	f, h := loadIntent(t, nil)
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.k.nics["ens1f0np0"].ieee.PFC.Enable = 0x10 // someone else changed PFC meanwhile
+	if _, err := r.d.Apply(ctx, p); !errors.Is(err, plan.ErrStale) {
+		t.Fatalf("Apply(stale plan) = %v, want plan.ErrStale", err)
+	}
+	if r.writes() != 0 {
+		t.Errorf("a refused stale plan wrote %d times", r.writes())
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		break_  func(r *rig)
+		setting string
+		errno   syscall.Errno
+		driver  bool // the failure came in the reply's status byte
+		inApply bool
+		affects string // plan paths that may still differ after the failure
+	}{
+		{"no dcbnl ops (VF)", func(r *rig) { r.k.nics["ens1f0np0"].noDCB = true }, "DCB (DCBX, APP, PFC, ETS)", syscall.EOPNOTSUPP, false, false, ""},
+		{"interface missing", func(r *rig) { delete(r.k.nics, "ens1f1np1") }, "link", syscall.ENODEV, false, false, ""},
+		{"driver rejects PFC", func(r *rig) { r.k.nics["ens1f0np0"].rejectPFC = true }, "PFC", syscall.EINVAL, true, true, "ens1f0np0/pfc"},
+		{"rdma device missing", func(r *rig) {
+			os.Remove(filepath.Join(r.files.Root, "sys/class/infiniband/mlx5_1"))
+		}, "rdma_cm/default_roce_tos", syscall.ENODEV, false, true, "ens1f1np1/rdma_cm/"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newRig(t, treeOpts{configfs: true})
+			tc.break_(r)
+			f, h := loadIntent(t, nil)
+			p, err := r.d.Plan(ctx, f, h)
+			if !tc.inApply {
+				checkSettingErr(t, err, tc.setting, tc.errno, tc.driver)
+				if p == nil || p.Target.Error == "" {
+					t.Fatalf("plan has no Error for a failed setting")
+				}
+				// The other NIC is still planned.
+				if len(p.Steps) == 0 {
+					t.Errorf("no steps for the healthy NIC")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Plan: %v", err)
+			}
+			after, err := r.d.Apply(ctx, p)
+			checkSettingErr(t, err, tc.setting, tc.errno, tc.driver)
+			// Everything else converged.
+			for _, c := range after.Target.Changes {
+				if c.Action != plan.NoOp && !strings.HasPrefix(c.Path, tc.affects) {
+					t.Errorf("after a failed %s, %s still differs: %s -> %s", tc.setting, c.Path, c.Before, c.After)
+				}
+			}
+		})
+	}
+}
+
+func checkSettingErr(t *testing.T, err error, setting string, errno syscall.Errno, driver bool) {
+	t.Helper()
+	var se *SettingError
+	if !errors.As(err, &se) {
+		t.Fatalf("error %v is not a *SettingError", err)
+	}
+	if se.Setting != setting || se.Interface == "" {
+		t.Errorf("SettingError{Interface %q, Setting %q}, want setting %q and an interface", se.Interface, se.Setting, setting)
+	}
+	if !errors.Is(err, errno) {
+		t.Errorf("error %v does not wrap %v", err, errno)
+	}
+	var de *dcbnl.DriverError
+	if got := errors.As(err, &de); got != driver {
+		t.Errorf("error %v: from the reply status byte = %v, want %v", err, got, driver)
+	}
+}
+
+func TestSwitchWillingIsVerifyOnly(t *testing.T) {
+	r := newRig(t, treeOpts{configfs: true})
+	f, h := loadIntent(t, func(s string) string { return strings.Replace(s, "host-static", "switch-willing", 1) })
+	p, err := r.d.Plan(context.Background(), f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range p.Steps {
+		if strings.HasPrefix(s.Command, "dcb ") {
+			t.Errorf("switch-willing plan writes DCB: %s", s.Command)
+		}
+	}
+	if _, err := r.d.Apply(context.Background(), p); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if r.k.flaps != 0 {
+		t.Errorf("switch-willing apply changed PFC")
+	}
+}
+
+func TestSettingErrorMessage(t *testing.T) {
+	// The operator-facing wording the issue asks for.
+	err := settingErr("ens1f0np0", "PFC", syscall.EOPNOTSUPP)
+	if got, want := err.Error(), "ens1f0np0: PFC: driver has no DCB support (EOPNOTSUPP) — is this a VF?"; got != want {
+		t.Errorf("message = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,74 @@
+package hostdrv
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
+)
+
+// SettingError is a failure to read or write one setting of one interface.
+// Its message names the interface, the setting and the cause in words, e.g.
+// "ens1f0np0: PFC: driver has no DCB support (EOPNOTSUPP) — is this a VF?".
+type SettingError struct {
+	Interface string
+	Setting   string // "PFC", "MTU", "rdma_cm/default_roce_tos", ...
+	Err       error
+}
+
+func (e *SettingError) Error() string {
+	return fmt.Sprintf("%s: %s: %s", e.Interface, e.Setting, explain(e.Setting, e.Err))
+}
+
+func (e *SettingError) Unwrap() error { return e.Err }
+
+func settingErr(iface, setting string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &SettingError{Interface: iface, Setting: setting, Err: err}
+}
+
+var errnoNames = map[syscall.Errno]string{
+	syscall.EOPNOTSUPP: "EOPNOTSUPP", syscall.ENODEV: "ENODEV", syscall.EINVAL: "EINVAL",
+	syscall.EPERM: "EPERM", syscall.EACCES: "EACCES", syscall.ENOENT: "ENOENT",
+	syscall.EBUSY: "EBUSY", syscall.ERANGE: "ERANGE", syscall.ENOMEM: "ENOMEM",
+	syscall.ENOSPC: "ENOSPC", syscall.EEXIST: "EEXIST", syscall.EIO: "EIO",
+}
+
+func errnoName(e syscall.Errno) string {
+	if n, ok := errnoNames[e]; ok {
+		return n
+	}
+	return fmt.Sprintf("errno %d", int(e))
+}
+
+// explain turns a kernel error into words an operator can act on.
+func explain(setting string, err error) string {
+	var de *dcbnl.DriverError
+	isDriver := errors.As(err, &de)
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		if isDriver {
+			return "the driver rejected the setting (" + de.Error() + ")"
+		}
+		return err.Error()
+	}
+	name := errnoName(errno)
+	switch {
+	case errno == syscall.ENODEV:
+		return "interface not found (ENODEV) — check nics[].interface in the intent"
+	case errno == syscall.EPERM || errno == syscall.EACCES:
+		return fmt.Sprintf("permission denied (%s) — run as root (CAP_NET_ADMIN)", name)
+	case errno == syscall.EOPNOTSUPP && isDriver:
+		return fmt.Sprintf("the driver does not support this %s setting (EOPNOTSUPP)", setting)
+	case errno == syscall.EOPNOTSUPP && setting == "pause":
+		return "driver has no 802.3x pause control (EOPNOTSUPP)"
+	case errno == syscall.EOPNOTSUPP:
+		return "driver has no DCB support (EOPNOTSUPP) — is this a VF?"
+	case isDriver:
+		return fmt.Sprintf("the driver rejected the setting: %v (%s)", errno, name)
+	}
+	return fmt.Sprintf("%v (%s)", errno, name)
+}

@@ -1,0 +1,327 @@
+package hostdrv
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
+)
+
+// fakeKernel is a test double for Kernel that plays the kernel and an mlx5
+// driver: every dcbnl request is encoded to bytes and parsed back with
+// dcbnl.ParseMessage (so the encoder is exercised), the state is kept per
+// interface, and replies are kernel-format payloads. It counts writes.
+type fakeKernel struct {
+	mu     sync.Mutex
+	nics   map[string]*fakeNIC
+	writes int
+	flaps  int // PFC writes that changed pfc_en (an mlx5 link flap)
+}
+
+type fakeNIC struct {
+	index, mtu int
+	ieee       dcbnl.IEEE
+	pause      Pause
+	noDCB      bool // no dcbnl ops: EOPNOTSUPP as a netlink error (VF, veth)
+	noPause    bool
+	rejectPFC  bool // the driver answers IEEE_SET PFC with status -EINVAL
+	mlx5       bool // one priority per DSCP; add replaces, del must match
+}
+
+func newFakeKernel(ifnames ...string) *fakeKernel {
+	k := &fakeKernel{nics: map[string]*fakeNIC{}}
+	for i, n := range ifnames {
+		k.nics[n] = &fakeNIC{index: i + 2, mtu: 1500, mlx5: true, pause: Pause{Autoneg: true, RX: true, TX: true},
+			ieee: dcbnl.IEEE{Ifname: n, ETS: &dcbnl.ETS{ETSCap: 8}, PFC: &dcbnl.PFC{Cap: 8}, Apps: []dcbnl.App{},
+				DCBX: DCBXLLDManaged | DCBXVerIEEE | DCBXVerCEE, HasDCBX: true}}
+	}
+	return k
+}
+
+func (k *fakeKernel) nic(n string) (*fakeNIC, error) {
+	if x, ok := k.nics[n]; ok {
+		return x, nil
+	}
+	return nil, syscall.ENODEV
+}
+
+func (k *fakeKernel) Link(ifname string) (int, int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n, err := k.nic(ifname)
+	if err != nil {
+		return 0, 0, err
+	}
+	return n.index, n.mtu, nil
+}
+
+func (k *fakeKernel) SetMTU(ifname string, mtu int) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n, err := k.nic(ifname)
+	if err != nil {
+		return err
+	}
+	k.writes++
+	n.mtu = mtu
+	return nil
+}
+
+func (k *fakeKernel) Pause(ifname string) (Pause, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n, err := k.nic(ifname)
+	if err != nil {
+		return Pause{}, err
+	}
+	if n.noPause {
+		return Pause{}, syscall.EOPNOTSUPP
+	}
+	return n.pause, nil
+}
+
+func (k *fakeKernel) SetPause(ifname string, p Pause) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n, err := k.nic(ifname)
+	if err != nil {
+		return err
+	}
+	k.writes++
+	n.pause = p
+	return nil
+}
+
+func (k *fakeKernel) DCB(req dcbnl.Request) ([][]byte, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	raw, err := req.Encode(1, 0)
+	if err != nil {
+		return nil, err
+	}
+	_, r, err := dcbnl.ParseMessage(raw)
+	if err != nil {
+		return nil, syscall.EINVAL
+	}
+	n, err := k.nic(r.Ifname())
+	if err != nil {
+		return nil, err
+	}
+	if n.noDCB {
+		return nil, syscall.EOPNOTSUPP
+	}
+	switch r.Cmd {
+	case dcbnl.CmdIEEEGet:
+		s := n.ieee
+		return [][]byte{s.Payload()}, nil
+	case dcbnl.CmdSDCBX:
+		k.writes++
+		for _, a := range r.Attrs {
+			if a.Kind() == dcbnl.AttrDCBX {
+				if a.Data[0]&DCBXVerCEE != 0 {
+					return [][]byte{dcbnl.StatusPayload(r.Cmd, 1)}, nil // mlx5: no CEE
+				}
+				n.ieee.DCBX = a.Data[0]
+			}
+		}
+		return [][]byte{dcbnl.StatusPayload(r.Cmd, 0)}, nil
+	case dcbnl.CmdIEEESet, dcbnl.CmdIEEEDel:
+		k.writes++
+		return [][]byte{dcbnl.StatusPayload(r.Cmd, k.ieeeSetDel(n, r))}, nil
+	}
+	return nil, syscall.EOPNOTSUPP
+}
+
+func (k *fakeKernel) ieeeSetDel(n *fakeNIC, r dcbnl.Request) int8 {
+	for _, a := range r.Attrs {
+		if a.Kind() != dcbnl.AttrIEEE {
+			continue
+		}
+		for _, c := range a.Nested {
+			switch c.Kind() {
+			case dcbnl.AttrIEEEPFC:
+				if n.rejectPFC {
+					return -int8(syscall.EINVAL)
+				}
+				var p dcbnl.PFC
+				if err := p.UnmarshalBinary(c.Data); err != nil {
+					return -int8(syscall.EINVAL)
+				}
+				if p.Enable != n.ieee.PFC.Enable {
+					k.flaps++
+				}
+				n.ieee.PFC.Enable, n.ieee.PFC.Delay = p.Enable, p.Delay
+			case dcbnl.AttrIEEEETS:
+				var e dcbnl.ETS
+				if err := e.UnmarshalBinary(c.Data); err != nil {
+					return -int8(syscall.EINVAL)
+				}
+				e.ETSCap = n.ieee.ETS.ETSCap
+				*n.ieee.ETS = e
+			case dcbnl.AttrIEEEAppTable:
+				for _, x := range c.Nested {
+					var app dcbnl.App
+					if err := app.UnmarshalBinary(x.Data); err != nil {
+						return -int8(syscall.EINVAL)
+					}
+					if st := n.app(r.Cmd == dcbnl.CmdIEEESet, app); st != 0 {
+						return st
+					}
+				}
+			}
+		}
+	}
+	return 0
+}
+
+func (n *fakeNIC) app(add bool, app dcbnl.App) int8 {
+	apps := n.ieee.Apps
+	idx := -1
+	for i, a := range apps {
+		if a.Selector == app.Selector && a.Protocol == app.Protocol && (n.mlx5 || a.Priority == app.Priority) {
+			idx = i
+		}
+	}
+	switch {
+	case add && idx >= 0 && n.mlx5:
+		apps[idx] = app // mlx5 setapp replaces the DSCP's entry
+	case add && idx < 0:
+		apps = append(apps, app)
+	case !add && idx < 0:
+		return -int8(syscall.ENOENT)
+	case !add:
+		if apps[idx].Priority != app.Priority {
+			return -int8(syscall.ENOENT) // mlx5: must match dscp2prio
+		}
+		apps = append(apps[:idx], apps[idx+1:]...)
+	}
+	n.ieee.Apps = apps
+	return 0
+}
+
+// treeOpts says what the temp tree that mimics an mlx5 host has.
+type treeOpts struct {
+	ecn      string // "sysfs" (MLNX_OFED), "debugfs" (upstream cc_params) or "" (neither)
+	configfs bool   // /sys/kernel/config/rdma_cm is there
+	driver   string // default mlx5_core
+}
+
+// mlx5Tree writes a directory tree that looks like an mlx5 host's /sys for
+// the interfaces ifnames[i] <-> RDMA devices mlx5_i.
+func mlx5Tree(t testing.TB, o treeOpts, ifnames ...string) string {
+	t.Helper()
+	root := t.TempDir()
+	w := func(name, content string) {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, name string) {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drv := o.driver
+	if drv == "" {
+		drv = "mlx5_core"
+	}
+	if err := os.MkdirAll(filepath.Join(root, "sys/bus/pci/drivers", drv), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if o.configfs {
+		if err := os.MkdirAll(filepath.Join(root, "sys/kernel/config/rdma_cm"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, ifn := range ifnames {
+		pci := fmt.Sprintf("0000:3b:00.%d", i)
+		ib := fmt.Sprintf("mlx5_%d", i)
+		dev := "sys/devices/pci0000:3a/" + pci
+		w(dev+"/net/"+ifn+"/mtu", "1500\n")
+		rel := strings.TrimPrefix(dev, "sys/")
+		link("../../bus/pci/drivers/"+drv, dev+"/driver")
+		link("../../"+rel+"/net/"+ifn, "sys/class/net/"+ifn)
+		link("../../../"+pci, dev+"/net/"+ifn+"/device") // as on sysfs: ../../../0000:3b:00.0
+		link("../../"+rel+"/infiniband/"+ib, "sys/class/infiniband/"+ib)
+		for g := range 4 {
+			base := dev + "/infiniband/" + ib + "/ports/1/"
+			w(base+fmt.Sprintf("gids/%d", g), fmt.Sprintf("fe80:0000:0000:0000:0e42:a1ff:fe00:%04x\n", g))
+			typ := "IB/RoCE v1"
+			if g%2 == 1 {
+				typ = "RoCE v2"
+			}
+			w(base+fmt.Sprintf("gid_attrs/types/%d", g), typ+"\n")
+			w(base+fmt.Sprintf("gid_attrs/ndevs/%d", g), ifn+"\n")
+		}
+		switch o.ecn {
+		case "sysfs":
+			for p := range 8 {
+				w(fmt.Sprintf("%s/net/%s/ecn/roce_np/enable/%d", dev, ifn, p), "0\n")
+				w(fmt.Sprintf("%s/net/%s/ecn/roce_rp/enable/%d", dev, ifn, p), "0\n")
+			}
+			w(dev+"/net/"+ifn+"/ecn/roce_np/cnp_dscp", "0\n")
+			w(dev+"/net/"+ifn+"/ecn/roce_np/cnp_802p_prio", "0\n")
+		case "debugfs":
+			w("sys/kernel/debug/mlx5/"+pci+"/cc_params/np_cnp_dscp", "0\n")
+			w("sys/kernel/debug/mlx5/"+pci+"/cc_params/np_cnp_prio", "0\n")
+		}
+	}
+	return root
+}
+
+// countingFiles is a test double around DirFiles that counts writes and
+// plays configfs: creating rdma_cm/<ibdev> makes ports/1/default_roce_* appear
+// when the RDMA device exists, and fails with ENODEV otherwise.
+type countingFiles struct {
+	*DirFiles
+	mu     sync.Mutex
+	writes int
+	log    []string
+}
+
+func (c *countingFiles) WriteFile(name string, data []byte) error {
+	c.mu.Lock()
+	c.writes++
+	c.log = append(c.log, "write "+name)
+	c.mu.Unlock()
+	return c.DirFiles.WriteFile(name, data)
+}
+
+func (c *countingFiles) Mkdir(name string) error {
+	c.mu.Lock()
+	c.writes++
+	c.log = append(c.log, "mkdir "+name)
+	c.mu.Unlock()
+	dev, ok := strings.CutPrefix(name, "sys/kernel/config/rdma_cm/")
+	if !ok {
+		return c.DirFiles.Mkdir(name)
+	}
+	if _, err := os.Stat(filepath.Join(c.Root, "sys/class/infiniband", dev)); err != nil {
+		return syscall.ENODEV
+	}
+	if err := c.DirFiles.Mkdir(name); err != nil {
+		return err
+	}
+	pdir := filepath.Join(c.Root, filepath.FromSlash(path.Join(name, "ports/1")))
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(pdir, "default_roce_tos"), []byte("0\n"), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(pdir, "default_roce_mode"), []byte("IB/RoCE v1\n"), 0o644)
+}

@@ -1,0 +1,25 @@
+package hostdrv
+
+import (
+	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
+)
+
+// Kernel is what hostdrv needs from the kernel besides files: rtnetlink
+// (dcbnl and link MTU) and the ethtool pause ioctl. The calls take no
+// context (netlink has none); Driver checks ctx between them.
+type Kernel interface {
+	// Link returns the interface index and MTU; a missing interface is an
+	// error that wraps syscall.ENODEV.
+	Link(ifname string) (index, mtu int, err error)
+	// SetMTU sets the MTU. CLI twin: `ip link set dev X mtu N`.
+	SetMTU(ifname string, mtu int) error
+	// DCB sends one dcbnl request and returns the reply payloads (after the
+	// netlink header). Netlink errors (e.g. EOPNOTSUPP from a driver without
+	// dcbnl ops) are returned as syscall.Errno; the reply's status byte is the
+	// caller's to check.
+	DCB(req dcbnl.Request) ([][]byte, error)
+	// Pause reads global pause. CLI twin: `ethtool -a X`.
+	Pause(ifname string) (Pause, error)
+	// SetPause writes global pause. CLI twin: `ethtool -A X rx off tx off`.
+	SetPause(ifname string, p Pause) error
+}

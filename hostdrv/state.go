@@ -1,0 +1,177 @@
+package hostdrv
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
+)
+
+// DCBX mode flags (DCB_CAP_DCBX_*), re-exported for backends and renderers.
+const (
+	DCBXHost       = dcbnl.DCBXHost
+	DCBXLLDManaged = dcbnl.DCBXLLDManaged
+	DCBXVerCEE     = dcbnl.DCBXVerCEE
+	DCBXVerIEEE    = dcbnl.DCBXVerIEEE
+	DCBXStatic     = dcbnl.DCBXStatic
+)
+
+// TSA values (IEEE_8021QAZ_TSA_*).
+const (
+	TSAStrict = dcbnl.TSAStrict
+	TSAETS    = dcbnl.TSAETS
+)
+
+// ETS is the part of the ETS object fabricctl manages.
+type ETS struct {
+	Willing bool
+	PrioTC  [8]uint8 // priority -> traffic class
+	TSA     [8]uint8 // per TC: TSAStrict or TSAETS
+	BW      [8]uint8 // per TC: percent (ETS TCs sum to 100)
+}
+
+// String renders e as `dcb ets set` arguments.
+func (e ETS) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "willing %s prio-tc", onOff(e.Willing))
+	for p, tc := range e.PrioTC {
+		fmt.Fprintf(&b, " %d:%d", p, tc)
+	}
+	b.WriteString(" tc-tsa")
+	for tc, tsa := range e.TSA {
+		fmt.Fprintf(&b, " %d:%s", tc, tsaName(tsa))
+	}
+	b.WriteString(" tc-bw")
+	for tc, bw := range e.BW {
+		fmt.Fprintf(&b, " %d:%d", tc, bw)
+	}
+	return b.String()
+}
+
+func tsaName(t uint8) string {
+	switch t {
+	case TSAStrict:
+		return "strict"
+	case dcbnl.TSACBShaper:
+		return "cbs"
+	case TSAETS:
+		return "ets"
+	case dcbnl.TSAVendor:
+		return "vendor"
+	}
+	return fmt.Sprint(t)
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// PFC is the part of the PFC object fabricctl manages.
+type PFC struct {
+	Enable uint8 // bit p = PFC on priority p
+	// Delay is the PFC delay field; mlx5 reads it as cable length in metres.
+	// ManageDelay false means the delay is left as the driver has it.
+	Delay       uint16
+	ManageDelay bool
+}
+
+// String renders p as `dcb pfc set` arguments.
+func (p PFC) String() string {
+	var b strings.Builder
+	b.WriteString("prio-pfc")
+	for i := range 8 {
+		fmt.Fprintf(&b, " %d:%s", i, onOff(p.Enable&(1<<i) != 0))
+	}
+	if p.ManageDelay {
+		fmt.Fprintf(&b, " delay %d", p.Delay)
+	}
+	return b.String()
+}
+
+func (p PFC) equal(q PFC) bool {
+	return p.Enable == q.Enable && (!p.ManageDelay || p.Delay == q.Delay)
+}
+
+// Pause is 802.3x link-level (global) pause.
+type Pause struct {
+	Autoneg, RX, TX bool
+}
+
+// String renders p as `ethtool -A` arguments (autoneg is left alone).
+func (p Pause) String() string { return fmt.Sprintf("rx %s tx %s", onOff(p.RX), onOff(p.TX)) }
+
+// File is one sysfs / configfs / debugfs control file fabricctl manages.
+type File struct {
+	// Setting is the plan path suffix, e.g. "rdma_cm/default_roce_tos".
+	Setting string
+	// Path is relative to the Files root, e.g.
+	// "sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos".
+	Path  string
+	Value string
+	// Mkdir is a directory to create before writing when Path is missing
+	// (configfs: the rdma_cm/<ibdev> directory).
+	Mkdir string
+}
+
+// NICState is the QoS state of one RoCE interface: desired (from a Backend)
+// or observed. Nil pointers mean "not managed" (desired) or "not reported by
+// the driver" (observed).
+type NICState struct {
+	Interface string
+	MTU       int
+	// DCBX is the DCBX mode flags.
+	DCBX *uint8
+	// Apps maps DSCP -> priority (APP entries with the DSCP selector).
+	Apps map[int]int
+	PFC  *PFC
+	ETS  *ETS
+	// Pause is global 802.3x pause.
+	Pause *Pause
+	Files []File
+	// VerifyOnly marks DCB settings (DCBX, APP, PFC, ETS) that another owner
+	// (the switch's DCBX advertisement) sets: they are compared, never written.
+	VerifyOnly bool
+}
+
+func dcbxString(m uint8) string {
+	var w []string
+	if m&DCBXHost != 0 {
+		w = append(w, "host")
+	}
+	if m&DCBXLLDManaged != 0 {
+		w = append(w, "lld-managed")
+	}
+	if m&DCBXStatic != 0 {
+		w = append(w, "static")
+	}
+	if m&DCBXVerCEE != 0 {
+		w = append(w, "cee")
+	}
+	if m&DCBXVerIEEE != 0 {
+		w = append(w, "ieee")
+	}
+	if len(w) == 0 {
+		return fmt.Sprintf("%#x", m)
+	}
+	return strings.Join(w, " ")
+}
+
+// dcbxMatches reports whether the observed mode gives the desired owner:
+// host-managed IEEE, or firmware/LLDP-managed IEEE.
+func dcbxMatches(want, have uint8) bool {
+	const owner = DCBXHost | DCBXLLDManaged
+	return have&owner == want&owner && have&DCBXVerIEEE == want&DCBXVerIEEE
+}
+
+func sortedKeys(m map[int]int) []int {
+	k := make([]int, 0, len(m))
+	for d := range m {
+		k = append(k, d)
+	}
+	sort.Ints(k)
+	return k
+}
