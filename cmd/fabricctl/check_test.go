@@ -232,3 +232,27 @@ func TestHeadroomCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckNeverPrintsSecrets(t *testing.T) {
+	const inline, fromEnv = "hunter2-inline-secret", "hunter2-env-secret"
+	t.Setenv("GNMI_PASS", fromEnv)
+	withInline := writeIntent(t, strings.Replace(cleanIntent,
+		"{usernameEnv: GNMI_USER, passwordEnv: GNMI_PASS}", "{username: admin, password: "+inline+"}", 1))
+	clean := writeIntent(t, cleanIntent)
+	for _, args := range [][]string{
+		{"check", "-f", withInline},
+		{"check", "-f", withInline, "-o", "json"},
+		{"check", "-f", clean},
+		{"check", "-f", clean, "-o", "json"},
+	} {
+		out, errOut, code := runFabricctl(t, args...)
+		for _, s := range []string{inline, fromEnv} {
+			if strings.Contains(out+errOut, s) {
+				t.Errorf("fabricctl %s (exit %d) printed a secret:\n%s%s", strings.Join(args, " "), code, out, errOut)
+			}
+		}
+	}
+	if _, _, code := runFabricctl(t, "check", "-f", withInline); code != ExitCheckFailed {
+		t.Errorf("inline password: exit %d, want %d (the parser must refuse it)", code, ExitCheckFailed)
+	}
+}
