@@ -171,7 +171,7 @@ func withinCell(path string, a, b jtree.Leaf, cell int64) bool {
 func compareCLI(path string, want, got []string, replace bool) []plan.Change {
 	var out []plan.Change
 	for _, l := range want {
-		if rest, ok := strings.CutPrefix(l, "no "); ok {
+		if rest, ok := jtree.CLINo(l); ok {
 			if slices.Contains(got, rest) {
 				out = append(out, plan.Change{Action: plan.Delete, Path: path, Before: rest, Reason: "intent says: " + l})
 			}

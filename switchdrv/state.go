@@ -208,17 +208,8 @@ func (e Entry) value() (any, error) {
 	return jtree.Decode(e.JSON)
 }
 
-// cliLines splits CLI text into its significant lines.
-func cliLines(s string) []string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "!") {
-			out = append(out, l)
-		}
-	}
-	return out
-}
+// cliLines flattens CLI text into lines that carry their section.
+func cliLines(s string) []string { return jtree.CLILines(s) }
 
 // RestoreRequest is the SetRequest that puts the snapshot's state back:
 // replace what existed, delete what did not.

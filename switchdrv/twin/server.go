@@ -104,7 +104,7 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 		ns := t.namespace(p)
 		if lines, ok := t.data[ns].([]string); ok || p.GetOrigin() == "cli" {
 			n.Update = append(n.Update, &gnmipb.Update{Path: rp, Val: &gnmipb.TypedValue{
-				Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: strings.Join(lines, "\n")}}})
+				Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: jtree.CLIText(lines)}}})
 			notes = append(notes, n)
 			continue
 		}
@@ -288,24 +288,10 @@ func (t *Twin) write(data map[string]any, p *gnmipb.Path, tv *gnmipb.TypedValue,
 	return nil
 }
 
-// applyCLI applies configuration lines the way a CLI session would: a line
-// is added once; "no <line>" removes <line>. Comment and empty lines are
-// skipped.
+// applyCLI applies configuration text the way a CLI session would (see
+// jtree.CLIApply); the twin keeps the flat lines.
 func applyCLI(lines []string, text string) []string {
-	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "!") {
-			continue
-		}
-		if rest, ok := strings.CutPrefix(l, "no "); ok {
-			lines = slices.DeleteFunc(lines, func(x string) bool { return x == rest })
-			continue
-		}
-		if !slices.Contains(lines, l) {
-			lines = append(lines, l)
-		}
-	}
-	return lines
+	return jtree.CLIApply(lines, jtree.CLILines(text))
 }
 
 // roundThresholds rounds numeric leaves whose name contains "threshold" up

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -277,7 +276,7 @@ func (t *Twin) Value(p *gnmipb.Path) (any, bool) {
 	defer t.mu.Unlock()
 	ns := t.namespace(p)
 	if lines, ok := t.data[ns].([]string); ok {
-		return strings.Join(lines, "\n"), true
+		return jtree.CLIText(lines), true
 	}
 	v, ok := jtree.Get(t.tree(ns), p.GetElem())
 	return jtree.Clone(v), ok

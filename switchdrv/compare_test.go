@@ -1,0 +1,91 @@
+package switchdrv_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/switchdrv"
+)
+
+func TestCompare(t *testing.T) {
+	const p = "/qos/queue-management-profiles/queue-management-profile[name=ROCE_ECN]"
+	tests := []struct {
+		name     string
+		replace  bool
+		want     string // desired JSON_IETF
+		got      string // observed JSON ("" = absent)
+		cell     int64
+		wantDiff []plan.Change
+	}{
+		{name: "module prefixes, int64 as string, member order", replace: true,
+			want: `{"openconfig-qos:wred":{"uniform":{"config":{"min-threshold":"153600","enable-ecn":true,"drop":false}}}}`,
+			got:  `{"wred":{"uniform":{"config":{"drop":false,"enable-ecn":true,"min-threshold":153600}}}}`},
+		{name: "identityref prefix", replace: true,
+			want: `{"config":{"type":"openconfig-qos-types:IPV4"}}`,
+			got:  `{"config":{"type":"IPV4"}}`},
+		{name: "list order and keys", replace: true,
+			want: `{"queue":[{"name":"3","config":{"id":3}},{"name":"0","config":{"id":0}}]}`,
+			got:  `{"queue":[{"name":"0","config":{"id":"0"}},{"name":"3","config":{"id":"3"}}]}`},
+		{name: "leaf-list as a set", replace: true,
+			want: `{"dscp-set":[26,48]}`, got: `{"dscp-set":[48,26]}`},
+		{name: "threshold within one cell", replace: true, cell: 256,
+			want: `{"min-threshold":"150000"}`, got: `{"min-threshold":"150016"}`},
+		{name: "threshold beyond one cell", replace: true, cell: 256,
+			want: `{"min-threshold":"150000"}`, got: `{"min-threshold":"150512"}`,
+			wantDiff: []plan.Change{{Action: plan.Update, Path: p + "/min-threshold", Before: "150512", After: "150000"}}},
+		{name: "absent", replace: true, want: `{"config":{"name":"ROCE_ECN"}}`,
+			wantDiff: []plan.Change{{Action: plan.Create, Path: p + "/config/name", After: "ROCE_ECN"}}},
+		{name: "replace deletes extra leaves", replace: true,
+			want: `{"config":{"name":"ROCE_ECN"}}`, got: `{"config":{"name":"ROCE_ECN","max-threshold":"9"}}`,
+			wantDiff: []plan.Change{{Action: plan.Delete, Path: p + "/config/max-threshold", Before: "9"}}},
+		{name: "update keeps extra leaves", replace: false,
+			want: `{"config":{"name":"ROCE_ECN"}}`, got: `{"config":{"name":"ROCE_ECN","max-threshold":"9"}}`},
+		{name: "key leaves filled in by the device", replace: true,
+			want: `{"config":{"name":"ROCE_ECN"}}`, got: `{"name":"ROCE_ECN","config":{"name":"ROCE_ECN"}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u := &gnmipb.Update{Path: path(p), Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(tc.want)}}}
+			d := &switchdrv.Desired{Switch: "leaf1"}
+			if tc.replace {
+				d.Replaces = []*gnmipb.Update{u}
+			} else {
+				d.Updates = []*gnmipb.Update{u}
+			}
+			snap := &switchdrv.Snapshot{Switch: "leaf1", Entries: []switchdrv.Entry{{Path: p, Exists: tc.got != "", JSON: json.RawMessage(tc.got)}}}
+			got, err := switchdrv.Compare(d, snap, switchdrv.Quirks{BufferCellBytes: tc.cell})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				got[i].Reason = ""
+			}
+			if diff := cmp.Diff(tc.wantDiff, got); diff != "" {
+				t.Errorf("Compare mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCompareCLI(t *testing.T) {
+	want := "qos map dscp 26 to traffic-class 3\ninterface Ethernet1/1\n   mtu 9216\n   priority-flow-control on\n!\ninterface Ethernet2/1\n   mtu 9216\n   priority-flow-control on\n!\n"
+	got := "qos map dscp 26 to traffic-class 3\ninterface Ethernet1/1\n   mtu 9216\n   priority-flow-control on\n!\ninterface Ethernet2/1\n   mtu 9216\n!\n"
+	d := &switchdrv.Desired{Switch: "leaf3", Updates: []*gnmipb.Update{{Path: &gnmipb.Path{Origin: "cli"},
+		Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: want}}}}}
+	snap := &switchdrv.Snapshot{Switch: "leaf3", Entries: []switchdrv.Entry{{Path: "cli:/", Exists: true, ASCII: &got}}}
+	changes, err := switchdrv.Compare(d, snap, switchdrv.Quirks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range changes {
+		changes[i].Reason = ""
+	}
+	wantC := []plan.Change{{Action: plan.Create, Path: "cli:/", After: "interface Ethernet2/1 >> priority-flow-control on"}}
+	if diff := cmp.Diff(wantC, changes); diff != "" {
+		t.Errorf("Compare mismatch (-want +got):\n%s", diff)
+	}
+}
