@@ -39,9 +39,10 @@ type proc struct {
 	res  Result
 	err  error
 
-	stopping atomic.Bool // Stop was called
-	killOnce sync.Once
-	kill     func() // kills the process group; called at most once
+	stopping   atomic.Bool // Stop was called
+	finishOnce sync.Once
+	killOnce   sync.Once
+	kill       func() // kills the process group; called at most once
 }
 
 func newProc(host string, argv []string) *proc {
@@ -72,10 +73,15 @@ func (p *proc) Stop() (Result, error) {
 
 func (p *proc) killNow() { p.killOnce.Do(p.kill) }
 
-// finish publishes the result. code is the exit status (ignored when signal is
-// set), signal the name of the signal that killed the command ("" if none),
-// other an error that is neither (I/O, lost connection).
+// finish publishes the result; only its first call counts. code is the exit
+// status (ignored when signal is set), signal the name of the signal that
+// killed the command ("" if none), other an error that is neither (I/O, lost
+// connection, a kill that did not take).
 func (p *proc) finish(ctx context.Context, code int, signal string, other error) {
+	p.finishOnce.Do(func() { p.publish(ctx, code, signal, other) })
+}
+
+func (p *proc) publish(ctx context.Context, code int, signal string, other error) {
 	p.res = Result{Stdout: p.stdout.Bytes(), Stderr: p.stderr.Bytes(), ExitCode: code}
 	if signal != "" {
 		p.res.ExitCode = -1

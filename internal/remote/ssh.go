@@ -255,7 +255,7 @@ func (s *SSH) start(ctx context.Context, argv []string, stdin io.Reader) (*proc,
 		return nil, fmt.Errorf("host %s: ssh: start %s: %w", s.name, argv[0], err)
 	}
 	s.log.Debug("ssh command started", "target", s.name, "argv", argv[0])
-	p.kill = func() { s.kill(c, sess, pf, p.done) }
+	p.kill = func() { s.kill(ctx, c, sess, pf, p) }
 	stopWatch := context.AfterFunc(ctx, p.killNow)
 	go func() {
 		werr := sess.Wait()
@@ -280,29 +280,37 @@ func (s *SSH) start(ctx context.Context, argv []string, stdin io.Reader) (*proc,
 }
 
 // kill stops a remote command: a "signal" request to the session (OpenSSH
-// >= 7.9 delivers it to the session leader), then `kill -s KILL -- -<pid>`
-// over a second session for the whole process group (falling back to the pid
-// alone when it is not a group leader), then it closes the session if the
-// command has still not ended.
-func (s *SSH) kill(c *sshConn, sess *ssh.Session, pf *pidFilter, done <-chan struct{}) {
+// >= 7.9 delivers it to the session leader only), then `kill -s KILL --
+// -<pid>` over a second session for the whole process group (falling back to
+// the pid alone when it is not a group leader). If the command still has not
+// ended after StopTimeout, the session is closed; if even that does not end
+// it (sshd keeps a channel open while anything holds the command's output),
+// the result is published as an error after another StopTimeout.
+func (s *SSH) kill(ctx context.Context, c *sshConn, sess *ssh.Session, pf *pidFilter, p *proc) {
 	_ = sess.Signal(ssh.SIGKILL)
 	select {
 	case <-pf.ready:
-	case <-done:
+	case <-p.done:
 		return
 	case <-time.After(s.stopTO):
 	}
-	if pid := pf.pid; pid > 0 {
+	pid := pf.pid
+	if pid > 0 {
 		cmd := fmt.Sprintf("kill -s KILL -- -%d 2>/dev/null || kill -s KILL %d", pid, pid)
 		if err := s.runOn(c, cmd); err != nil {
 			s.log.Debug("ssh remote kill failed", "target", s.name, "pid", pid, "err", err)
 		}
 	}
 	select {
-	case <-done:
+	case <-p.done:
+		return
 	case <-time.After(s.stopTO):
-		// The command did not end: cut the session so Wait returns.
-		sess.Close()
+	}
+	sess.Close()
+	select {
+	case <-p.done:
+	case <-time.After(s.stopTO):
+		p.finish(ctx, -1, "", fmt.Errorf("still running %v after it was killed (pid %d); something outside its process group holds its output", 2*s.stopTO, pid))
 	}
 }
 

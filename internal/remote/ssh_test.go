@@ -52,7 +52,7 @@ func (f sshFixture) host() intent.Host {
 	}
 }
 
-func newTestSSH(t *testing.T, h intent.Host, opts SSHOptions) *SSH {
+func newTestSSH(t testing.TB, h intent.Host, opts SSHOptions) *SSH {
 	t.Helper()
 	if opts.StopTimeout == 0 {
 		opts.StopTimeout = 3 * time.Second
