@@ -333,6 +333,12 @@ func TestRules(t *testing.T) {
 				{A: intent.Endpoint{Node: "spine2", Port: "Ethernet0"}, B: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/4"}, Pos: at(102)},
 			}
 		}, Options{}, []got{{"FC123", Warning, "inventory.links[0]"}}},
+		// FC124
+		{"link speed mismatch", func(f *intent.Fabric) { f.Hosts[0].NICs[0].Speed = 100e9 },
+			Options{}, []got{{"FC124", Warning, "inventory.links[0]"}}},
+		{"link cable length mismatch", func(f *intent.Fabric) { f.Hosts[0].NICs[0].CableMeters = 5 },
+			Options{}, []got{{"FC124", Warning, "inventory.links[0]"}}},
+		{"host NIC cable length matches", func(f *intent.Fabric) { f.Hosts[0].NICs[0].CableMeters = 3 }, Options{}, nil},
 		{"chain of switches without hosts", func(f *intent.Fabric) {
 			f.Links = []intent.Link{
 				{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/3"}, B: intent.Endpoint{Node: "spine1", Port: "Ethernet0"}, Pos: at(100)},

@@ -50,6 +50,7 @@ var ruleTable = []Rule{
 	{"FC121", "link-endpoints", Error, "links join existing switch ports and host NICs, never an endpoint to itself", (*checker).linkEndpoints},
 	{"FC122", "link-port-reuse", Error, "no switch port or host NIC is used by two links", (*checker).linkPortReuse},
 	{"FC123", "pfc-deadlock", Warning, "no cyclic buffer dependency among switches for lossless traffic (links form an up-down Clos)", (*checker).pfcDeadlock},
+	{"FC124", "link-ends", Warning, "both ends of a link agree on speed and cable length (headroom is computed from them)", (*checker).linkEnds},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the
@@ -881,6 +882,40 @@ func (c *checker) linkPortReuse() {
 				continue
 			}
 			first[e] = i
+		}
+	}
+}
+
+// linkEnd is the speed and cable length one end of a link declares (0 = not given).
+func (c *checker) linkEnd(e intent.Endpoint) (speed int64, cable float64, ok bool) {
+	if p := c.ports[e.Node][e.Port]; p != nil {
+		return p.Speed, p.CableMeters, true
+	}
+	if n := c.nics[e.Node][e.Port]; n != nil {
+		return n.Speed, n.CableMeters, true
+	}
+	return 0, 0, false
+}
+
+// FC124
+func (c *checker) linkEnds() {
+	for i, l := range c.f.Links {
+		sa, ca, oka := c.linkEnd(l.A)
+		sb, cb, okb := c.linkEnd(l.B)
+		if !oka || !okb || l.A == l.B {
+			continue // FC121
+		}
+		if sa > 0 && sb > 0 && sa != sb {
+			c.report(Warning, l.Pos, linkPath(i),
+				"give both ends the speed the link really runs at",
+				"link %s (%s) - %s (%s): the ends disagree on speed, so the link runs at %s at best and the PFC headroom computed for the faster end is wrong",
+				l.A, intent.FormatRate(sa), l.B, intent.FormatRate(sb), intent.FormatRate(min(sa, sb)))
+		}
+		if ca > 0 && cb > 0 && ca != cb {
+			c.report(Warning, l.Pos, linkPath(i),
+				"give both ends the length of the cable between them",
+				"link %s (%s m) - %s (%s m): one cable, two lengths; PFC headroom grows with the cable, so the shorter figure under-reserves",
+				l.A, trimFloat(ca), l.B, trimFloat(cb))
 		}
 	}
 }
