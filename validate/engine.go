@@ -1,0 +1,363 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/remote"
+	"github.com/fabricctl/fabricctl/validate/perftest"
+	"github.com/fabricctl/fabricctl/validate/udpflow"
+)
+
+// Test kinds an engine runs.
+const (
+	KindBandwidth = "bandwidth"
+	KindLatency   = "latency"
+)
+
+// Endpoint is one host NIC taking part in a flow.
+type Endpoint struct {
+	Host string
+	NIC  intent.NIC
+}
+
+func (e Endpoint) String() string { return e.Host + ":" + e.NIC.Interface }
+
+// Flow is one directed test: Client sends to Server.
+type Flow struct {
+	Test   string // "all-pairs", "incast"
+	Round  int
+	Client Endpoint
+	Server Endpoint
+}
+
+// Engine runs the flows of one round at the same time.
+type Engine interface {
+	Name() string
+	// Run runs flows concurrently and returns one result per flow, in order;
+	// a flow that could not run has Err set.
+	Run(ctx context.Context, kind string, flows []Flow) []FlowResult
+	// MeasuresLatency reports whether bandwidth flows also carry latency
+	// (the UDP engine timestamps every packet), so no separate latency
+	// rounds are needed.
+	MeasuresLatency() bool
+}
+
+func lineGbps(a, b intent.NIC) float64 {
+	s := a.Speed
+	if b.Speed > 0 && (s == 0 || b.Speed < s) {
+		s = b.Speed
+	}
+	return float64(s) / 1e9
+}
+
+func newResult(f Flow, tos int) FlowResult {
+	return FlowResult{Test: f.Test, Round: f.Round, Client: f.Client.String(), Server: f.Server.String(),
+		LineGbps: lineGbps(f.Client.NIC, f.Server.NIC), ToS: tos}
+}
+
+// RDMAEngine runs perftest between host NICs.
+type RDMAEngine struct {
+	Perftest *perftest.Engine
+	// Runner returns the command runner of a host.
+	Runner func(host string) (remote.Runner, error)
+	// BandwidthTool and LatencyTool default to ib_write_bw and ib_write_lat.
+	BandwidthTool, LatencyTool string
+	ToS                        int
+	RDMACM                     bool
+	Duration                   time.Duration // bandwidth tests (-D)
+	Iterations                 int           // latency tests (-n)
+	Size                       int64         // bandwidth message size (-s)
+	// BasePort is the first perftest TCP port; flow i of a round uses BasePort+i.
+	BasePort int
+
+	mu   sync.Mutex
+	gids map[string]int
+}
+
+var _ Engine = (*RDMAEngine)(nil)
+
+// Name implements Engine.
+func (e *RDMAEngine) Name() string { return "rdma" }
+
+// MeasuresLatency implements Engine.
+func (e *RDMAEngine) MeasuresLatency() bool { return false }
+
+// Spec returns the perftest spec of a test kind.
+func (e *RDMAEngine) Spec(kind string) perftest.Spec {
+	if kind == KindLatency {
+		tool := e.LatencyTool
+		if tool == "" {
+			tool = "ib_write_lat"
+		}
+		return perftest.Spec{Tool: tool, Iterations: e.Iterations, ToS: e.ToS, RDMACM: e.RDMACM}
+	}
+	tool := e.BandwidthTool
+	if tool == "" {
+		tool = "ib_write_bw"
+	}
+	d := e.Duration.Truncate(time.Second)
+	if d < time.Second {
+		d = 10 * time.Second
+	}
+	return perftest.Spec{Tool: tool, Duration: d, Size: e.Size, ToS: e.ToS, RDMACM: e.RDMACM}
+}
+
+func (e *RDMAEngine) side(ctx context.Context, ep Endpoint) (perftest.Side, error) {
+	r, err := e.Runner(ep.Host)
+	if err != nil {
+		return perftest.Side{}, err
+	}
+	port := ep.NIC.RDMAPort
+	if port == 0 {
+		port = 1
+	}
+	key := ep.Host + "/" + ep.NIC.RDMADevice + "/" + fmt.Sprint(port)
+	e.mu.Lock()
+	idx, ok := e.gids[key]
+	e.mu.Unlock()
+	if !ok {
+		var addr netip.Addr
+		if ep.NIC.Address != "" {
+			addr, err = netip.ParseAddr(ep.NIC.Address)
+			if err != nil {
+				return perftest.Side{}, fmt.Errorf("host %s nic %s: address %q: %w", ep.Host, ep.NIC.Interface, ep.NIC.Address, err)
+			}
+		}
+		g, err := perftest.RemoteGIDIndex(ctx, r, ep.NIC.RDMADevice, port, ep.NIC.Interface, addr)
+		if err != nil {
+			return perftest.Side{}, err
+		}
+		idx = g.Index
+		if ep.NIC.Address == "" {
+			if v4, ok := g.IPv4(); ok {
+				ep.NIC.Address = v4.String()
+			}
+		}
+		e.mu.Lock()
+		if e.gids == nil {
+			e.gids = map[string]int{}
+		}
+		e.gids[key] = idx
+		e.mu.Unlock()
+	}
+	return perftest.Side{Runner: r, End: perftest.End{Device: ep.NIC.RDMADevice, Port: port, GIDIndex: idx}, Addr: ep.NIC.Address}, nil
+}
+
+// Run implements Engine.
+func (e *RDMAEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowResult {
+	out := make([]FlowResult, len(flows))
+	base := e.BasePort
+	if base == 0 {
+		base = 18515
+	}
+	spec := e.Spec(kind)
+	var wg sync.WaitGroup
+	for i, f := range flows {
+		out[i] = newResult(f, e.ToS)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &out[i]
+			srv, err := e.side(ctx, f.Server)
+			if err == nil {
+				var cli perftest.Side
+				cli, err = e.side(ctx, f.Client)
+				if err == nil {
+					var res *perftest.PairResult
+					res, err = e.Perftest.RunPair(ctx, spec, srv, cli, base+i)
+					if err == nil {
+						fillPerftest(r, res.Report)
+					}
+				}
+			}
+			if err != nil {
+				r.Err = err.Error()
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func fillPerftest(r *FlowResult, rep *perftest.Report) {
+	for _, row := range rep.Bandwidth {
+		if row.AvgGbps > r.Gbps {
+			r.Gbps = row.AvgGbps
+		}
+	}
+	us := func(v *float64) time.Duration {
+		if v == nil {
+			return 0
+		}
+		return time.Duration(*v * float64(time.Microsecond))
+	}
+	for _, row := range rep.Latency {
+		r.P50 = us(row.TypicalUsec)
+		if r.P50 == 0 {
+			r.P50 = us(row.AvgUsec)
+		}
+		r.P99, r.P999 = us(row.P99Usec), us(row.P999Usec)
+	}
+}
+
+// UDPEngine sends DSCP-marked UDP flows (package udpflow) between host NICs,
+// in this process. Exec runs socket creation inside a host's network context
+// (a network namespace's Do); the sockets stay there.
+type UDPEngine struct {
+	// Exec runs f as host; nil runs it in this process's namespace.
+	Exec func(host string, f func() error) error
+	// ToS is the IP ToS byte of every flow (the RoCE class: 106).
+	ToS int
+	// Size is the UDP payload size (default 1000 bytes).
+	Size int
+	// Packets per flow (default 2000) at Rate packets/s (default 10000).
+	Packets int
+	Rate    float64
+	// BasePort: flow i of a round listens on BasePort+i (default 47000).
+	BasePort int
+	// Idle ends a receiver that heard nothing for this long (default 1s).
+	Idle time.Duration
+}
+
+var _ Engine = (*UDPEngine)(nil)
+
+// Name implements Engine.
+func (e *UDPEngine) Name() string { return "udp" }
+
+// MeasuresLatency implements Engine.
+func (e *UDPEngine) MeasuresLatency() bool { return true }
+
+func (e *UDPEngine) exec(host string, f func() error) error {
+	if e.Exec == nil {
+		return f()
+	}
+	return e.Exec(host, f)
+}
+
+// Run implements Engine: receivers first, then all senders at once.
+func (e *UDPEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowResult {
+	size, packets, rate, base, idle := e.Size, e.Packets, e.Rate, e.BasePort, e.Idle
+	if size == 0 {
+		size = 1000
+	}
+	if packets == 0 {
+		packets = 2000
+	}
+	if rate == 0 {
+		rate = 10000
+	}
+	if base == 0 {
+		base = 47000
+	}
+	if idle == 0 {
+		idle = time.Second
+	}
+	out := make([]FlowResult, len(flows))
+	recv := make([]*udpflow.Receiver, len(flows))
+	for i, f := range flows {
+		out[i] = newResult(f, e.ToS)
+		addr, err := netip.ParseAddr(f.Server.NIC.Address)
+		if err != nil {
+			out[i].Err = fmt.Sprintf("host %s nic %s: address %q: the udp engine needs the NIC's IPv4 address", f.Server.Host, f.Server.NIC.Interface, f.Server.NIC.Address)
+			continue
+		}
+		err = e.exec(f.Server.Host, func() error {
+			r, err := udpflow.Listen(netip.AddrPortFrom(addr, uint16(base+i)))
+			recv[i] = r
+			return err
+		})
+		if err != nil {
+			out[i].Err = fmt.Sprintf("host %s: %v", f.Server.Host, err)
+		}
+	}
+	defer func() {
+		for _, r := range recv {
+			if r != nil {
+				r.Close()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	stats := make([][]udpflow.FlowStats, len(flows))
+	sent := make([]udpflow.SendStats, len(flows))
+	rctx, cancel := context.WithTimeout(ctx, time.Duration(float64(packets)/rate*float64(time.Second))+10*time.Second)
+	defer cancel()
+	for i := range flows {
+		if recv[i] == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stats[i], _ = recv[i].Run(rctx, []uint32{uint32(i + 1)}, idle)
+		}()
+	}
+	var swg sync.WaitGroup
+	for i, f := range flows {
+		if recv[i] == nil {
+			continue
+		}
+		swg.Add(1)
+		go func() {
+			defer swg.Done()
+			var c *net.UDPConn
+			err := e.exec(f.Client.Host, func() error {
+				var err error
+				c, err = udpflow.Dial(recv[i].Addr(), e.ToS)
+				return err
+			})
+			if err != nil {
+				out[i].Err = fmt.Sprintf("host %s: %v", f.Client.Host, err)
+				_ = recv[i].Close() // nothing will arrive
+				return
+			}
+			defer c.Close()
+			st, err := udpflow.Send(rctx, c, udpflow.SendConfig{Flow: uint32(i + 1), ToS: e.ToS, Size: size, Count: packets, Rate: rate})
+			sent[i] = st
+			if err != nil {
+				out[i].Err = fmt.Sprintf("host %s: %v", f.Client.Host, err)
+			}
+		}()
+	}
+	swg.Wait()
+	wg.Wait()
+	for i := range flows {
+		if recv[i] == nil || out[i].Err != "" {
+			continue
+		}
+		fillUDP(&out[i], sent[i], stats[i], uint32(i+1), e.ToS)
+	}
+	return out
+}
+
+func fillUDP(r *FlowResult, sent udpflow.SendStats, stats []udpflow.FlowStats, id uint32, tos int) {
+	r.Sent = sent.Sent
+	for _, s := range stats {
+		if s.Flow != id {
+			continue
+		}
+		r.Received, r.Duplicates, r.Reordered = s.Received, s.Duplicates, s.Reordered
+		if sent.Sent > s.Unique {
+			r.Lost = sent.Sent - s.Unique
+		}
+		r.Gbps = s.Gbps
+		r.P50, r.P99, r.P999 = s.P50, s.P99, s.P999
+		for t, n := range s.ToS {
+			if int(t)>>2 != tos>>2 { // compare DSCP; the ECN bits may be CE-marked on the way
+				r.ToSMismatch += n
+			}
+		}
+		return
+	}
+	r.Lost = sent.Sent
+}
+
+// errNoHosts is returned when the intent has fewer than two hosts with a NIC.
+var errNoHosts = errors.New("validate: traffic needs at least two hosts with a NIC")

@@ -1,0 +1,184 @@
+package validate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/validate/schedule"
+)
+
+// Options configure a validation run.
+type Options struct {
+	Engine Engine
+	// Sources are read before and after the traffic.
+	Sources []Source
+	// Readback returns a plan of the live configuration against the intent
+	// (switches and hosts); nil skips the readback phase.
+	Readback func(ctx context.Context) (*plan.Plan, error)
+	// AllPairs runs every pair of hosts (N-1 rounds); Incast runs the N->1
+	// test (Validation.Incast senders, 0 = all other hosts).
+	AllPairs, Incast bool
+	// Latency runs latency rounds too (engines that do not measure latency
+	// with bandwidth).
+	Latency bool
+	Log     *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// endpoints returns the first NIC of every host that has one, in host order.
+func endpoints(f *intent.Fabric) []Endpoint {
+	var eps []Endpoint
+	for _, h := range f.Hosts {
+		if len(h.NICs) > 0 {
+			eps = append(eps, Endpoint{Host: h.Name, NIC: h.NICs[0]})
+		}
+	}
+	return eps
+}
+
+// Run validates f: configuration readback, counters before, traffic rounds
+// (all-pairs in N-1 rounds of disjoint pairs, then incast N->1), counters
+// after, and the verdict. An error means the run itself could not proceed;
+// failed checks are in the report.
+func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if o.Engine == nil {
+		return nil, fmt.Errorf("validate %s: no traffic engine", f.Name)
+	}
+	start := now()
+	rep := &Report{Fabric: f.Name, Engine: o.Engine.Name(), Started: start.UTC()}
+
+	if o.Readback != nil {
+		p, err := o.Readback(ctx)
+		if err != nil {
+			rep.Checks = append(rep.Checks, Check{Name: "readback", Phase: PhaseReadback, Status: Error, Message: err.Error()})
+		} else {
+			rep.Checks = append(rep.Checks, ReadbackChecks(p)...)
+		}
+	}
+
+	before, errs := readAll(ctx, o.Sources)
+	rep.Checks = append(rep.Checks, errs...)
+
+	eps := endpoints(f)
+	if (o.AllPairs || o.Incast) && len(eps) < 2 {
+		return nil, fmt.Errorf("validate %s: %w (have %d)", f.Name, errNoHosts, len(eps))
+	}
+	if o.AllPairs {
+		rounds, err := schedule.AllPairs(len(eps))
+		if err != nil {
+			return nil, err
+		}
+		kinds := []string{KindBandwidth}
+		if o.Latency && !o.Engine.MeasuresLatency() {
+			kinds = append(kinds, KindLatency)
+		}
+		for _, kind := range kinds {
+			test := "all-pairs"
+			if kind == KindLatency {
+				test = "latency"
+			}
+			for ri, r := range rounds {
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("validate %s: %w", f.Name, err)
+				}
+				flows := make([]Flow, len(r))
+				for i, p := range r {
+					flows[i] = Flow{Test: test, Round: ri + 1, Client: eps[p.Client], Server: eps[p.Server]}
+				}
+				log.Info("traffic round", "test", test, "round", ri+1, "flows", len(flows))
+				rep.Flows = append(rep.Flows, o.Engine.Run(ctx, kind, flows)...)
+				rep.Rounds++
+			}
+		}
+	}
+	incastRan := false
+	if o.Incast && len(eps) >= 3 {
+		n := f.Validation.Incast
+		if n <= 0 || n > len(eps)-1 {
+			n = len(eps) - 1
+		}
+		senders := make([]int, n)
+		for i := range senders {
+			senders[i] = i + 1
+		}
+		r, err := schedule.Incast(0, senders)
+		if err != nil {
+			return nil, err
+		}
+		flows := make([]Flow, len(r))
+		for i, p := range r {
+			flows[i] = Flow{Test: "incast", Round: 1, Client: eps[p.Client], Server: eps[p.Server]}
+		}
+		log.Info("traffic round", "test", "incast", "senders", n, "receiver", eps[0].Host)
+		rep.Flows = append(rep.Flows, o.Engine.Run(ctx, KindBandwidth, flows)...)
+		rep.Rounds++
+		incastRan = true
+	} else if o.Incast {
+		rep.Checks = append(rep.Checks, Check{Name: "traffic.incast", Phase: PhaseTraffic, Status: Skip, Message: fmt.Sprintf("incast needs at least 3 hosts, the intent has %d", len(eps))})
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("validate %s: %w", f.Name, err)
+	}
+
+	after, errs := readAll(ctx, o.Sources)
+	rep.Checks = append(rep.Checks, errs...)
+	rep.Deltas = Delta(before, after)
+	if len(rep.Deltas) == 0 {
+		rep.Deltas = nil
+	}
+	if len(o.Sources) > 0 {
+		rep.Checks = append(rep.Checks, counterChecks(verdictInput{policy: &f.Policy, deltas: rep.Deltas, incastRan: incastRan})...)
+	}
+	rep.Checks = append(rep.Checks, trafficChecks(rep.Flows, f.Validation, o.Engine.Name())...)
+	rep.sortChecks()
+	rep.Elapsed = now().Sub(start)
+	return rep, nil
+}
+
+// readAll reads every source concurrently; a failed source becomes an error
+// check and is left out of the sample.
+func readAll(ctx context.Context, sources []Source) (Sample, []Check) {
+	type res struct {
+		s   Sample
+		err error
+	}
+	out := make([]res, len(sources))
+	var wg sync.WaitGroup
+	for i, src := range sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := src.Read(ctx)
+			out[i] = res{s, err}
+		}()
+	}
+	wg.Wait()
+	all := Sample{}
+	var checks []Check
+	for i, r := range out {
+		if r.err != nil {
+			checks = append(checks, Check{Name: "counters.read", Phase: PhaseCounters, Target: sources[i].Name(), Status: Error, Message: r.err.Error()})
+			continue
+		}
+		for t, m := range r.s {
+			all[t] = m
+		}
+	}
+	sort.Slice(checks, func(i, j int) bool { return checks[i].Target < checks[j].Target })
+	return all, checks
+}
