@@ -12,7 +12,8 @@
 //   - per inventory port: PORT_QOS_MAP|<port>, QUEUE|<port>|<prio> for every
 //     class, BUFFER_PG|<port>|<prio> for every lossless priority, PFC_WD|<port>.
 //
-// Merged single fields: CABLE_LENGTH|AZURE/<port>, PORT|<port>/mtu,
+// Merged: the inventory ports' fields of CABLE_LENGTH|AZURE (one update),
+// and single fields PORT|<port>/mtu,
 // PFC_WD|GLOBAL/POLL_INTERVAL and FLEX_COUNTER_TABLE|{PFCWD,QUEUE,PG_WATERMARK}/
 // FLEX_COUNTER_STATUS (so the counters validate needs are polled).
 // Buffer pools are platform-specific (they come from the SKU's buffer
@@ -21,7 +22,6 @@
 package sonic
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -103,38 +103,104 @@ func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired
 }
 
 func path(elems ...string) *gnmipb.Path {
-	p := &gnmipb.Path{Origin: Origin, Elem: make([]*gnmipb.PathElem, 0, len(elems)+2)}
-	p.Elem = append(p.Elem, &gnmipb.PathElem{Name: "CONFIG_DB"}, &gnmipb.PathElem{Name: "localhost"})
-	for _, e := range elems {
-		p.Elem = append(p.Elem, &gnmipb.PathElem{Name: e})
+	// One allocation for all elements: compile speed matters at scale.
+	es := make([]gnmipb.PathElem, len(elems)+2)
+	p := &gnmipb.Path{Origin: Origin, Elem: make([]*gnmipb.PathElem, len(es))}
+	es[0].Name, es[1].Name = "CONFIG_DB", "localhost"
+	for i, e := range elems {
+		es[i+2].Name = e
+	}
+	for i := range es {
+		p.Elem[i] = &es[i]
 	}
 	return p
 }
 
-func val(v any) (*gnmipb.TypedValue, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}}, nil
-}
-
 // replace sets the whole hash of table|key.
-func (c *compiler) replace(table, key string, fields map[string]string) error {
-	v, err := val(fields)
-	if err != nil {
-		return fmt.Errorf("%s|%s: %w", table, key, err)
-	}
+func (c *compiler) replace(table, key string, fields ...kv) error {
+	v := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: encodeHash(fields)}}
 	c.d.Replaces = append(c.d.Replaces, &gnmipb.Update{Path: path(table, key), Val: v})
 	return nil
 }
 
+// encodeHash encodes a CONFIG_DB hash as a JSON object with sorted keys, the
+// bytes encoding/json produces for a map[string]string (without reflection:
+// compile speed matters at 2,000 switches).
+func encodeHash(fields []kv) []byte {
+	n := 2
+	for _, f := range fields {
+		n += len(f.k) + len(f.v) + 6
+	}
+	// Insertion sort: hashes are small and often already sorted.
+	for i := 1; i < len(fields); i++ {
+		for j := i; j > 0 && fields[j].k < fields[j-1].k; j-- {
+			fields[j], fields[j-1] = fields[j-1], fields[j]
+		}
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, f := range fields {
+		if i > 0 && f.k == fields[i-1].k {
+			continue // duplicate field: first wins
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, f.k)
+		b = append(b, ':')
+		b = appendString(b, f.v)
+	}
+	return append(b, '}')
+}
+
+// kv is one field of a CONFIG_DB hash.
+type kv struct{ k, v string }
+
+func fromMap(m map[string]string) []kv {
+	out := make([]kv, 0, len(m))
+	for k, v := range m {
+		out = append(out, kv{k, v})
+	}
+	return out
+}
+
+// appendString appends s as a JSON string (RFC 8259 escaping; HTML
+// characters escaped as encoding/json does).
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case ch == '"' || ch == '\\':
+			b = append(b, '\\', ch)
+		case ch == '\n':
+			b = append(b, '\\', 'n')
+		case ch == '\r':
+			b = append(b, '\\', 'r')
+		case ch == '\t':
+			b = append(b, '\\', 't')
+		case ch == '\b':
+			b = append(b, '\\', 'b')
+		case ch == '\f':
+			b = append(b, '\\', 'f')
+		case ch < 0x20 || ch == '<' || ch == '>' || ch == '&':
+			b = append(b, '\\', 'u', '0', '0', hex[ch>>4], hex[ch&0xf])
+		default:
+			b = append(b, ch)
+		}
+	}
+	return append(b, '"')
+}
+
+// raw replaces table|key with an already encoded hash (shared, read-only).
+func (c *compiler) raw(table, key string, hash []byte) {
+	v := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: hash}}
+	c.d.Replaces = append(c.d.Replaces, &gnmipb.Update{Path: path(table, key), Val: v})
+}
+
 // field merges one field of table|key.
 func (c *compiler) field(table, key, field, value string) error {
-	v, err := val(value)
-	if err != nil {
-		return fmt.Errorf("%s|%s: %w", table, key, err)
-	}
+	v := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: appendString(nil, value)}}
 	c.d.Updates = append(c.d.Updates, &gnmipb.Update{Path: path(table, key, field), Val: v})
 	return nil
 }
@@ -189,21 +255,21 @@ func (c *compiler) compile() error {
 		if m.table == "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP" && len(lossless) == 0 {
 			continue
 		}
-		if err := c.replace(m.table, MapName, m.fields); err != nil {
+		if err := c.replace(m.table, MapName, fromMap(m.fields)...); err != nil {
 			return err
 		}
 	}
 
 	// Schedulers and WRED-ECN profiles.
 	for _, cl := range p.Classes {
-		s := map[string]string{"type": "STRICT"}
+		s := []kv{{"type", "STRICT"}}
 		if !cl.Strict {
 			if cl.Weight < 1 || cl.Weight > 100 {
 				return fmt.Errorf("class %s: DWRR weight %d outside SONiC's 1..100", cl.Name, cl.Weight)
 			}
-			s = map[string]string{"type": "DWRR", "weight": itoa(cl.Weight)}
+			s = []kv{{"type", "DWRR"}, {"weight", itoa(cl.Weight)}}
 		}
-		if err := c.replace("SCHEDULER", SchedulerName(cl.Name), s); err != nil {
+		if err := c.replace("SCHEDULER", SchedulerName(cl.Name), s...); err != nil {
 			return err
 		}
 	}
@@ -219,7 +285,7 @@ func (c *compiler) compile() error {
 			w[color+"_max_threshold"] = mx
 			w[color+"_drop_probability"] = pr
 		}
-		if err := c.replace("WRED_PROFILE", WREDName(cl.Name), w); err != nil {
+		if err := c.replace("WRED_PROFILE", WREDName(cl.Name), fromMap(w)...); err != nil {
 			return err
 		}
 	}
@@ -245,10 +311,10 @@ func (c *compiler) compile() error {
 			// two MTUs below xoff); size = xon + xoff is the PG's reserved
 			// headroom, with shared buffer beyond it (dynamic_th 0 = 50 %).
 			xon := int64(2 * sizes[x])
-			if err := c.replace("BUFFER_PROFILE", bufferPrefix+strconv.FormatInt(x, 10), map[string]string{
-				"pool": losslessPool, "xoff": strconv.FormatInt(x, 10), "xon": strconv.FormatInt(xon, 10),
-				"size": strconv.FormatInt(x+xon, 10), "dynamic_th": "0",
-			}); err != nil {
+			if err := c.replace("BUFFER_PROFILE", bufferPrefix+strconv.FormatInt(x, 10),
+				kv{"pool", losslessPool}, kv{"xoff", strconv.FormatInt(x, 10)}, kv{"xon", strconv.FormatInt(xon, 10)},
+				kv{"size", strconv.FormatInt(x+xon, 10)}, kv{"dynamic_th", "0"},
+			); err != nil {
 				return err
 			}
 		}
@@ -272,46 +338,40 @@ func (c *compiler) compile() error {
 		}
 	}
 
+	// Per-port hashes are the same on every port: build them once.
+	pq := []kv{{"dscp_to_tc_map", MapName}, {"tc_to_queue_map", MapName}, {"tc_to_pg_map", MapName}, {"pfc_to_queue_map", MapName}}
+	if len(lossless) > 0 {
+		pq = append(pq, kv{"pfc_to_pg_map", MapName}, kv{"pfc_enable", join(lossless)})
+		if wd.Enabled {
+			pq = append(pq, kv{"pfcwd_sw_enable", join(lossless)})
+		}
+	}
+	pqJSON := encodeHash(pq)
+	type queueHash struct {
+		suffix string
+		json   []byte
+	}
+	var queues []queueHash
+	for _, cl := range p.Classes {
+		q := []kv{{"scheduler", SchedulerName(cl.Name)}}
+		if cl.ECN != nil {
+			q = append(q, kv{"wred_profile", WREDName(cl.Name)})
+		}
+		queues = append(queues, queueHash{"|" + itoa(cl.Priority), encodeHash(q)})
+	}
+	wdJSON := encodeHash([]kv{{"action", string(wd.Action)}, {"detection_time", itoa(det)}, {"restoration_time", itoa(rest)}})
 	for _, port := range c.sw.Ports {
-		pq := map[string]string{
-			"dscp_to_tc_map": MapName, "tc_to_queue_map": MapName, "tc_to_pg_map": MapName,
-			"pfc_to_queue_map": MapName,
-		}
-		if len(lossless) > 0 {
-			pq["pfc_to_pg_map"] = MapName
-			pq["pfc_enable"] = join(lossless)
-			if wd.Enabled {
-				pq["pfcwd_sw_enable"] = join(lossless)
-			}
-		}
-		if err := c.replace("PORT_QOS_MAP", port.Name, pq); err != nil {
-			return err
-		}
-		for _, cl := range p.Classes {
-			q := map[string]string{"scheduler": SchedulerName(cl.Name)}
-			if cl.ECN != nil {
-				q["wred_profile"] = WREDName(cl.Name)
-			}
-			if err := c.replace("QUEUE", port.Name+"|"+itoa(cl.Priority), q); err != nil {
-				return err
-			}
+		c.raw("PORT_QOS_MAP", port.Name, pqJSON)
+		for _, q := range queues {
+			c.raw("QUEUE", port.Name+q.suffix, q.json)
 		}
 		for _, l := range lossless {
-			if err := c.replace("BUFFER_PG", port.Name+"|"+itoa(l), map[string]string{"profile": portProfile[port.Name]}); err != nil {
+			if err := c.replace("BUFFER_PG", port.Name+"|"+itoa(l), kv{"profile", portProfile[port.Name]}); err != nil {
 				return err
 			}
 		}
 		if len(lossless) > 0 && wd.Enabled {
-			if err := c.replace("PFC_WD", port.Name, map[string]string{
-				"action": string(wd.Action), "detection_time": itoa(det), "restoration_time": itoa(rest),
-			}); err != nil {
-				return err
-			}
-		}
-		if len(lossless) > 0 {
-			if err := c.field("CABLE_LENGTH", cableLengthTable, port.Name, strconv.Itoa(int(math.Ceil(port.CableMeters)))+"m"); err != nil {
-				return err
-			}
+			c.raw("PFC_WD", port.Name, wdJSON)
 		}
 		mtu := c.f.PortMTU(port)
 		if mtu < 68 || mtu > 9216 {
@@ -320,6 +380,16 @@ func (c *compiler) compile() error {
 		if err := c.field("PORT", port.Name, "mtu", itoa(mtu)); err != nil {
 			return err
 		}
+	}
+	if len(lossless) > 0 && len(c.sw.Ports) > 0 {
+		// One merge of the inventory ports' fields into CABLE_LENGTH|AZURE
+		// (the other ports' lengths stay).
+		cl := make([]kv, len(c.sw.Ports))
+		for i, port := range c.sw.Ports {
+			cl[i] = kv{port.Name, strconv.Itoa(int(math.Ceil(port.CableMeters))) + "m"}
+		}
+		v := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: encodeHash(cl)}}
+		c.d.Updates = append(c.d.Updates, &gnmipb.Update{Path: path("CABLE_LENGTH", cableLengthTable), Val: v})
 	}
 	for _, fc := range []string{"PFCWD", "QUEUE", "PG_WATERMARK"} {
 		if fc == "PFCWD" && (len(lossless) == 0 || !wd.Enabled) {
