@@ -189,7 +189,7 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 		if a != plan.NoOp {
 			mtu := want.MTU
 			p.Steps = append(p.Steps, Step{Path: pth("mtu"), Command: fmt.Sprintf("ip link set dev %s mtu %d", ifn, mtu),
-				Netlink: setLinkMTURequest(obs.index, mtu),
+				Netlink: setLinkMTURequest(uint32(len(p.Steps)+1), obs.index, mtu),
 				run:     func() error { return settingErr(ifn, "MTU", d.Kernel.SetMTU(ifn, mtu)) }})
 		}
 	}

@@ -121,8 +121,9 @@ func b2u(b bool) uint32 {
 
 // setLinkMTURequest is the RTM_SETLINK request `ip link set dev X mtu N`
 // (and netlink.LinkSetMTU) sends, for `-o netlink`.
-func setLinkMTURequest(index, mtu int) []byte {
+func setLinkMTURequest(seq uint32, index, mtu int) []byte {
 	req := nl.NewNetlinkRequest(unix.RTM_SETLINK, unix.NLM_F_ACK)
+	req.Seq = seq
 	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
 	msg.Index = int32(index)
 	req.AddData(msg)

@@ -2,10 +2,5 @@
 
 package hostdrv
 
-import "errors"
-
 // setLinkMTURequest: no rtnetlink off Linux.
-func setLinkMTURequest(index, mtu int) []byte { return nil }
-
-// NewUnsupportedKernel returns an error: host QoS needs Linux.
-func NewUnsupportedKernel() (Kernel, error) { return nil, errors.ErrUnsupported }
+func setLinkMTURequest(seq uint32, index, mtu int) []byte { return nil }

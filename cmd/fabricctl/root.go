@@ -29,6 +29,7 @@ var commands = []func(*deps) *cobra.Command{
 	newPerftestCmd,
 	newCheckCmd,
 	newHeadroomCmd,
+	newHostCmd,
 	// more commands are added here, one line each.
 }
 

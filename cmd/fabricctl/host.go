@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabricctl/fabricctl/hostdrv"
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/plan"
+)
+
+type hostOptions struct {
+	files            []string
+	host             string
+	root             string
+	netns            string
+	output           string
+	dryRun           bool
+	watch            bool
+	interval         time.Duration
+	detailedExitcode bool
+}
+
+func newHostCmd(d *deps) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "host",
+		Short: "Plan, apply and diff the RoCE QoS of this host's NICs (run on the host)",
+		Long: `host configures the RoCE NICs of the machine it runs on natively (dcbnl over
+rtnetlink, ethtool ioctl, sysfs/configfs/debugfs): DCBX mode, DSCP trust (APP
+table), PFC (cable length in the delay field on mlx5), ETS, global pause off,
+MTU, RDMA-CM default ToS and RoCE mode, and mlx5 ECN/CNP controls where the
+driver exposes them. The host is found in the inventory by hostname or --host.
+PFC is never rewritten when it is already right (mlx5 flaps the link).
+
+Exit codes: plan 0 (2 with --detailed-exitcode when there are changes); diff 0
+in sync, 2 drift; apply 0 applied and read back; 1 error; 64 usage.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newHostSubCmd(d, "plan"), newHostSubCmd(d, "diff"), newHostSubCmd(d, "apply"))
+	return cmd
+}
+
+func newHostSubCmd(d *deps, verb string) *cobra.Command {
+	o := &hostOptions{}
+	short := map[string]string{
+		"plan":  "Show what host apply would change on this host",
+		"diff":  "Report drift of this host from the intent (exit 2 on drift)",
+		"apply": "Apply the intent to this host's NICs and read back",
+	}[verb]
+	cmd := &cobra.Command{
+		Use:   verb + " -f INTENT [--host NAME]",
+		Short: short,
+		Example: `  fabricctl host plan -f fabric.yaml
+  fabricctl host apply -f fabric.yaml --host gpu1 --dry-run -o commands
+  fabricctl host apply -f fabric.yaml --watch --interval 60s
+  fabricctl host diff -f fabric.yaml -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(verb); err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), d, verb, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&o.files, "file", "f", nil, "intent file (repeatable; - reads stdin)")
+	fl.StringVar(&o.host, "host", "", "inventory name of this host (default: match the hostname)")
+	fl.StringVar(&o.root, "root", "/", "root of sysfs/configfs/debugfs (a container mounts the host's /sys elsewhere)")
+	fl.StringVar(&o.netns, "netns", "", "run in this named network namespace (/run/netns/NAME)")
+	fl.StringVarP(&o.output, "output", "o", "text", "output: text, json, markdown, commands (dcb/ethtool/ip/echo lines) or netlink (raw requests in hex)")
+	switch verb {
+	case "plan":
+		fl.BoolVar(&o.detailedExitcode, "detailed-exitcode", false, "exit 2 when the plan has changes")
+	case "apply":
+		fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be done (see -o commands / -o netlink) and change nothing")
+		fl.BoolVar(&o.watch, "watch", false, "reconcile periodically until stopped (a DaemonSet's mode)")
+		fl.DurationVar(&o.interval, "interval", 60*time.Second, "time between reconciles with --watch")
+	}
+	return cmd
+}
+
+func (o *hostOptions) validate(verb string) error {
+	if err := checkOutput(o.output, "text", "json", "markdown", "commands", "netlink"); err != nil {
+		return err
+	}
+	if len(o.files) == 0 {
+		return usagef("no intent file given: use -f FILE")
+	}
+	if verb == "apply" && !o.dryRun && (o.output == "commands" || o.output == "netlink") {
+		return usagef("-o %s shows what would be done: use it with --dry-run (or host plan)", o.output)
+	}
+	if o.watch && (o.dryRun || o.interval < time.Second) {
+		return usagef("--watch needs --interval >= 1s and no --dry-run")
+	}
+	return nil
+}
+
+func (o *hostOptions) load(stdin io.Reader) (*intent.Fabric, error) {
+	var srcs []intent.Source
+	for _, p := range o.files {
+		var data []byte
+		var err error
+		name := p
+		if p == "-" {
+			name = "<stdin>"
+			data, err = io.ReadAll(io.LimitReader(stdin, intent.MaxFileSize+1))
+		} else {
+			data, err = os.ReadFile(p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read intent: %w", err)
+		}
+		srcs = append(srcs, intent.Source{Name: name, Data: data})
+	}
+	return intent.ParseSources(srcs...)
+}
+
+func (o *hostOptions) run(ctx context.Context, d *deps, verb string, stdin io.Reader, out io.Writer) error {
+	f, err := o.load(stdin)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	h, err := hostdrv.FindHost(f, o.host)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	drv, closeDrv, err := hostdrv.Open(o.root, o.netns, d.log)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	defer closeDrv()
+
+	if o.watch {
+		return o.watchLoop(ctx, d, drv, f, h, out)
+	}
+	p, perr := drv.Plan(ctx, f, h)
+	if p == nil {
+		return withCode(ExitError, perr)
+	}
+	if verb != "apply" || o.dryRun {
+		if err := o.write(out, f.Name, p); err != nil {
+			return withCode(ExitError, err)
+		}
+		switch {
+		case perr != nil:
+			return withCode(ExitError, perr)
+		case p.Target.HasChanges() && (verb == "diff" || o.detailedExitcode):
+			return withCode(ExitChanges, nil)
+		}
+		return nil
+	}
+	after, aerr := drv.Apply(ctx, p)
+	if errors.Is(aerr, plan.ErrStale) {
+		return withCode(ExitError, aerr)
+	}
+	res := p.Target // what was applied
+	if aerr != nil {
+		res.Error = aerr.Error()
+	}
+	if err := o.writeTarget(out, f.Name, res); err != nil {
+		return withCode(ExitError, err)
+	}
+	if aerr != nil {
+		return withCode(ExitError, aerr)
+	}
+	if o.output == "text" && after != nil {
+		fmt.Fprintf(out, "Applied %d steps on host %s; read back in sync.\n", len(p.Steps), h.Name)
+	}
+	return nil
+}
+
+func (o *hostOptions) write(out io.Writer, name string, p *hostdrv.Plan) error {
+	switch o.output {
+	case "commands":
+		return hostdrv.WriteCommands(out, p)
+	case "netlink":
+		return hostdrv.WriteNetlink(out, p)
+	}
+	return o.writeTarget(out, name, p.Target)
+}
+
+// writeTarget renders one host's plan. In text and markdown the changes of a
+// partly failed host are still shown; the error goes to stderr via the exit.
+func (o *hostOptions) writeTarget(out io.Writer, fabric string, t plan.TargetPlan) error {
+	if o.output != "json" {
+		t.Error = ""
+	}
+	return plan.Write(out, &plan.Plan{Version: plan.FormatVersion, Fabric: fabric, Created: time.Now().UTC(), Targets: []plan.TargetPlan{t}}, o.output)
+}
+
+// watchLoop reconciles every interval until ctx ends; failures are logged
+// and retried next round (settings come back after a reboot or driver reload).
+func (o *hostOptions) watchLoop(ctx context.Context, d *deps, drv *hostdrv.Driver, f *intent.Fabric, h *intent.Host, out io.Writer) error {
+	log := d.log.With("target", h.Name)
+	for {
+		p, err := drv.Plan(ctx, f, h)
+		switch {
+		case p == nil:
+			log.Error("host plan failed", "err", err)
+		case !p.Target.HasChanges():
+			if err != nil {
+				log.Error("host plan incomplete", "err", err)
+			} else {
+				log.Info("host in sync")
+			}
+		default:
+			_, aerr := drv.Apply(ctx, p)
+			var b bytes.Buffer
+			t := p.Target
+			if aerr != nil {
+				t.Error = aerr.Error()
+				log.Error("host apply failed", "err", aerr)
+			}
+			if werr := o.writeTarget(&b, f.Name, t); werr == nil {
+				_, _ = out.Write(b.Bytes())
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(o.interval):
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fabricctl/fabricctl/internal/netnstest"
+	"github.com/fabricctl/fabricctl/plan"
+)
+
+const hostTestIntent = `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+metadata: {name: pod1}
+policy:
+  preset: roce-lossless
+inventory:
+  hosts:
+    - name: gpu1
+      address: local
+      nics:
+        - {interface: ens1f0np0, rdma: mlx5_0, speed: 400G, cable: 3m}
+`
+
+func runHost(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestHostUsage(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "fabric.yaml")
+	if err := os.WriteFile(f, []byte(hostTestIntent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"no intent", []string{"host", "plan"}, ExitUsage},
+		{"bad output", []string{"host", "plan", "-f", f, "-o", "yaml"}, ExitUsage},
+		{"commands needs dry-run", []string{"host", "apply", "-f", f, "-o", "commands"}, ExitUsage},
+		{"watch with dry-run", []string{"host", "apply", "-f", f, "--watch", "--dry-run"}, ExitUsage},
+		{"unknown host", []string{"host", "plan", "-f", f, "--host", "nosuch"}, ExitError},
+		{"missing file", []string{"host", "diff", "-f", filepath.Join(dir, "missing.yaml"), "--host", "gpu1"}, ExitError},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, _, errOut := runHost(t, "", tc.args...); got != tc.want {
+				t.Errorf("fabricctl %s: exit %d, want %d (stderr %q)", strings.Join(tc.args, " "), got, tc.want, errOut)
+			}
+		})
+	}
+}
+
+// TestHostInNetns runs the host commands for real against a veth called
+// ens1f0np0 in a private netns (--netns) with an empty sysfs root (--root).
+func TestHostInNetns(t *testing.T) {
+	ns := netnstest.New(t)
+	ns.Veth(t, "ens1f0np0", "peer0")
+	root := t.TempDir()
+	common := []string{"--host", "gpu1", "--netns", ns.Name, "--root", root}
+
+	// Dry run: the equivalent commands, nothing changed.
+	code, out, errOut := runHost(t, hostTestIntent, append([]string{"host", "apply", "-f", "-", "--dry-run", "-o", "commands"}, common...)...)
+	if code != ExitError || !strings.Contains(out, "ip link set dev ens1f0np0 mtu 9000\n") {
+		t.Errorf("apply --dry-run -o commands: exit %d, stdout:\n%s\nwant exit 1 (no DCB on veth) and the ip link line", code, out)
+	}
+	if !strings.Contains(errOut, "ens1f0np0") || !strings.Contains(errOut, "EOPNOTSUPP") {
+		t.Errorf("stderr %q does not name the interface and EOPNOTSUPP", errOut)
+	}
+	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 1500 {
+		t.Fatalf("--dry-run changed the MTU to %d", l.Attrs().MTU)
+	}
+
+	// -o netlink: one hex request per step.
+	_, out, _ = runHost(t, hostTestIntent, append([]string{"host", "plan", "-f", "-", "-o", "netlink"}, common...)...)
+	if !strings.Contains(out, "# ip link set dev ens1f0np0 mtu 9000\n28000000130005000100000000000000") {
+		t.Errorf("plan -o netlink:\n%s\nwant the RTM_SETLINK request in hex", out)
+	}
+
+	// Apply, JSON result for the fleet.
+	code, out, _ = runHost(t, hostTestIntent, append([]string{"host", "apply", "-f", "-", "-o", "json"}, common...)...)
+	if code != ExitError {
+		t.Errorf("apply on a veth: exit %d, want 1 (DCB unsupported)", code)
+	}
+	p, err := plan.Unmarshal([]byte(out))
+	if err != nil {
+		t.Fatalf("apply -o json output is not a plan: %v\n%s", err, out)
+	}
+	if len(p.Targets) != 1 || p.Targets[0].Name != "gpu1" || p.Targets[0].Error == "" || !p.Targets[0].HasChanges() {
+		t.Errorf("apply -o json = %+v, want gpu1 with the MTU change and the DCB error", p.Targets)
+	}
+	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 9000 {
+		t.Errorf("MTU after host apply = %d, want 9000", l.Attrs().MTU)
+	}
+}
