@@ -76,6 +76,7 @@ var _ Runner = (*SSH)(nil)
 type sshConn struct {
 	client   *ssh.Client
 	sessions int
+	limit    int // sessions the server allows on it, once it refused one (0 = unknown)
 	dead     bool
 }
 
@@ -314,20 +315,29 @@ func (s *SSH) kill(ctx context.Context, c *sshConn, sess *ssh.Session, pf *pidFi
 	}
 }
 
-// runOn runs a short control command on connection c, bounded by StopTimeout.
-// It does not count against MaxSessions (that is why a spare is kept).
+// runOn runs a short control command, bounded by StopTimeout, on connection
+// c, which normally has the spare session kept for it; when sshd refuses it
+// one (its MaxSessions is lower than ours), on another connection.
 func (s *SSH) runOn(c *sshConn, cmd string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.stopTO)
+	defer cancel()
+	release := func() {}
 	sess, err := c.client.NewSession()
 	if err != nil {
-		return err
+		var c2 *sshConn
+		if c2, sess, err = s.session(ctx); err != nil {
+			return err
+		}
+		release = func() { s.release(c2) }
 	}
+	defer release()
 	defer sess.Close()
 	errc := make(chan error, 1)
 	go func() { errc <- sess.Run(cmd) }()
 	select {
 	case err := <-errc:
 		return err
-	case <-time.After(s.stopTO):
+	case <-ctx.Done():
 		return fmt.Errorf("%q did not finish in %v", cmd, s.stopTO)
 	}
 }
@@ -336,7 +346,8 @@ func (s *SSH) runOn(c *sshConn, cmd string) error {
 // there is none. A connection that turns out dead is dropped and another
 // tried once.
 func (s *SSH) session(ctx context.Context) (*sshConn, *ssh.Session, error) {
-	for attempt := 0; ; attempt++ {
+	redials := 0
+	for {
 		c, err := s.acquire(ctx)
 		if err != nil {
 			return nil, nil, err
@@ -345,15 +356,35 @@ func (s *SSH) session(ctx context.Context) (*sshConn, *ssh.Session, error) {
 		if err == nil {
 			return c, sess, nil
 		}
-		s.release(c)
 		var oc *ssh.OpenChannelError
-		if errors.As(err, &oc) || attempt > 0 {
-			// The server refused the session (sshd MaxSessions below ours?) or
-			// a fresh connection failed too.
+		if errors.As(err, &oc) && oc.Reason == ssh.Prohibited && s.capSessions(c) {
+			// sshd's MaxSessions is below ours: this connection is full at
+			// the sessions it has, use (or open) another one.
+			s.log.Debug("ssh session refused, connection capped", "target", s.name)
+			continue
+		}
+		s.release(c)
+		if errors.As(err, &oc) || redials > 0 {
 			return nil, nil, fmt.Errorf("host %s: ssh: open session: %w", s.name, err)
 		}
+		// The connection died since it was last used: forget it, dial again.
+		redials++
 		s.drop(c)
 	}
+}
+
+// capSessions releases the session slot that c refused and caps c at the
+// sessions it still has. It reports false when c has no other session (the
+// server refuses sessions outright).
+func (s *SSH) capSessions(c *sshConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.sessions <= 1 { // only the refused one
+		return false
+	}
+	c.sessions--
+	c.limit = c.sessions
+	return true
 }
 
 // acquire returns a live connection with a free session slot, counting the
@@ -365,7 +396,11 @@ func (s *SSH) acquire(ctx context.Context) (*sshConn, error) {
 		return nil, fmt.Errorf("host %s: ssh runner is closed", s.name)
 	}
 	for _, c := range s.conns {
-		if !c.dead && c.sessions < s.maxSess {
+		limit := s.maxSess
+		if c.limit > 0 && c.limit < limit {
+			limit = c.limit
+		}
+		if !c.dead && c.sessions < limit {
 			c.sessions++
 			return c, nil
 		}
@@ -513,17 +548,21 @@ func (s *SSH) auth() (methods []ssh.AuthMethod, tried string, closeAgent func(),
 	return []ssh.AuthMethod{ssh.PublicKeysCallback(cb)}, strings.Join(what, " and "), closeAgent, nil
 }
 
-// pidFilter passes a command's stdout through, minus the first line when it
-// is the pid marker, whose pid it records and then closes ready.
+// pidFilter passes a command's stdout through minus the pid marker line,
+// whose pid it records. The marker is normally the first line; a login shell
+// that prints something first (a chatty .bashrc) is tolerated for the first
+// markerWindow bytes.
 type pidFilter struct {
-	dst  io.Writer
-	buf  []byte
-	done bool
-	pid  int // valid once ready is closed
-	// ready closes once the first line was seen (pid may still be 0 when it
-	// was not the marker: a login shell that prints something first).
+	dst    io.Writer
+	buf    []byte // the current, incomplete line while looking
+	passed int    // bytes passed through while looking
+	done   bool
+	pid    int // valid once ready is closed
+	// ready closes when the marker was found or given up on (pid 0).
 	ready chan struct{}
 }
+
+const markerWindow = 4096
 
 func (f *pidFilter) Write(p []byte) (int, error) {
 	if f.done {
@@ -531,32 +570,51 @@ func (f *pidFilter) Write(p []byte) (int, error) {
 	}
 	n := len(p)
 	f.buf = append(f.buf, p...)
-	i := bytes.IndexByte(f.buf, '\n')
-	if i < 0 && len(f.buf) < 256 {
-		return n, nil
-	}
-	rest := f.buf
-	if i >= 0 {
-		if line := f.buf[:i]; bytes.HasPrefix(line, []byte(pidMarker)) {
-			f.pid, _ = strconv.Atoi(string(line[len(pidMarker):]))
-			rest = f.buf[i+1:]
+	for !f.done {
+		i := bytes.IndexByte(f.buf, '\n')
+		if i < 0 {
+			if f.passed+len(f.buf) >= markerWindow {
+				f.giveUp()
+			}
+			break
+		}
+		line := f.buf[:i+1]
+		if bytes.HasPrefix(line, []byte(pidMarker)) {
+			f.pid, _ = strconv.Atoi(string(bytes.TrimSpace(line[len(pidMarker):])))
+			f.buf = f.buf[i+1:]
+			f.done = true
+			close(f.ready)
+			break
+		}
+		if _, err := f.dst.Write(line); err != nil {
+			return 0, err
+		}
+		f.passed += len(line)
+		f.buf = f.buf[i+1:]
+		if f.passed >= markerWindow {
+			f.giveUp()
 		}
 	}
-	f.done = true
-	f.buf = nil
-	close(f.ready)
-	if _, err := f.dst.Write(rest); err != nil {
-		return 0, err
+	if f.done && len(f.buf) > 0 {
+		rest := f.buf
+		f.buf = nil
+		if _, err := f.dst.Write(rest); err != nil {
+			return 0, err
+		}
 	}
 	return n, nil
 }
 
-// flush passes on a partial first line once the stream has ended.
+func (f *pidFilter) giveUp() {
+	f.done = true
+	close(f.ready)
+}
+
+// flush passes on what is left once the stream has ended.
 func (f *pidFilter) flush() {
 	if !f.done {
-		f.done = true
+		f.giveUp()
 		_, _ = f.dst.Write(f.buf)
 		f.buf = nil
-		close(f.ready)
 	}
 }

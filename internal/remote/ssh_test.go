@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -229,31 +230,41 @@ func TestSSHRunTimeoutKills(t *testing.T) {
 	waitGone(t, pidsIn(t, string(res.Stdout), "child", "self")...)
 }
 
-// More concurrent commands than sshd allows sessions per connection open
-// more connections instead of failing.
+// More concurrent commands than fit on one connection open more
+// connections: at our own MaxSessions, and when sshd's MaxSessions is lower
+// and it refuses a session ("administratively prohibited").
 func TestSSHMaxSessions(t *testing.T) {
-	f := newSSHFixture(t, sshtest.Options{MaxSessions: 3})
-	s := newTestSSH(t, f.host(), SSHOptions{MaxSessions: 2})
-	const n = 5
-	procs := make([]Process, n)
-	errs := ForEach(t.Context(), n, 0, func(ctx context.Context, i int) error {
-		var err error
-		procs[i], err = s.Start(ctx, []string{"sh", "-c", "echo ready; exec sleep 30"})
-		return err
-	})
-	if err := errors.Join(errs...); err != nil {
-		t.Fatalf("Start() x%d error = %v", n, err)
+	tests := []struct {
+		name            string
+		serverMax, ours int
+		wantConns       int
+	}{
+		{"our limit", 3, 2, 3},
+		// Stop's kill needs a session too: it gets one on another connection.
+		{"server limit", 2, 8, 3},
 	}
-	for _, p := range procs {
-		waitOutput(t, p, "ready")
-	}
-	if got, want := f.srv.Connections(), 3; got != want {
-		t.Errorf("server saw %d connections for %d commands at 2 per connection, want %d", got, n, want)
-	}
-	for i, p := range procs {
-		if _, err := p.Stop(); err != nil {
-			t.Errorf("Stop() of command %d error = %v", i, err)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newSSHFixture(t, sshtest.Options{MaxSessions: tt.serverMax, RefuseSignals: true})
+			s := newTestSSH(t, f.host(), SSHOptions{MaxSessions: tt.ours})
+			const n = 5
+			procs := make([]Process, n)
+			for i := range procs {
+				var err error
+				if procs[i], err = s.Start(t.Context(), []string{"sh", "-c", "echo ready; exec sleep 30"}); err != nil {
+					t.Fatalf("Start() #%d error = %v", i, err)
+				}
+				waitOutput(t, procs[i], "ready")
+			}
+			if got := f.srv.Connections(); got != tt.wantConns {
+				t.Errorf("server saw %d connections for %d commands, want %d", got, n, tt.wantConns)
+			}
+			for i, p := range procs {
+				if res, err := p.Stop(); err != nil || res.ExitCode != -1 {
+					t.Errorf("Stop() of command %d = exit %d, %v; want killed, nil", i, res.ExitCode, err)
+				}
+			}
+		})
 	}
 }
 
@@ -592,4 +603,62 @@ func encryptedKeyFile(t *testing.T, passphrase string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+func TestPIDFilter(t *testing.T) {
+	tests := []struct {
+		name    string
+		writes  []string
+		wantOut string
+		wantPID int
+	}{
+		{"marker first", []string{pidMarker + "42\nready\n"}, "ready\n", 42},
+		{"split writes", []string{"fabricctl-rem", "ote-pid=4", "3\nre", "ady\n"}, "ready\n", 43},
+		{"login shell noise first", []string{"Welcome\n\n", pidMarker + "44\n", "ready\n"}, "Welcome\n\nready\n", 44},
+		{"no marker, ends early", []string{"no newline"}, "no newline", 0},
+		{"no marker in the window", []string{strings.Repeat("x\n", markerWindow), pidMarker + "45\n"}, strings.Repeat("x\n", markerWindow) + pidMarker + "45\n", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			f := &pidFilter{dst: &out, ready: make(chan struct{})}
+			for _, w := range tt.writes {
+				if n, err := f.Write([]byte(w)); err != nil || n != len(w) {
+					t.Fatalf("Write(%q) = %d, %v", w, n, err)
+				}
+			}
+			f.flush()
+			<-f.ready
+			if got := out.String(); got != tt.wantOut {
+				t.Errorf("output = %q, want %q", got, tt.wantOut)
+			}
+			if f.pid != tt.wantPID {
+				t.Errorf("pid = %d, want %d", f.pid, tt.wantPID)
+			}
+		})
+	}
+}
+
+// A login shell that prints before running the command (a chatty .bashrc)
+// does not break Stop.
+func TestSSHChattyLoginShell(t *testing.T) {
+	shell := filepath.Join(t.TempDir(), "chatty-sh")
+	if err := os.WriteFile(shell, []byte("#!/bin/sh\necho Welcome to gpu1\nexec /bin/sh \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := newSSHFixture(t, sshtest.Options{Shell: shell, RefuseSignals: true})
+	s := newTestSSH(t, f.host(), SSHOptions{})
+	p, err := s.Start(t.Context(), []string{"sh", "-c", "sleep 30 & echo child $!; echo self $$; echo ready; wait"})
+	if err != nil {
+		t.Fatalf("Start() error = %v", err)
+	}
+	out := waitOutput(t, p, "ready")
+	if !strings.HasPrefix(out, "Welcome to gpu1\n") || strings.Contains(out, pidMarker) {
+		t.Errorf("Output() = %q, want the shell's greeting and no pid marker", out)
+	}
+	pids := pidsIn(t, out, "child", "self")
+	if _, err := p.Stop(); err != nil {
+		t.Errorf("Stop() error = %v", err)
+	}
+	waitGone(t, pids...)
 }

@@ -10,10 +10,15 @@
 //     exit status is sent as "exit-status", or "exit-signal" when a signal
 //     killed the command;
 //   - a "signal" request is delivered to the command's pid only (not its
-//     group), and closing the channel does NOT kill the command, as with sshd
-//     sessions without a pty;
+//     group), or refused with Options.RefuseSignals as sshd does for root;
+//     closing the channel does NOT kill the command, as with sshd sessions
+//     without a pty;
 //   - at most MaxSessions sessions per connection (sshd_config MaxSessions,
 //     10 by default), more are refused with "administratively prohibited".
+//
+// One difference remains: when the client closes a channel whose command is
+// still running, x/crypto answers the close at once, while sshd keeps the
+// channel until the command's output pipes reach EOF.
 //
 // Server.Close kills what is left so that tests leave no processes behind.
 package sshtest
@@ -51,6 +56,9 @@ type Options struct {
 	MaxSessions int
 	// Shell runs the commands (default /bin/sh).
 	Shell string
+	// RefuseSignals refuses "signal" requests, as OpenSSH's sshd does for
+	// sessions of root ("session signalling requires privilege separation").
+	RefuseSignals bool
 }
 
 // Server is a running test double of sshd.
@@ -278,7 +286,7 @@ func (s *Server) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request) {
 			if ssh.Unmarshal(req.Payload, &msg) == nil {
 				sig, ok = signals[msg.Signal]
 			}
-			if !ok || cmd == nil {
+			if !ok || cmd == nil || s.opts.RefuseSignals {
 				_ = req.Reply(false, nil)
 				continue
 			}
