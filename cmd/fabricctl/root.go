@@ -30,6 +30,7 @@ var commands = []func(*deps) *cobra.Command{
 	newCheckCmd,
 	newHeadroomCmd,
 	newHostCmd,
+	newRenderCmd,
 	// more commands are added here, one line each.
 }
 

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+func TestRenderPrototextIsCompile(t *testing.T) {
+	file := filepath.Join("..", "..", "examples", "srl-pod.yaml")
+	stdout, stderr, code := runFabricctl(t, "render", "-f", file, "--switch", "leaf2")
+	if code != ExitOK {
+		t.Fatalf("render exit %d, stderr %s", code, stderr)
+	}
+	got := &gnmipb.SetRequest{}
+	if err := prototext.Unmarshal([]byte(stdout), got); err != nil {
+		t.Fatalf("render output is not one prototext SetRequest: %v\n%s", err, stdout)
+	}
+	f, err := intent.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := newRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := reg.Lookup(intent.PlatformSRLinux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.Compile(f, f.Switch("leaf2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(d.SetRequest(), got, protocmp.Transform()); diff != "" {
+		t.Errorf("render --switch leaf2 mismatch with Compile (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(stdout, "# switch leaf2 (srlinux)") {
+		t.Errorf("render output does not start with the switch comment:\n%.200s", stdout)
+	}
+}
+
+func TestRenderJSON(t *testing.T) {
+	dir := filepath.Join("..", "..", "examples", "mixed")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	args := []string{"render", "-o", "json"}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	stdout, stderr, code := runFabricctl(t, args...)
+	if code != ExitOK {
+		t.Fatalf("render exit %d, stderr %s", code, stderr)
+	}
+	var got []renderJSON
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("render -o json output does not decode: %v", err)
+	}
+	fab, err := intent.Load(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(fab.Switches) {
+		t.Fatalf("render -o json: %d switches, want %d", len(got), len(fab.Switches))
+	}
+	for i, r := range got {
+		if r.Switch != fab.Switches[i].Name || r.Platform != fab.Switches[i].Platform {
+			t.Errorf("switch %d = %s (%s), want %s (%s)", i, r.Switch, r.Platform, fab.Switches[i].Name, fab.Switches[i].Platform)
+		}
+		if len(r.Replace) == 0 {
+			t.Errorf("switch %s: no replace operations", r.Switch)
+		}
+		if r.Platform == intent.PlatformOpenConfig && len(r.Notes) == 0 {
+			t.Errorf("switch %s: openconfig without the PFC note", r.Switch)
+		}
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	file := filepath.Join("..", "..", "examples", "srl-pod.yaml")
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"no file", []string{"render"}, ExitUsage},
+		{"bad output", []string{"render", "-f", file, "-o", "yaml"}, ExitUsage},
+		{"unknown switch", []string{"render", "-f", file, "--switch", "nope"}, ExitError},
+		{"missing file", []string{"render", "-f", filepath.Join(t.TempDir(), "none.yaml")}, ExitError},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, code := runFabricctl(t, tc.args...); code != tc.want {
+				t.Errorf("fabricctl %v exit %d, want %d", tc.args, code, tc.want)
+			}
+		})
+	}
+}
