@@ -239,10 +239,21 @@ func TestRules(t *testing.T) {
 		// FC114
 		{"watchdog off", func(f *intent.Fabric) { f.Policy.Watchdog.Enabled = false },
 			Options{}, []got{{"FC114", Warning, "policy.watchdog"}}},
-		{"watchdog poll not below detect", func(f *intent.Fabric) { f.Policy.Watchdog.Poll = 200 * time.Millisecond },
+		{"watchdog poll equal to detect", func(f *intent.Fabric) { f.Policy.Watchdog.Poll = 200 * time.Millisecond },
+			Options{}, []got{{"FC114", Warning, "policy.watchdog.poll"}}},
+		{"watchdog poll above detect", func(f *intent.Fabric) { f.Policy.Watchdog.Poll = 300 * time.Millisecond },
 			Options{}, []got{{"FC114", Error, "policy.watchdog.poll"}}},
+		{"watchdog poll above restore", func(f *intent.Fabric) {
+			f.Policy.Watchdog.Detect = 500 * time.Millisecond
+			f.Policy.Watchdog.Restore = 150 * time.Millisecond
+			f.Policy.Watchdog.Poll = 200 * time.Millisecond
+		}, Options{}, []got{{"FC114", Error, "policy.watchdog.poll"}, {"FC114", Warning, "policy.watchdog.restore"}}},
 		{"watchdog restore below detect", func(f *intent.Fabric) { f.Policy.Watchdog.Restore = 150 * time.Millisecond },
-			Options{}, []got{{"FC114", Error, "policy.watchdog.restore"}}},
+			Options{}, []got{{"FC114", Warning, "policy.watchdog.restore"}}},
+		{"watchdog SONiC defaults 200/200/200", func(f *intent.Fabric) {
+			f.Policy.Watchdog.Restore = 200 * time.Millisecond
+			f.Policy.Watchdog.Poll = 200 * time.Millisecond
+		}, Options{}, []got{{"FC114", Warning, "policy.watchdog.poll"}}},
 		{"watchdog off without lossless classes is fine", func(f *intent.Fabric) {
 			f.Policy.Watchdog.Enabled = false
 			class(f, "roce").Lossless = false

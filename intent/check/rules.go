@@ -40,7 +40,7 @@ var ruleTable = []Rule{
 	{"FC111", "ecn-before-pfc", Error, "ECN Kmax is at most the queue depth at which the ingress priority group reaches XOFF, so ECN fires before PFC", (*checker).ecnBeforePFC},
 	{"FC112", "headroom", Error, "each port's buffer holds the PFC headroom of all its lossless priorities (max of the IEEE, SONiC and mlx5 models)", (*checker).headroomFits},
 	{"FC113", "ets-weights", Error, "ETS weights of the non-strict classes sum to 100%", (*checker).etsWeights},
-	{"FC114", "watchdog-timers", Error, "PFC watchdog on where PFC is used, with poll < detect <= restore", (*checker).watchdogTimers},
+	{"FC114", "watchdog-timers", Error, "PFC watchdog on where PFC is used, with poll < detect <= restore (poll above detect or restore is an error, the rest warnings)", (*checker).watchdogTimers},
 	{"FC115", "watchdog-platform", Error, "PFC watchdog timers are within the ranges each platform accepts", (*checker).watchdogPlatform},
 	{"FC116", "global-pause", Error, "802.3x global pause is off where PFC is on", (*checker).globalPause},
 	{"FC117", "link-mtu", Error, "MTU is equal on both ends of switch links and the host MTU is not above the switch port MTU", (*checker).linkMTU},
@@ -629,15 +629,27 @@ func (c *checker) watchdogTimers() {
 		c.report(Error, at, "policy.watchdog.detect", "set detect (e.g. 200ms)", "PFC watchdog detect time is not set")
 		return
 	}
-	if w.Poll > 0 && w.Poll >= w.Detect {
+	// SONiC's pfcwd refuses a poll interval above any detection or
+	// restoration time, but accepts it equal (its own defaults are
+	// 200/200/200 ms); neither SONiC nor SR Linux requires restore >= detect.
+	switch {
+	case w.Poll > 0 && (w.Poll > w.Detect || (w.Restore > 0 && w.Poll > w.Restore)):
+		bound := w.Detect
+		if w.Restore > 0 {
+			bound = min(bound, w.Restore)
+		}
 		c.report(Error, at, "policy.watchdog.poll",
+			fmt.Sprintf("set poll below %v (e.g. %v)", bound, bound/2),
+			"PFC watchdog poll %v is longer than detect %v or restore %v: SONiC's pfcwd refuses a poll interval bigger than any detection or restoration time", w.Poll, w.Detect, w.Restore)
+	case w.Poll > 0 && w.Poll == w.Detect:
+		c.report(Warning, at, "policy.watchdog.poll",
 			fmt.Sprintf("set poll below %v (e.g. %v)", w.Detect, w.Detect/2),
-			"PFC watchdog poll %v is not shorter than detect %v: a storm is only seen at the next poll", w.Poll, w.Detect)
+			"PFC watchdog poll %v equals detect %v: a storm is declared only after up to %v (detect + one poll); accepted by SONiC, but poll < detect is the intent", w.Poll, w.Detect, w.Detect+w.Poll)
 	}
 	if w.Restore < w.Detect {
-		c.report(Error, at, "policy.watchdog.restore",
-			fmt.Sprintf("set restore to at least %v", w.Detect),
-			"PFC watchdog restore %v is shorter than detect %v: the queue is re-enabled before a storm can be re-detected, and flaps", w.Restore, w.Detect)
+		c.report(Warning, at, "policy.watchdog.restore",
+			fmt.Sprintf("set restore to at least %v (SONiC's pfcwd start defaults it to 2 x detect)", w.Detect),
+			"PFC watchdog restore %v is shorter than detect %v: under a persistent storm the queue spends longer stalled (detect) than recovered (restore)", w.Restore, w.Detect)
 	}
 }
 
