@@ -94,52 +94,169 @@ func lastKeys(p *gnmipb.Path) []string {
 	return ks
 }
 
+// compareTree walks want and got together. A subtree missing on the switch
+// is one Create (and one Delete for a subtree only on the switch, under
+// replace); leaves that differ are one Update each, so drift names the exact
+// leaf.
 func compareTree(base string, skipKeys []string, want, got any, replace bool, cell int64) []plan.Change {
-	w, g := map[string]jtree.Leaf{}, map[string]jtree.Leaf{}
-	flatBase := base
-	if flatBase == "/" {
-		flatBase = ""
-	} else if strings.HasSuffix(flatBase, ":/") {
-		flatBase = strings.TrimSuffix(flatBase, "/")
-	}
-	if want != nil {
-		jtree.Flatten(want, flatBase, w)
-	}
-	if got != nil {
-		jtree.Flatten(got, flatBase, g)
-	}
-	for _, k := range skipKeys {
-		delete(w, flatBase+"/"+k)
-		delete(g, flatBase+"/"+k)
-	}
-	paths := make([]string, 0, len(w)+len(g))
-	for p := range w {
-		paths = append(paths, p)
-	}
-	for p := range g {
-		if _, ok := w[p]; !ok {
-			paths = append(paths, p)
+	c := &treeDiff{replace: replace, cell: cell}
+	wm, wok := want.(map[string]any)
+	gm, gok := got.(map[string]any)
+	if len(skipKeys) > 0 && wok {
+		wm = withoutKeys(wm, skipKeys)
+		want = wm
+		if gok {
+			got = withoutKeys(gm, skipKeys)
 		}
 	}
-	sort.Strings(paths)
-	var out []plan.Change
-	for _, p := range paths {
-		wl, inW := w[p]
-		gl, inG := g[p]
-		switch {
-		case inW && !inG:
-			out = append(out, plan.Change{Action: plan.Create, Path: p, After: jtree.Text(wl.Value), Reason: "missing on the switch"})
-		case inW && inG:
-			if wl.Canon == gl.Canon || withinCell(p, wl, gl, cell) {
-				continue
-			}
-			out = append(out, plan.Change{Action: plan.Update, Path: p, Before: jtree.Text(gl.Value), After: jtree.Text(wl.Value), Reason: "differs from the intent"})
-		case replace:
-			out = append(out, plan.Change{Action: plan.Delete, Path: p, Before: jtree.Text(gl.Value),
-				Reason: "not in the intent; fabricctl owns " + base + " and replaces it"})
+	if base == "/" {
+		base = ""
+	} else if strings.HasSuffix(base, ":/") {
+		base = strings.TrimSuffix(base, "/")
+	}
+	switch {
+	case want == nil && got != nil && replace:
+		c.remove(base, got)
+	case want != nil:
+		c.node(base, want, got)
+	}
+	return c.out
+}
+
+func withoutKeys(m map[string]any, keys []string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if !slices.Contains(keys, k) {
+			out[k] = v
 		}
 	}
 	return out
+}
+
+type treeDiff struct {
+	replace bool
+	cell    int64
+	out     []plan.Change
+}
+
+func (c *treeDiff) create(path string, v any) {
+	c.out = append(c.out, plan.Change{Action: plan.Create, Path: pathOrRoot(path), After: jtree.Text(v), Reason: "missing on the switch"})
+}
+
+func (c *treeDiff) remove(path string, v any) {
+	c.out = append(c.out, plan.Change{Action: plan.Delete, Path: pathOrRoot(path), Before: jtree.Text(v),
+		Reason: "not in the intent, in a subtree fabricctl owns and replaces"})
+}
+
+func (c *treeDiff) update(path string, before, after any) {
+	c.out = append(c.out, plan.Change{Action: plan.Update, Path: pathOrRoot(path), Before: jtree.Text(before), After: jtree.Text(after), Reason: "differs from the intent"})
+}
+
+func pathOrRoot(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}
+
+func (c *treeDiff) node(path string, want, got any) {
+	if got == nil {
+		c.create(path, want)
+		return
+	}
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			c.update(path, got, want)
+			return
+		}
+		for _, k := range sortedKeys(w, g) {
+			wv, inW := w[k]
+			gv, inG := g[k]
+			switch {
+			case inW && inG:
+				c.node(path+"/"+k, wv, gv)
+			case inW:
+				c.create(path+"/"+k, wv)
+			case c.replace:
+				c.remove(path+"/"+k, gv)
+			}
+		}
+	case []any:
+		if len(w) == 0 || !isObject(w[0]) {
+			if jtree.Canon(w) != jtree.Canon(got) {
+				c.update(path, got, want)
+			}
+			return
+		}
+		g, ok := got.([]any)
+		if !ok {
+			c.update(path, got, want)
+			return
+		}
+		gotByKey := map[string]any{}
+		var gotKeys []string
+		for i, e := range g {
+			k := entryKey(e, i)
+			gotByKey[k] = e
+			gotKeys = append(gotKeys, k)
+		}
+		wantKeys := map[string]bool{}
+		for i, e := range w {
+			k := entryKey(e, i)
+			wantKeys[k] = true
+			if ge, ok := gotByKey[k]; ok {
+				c.node(path+k, e, ge)
+			} else {
+				c.create(path+k, e)
+			}
+		}
+		if c.replace {
+			for _, k := range gotKeys {
+				if !wantKeys[k] {
+					c.remove(path+k, gotByKey[k])
+				}
+			}
+		}
+	default:
+		if _, isMap := got.(map[string]any); isMap {
+			c.update(path, got, want)
+			return
+		}
+		wl := jtree.Leaf{Value: want, Canon: jtree.Canon(want)}
+		gl := jtree.Leaf{Value: got, Canon: jtree.Canon(got)}
+		if wl.Canon != gl.Canon && !withinCell(path, wl, gl, c.cell) {
+			c.update(path, got, want)
+		}
+	}
+}
+
+func isObject(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
+}
+
+func entryKey(e any, i int) string {
+	m, ok := e.(map[string]any)
+	if !ok {
+		return fmt.Sprintf("[#%d]", i)
+	}
+	return jtree.EntryKey(m, i)
+}
+
+func sortedKeys(a, b map[string]any) []string {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // withinCell: buffer thresholds read back rounded up to the cell size.

@@ -30,6 +30,11 @@ var commands = []func(*deps) *cobra.Command{
 	newCheckCmd,
 	newHeadroomCmd,
 	newHostCmd,
+	newPlanCmd,
+	newDiffCmd,
+	newApplyCmd,
+	newRestoreCmd,
+	newLabCmd,
 	newRenderCmd,
 	// more commands are added here, one line each.
 }

@@ -266,6 +266,10 @@ func Flatten(v any, base string, out map[string]Leaf) {
 	}
 }
 
+// EntryKey is the "[k=v]..." suffix Flatten gives a list entry (position
+// "[#i]" when it has none of the known keys).
+func EntryKey(m map[string]any, i int) string { return entryKey(m, i) }
+
 func entryKey(m map[string]any, i int) string {
 	ks := ListKey(m)
 	if ks == nil {

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/switchdrv"
+)
+
+type diffOptions struct {
+	switchFlags
+	output string
+}
+
+func newDiffCmd(d *deps) *cobra.Command {
+	o := &diffOptions{}
+	cmd := &cobra.Command{
+		Use:   "diff -f INTENT",
+		Short: "Detect drift: compare the switches with the intent (GitOps exit code)",
+		Long: `Diff is plan with an exit code for pipelines: it reads the subtrees fabricctl
+owns on every switch and prints each drifted leaf path with the value on the
+switch (-) and in the intent (+). Thresholds within one buffer cell count as
+in sync.
+
+Exit codes: 0 in sync, 2 drift found, 1 error (a switch could not be read), 64 usage.`,
+		Example: `  fabricctl diff -f fabric.yaml
+  fabricctl diff -f fabric.yaml --switch leaf1 -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(o.output, "text", "json"); err != nil {
+				return err
+			}
+			if err := o.validate(); err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), d, cmd.OutOrStdout())
+		},
+	}
+	o.bind(cmd)
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func (o *diffOptions) run(ctx context.Context, d *deps, out io.Writer) error {
+	f, eng, err := o.load(d)
+	if err != nil {
+		return err
+	}
+	p, err := eng.Plan(ctx, f, o.switches)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	if o.output == "json" {
+		err = plan.WriteJSON(out, p)
+	} else {
+		err = writeDiff(out, p)
+	}
+	if err != nil {
+		return withCode(ExitError, fmt.Errorf("write diff: %w", err))
+	}
+	if err := switchdrv.Errors(p); err != nil {
+		return withCode(ExitError, fmt.Errorf("diff incomplete: %w", err))
+	}
+	if p.HasChanges() {
+		return withCode(ExitChanges, nil)
+	}
+	return nil
+}
+
+// writeDiff renders the plan as a diff: "-" is the switch, "+" the intent.
+func writeDiff(w io.Writer, p *plan.Plan) error {
+	var b strings.Builder
+	drifted, paths := 0, 0
+	for _, t := range p.Targets {
+		switch {
+		case t.Error != "":
+			fmt.Fprintf(&b, "%s %s: ERROR: %s\n", t.Kind, t.Name, t.Error)
+			continue
+		case !t.HasChanges():
+			fmt.Fprintf(&b, "%s %s: in sync\n", t.Kind, t.Name)
+			continue
+		}
+		drifted++
+		fmt.Fprintf(&b, "--- %s %s (observed)\n+++ %s %s (intent)\n", t.Kind, t.Name, t.Kind, t.Name)
+		for _, c := range t.Changes {
+			if c.Action == plan.NoOp {
+				continue
+			}
+			paths++
+			fmt.Fprintf(&b, "@@ %s @@\n", c.Path)
+			if c.Action != plan.Create {
+				fmt.Fprintf(&b, "-%s\n", c.Before)
+			}
+			if c.Action != plan.Delete {
+				fmt.Fprintf(&b, "+%s\n", c.After)
+			}
+		}
+	}
+	if drifted == 0 {
+		fmt.Fprintf(&b, "In sync: %d targets.\n", len(p.Targets))
+	} else {
+		fmt.Fprintf(&b, "Drift: %d paths on %d of %d targets.\n", paths, drifted, len(p.Targets))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
