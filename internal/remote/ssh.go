@@ -39,6 +39,11 @@ type SSHOptions struct {
 	// connection is opened (default 8: OpenSSH's sshd allows 10 sessions per
 	// connection, MaxSessions in sshd_config, and Stop needs a spare one).
 	MaxSessions int
+	// KeepAlive is the interval of keepalive requests on idle and busy
+	// connections (default 15s; negative: none), and KeepAliveMax how many
+	// may go unanswered before the connection is declared dead (default 3).
+	KeepAlive    time.Duration
+	KeepAliveMax int
 	// Logger gets debug logs (connects, kills); nil discards them.
 	Logger *slog.Logger
 }
@@ -53,17 +58,19 @@ type SSHOptions struct {
 // can kill the process group sshd created for the session (OpenSSH makes every
 // session a new session with setsid) with `kill -s KILL -- -<pid>`.
 type SSH struct {
-	name       string
-	addr       string // host:port as dialled and as known_hosts names it
-	user       string
-	keyFile    string // expanded; "" = none
-	knownHosts string // expanded; "" when insecure
-	insecure   bool
-	agentSock  string
-	dialTO     time.Duration
-	stopTO     time.Duration
-	maxSess    int
-	log        *slog.Logger
+	name         string
+	addr         string // host:port as dialled and as known_hosts names it
+	user         string
+	keyFile      string // expanded; "" = none
+	knownHosts   string // expanded; "" when insecure
+	insecure     bool
+	agentSock    string
+	dialTO       time.Duration
+	stopTO       time.Duration
+	maxSess      int
+	keepAlive    time.Duration
+	keepAliveMax int
+	log          *slog.Logger
 
 	mu     sync.Mutex
 	conns  []*sshConn
@@ -75,6 +82,7 @@ var _ Runner = (*SSH)(nil)
 // sshConn is one connection and the number of sessions running on it.
 type sshConn struct {
 	client   *ssh.Client
+	closed   chan struct{} // closed when the connection is gone
 	sessions int
 	limit    int // sessions the server allows on it, once it refused one (0 = unknown)
 	dead     bool
@@ -113,15 +121,17 @@ func NewSSH(h intent.Host, opts SSHOptions) (*SSH, error) {
 		home, _ = os.UserHomeDir()
 	}
 	s := &SSH{
-		name:      name,
-		addr:      addr,
-		user:      h.SSH.User,
-		insecure:  h.SSH.InsecureIgnoreHostKey,
-		agentSock: opts.AgentSocket,
-		dialTO:    opts.DialTimeout,
-		stopTO:    opts.StopTimeout,
-		maxSess:   opts.MaxSessions,
-		log:       opts.Logger,
+		name:         name,
+		addr:         addr,
+		user:         h.SSH.User,
+		insecure:     h.SSH.InsecureIgnoreHostKey,
+		agentSock:    opts.AgentSocket,
+		dialTO:       opts.DialTimeout,
+		stopTO:       opts.StopTimeout,
+		maxSess:      opts.MaxSessions,
+		keepAlive:    opts.KeepAlive,
+		keepAliveMax: opts.KeepAliveMax,
+		log:          opts.Logger,
 	}
 	if s.user == "" {
 		u, err := user.Current()
@@ -141,6 +151,12 @@ func NewSSH(h intent.Host, opts SSHOptions) (*SSH, error) {
 	}
 	if s.maxSess <= 0 {
 		s.maxSess = 8
+	}
+	if s.keepAlive == 0 {
+		s.keepAlive = 15 * time.Second
+	}
+	if s.keepAliveMax <= 0 {
+		s.keepAliveMax = 3
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -272,6 +288,13 @@ func (s *SSH) start(ctx context.Context, argv []string, stdin io.Reader) (*proc,
 		case errors.As(werr, &ee):
 			code, signal = ee.ExitStatus(), ee.Signal()
 			werr = nil
+		case errors.As(werr, &missing) && !p.stopping.Load() && pf.pid > 0 && s.connDead(c):
+			// The connection was lost while the command ran: sshd does not
+			// kill it, so reconnect and do (no orphan perftest servers).
+			werr = fmt.Errorf("ssh connection lost while it ran (pid %d): %w", pf.pid, errConnLost)
+			if kerr := s.runOn(nil, killCmd(pf.pid)); kerr != nil {
+				werr = fmt.Errorf("%w; killing it after reconnecting failed too: %v", werr, kerr)
+			}
 		case errors.As(werr, &missing):
 			werr = errors.New("ssh session ended without an exit status (connection lost or sshd killed the command)")
 		}
@@ -297,8 +320,7 @@ func (s *SSH) kill(ctx context.Context, c *sshConn, sess *ssh.Session, pf *pidFi
 	}
 	pid := pf.pid
 	if pid > 0 {
-		cmd := fmt.Sprintf("kill -s KILL -- -%d 2>/dev/null || kill -s KILL %d", pid, pid)
-		if err := s.runOn(c, cmd); err != nil {
+		if err := s.runOn(c, killCmd(pid)); err != nil {
 			s.log.Debug("ssh remote kill failed", "target", s.name, "pid", pid, "err", err)
 		}
 	}
@@ -315,14 +337,27 @@ func (s *SSH) kill(ctx context.Context, c *sshConn, sess *ssh.Session, pf *pidFi
 	}
 }
 
+// killCmd kills the process group of pid, or pid alone when it leads none.
+func killCmd(pid int) string {
+	return fmt.Sprintf("kill -s KILL -- -%d 2>/dev/null || kill -s KILL %d", pid, pid)
+}
+
+// errConnLost marks commands whose connection died under them.
+var errConnLost = errors.New("connection lost")
+
 // runOn runs a short control command, bounded by StopTimeout, on connection
-// c, which normally has the spare session kept for it; when sshd refuses it
-// one (its MaxSessions is lower than ours), on another connection.
+// c, which normally has the spare session kept for it; when c is nil, dead,
+// or sshd refuses it a session (its MaxSessions is lower than ours), on
+// another connection, dialling one if needed.
 func (s *SSH) runOn(c *sshConn, cmd string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.stopTO)
 	defer cancel()
 	release := func() {}
-	sess, err := c.client.NewSession()
+	var sess *ssh.Session
+	err := errConnLost
+	if c != nil {
+		sess, err = c.client.NewSession()
+	}
 	if err != nil {
 		var c2 *sshConn
 		if c2, sess, err = s.session(ctx); err != nil {
@@ -339,6 +374,17 @@ func (s *SSH) runOn(c *sshConn, cmd string) error {
 		return err
 	case <-ctx.Done():
 		return fmt.Errorf("%q did not finish in %v", cmd, s.stopTO)
+	}
+}
+
+// connDead reports whether c was found dead (its client.Wait returned).
+func (s *SSH) connDead(c *sshConn) bool {
+	select {
+	case <-c.closed:
+		return true
+	case <-time.After(time.Second):
+		// The session can end a moment before the client notices.
+		return false
 	}
 }
 
@@ -411,13 +457,56 @@ func (s *SSH) acquire(ctx context.Context) (*sshConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &sshConn{client: client, sessions: 1}
+	c := &sshConn{client: client, sessions: 1, closed: make(chan struct{})}
 	s.conns = append(s.conns, c)
 	go func() {
 		_ = client.Wait()
+		close(c.closed)
 		s.drop(c)
 	}()
+	if s.keepAlive > 0 {
+		go s.keepAliveLoop(c)
+	}
 	return c, nil
+}
+
+// keepAliveLoop sends keepalive@openssh.com requests every KeepAlive and
+// closes the connection when KeepAliveMax in a row go unanswered, so that a
+// host that died or a cut cable fails the commands instead of hanging them
+// (OpenSSH's ServerAliveInterval / ServerAliveCountMax).
+func (s *SSH) keepAliveLoop(c *sshConn) {
+	t := time.NewTicker(s.keepAlive)
+	defer t.Stop()
+	replies := make(chan error, 1)
+	pending, missed := false, 0
+	for {
+		select {
+		case <-c.closed:
+			return
+		case err := <-replies:
+			pending = false
+			if err != nil {
+				return
+			}
+			missed = 0
+			continue
+		case <-t.C:
+		}
+		if pending {
+			missed++
+			if missed >= s.keepAliveMax {
+				s.log.Warn("ssh keepalive unanswered, closing connection", "target", s.name, "missed", missed)
+				_ = c.client.Close()
+				return
+			}
+			continue
+		}
+		pending = true
+		go func() {
+			_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
+			replies <- err
+		}()
+	}
 }
 
 func (s *SSH) release(c *sshConn) {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -269,39 +270,124 @@ func TestSSHMaxSessions(t *testing.T) {
 }
 
 // A dropped connection fails the command running on it with an error naming
-// the host, and the next command reconnects.
+// the host; the runner reconnects, kills the command sshd left running, and
+// the next command works.
 func TestSSHReconnect(t *testing.T) {
 	f := newSSHFixture(t, sshtest.Options{})
 	s := newTestSSH(t, f.host(), SSHOptions{})
-	p, err := s.Start(t.Context(), []string{"sh", "-c", "echo ready; exec sleep 30"})
+	p, err := s.Start(t.Context(), []string{"sh", "-c", "sleep 30 & echo child $!; echo self $$; echo ready; wait"})
 	if err != nil {
 		t.Fatalf("Start() error = %v", err)
 	}
-	waitOutput(t, p, "ready")
+	pids := pidsIn(t, waitOutput(t, p, "ready"), "child", "self")
 	f.srv.DropConnections()
 	_, err = p.Wait()
-	if err == nil || !strings.Contains(err.Error(), "host gpu1") {
-		t.Errorf("Wait() after the connection dropped error = %v, want an error naming host gpu1", err)
+	if !errors.Is(err, errConnLost) || !strings.Contains(err.Error(), "host gpu1") {
+		t.Errorf("Wait() after the connection dropped error = %v, want a lost connection naming host gpu1", err)
 	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		t.Errorf("Wait() error = %v is an *ExitError, want a connection error", err)
-	}
-	var res Result
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		// The client may notice the drop a moment after the command did.
-		res, err = s.Run(t.Context(), []string{"echo", "again"}, nil)
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitGone(t, pids...)
+	res, err := s.Run(t.Context(), []string{"echo", "again"}, nil)
 	if err != nil || string(res.Stdout) != "again\n" {
 		t.Errorf("Run() after reconnect = %q, %v; want \"again\\n\", nil", res.Stdout, err)
 	}
 	if got := f.srv.Connections(); got != 2 {
 		t.Errorf("server saw %d connections, want 2", got)
+	}
+}
+
+// freezer is a TCP proxy in front of addr that can stop forwarding, the way a
+// host that hangs or a cut link looks to the client.
+type freezer struct {
+	addr   string
+	frozen chan struct{}
+	once   sync.Once
+}
+
+func newFreezer(t *testing.T, target string) *freezer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fz := &freezer{addr: ln.Addr().String(), frozen: make(chan struct{})}
+	var conns []net.Conn
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			a, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b, err := net.Dial("tcp", target)
+			if err != nil {
+				a.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, a, b)
+			mu.Unlock()
+			go fz.pipe(a, b)
+			go fz.pipe(b, a)
+		}
+	}()
+	return fz
+}
+
+func (fz *freezer) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		select {
+		case <-fz.frozen:
+			return // swallow everything from now on, close nothing
+		default:
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			dst.Close()
+			return
+		}
+	}
+}
+
+func (fz *freezer) freeze() { fz.once.Do(func() { close(fz.frozen) }) }
+
+// Keepalives turn a silent peer into a failed command instead of a hang.
+func TestSSHKeepAlive(t *testing.T) {
+	f := newSSHFixture(t, sshtest.Options{})
+	fz := newFreezer(t, f.srv.Addr)
+	h := f.host()
+	h.Address = fz.addr
+	// known_hosts names the proxy's address.
+	h.SSH.KnownHosts = sshtest.WriteKnownHosts(t, knownhosts.Line([]string{knownhosts.Normalize(fz.addr)}, f.srv.HostKey))
+	s := newTestSSH(t, h, SSHOptions{KeepAlive: 50 * time.Millisecond, KeepAliveMax: 2, StopTimeout: 500 * time.Millisecond, DialTimeout: 500 * time.Millisecond})
+	p, err := s.Start(t.Context(), []string{"sh", "-c", "echo ready; exec sleep 30"})
+	if err != nil {
+		t.Fatalf("Start() error = %v", err)
+	}
+	waitOutput(t, p, "ready")
+	fz.freeze()
+	done := make(chan error, 1)
+	go func() { _, err := p.Wait(); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, errConnLost) {
+			t.Errorf("Wait() error = %v, want a lost connection", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Wait() still blocked 20s after the peer went silent: keepalive did not fire")
 	}
 }
 
