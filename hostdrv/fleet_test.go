@@ -1,0 +1,194 @@
+package hostdrv
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/netnstest"
+	"github.com/fabricctl/fabricctl/internal/remote"
+	"github.com/fabricctl/fabricctl/internal/remote/sshtest"
+	"github.com/fabricctl/fabricctl/plan"
+)
+
+// fakeFabricctl writes a shell script that stands in for the remote
+// fabricctl binary (a test double): it saves its arguments and stdin under
+// dir, prints body and exits with code.
+func fakeFabricctl(t *testing.T, dir, body string, code int) string {
+	t.Helper()
+	p := filepath.Join(dir, "fabricctl")
+	script := "#!/bin/sh\necho \"$@\" > " + dir + "/args\ncat > " + dir + "/stdin\ncat <<'JSON'\n" + body + "\nJSON\necho 'some warning' >&2\nexit " + string(rune('0'+code)) + "\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const okPlan = `{"version": 1, "fabric": "pod1", "created": "2026-01-01T00:00:00Z", "targets": [
+  {"name": "gpu1", "kind": "host", "basis": "x", "changes": [{"action": "update", "path": "ens1f0np0/mtu", "before": "1500", "after": "9000"}]}]}`
+
+const failedPlan = `{"version": 1, "fabric": "pod1", "created": "2026-01-01T00:00:00Z", "targets": [
+  {"name": "gpu1", "kind": "host", "basis": "x", "changes": [], "error": "host gpu1: ens1f0np0: PFC: the driver rejected the setting"}]}`
+
+func TestFleetOutputs(t *testing.T) {
+	tests := []struct {
+		name    string
+		verb    string
+		body    string
+		code    int
+		wantErr bool
+		changes bool
+	}{
+		{"apply ok", "apply", okPlan, 0, false, true},
+		{"diff drift exits 2", "diff", okPlan, 2, false, true},
+		{"apply failed with a plan", "apply", failedPlan, 1, true, false},
+		{"apply exit 2 is a failure", "apply", okPlan, 2, true, true},
+		{"garbage output", "plan", "not json", 0, true, false},
+		{"other host's plan", "plan", strings.ReplaceAll(okPlan, "gpu1", "gpu9"), 0, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			fl := &Fleet{
+				Binary: fakeFabricctl(t, dir, tc.body, tc.code),
+				Runner: func(h intent.Host) (remote.Runner, error) { return remote.Local{Name: h.Name}, nil },
+			}
+			got, err := fl.Run(context.Background(), tc.verb, []intent.Host{{Name: "gpu1", Address: "10.0.1.1"}}, []byte(testIntent))
+			if (err != nil) != tc.wantErr {
+				t.Errorf("Run() error = %v, want error %v", err, tc.wantErr)
+			}
+			if len(got) != 1 || got[0].Name != "gpu1" || got[0].Kind != plan.KindHost {
+				t.Fatalf("Run() = %+v, want one host target gpu1", got)
+			}
+			if (got[0].Error != "") != tc.wantErr {
+				t.Errorf("target Error = %q, want set %v", got[0].Error, tc.wantErr)
+			}
+			if got[0].HasChanges() != tc.changes {
+				t.Errorf("target HasChanges = %v, want %v", got[0].HasChanges(), tc.changes)
+			}
+			args, _ := os.ReadFile(filepath.Join(dir, "args"))
+			if want := "host " + tc.verb + " -f - --host gpu1 -o json\n"; string(args) != want {
+				t.Errorf("remote args = %q, want %q", args, want)
+			}
+			stdin, _ := os.ReadFile(filepath.Join(dir, "stdin"))
+			if string(stdin) != testIntent {
+				t.Errorf("remote stdin = %q, want the intent", stdin)
+			}
+		})
+	}
+}
+
+func TestFleetBadVerb(t *testing.T) {
+	if _, err := (&Fleet{}).Run(context.Background(), "destroy", nil, nil); err == nil {
+		t.Errorf("Run(destroy) = nil error, want one")
+	}
+}
+
+// buildFabricctl builds the real binary for end-to-end fleet tests.
+func buildFabricctl(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go toolchain not on PATH: cannot build fabricctl for the fleet test")
+	}
+	bin := filepath.Join(t.TempDir(), "fabricctl")
+	out, err := exec.Command(goBin, "build", "-o", bin, "github.com/fabricctl/fabricctl/cmd/fabricctl").CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot build fabricctl (is the working tree mid-edit?): %v\n%s", err, out)
+	}
+	return bin
+}
+
+func sshHosts(t *testing.T, srv *sshtest.Server, keyFile, knownHosts string, names ...string) []intent.Host {
+	var hs []intent.Host
+	for _, n := range names {
+		hs = append(hs, intent.Host{Name: n, Address: srv.Addr,
+			SSH: intent.SSH{User: "root", KeyFile: keyFile, KnownHosts: knownHosts}})
+	}
+	return hs
+}
+
+// TestFleetOverSSH runs the real fabricctl through the real SSH runner
+// against an in-test sshd on loopback; the "hosts" are two veths in a netns.
+func TestFleetOverSSH(t *testing.T) {
+	ns := netnstest.New(t)
+	ns.Veth(t, "ens1f0np0", "peer0")
+	ns.Veth(t, "ens1f1np1", "peer1")
+	bin := buildFabricctl(t)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	signer, keyFile := sshtest.NewKeyFile(t)
+	srv := sshtest.Start(t, sshtest.Options{AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()}})
+	kh := sshtest.WriteKnownHosts(t, srv.KnownHostsLine())
+
+	src := `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+metadata: {name: pod1}
+policy: {preset: roce-lossless}
+inventory:
+  hosts:
+    - {name: gpu1, address: 10.0.1.1, nics: [{interface: ens1f0np0}]}
+    - {name: gpu2, address: 10.0.1.2, nics: [{interface: ens1f1np1}]}
+`
+	hosts := sshHosts(t, srv, keyFile, kh, "gpu1", "gpu2")
+	fl := &Fleet{Binary: bin, ExtraArgs: []string{"--netns", ns.Name, "--root", t.TempDir()}, Parallel: 2}
+	got, err := fl.Run(context.Background(), "apply", hosts, []byte(src))
+	if err == nil {
+		t.Errorf("fleet apply on veths = nil error, want the DCB EOPNOTSUPP failures")
+	}
+	if len(got) != 2 {
+		t.Fatalf("fleet returned %d targets, want 2", len(got))
+	}
+	for i, name := range []string{"gpu1", "gpu2"} {
+		tg := got[i]
+		if tg.Name != name || tg.Error == "" || !tg.HasChanges() {
+			t.Errorf("target %d = {%s error %q changes %v}, want %s with the MTU change and the DCB error", i, tg.Name, tg.Error, tg.HasChanges(), name)
+		}
+	}
+	for _, ifn := range []string{"ens1f0np0", "ens1f1np1"} {
+		if l, err := ns.Netlink.LinkByName(ifn); err != nil || l.Attrs().MTU != 9000 {
+			t.Errorf("%s MTU after fleet apply: %v %v, want 9000", ifn, l, err)
+		}
+	}
+	cmds := strings.Join(srv.Commands(), "\n")
+	for _, want := range []string{"host apply -f - --host gpu1 -o json", "host apply -f - --host gpu2 -o json"} {
+		if !strings.Contains(cmds, want) {
+			t.Errorf("sshd ran %q, want a command containing %q", cmds, want)
+		}
+	}
+}
+
+// TestFleetHostKeyMismatch: a host whose key is not the one in known_hosts
+// is refused before anything runs.
+func TestFleetHostKeyMismatch(t *testing.T) {
+	t.Setenv("SSH_AUTH_SOCK", "")
+	signer, keyFile := sshtest.NewKeyFile(t)
+	srv := sshtest.Start(t, sshtest.Options{AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()}})
+	other := sshtest.Start(t, sshtest.Options{})
+	// known_hosts names srv's address with the other server's key.
+	line := strings.Replace(other.KnownHostsLine(), hostPortBracket(other.Addr), hostPortBracket(srv.Addr), 1)
+	kh := sshtest.WriteKnownHosts(t, line)
+	fl := &Fleet{Binary: "/bin/false"}
+	got, err := fl.Run(context.Background(), "apply", sshHosts(t, srv, keyFile, kh, "gpu1"), []byte(testIntent))
+	var hk *remote.HostKeyError
+	if !errors.As(err, &hk) {
+		t.Errorf("fleet error = %v, want a *remote.HostKeyError", err)
+	}
+	if len(got) != 1 || got[0].Error == "" {
+		t.Errorf("targets = %+v, want gpu1 with an error", got)
+	}
+	if n := len(srv.Commands()); n != 0 {
+		t.Errorf("sshd ran %d commands on a host with the wrong key, want 0", n)
+	}
+}
+
+func hostPortBracket(addr string) string {
+	h, p, _ := strings.Cut(addr, ":")
+	return "[" + h + "]:" + p
+}
