@@ -106,7 +106,9 @@ func (fl *Fleet) one(ctx context.Context, verb string, h intent.Host, intentYAML
 	}
 	newRunner := fl.Runner
 	if newRunner == nil {
-		newRunner = func(h intent.Host) (remote.Runner, error) { return remote.ForHost(h, remote.SSHOptions{Logger: fl.Log}) }
+		newRunner = func(h intent.Host) (remote.Runner, error) {
+			return remote.ForHost(h, remote.SSHOptions{Logger: fl.Log})
+		}
 	}
 	r, err := newRunner(h)
 	if err != nil {
