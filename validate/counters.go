@@ -66,6 +66,9 @@ type RDMACounters struct {
 	// FS is rooted at "/" (os.DirFS("/") locally); nil = read through Runner.
 	FS     fs.FS
 	Runner remote.Runner
+	// SysRoot is where the runner finds sys/ ("" = "/"); tests point it at a
+	// temporary tree.
+	SysRoot string
 }
 
 var _ Source = (*RDMACounters)(nil)
@@ -92,12 +95,13 @@ func (c *RDMACounters) Read(ctx context.Context) (Sample, error) {
 		if c.Runner == nil {
 			return nil, fmt.Errorf("host %s: rdma counters of %s: no filesystem and no runner", c.Host, c.Device)
 		}
-		res, err := c.Runner.Run(ctx, []string{"grep", "-r", "-H", ".", "/" + dir}, nil)
+		root := strings.TrimSuffix(c.SysRoot, "/")
+		res, err := c.Runner.Run(ctx, []string{"grep", "-r", "-H", ".", root + "/" + dir}, nil)
 		var ee *remote.ExitError
 		if err != nil && !(errors.As(err, &ee) && ee.ExitCode == 2 && len(res.Stdout) > 0) {
 			return nil, fmt.Errorf("host %s: read rdma hw_counters of %s port %d: %w", c.Host, c.Device, c.Port, err)
 		}
-		fsys = grepFS(res.Stdout)
+		fsys = grepFS(res.Stdout, root)
 	}
 	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
@@ -118,16 +122,17 @@ func (c *RDMACounters) Read(ctx context.Context) (Sample, error) {
 	return Sample{c.Target(): m}, nil
 }
 
-// grepFS turns "path:content" lines of grep -r -H into an in-memory tree.
-func grepFS(out []byte) fs.FS {
+// grepFS turns "path:content" lines of grep -r -H into an in-memory tree
+// rooted at root.
+func grepFS(out []byte, root string) fs.FS {
 	m := fstest.MapFS{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		p, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || !strings.HasPrefix(p, "/") {
+		if !ok || !strings.HasPrefix(p, root+"/") {
 			continue
 		}
-		m[strings.TrimPrefix(p, "/")] = &fstest.MapFile{Data: []byte(v + "\n")}
+		m[strings.TrimPrefix(p, root+"/")] = &fstest.MapFile{Data: []byte(v + "\n")}
 	}
 	return m
 }

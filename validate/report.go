@@ -142,4 +142,6 @@ func (r *Report) sortChecks() {
 
 func gbps(v float64) string { return fmt.Sprintf("%.2f Gb/s", v) }
 
-func usec(d time.Duration) string { return fmt.Sprintf("%.2f us", float64(d)/float64(time.Microsecond)) }
+func usec(d time.Duration) string {
+	return fmt.Sprintf("%.2f us", float64(d)/float64(time.Microsecond))
+}

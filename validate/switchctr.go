@@ -207,6 +207,12 @@ func (c *SwitchCounters) addSONiC(s Sample, elems []*gnmipb.PathElem, tv *gnmipb
 	for k, v := range root {
 		switch k {
 		case "Queues", "Pfcwd":
+			if len(names) == 2 {
+				// Real COUNTERS_DB answers /COUNTERS/<port> with port stats
+				// only; queue stats come from their own subscription, so a
+				// nested copy is not counted twice.
+				continue
+			}
 			qs, _ := v.(map[string]any)
 			for qk, qv := range qs {
 				q := trailingInt(qk)

@@ -119,7 +119,7 @@ const maxLine = 1 << 20
 // is not closed by perftest's dashed line is reported as truncated.
 func Parse(name string, r io.Reader) (*Report, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), maxLine)
+	sc.Buffer(make([]byte, 0, 4096), maxLine)
 	rep := &Report{}
 	var (
 		cur      *layout // header of the table being read; nil outside a table

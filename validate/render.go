@@ -1,0 +1,196 @@
+package validate
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteJSON writes the report as indented JSON.
+func WriteJSON(w io.Writer, r *Report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func flowLatency(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(d)/float64(time.Microsecond))
+}
+
+func flowLoss(f FlowResult, engine string) string {
+	if engine != "udp" {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", f.Lost, f.Sent)
+}
+
+// WriteText renders the report for a terminal: the flows, the checks, and
+// the verdict with its counts.
+func WriteText(w io.Writer, r *Report) error {
+	var b strings.Builder
+	s := r.Summarize()
+	fmt.Fprintf(&b, "fabric %s: engine %s, %d traffic rounds, %d flows, %s\n\n", r.Fabric, r.Engine, r.Rounds, len(r.Flows), r.Elapsed.Round(time.Millisecond))
+	if len(r.Flows) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "TEST\tROUND\tCLIENT\tSERVER\tGB/S\tLOST\tP50 US\tP99 US\tP99.9 US\tERROR")
+		for _, f := range r.Flows {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\n", f.Test, f.Round, f.Client, f.Server, f.Gbps,
+				flowLoss(f, r.Engine), flowLatency(f.P50), flowLatency(f.P99), flowLatency(f.P999), orDashText(f.Err))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATUS\tCHECK\tTARGET\tOBSERVED\tLIMIT\tDETAIL")
+	for _, c := range r.Checks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", strings.ToUpper(string(c.Status)), c.Name, orDashText(c.Target),
+			orDashText(c.Observed), orDashText(c.Limit), orDashText(c.Message))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\n%s: %d passed, %d failed, %d skipped, %d errors\n", r.Verdict(), s.Pass, s.Fail, s.Skip, s.Error)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orDashText(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// WriteMarkdown renders the report for a pull-request comment.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	var b strings.Builder
+	s := r.Summarize()
+	fmt.Fprintf(&b, "## fabricctl validate `%s`: **%s**\n\n", mdCode(r.Fabric), r.Verdict())
+	fmt.Fprintf(&b, "%d passed, %d failed, %d skipped, %d errors; engine `%s`, %d traffic rounds, %d flows, %s.\n\n",
+		s.Pass, s.Fail, s.Skip, s.Error, r.Engine, r.Rounds, len(r.Flows), r.Elapsed.Round(time.Millisecond))
+	if s.Fail+s.Error > 0 {
+		b.WriteString("### Failed checks\n\n| status | check | target | observed | limit | detail |\n|---|---|---|---|---|---|\n")
+		for _, c := range r.Checks {
+			if c.Status == Fail || c.Status == Error {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", c.Status, mdCell(c.Name), mdCell(c.Target), mdCell(c.Observed), mdCell(c.Limit), mdCell(c.Message))
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Flows) > 0 {
+		b.WriteString("### Flows\n\n| test | round | client | server | Gb/s | lost | p99 µs | error |\n|---|---|---|---|---|---|---|---|\n")
+		for _, f := range r.Flows {
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %.2f | %s | %s | %s |\n", f.Test, f.Round, mdCell(f.Client), mdCell(f.Server), f.Gbps,
+				flowLoss(f, r.Engine), flowLatency(f.P99), mdCell(f.Err))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("<details><summary>All checks</summary>\n\n| status | check | target | observed | limit | detail |\n|---|---|---|---|---|---|\n")
+	for _, c := range r.Checks {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", c.Status, mdCell(c.Name), mdCell(c.Target), mdCell(c.Observed), mdCell(c.Limit), mdCell(c.Message))
+	}
+	b.WriteString("\n</details>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "\n", " ")
+	return s
+}
+
+func mdCode(s string) string { return strings.ReplaceAll(s, "`", "'") }
+
+// JUnit XML (the schema Jenkins, GitLab and GitHub test reporters read).
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Classname string        `xml:"classname,attr"`
+	Name      string        `xml:"name,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit renders the report as JUnit XML: one testsuite per phase, one
+// testcase per check.
+func WriteJUnit(w io.Writer, r *Report) error {
+	s := r.Summarize()
+	out := junitSuites{Name: "fabricctl validate " + r.Fabric, Tests: len(r.Checks), Failures: s.Fail, Errors: s.Error, Skipped: s.Skip,
+		Time: fmt.Sprintf("%.3f", r.Elapsed.Seconds())}
+	idx := map[string]int{}
+	for _, c := range r.Checks {
+		i, ok := idx[c.Phase]
+		if !ok {
+			i = len(out.Suites)
+			idx[c.Phase] = i
+			out.Suites = append(out.Suites, junitSuite{Name: c.Phase, Timestamp: r.Started.Format(time.RFC3339)})
+		}
+		su := &out.Suites[i]
+		su.Tests++
+		detail := strings.TrimSpace(fmt.Sprintf("observed: %s\nlimit: %s\n%s", orDashText(c.Observed), orDashText(c.Limit), c.Message))
+		tc := junitCase{Classname: "fabricctl.validate." + c.Phase, Name: c.ID(), Time: "0"}
+		switch c.Status {
+		case Fail:
+			su.Failures++
+			tc.Failure = &junitMessage{Message: c.Message, Text: detail}
+		case Error:
+			su.Errors++
+			tc.Error = &junitMessage{Message: c.Message, Text: detail}
+		case Skip:
+			su.Skipped++
+			tc.Skipped = &junitMessage{Message: c.Message}
+		default:
+			tc.SystemOut = detail
+		}
+		su.Cases = append(su.Cases, tc)
+	}
+	b, err := xml.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

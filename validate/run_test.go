@@ -1,0 +1,291 @@
+package validate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/validate/perftest"
+)
+
+var update = flag.Bool("update", false, "update golden files")
+
+// cannedBW is a real-format perftest bandwidth output the fake engine parses
+// for every flow, so parsing is part of the measured overhead.
+var cannedBW = []byte(` #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+ 65536      3519200          0.00               369.07 		   0.703950
+---------------------------------------------------------------------------------------
+`)
+
+// fakeEngine is a TEST DOUBLE of the RDMA engine: it returns canned perftest
+// results instantly (parsed from cannedBW), and records every flow.
+type fakeEngine struct {
+	mu    sync.Mutex
+	flows []Flow
+	slow  map[string]float64 // client host -> Gb/s override
+}
+
+func (e *fakeEngine) Name() string          { return "rdma" }
+func (e *fakeEngine) MeasuresLatency() bool { return false }
+func (e *fakeEngine) Run(_ context.Context, kind string, flows []Flow) []FlowResult {
+	e.mu.Lock()
+	e.flows = append(e.flows, flows...)
+	e.mu.Unlock()
+	out := make([]FlowResult, len(flows))
+	for i, f := range flows {
+		out[i] = newResult(f, 106)
+		rep, err := perftest.ParseBytes("canned", cannedBW)
+		if err != nil {
+			out[i].Err = err.Error()
+			continue
+		}
+		fillPerftest(&out[i], rep)
+		if g, ok := e.slow[f.Client.Host]; ok {
+			out[i].Gbps = g
+		}
+		if kind == KindLatency {
+			out[i].Gbps = 0
+			out[i].P50, out[i].P99, out[i].P999 = 2*time.Microsecond, 3*time.Microsecond, 4*time.Microsecond
+		}
+	}
+	return out
+}
+
+// fakeCounters is a TEST DOUBLE counter source: each Read returns the
+// previous values plus step.
+type fakeCounters struct {
+	name    string
+	targets []string
+	step    map[string]uint64
+	mu      sync.Mutex
+	n       uint64
+}
+
+func (c *fakeCounters) Name() string { return c.name }
+func (c *fakeCounters) Kind() string { return "host" }
+func (c *fakeCounters) Read(context.Context) (Sample, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := Sample{}
+	for _, t := range c.targets {
+		m := map[string]uint64{}
+		for k, v := range c.step {
+			m[k] = 1000 + v*c.n
+		}
+		s[t] = m
+	}
+	c.n++
+	return s, nil
+}
+
+func fabric(n int) *intent.Fabric {
+	f := &intent.Fabric{Name: "pod1", Policy: *rocePolicy(),
+		Validation: intent.Validation{MinBandwidthShare: 0.9, MaxP99Latency: 5 * time.Microsecond}}
+	for i := 1; i <= n; i++ {
+		f.Hosts = append(f.Hosts, intent.Host{Name: fmt.Sprintf("gpu%02d", i), Address: "local",
+			NICs: []intent.NIC{{Interface: "ens1f0np0", RDMADevice: "mlx5_0", RDMAPort: 1, Speed: 400_000_000_000, Address: fmt.Sprintf("10.0.1.%d", i)}}})
+	}
+	return f
+}
+
+// fixedClock returns start, then start+step, ...
+func fixedClock(step time.Duration) func() time.Time {
+	t := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	return func() time.Time { t = t.Add(step); return t }
+}
+
+func sampleRun(t testing.TB) *Report {
+	t.Helper()
+	eng := &fakeEngine{slow: map[string]float64{"gpu03": 310}}
+	f := fabric(4)
+	src := []Source{
+		&fakeCounters{name: "gpu01 rdma mlx5_0/1", targets: []string{"gpu01/rdma/mlx5_0/1"},
+			step: map[string]uint64{"out_of_sequence": 0, "packet_seq_err": 0, "local_ack_timeout_err": 0, "np_ecn_marked_roce_packets": 40, "np_cnp_sent": 38, "rp_cnp_handled": 35}},
+		&fakeCounters{name: "leaf1", targets: []string{"leaf1/Ethernet0"}, step: map[string]uint64{"q3.drops": 0, "q3.ecn_marked": 40, "p3.pfc_tx": 7}},
+	}
+	readback := func(context.Context) (*plan.Plan, error) {
+		return &plan.Plan{Targets: []plan.TargetPlan{
+			{Name: "leaf1", Kind: plan.KindSwitch, Platform: "sonic", Changes: []plan.Change{{Action: plan.Update, Path: "/CONFIG_DB/localhost/PORT_QOS_MAP/Ethernet0/pfc_enable", Before: `"3,4"`, After: `"3"`, Reason: "lossless priorities"}}},
+			{Name: "gpu01", Kind: plan.KindHost},
+		}}, nil
+	}
+	rep, err := Run(context.Background(), f, Options{Engine: eng, Sources: src, Readback: readback, AllPairs: true, Incast: true, Latency: true, Now: fixedClock(1500 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestRunSchedule(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 7, 8} {
+		eng := &fakeEngine{}
+		rep, err := Run(context.Background(), fabric(n), Options{Engine: eng, AllPairs: true, Incast: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRounds := n - 1
+		if n%2 == 1 {
+			wantRounds = n
+		}
+		if n >= 3 {
+			wantRounds++ // incast
+		}
+		if rep.Rounds != wantRounds {
+			t.Errorf("n=%d: %d rounds, want %d", n, rep.Rounds, wantRounds)
+		}
+		pairs := map[[2]string]int{}
+		for _, fl := range eng.flows {
+			if fl.Test != "all-pairs" {
+				continue
+			}
+			a, b := fl.Client.Host, fl.Server.Host
+			if a > b {
+				a, b = b, a
+			}
+			pairs[[2]string{a, b}]++
+		}
+		if len(pairs) != n*(n-1)/2 {
+			t.Errorf("n=%d: %d distinct pairs, want %d", n, len(pairs), n*(n-1)/2)
+		}
+		for p, c := range pairs {
+			if c != 1 {
+				t.Errorf("n=%d: pair %v ran %d times", n, p, c)
+			}
+		}
+	}
+	if _, err := Run(context.Background(), fabric(1), Options{Engine: &fakeEngine{}, AllPairs: true}); err == nil {
+		t.Error("one host: want an error")
+	}
+}
+
+func TestRunVerdict(t *testing.T) {
+	rep := sampleRun(t)
+	if got := rep.Verdict(); got != "FAIL" {
+		t.Errorf("verdict = %s, want FAIL (drift and a slow host)", got)
+	}
+	want := map[string]Status{
+		"readback.drift[switch leaf1 /CONFIG_DB/localhost/PORT_QOS_MAP/Ethernet0/pfc_enable]": Fail,
+		"readback[host gpu01]":                   Pass,
+		"host.rdma.ecn_cnp":                      Pass,
+		"switch.ecn_marked":                      Pass,
+		"switch.lossless_drops[leaf1/Ethernet0]": Pass,
+		"traffic.bandwidth[all-pairs r1 gpu03:ens1f0np0->gpu04:ens1f0np0]": Fail,
+	}
+	got := map[string]Status{}
+	for _, c := range rep.Checks {
+		if _, ok := want[c.ID()]; ok {
+			got[c.ID()] = c.Status
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("check statuses mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	rep := sampleRun(t)
+	for _, tt := range []struct {
+		file  string
+		write func(*bytes.Buffer, *Report) error
+	}{
+		{"report.txt", func(b *bytes.Buffer, r *Report) error { return WriteText(b, r) }},
+		{"report.md", func(b *bytes.Buffer, r *Report) error { return WriteMarkdown(b, r) }},
+		{"report.xml", func(b *bytes.Buffer, r *Report) error { return WriteJUnit(b, r) }},
+		{"report.json", func(b *bytes.Buffer, r *Report) error { return WriteJSON(b, r) }},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.write(&b, rep); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", tt.file)
+			if *update {
+				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("read golden (run with -update): %v", err)
+			}
+			switch filepath.Ext(tt.file) {
+			case ".json":
+				var w, g Report
+				if err := json.Unmarshal(want, &w); err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(b.Bytes(), &g); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(w, g); diff != "" {
+					t.Errorf("WriteJSON mismatch (-want +got):\n%s", diff)
+				}
+			case ".xml":
+				var w, g junitSuites
+				if err := xml.Unmarshal(want, &w); err != nil {
+					t.Fatal(err)
+				}
+				if err := xml.Unmarshal(b.Bytes(), &g); err != nil {
+					t.Fatalf("WriteJUnit output is not valid XML: %v", err)
+				}
+				if diff := cmp.Diff(w, g); diff != "" {
+					t.Errorf("WriteJUnit mismatch (-want +got):\n%s", diff)
+				}
+				if g.Tests != len(rep.Checks) {
+					t.Errorf("junit tests = %d, want one per check (%d)", g.Tests, len(rep.Checks))
+				}
+			default:
+				if diff := cmp.Diff(string(want), b.String()); diff != "" {
+					t.Errorf("%s mismatch (-want +got):\n%s", tt.file, diff)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRun64 is a 64-host simulated validation: the engine test double
+// returns canned perftest output instantly, so the time measured is
+// fabricctl's own overhead (scheduling 63 all-pairs rounds, bandwidth and
+// latency, plus a 63->1 incast; reading 64 RDMA + 64 ethtool + 256 switch
+// port counter sets twice; parsing 4,033 perftest outputs; the verdict).
+// Compare it with the traffic time itself: 127 rounds x 10 s = 21 minutes.
+func BenchmarkRun64(b *testing.B) {
+	f := fabric(64)
+	var src []Source
+	for _, h := range f.Hosts {
+		src = append(src,
+			&fakeCounters{name: h.Name + " rdma", targets: []string{h.Name + "/rdma/mlx5_0/1"},
+				step: map[string]uint64{"out_of_sequence": 0, "packet_seq_err": 0, "implied_nak_seq_err": 0, "local_ack_timeout_err": 0, "rp_cnp_ignored": 0, "np_ecn_marked_roce_packets": 3, "np_cnp_sent": 3, "rp_cnp_handled": 3}},
+			&fakeCounters{name: h.Name + " ethtool", targets: []string{h.Name + "/ethtool/ens1f0np0"},
+				step: map[string]uint64{"rx_discards_phy": 0, "tx_discards_phy": 0, "rx_prio3_discards": 0, "rx_prio3_pause": 5, "tx_prio3_pause": 5, "tx_pause_storm_error_events": 0}})
+	}
+	for s := 0; s < 4; s++ {
+		var ports []string
+		for p := 0; p < 64; p++ {
+			ports = append(ports, fmt.Sprintf("leaf%d/Ethernet%d", s, p*4))
+		}
+		src = append(src, &fakeCounters{name: fmt.Sprintf("leaf%d", s), targets: ports, step: map[string]uint64{"q3.drops": 0, "q3.ecn_marked": 2, "p3.pfc_tx": 1, "q3.watchdog": 0}})
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		rep, err := Run(context.Background(), f, Options{Engine: &fakeEngine{}, Sources: src, AllPairs: true, Incast: true, Latency: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Rounds != 127 {
+			b.Fatalf("rounds = %d, want 127 (63 bandwidth + 63 latency + incast)", rep.Rounds)
+		}
+	}
+}
