@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
+	"github.com/fabricctl/fabricctl/switchdrv/twin"
+)
+
+func runCLI(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(ctx, args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestLabCommand runs the README's first command: the whole job against
+// device twins of SR Linux, SONiC and EOS with the real compilers.
+func TestLabCommand(t *testing.T) {
+	code, out, errOut := runCLI(t, t.Context(), "lab", "--dir", t.TempDir())
+	if code != ExitOK {
+		t.Fatalf("lab exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"DEVICE TWINS", "NOT switches", "== 4/4 diff", "In sync: 3 targets.", "switch leaf3: applied"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lab output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func twinByName(t *testing.T, l *labTwins, name string) *twin.Twin {
+	t.Helper()
+	for _, tw := range l.twins {
+		if tw.Name() == name {
+			return tw
+		}
+	}
+	t.Fatalf("no twin %s", name)
+	return nil
+}
+
+// TestSwitchCommands drives plan, apply, diff and restore against the lab
+// twins (TLS with a test CA, password from a file) and checks exit codes,
+// drift naming, stale plans, rollback and that the password never shows.
+func TestSwitchCommands(t *testing.T) {
+	reg, err := newRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	l, err := startLab(dir, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	password, err := os.ReadFile(filepath.Join(dir, "password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := strings.TrimSpace(string(password))
+	var transcript strings.Builder
+	cli := func(args ...string) (int, string, string) {
+		t.Helper()
+		code, out, errOut := runCLI(t, t.Context(), append(args, "--log-level", "debug")...)
+		transcript.WriteString(out + errOut)
+		return code, out, errOut
+	}
+	f := l.file
+	backups := filepath.Join(dir, "b")
+	planFile := filepath.Join(dir, "plan.json")
+
+	steps := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"plan without -f", []string{"plan"}, ExitUsage},
+		{"plan bad output", []string{"plan", "-f", f, "-o", "yaml"}, ExitUsage},
+		{"plan unknown switch", []string{"plan", "-f", f, "--switch", "leaf9"}, ExitError},
+		{"plan detailed", []string{"plan", "-f", f, "--detailed-exitcode"}, ExitChanges},
+		{"plan markdown", []string{"plan", "-f", f, "-o", "markdown"}, ExitOK},
+		{"plan saved", []string{"plan", "-f", f, "-o", "json", "--out", planFile}, ExitOK},
+		{"diff before apply", []string{"diff", "-f", f}, ExitChanges},
+		{"apply saved plan", []string{"apply", "-f", f, planFile, "--backup-dir", backups}, ExitOK},
+		{"diff after apply", []string{"diff", "-f", f}, ExitOK},
+		{"plan after apply", []string{"plan", "-f", f, "--detailed-exitcode"}, ExitOK},
+		{"re-apply", []string{"apply", "-f", f, "--backup-dir", backups, "-o", "json"}, ExitOK},
+		{"saved plan is now stale", []string{"apply", "-f", f, planFile, "--backup-dir", backups}, ExitError},
+	}
+	for _, s := range steps {
+		code, out, errOut := cli(s.args...)
+		if code != s.want {
+			t.Fatalf("%s: fabricctl %s exited %d, want %d\nstdout:\n%s\nstderr:\n%s", s.name, strings.Join(s.args, " "), code, s.want, out, errOut)
+		}
+		if s.name == "saved plan is now stale" && !strings.Contains(errOut, "stale") {
+			t.Errorf("stale apply does not say so:\n%s", errOut)
+		}
+		if s.name == "re-apply" && !strings.Contains(out, `"status": "no-changes"`) {
+			t.Errorf("re-apply is not a no-op:\n%s", out)
+		}
+	}
+	for _, tw := range l.twins {
+		if tw.Sets() != 1 {
+			t.Errorf("twin %s got %d Sets, want 1 (re-apply must send nothing)", tw.Name(), tw.Sets())
+		}
+	}
+
+	// Drift on the SONiC twin: diff exits 2 and names exactly that path.
+	sonic := twinByName(t, l, "leaf2")
+	p, _ := transport.ParsePath("sonic-db:/CONFIG_DB/localhost/PORT_QOS_MAP/Ethernet4/pfc_enable")
+	if err := sonic.Put(p, "3,4"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := cli("diff", "-f", f)
+	if code != ExitChanges {
+		t.Fatalf("diff after drift exited %d, want 2:\n%s", code, out)
+	}
+	drifted := regexp.MustCompile(`(?m)^@@ (.*) @@$`).FindAllStringSubmatch(out, -1)
+	var got []string
+	for _, m := range drifted {
+		got = append(got, m[1])
+	}
+	if diff := cmp.Diff([]string{"sonic-db:/CONFIG_DB/localhost/PORT_QOS_MAP/Ethernet4/pfc_enable"}, got); diff != "" {
+		t.Errorf("drifted paths mismatch (-want +got):\n%s\n%s", diff, out)
+	}
+
+	// Restore the pre-apply backup of leaf1, then apply brings it back.
+	matches, _ := filepath.Glob(filepath.Join(backups, "leaf1-*.json"))
+	if len(matches) == 0 {
+		t.Fatal("no backup of leaf1")
+	}
+	if code, out, errOut := cli("restore", "-f", f, "--backup", matches[0]); code != ExitOK {
+		t.Fatalf("restore exited %d:\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := cli("diff", "-f", f, "--switch", "leaf1"); code != ExitChanges {
+		t.Errorf("leaf1 after restoring the pre-apply backup: diff exited %d, want 2:\n%s", code, out)
+	}
+
+	// EOS (drifted too, so it is in the run) rejects the Set: the others are
+	// rolled back, exit 4.
+	eos := twinByName(t, l, "leaf3")
+	q6, _ := transport.ParsePath("/qos/queues/queue[name=6]")
+	if err := eos.Delete(q6); err != nil {
+		t.Fatal(err)
+	}
+	eos.RejectNextSet()
+	code, out, errOut := cli("apply", "-f", f, "--backup-dir", backups, "--parallel", "1")
+	if code != ExitRolledBack {
+		t.Fatalf("apply with a rejecting twin exited %d, want 4:\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"switch leaf1: rolled-back", "switch leaf2: rolled-back", "switch leaf3: failed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("apply output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, _ := cli("diff", "-f", f, "--switch", "leaf2"); code != ExitChanges {
+		t.Errorf("leaf2 drift was not rolled back to (diff exit %d, want 2)", code)
+	}
+	if code, out, errOut := cli("apply", "-f", f, "--backup-dir", backups, "--canary", "1"); code != ExitOK {
+		t.Fatalf("apply --canary 1 exited %d:\n%s%s", code, out, errOut)
+	}
+
+	if strings.Contains(transcript.String(), secret) {
+		t.Errorf("the twin password appears in command output")
+	}
+	if !strings.Contains(transcript.String(), "level=DEBUG") {
+		t.Errorf("no debug logs were produced, so the secret check proves little")
+	}
+}
+
+// TestOpenConfigTwin applies the plain OpenConfig compiler to its twin (the
+// lab intent has none) and checks the PFC note reaches the plan.
+func TestOpenConfigTwin(t *testing.T) {
+	tw, err := twin.Start(twin.Options{Name: "oc1", Platform: "openconfig"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Close()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "oc.yaml")
+	intentText := `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+metadata: {name: oc}
+policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - name: oc1
+      platform: openconfig
+      address: "` + tw.Addr() + `"
+      tls: {insecure: true}
+      portDefaults: {speed: 100G, cable: 3m}
+      ports:
+        - name: Ethernet{1..2}
+`
+	if err := os.WriteFile(f, []byte(intentText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, t.Context(), "apply", "-f", f, "--backup-dir", filepath.Join(dir, "b"))
+	if code != ExitOK {
+		t.Fatalf("apply exited %d:\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "note:") {
+		t.Errorf("plan for an OpenConfig switch carries no note (PFC is not expressible there):\n%s", out)
+	}
+	if code, out, _ := runCLI(t, t.Context(), "diff", "-f", f); code != ExitOK {
+		t.Errorf("diff after apply exited %d:\n%s", code, out)
+	}
+	if v, ok := tw.Value(&gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "qos"}}}); !ok || v == nil {
+		t.Errorf("nothing under /qos on the OpenConfig twin")
+	}
+}
