@@ -164,6 +164,8 @@ type checker struct {
 
 	headroom map[headroomKey]headroomValue
 
+	ends [][2]end // per link: its two endpoints, resolved once
+
 	findings []Finding
 }
 
@@ -207,6 +209,10 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 			}
 		}
 		c.nics[h.Name] = nm
+	}
+	c.ends = make([][2]end, len(f.Links))
+	for i, l := range f.Links {
+		c.ends[i] = [2]end{c.resolve(l.A), c.resolve(l.B)}
 	}
 	for i := range f.Policy.Classes {
 		if f.Policy.Classes[i].Lossless {
@@ -292,4 +298,33 @@ func bytesStr(b int64) string {
 		return "-" + string(out) + " B"
 	}
 	return string(out) + " B"
+}
+
+// endKind says what a link endpoint names.
+type endKind int
+
+const (
+	endNone endKind = iota // no switch or host of that name
+	endSwitch
+	endHost
+)
+
+// end is a resolved link endpoint; port or nic is nil when the node exists
+// but has no such port or interface.
+type end struct {
+	kind endKind
+	sw   *intent.Switch
+	port *intent.Port
+	host *intent.Host
+	nic  *intent.NIC
+}
+
+func (c *checker) resolve(e intent.Endpoint) end {
+	if sw, ok := c.switches[e.Node]; ok {
+		return end{kind: endSwitch, sw: sw, port: c.ports[e.Node][e.Port]}
+	}
+	if h, ok := c.hosts[e.Node]; ok {
+		return end{kind: endHost, host: h, nic: c.nics[e.Node][e.Port]}
+	}
+	return end{}
 }

@@ -323,6 +323,13 @@ func TestRules(t *testing.T) {
 		// FC122
 		{"port used twice", func(f *intent.Fabric) { f.Links[1].B.Port = "ethernet-1/1" },
 			Options{}, []got{{"FC122", Error, "inventory.links[1]"}}},
+		{"host NIC used twice", func(f *intent.Fabric) { f.Links[1].A = f.Links[0].A },
+			Options{}, []got{{"FC122", Error, "inventory.links[1]"}}},
+		{"unknown endpoint used twice", func(f *intent.Fabric) {
+			f.Links[0].A.Node = "gpu9"
+			f.Links[1].A.Node = "gpu9"
+			f.Links[1].A.Port = f.Links[0].A.Port
+		}, Options{}, []got{{"FC121", Error, "inventory.links[0]"}, {"FC121", Error, "inventory.links[1]"}, {"FC122", Error, "inventory.links[1]"}}},
 		// FC123
 		{"leaf-leaf link closes a cycle", func(f *intent.Fabric) {
 			f.Links = append(f.Links, intent.Link{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/5"}, B: intent.Endpoint{Node: "leaf2", Port: "ethernet-1/5"}, Pos: at(120)})

@@ -47,10 +47,16 @@ func (c *checker) pfcDeadlock() {
 	pair := map[[2]int]int{}
 	var edges []graphEdge
 	for i, l := range c.f.Links {
-		a, aSw := id[l.A.Node]
-		b, bSw := id[l.B.Node]
-		_, aHost := c.hosts[l.A.Node]
-		_, bHost := c.hosts[l.B.Node]
+		ea, eb := c.ends[i][0], c.ends[i][1]
+		aSw, bSw := ea.kind == endSwitch, eb.kind == endSwitch
+		aHost, bHost := ea.kind == endHost, eb.kind == endHost
+		var a, b int
+		if aSw {
+			a = id[l.A.Node]
+		}
+		if bSw {
+			b = id[l.B.Node]
+		}
 		switch {
 		case aSw && bHost:
 			hasHost[a] = true

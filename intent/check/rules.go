@@ -702,25 +702,6 @@ func (c *checker) globalPause() {
 	}
 }
 
-// endpoint resolution shared by the link rules.
-type endKind int
-
-const (
-	endNone endKind = iota
-	endSwitch
-	endHost
-)
-
-func (c *checker) resolve(e intent.Endpoint) (endKind, *intent.Switch, *intent.Port) {
-	if sw, ok := c.switches[e.Node]; ok {
-		return endSwitch, sw, c.ports[e.Node][e.Port]
-	}
-	if _, ok := c.hosts[e.Node]; ok {
-		return endHost, nil, nil
-	}
-	return endNone, nil, nil
-}
-
 // FC117
 func (c *checker) linkMTU() {
 	p := &c.f.Policy
@@ -730,19 +711,18 @@ func (c *checker) linkMTU() {
 			"host MTU %d is above the switch MTU %d: the switches drop the hosts' largest frames", p.HostMTU, p.MTU)
 	}
 	for i, l := range c.f.Links {
-		ka, swa, pa := c.resolve(l.A)
-		kb, swb, pb := c.resolve(l.B)
+		a, b := c.ends[i][0], c.ends[i][1]
 		switch {
-		case ka == endSwitch && kb == endSwitch && pa != nil && pb != nil:
-			if ma, mb := c.f.PortMTU(*pa), c.f.PortMTU(*pb); ma != mb {
+		case a.kind == endSwitch && b.kind == endSwitch && a.port != nil && b.port != nil:
+			if ma, mb := c.f.PortMTU(*a.port), c.f.PortMTU(*b.port); ma != mb {
 				c.report(Error, l.Pos, linkPath(i),
 					"set the same MTU on both ports",
 					"MTU differs across link %s (%d) - %s (%d): frames above %d are dropped one way", l.A, ma, l.B, mb, min(ma, mb))
 			}
-		case ka == endHost && kb == endSwitch && pb != nil:
-			c.hostSwitchMTU(i, l, l.A, swb, pb)
-		case ka == endSwitch && kb == endHost && pa != nil:
-			c.hostSwitchMTU(i, l, l.B, swa, pa)
+		case a.kind == endHost && b.kind == endSwitch && b.port != nil:
+			c.hostSwitchMTU(i, l, l.A, b.sw, b.port)
+		case a.kind == endSwitch && b.kind == endHost && a.port != nil:
+			c.hostSwitchMTU(i, l, l.B, a.sw, a.port)
 		}
 	}
 }
@@ -855,56 +835,72 @@ func (c *checker) linkEndpoints() {
 				"link connects %s to itself", l.A)
 			continue
 		}
-		for _, e := range []intent.Endpoint{l.A, l.B} {
-			if sw, ok := c.switches[e.Node]; ok {
-				if c.ports[e.Node][e.Port] == nil {
-					c.report(Error, l.Pos, linkPath(i),
-						fmt.Sprintf("add port %s to switch %s, or fix the port name", e.Port, sw.Name),
-						"switch %s has no port %q", sw.Name, e.Port)
-				}
-				continue
+		for j, e := range []intent.Endpoint{l.A, l.B} {
+			switch r := c.ends[i][j]; {
+			case r.kind == endSwitch && r.port == nil:
+				c.report(Error, l.Pos, linkPath(i),
+					fmt.Sprintf("add port %s to switch %s, or fix the port name", e.Port, r.sw.Name),
+					"switch %s has no port %q", r.sw.Name, e.Port)
+			case r.kind == endHost && r.nic == nil:
+				c.report(Error, l.Pos, linkPath(i),
+					fmt.Sprintf("add NIC %s to host %s, or fix the interface name", e.Port, r.host.Name),
+					"host %s has no NIC %q", r.host.Name, e.Port)
+			case r.kind == endNone:
+				c.report(Error, l.Pos, linkPath(i),
+					"add the node to the inventory, or fix the name",
+					"link endpoint %s: no switch or host named %q", e, e.Node)
 			}
-			if h, ok := c.hosts[e.Node]; ok {
-				if c.nics[e.Node][e.Port] == nil {
-					c.report(Error, l.Pos, linkPath(i),
-						fmt.Sprintf("add NIC %s to host %s, or fix the interface name", e.Port, h.Name),
-						"host %s has no NIC %q", h.Name, e.Port)
-				}
-				continue
-			}
-			c.report(Error, l.Pos, linkPath(i),
-				"add the node to the inventory, or fix the name",
-				"link endpoint %s: no switch or host named %q", e, e.Node)
 		}
 	}
 }
 
 // FC122
 func (c *checker) linkPortReuse() {
-	first := make(map[intent.Endpoint]int, 2*len(c.f.Links))
+	// Resolved ends are keyed by pointer (cheap to hash at 100,000 links);
+	// unresolved ones (FC121) by name.
+	ports := make(map[*intent.Port]int, len(c.f.Links))
+	nics := make(map[*intent.NIC]int, len(c.f.Links))
+	other := map[intent.Endpoint]int{}
 	for i, l := range c.f.Links {
 		if l.A == l.B {
 			continue // FC121
 		}
-		for _, e := range []intent.Endpoint{l.A, l.B} {
-			if j, ok := first[e]; ok {
+		for j, e := range []intent.Endpoint{l.A, l.B} {
+			r := c.ends[i][j]
+			var (
+				prev int
+				seen bool
+			)
+			switch {
+			case r.port != nil:
+				if prev, seen = ports[r.port]; !seen {
+					ports[r.port] = i
+				}
+			case r.nic != nil:
+				if prev, seen = nics[r.nic]; !seen {
+					nics[r.nic] = i
+				}
+			default:
+				if prev, seen = other[e]; !seen {
+					other[e] = i
+				}
+			}
+			if seen {
 				c.report(Error, l.Pos, linkPath(i),
 					"a port takes one cable: remove one of the links or fix the port name",
-					"%s is already used by %s (%s)", e, linkPath(j), c.f.Links[j].Pos)
-				continue
+					"%s is already used by %s (%s)", e, linkPath(prev), c.f.Links[prev].Pos)
 			}
-			first[e] = i
 		}
 	}
 }
 
-// linkEnd is the speed and cable length one end of a link declares (0 = not given).
-func (c *checker) linkEnd(e intent.Endpoint) (speed int64, cable float64, ok bool) {
-	if p := c.ports[e.Node][e.Port]; p != nil {
-		return p.Speed, p.CableMeters, true
-	}
-	if n := c.nics[e.Node][e.Port]; n != nil {
-		return n.Speed, n.CableMeters, true
+// speedCable is the speed and cable length a resolved endpoint declares (0 = not given).
+func (e end) speedCable() (speed int64, cable float64, ok bool) {
+	switch {
+	case e.port != nil:
+		return e.port.Speed, e.port.CableMeters, true
+	case e.nic != nil:
+		return e.nic.Speed, e.nic.CableMeters, true
 	}
 	return 0, 0, false
 }
@@ -912,8 +908,8 @@ func (c *checker) linkEnd(e intent.Endpoint) (speed int64, cable float64, ok boo
 // FC124
 func (c *checker) linkEnds() {
 	for i, l := range c.f.Links {
-		sa, ca, oka := c.linkEnd(l.A)
-		sb, cb, okb := c.linkEnd(l.B)
+		sa, ca, oka := c.ends[i][0].speedCable()
+		sb, cb, okb := c.ends[i][1].speedCable()
 		if !oka || !okb || l.A == l.B {
 			continue // FC121
 		}
