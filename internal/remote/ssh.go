@@ -233,7 +233,9 @@ func (s *SSH) Close() error {
 }
 
 // Run implements Runner. stdin (nil = empty) is copied to the command, then
-// closed. Cancelling ctx kills the remote command's process group.
+// closed; Run also waits for that copy, so stdin must reach EOF (a file or
+// buffer, not a terminal). Cancelling ctx kills the remote command's process
+// group.
 func (s *SSH) Run(ctx context.Context, argv []string, stdin io.Reader) (Result, error) {
 	p, err := s.start(ctx, argv, stdin)
 	if err != nil {
@@ -291,7 +293,7 @@ func (s *SSH) start(ctx context.Context, argv []string, stdin io.Reader) (*proc,
 		case errors.As(werr, &missing) && !p.stopping.Load() && pf.pid > 0 && s.connDead(c):
 			// The connection was lost while the command ran: sshd does not
 			// kill it, so reconnect and do (no orphan perftest servers).
-			werr = fmt.Errorf("ssh connection lost while it ran (pid %d): %w", pf.pid, errConnLost)
+			werr = fmt.Errorf("ssh connection lost while it ran (pid %d): %w", pf.pid, ErrConnectionLost)
 			if kerr := s.runOn(nil, killCmd(pf.pid)); kerr != nil {
 				werr = fmt.Errorf("%w; killing it after reconnecting failed too: %v", werr, kerr)
 			}
@@ -318,7 +320,12 @@ func (s *SSH) kill(ctx context.Context, c *sshConn, sess *ssh.Session, pf *pidFi
 		return
 	case <-time.After(s.stopTO):
 	}
-	pid := pf.pid
+	pid := 0
+	select {
+	case <-pf.ready:
+		pid = pf.pid
+	default: // no marker yet: the signal request and closing are all we have
+	}
 	if pid > 0 {
 		if err := s.runOn(c, killCmd(pid)); err != nil {
 			s.log.Debug("ssh remote kill failed", "target", s.name, "pid", pid, "err", err)
@@ -342,8 +349,11 @@ func killCmd(pid int) string {
 	return fmt.Sprintf("kill -s KILL -- -%d 2>/dev/null || kill -s KILL %d", pid, pid)
 }
 
-// errConnLost marks commands whose connection died under them.
-var errConnLost = errors.New("connection lost")
+// ErrConnectionLost is wrapped by the error of a command whose SSH
+// connection died while it ran (keepalives unanswered, peer reset). The
+// runner has then tried to kill it over a new connection; the error says
+// whether that worked.
+var ErrConnectionLost = errors.New("connection lost")
 
 // runOn runs a short control command, bounded by StopTimeout, on connection
 // c, which normally has the spare session kept for it; when c is nil, dead,
@@ -354,7 +364,7 @@ func (s *SSH) runOn(c *sshConn, cmd string) error {
 	defer cancel()
 	release := func() {}
 	var sess *ssh.Session
-	err := errConnLost
+	err := ErrConnectionLost
 	if c != nil {
 		sess, err = c.client.NewSession()
 	}

@@ -282,7 +282,7 @@ func TestSSHReconnect(t *testing.T) {
 	pids := pidsIn(t, waitOutput(t, p, "ready"), "child", "self")
 	f.srv.DropConnections()
 	_, err = p.Wait()
-	if !errors.Is(err, errConnLost) || !strings.Contains(err.Error(), "host gpu1") {
+	if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), "host gpu1") {
 		t.Errorf("Wait() after the connection dropped error = %v, want a lost connection naming host gpu1", err)
 	}
 	waitGone(t, pids...)
@@ -383,7 +383,7 @@ func TestSSHKeepAlive(t *testing.T) {
 	go func() { _, err := p.Wait(); done <- err }()
 	select {
 	case err := <-done:
-		if !errors.Is(err, errConnLost) {
+		if !errors.Is(err, ErrConnectionLost) {
 			t.Errorf("Wait() error = %v, want a lost connection", err)
 		}
 	case <-time.After(20 * time.Second):
