@@ -6,9 +6,11 @@
 // ranges, strings with lengths and patterns, enumerations, identityrefs,
 // booleans, decimal64, unions, bits, binary, empty, leafrefs as their target
 // type), list keys (present, well typed, matching the path, unique),
-// leaf-lists, choice/case exclusivity and writes to config-false nodes.
-// It does not evaluate must/when/if-feature expressions, leafref
-// require-instance or mandatory nodes (they need the device's whole datastore).
+// unique leaf-list values, choice/case exclusivity, mandatory leaves that no
+// when/if-feature guards (in every object of the payload, so a merge that
+// omits one is reported too) and writes to config-false nodes.
+// It does not evaluate must/when/if-feature expressions or leafref
+// require-instance (they need the device's whole datastore and feature set).
 //
 // SONiC is addressed the way sonic-gnmi does it: origin "sonic-db" and paths
 // /CONFIG_DB/localhost/<TABLE>/<KEY>/<field>, with CONFIG_DB's string-valued

@@ -207,10 +207,10 @@ func (c *checker) path(p *gnmipb.Path, v any) {
 				return
 			}
 			kp := c.pathKeys(e, pe.GetKey(), path)
+			var b strings.Builder
+			writeKeys(&b, pe.GetKey())
+			path += b.String()
 			if i < len(elems)-1 {
-				var b strings.Builder
-				writeKeys(&b, pe.GetKey())
-				path += b.String()
 				continue
 			}
 			// The value is the list entry.
@@ -362,9 +362,16 @@ func (c *checker) node(e *yang.Entry, v any, path string, value bool) {
 			c.addf(path, "leaf-list value must be a JSON array, got %s", jsonKind(v))
 			return
 		}
+		seen := map[string]bool{}
 		for i, x := range arr {
 			if msg := c.value(e, e.Type, x, c.strs); msg != "" {
 				c.addf(fmt.Sprintf("%s[%d]", path, i), "%s", msg)
+			}
+			// RFC 7950 section 7.7: configuration leaf-list values are unique.
+			if k := scalarString(x); seen[k] {
+				c.addf(fmt.Sprintf("%s[%d]", path, i), "duplicate leaf-list value %s", k)
+			} else {
+				seen[k] = true
 			}
 		}
 	case e.IsList():
@@ -499,6 +506,30 @@ func (c *checker) members(e *yang.Entry, obj map[string]any, path string, value 
 			chosen[choice] = cs
 		}
 		c.node(ch, obj[name], cpath, false)
+	}
+	c.mandatory(e, obj, path)
+}
+
+// mandatory reports mandatory leaves of e (not under a choice, a when or
+// an if-feature) that obj lacks. A replace or a new entry without them
+// is rejected by the device.
+func (c *checker) mandatory(e *yang.Entry, obj map[string]any, path string) {
+	for _, ch := range sortedDir(e) {
+		if !ch.IsLeaf() || ch.Mandatory != yang.TSTrue || ch.ReadOnly() {
+			continue
+		}
+		if _, hasWhen := ch.GetWhenXPath(); hasWhen {
+			continue
+		}
+		// if-feature: the leaf may not exist on this device (goyang does
+		// not evaluate features), e.g. SR Linux ecn-dscp-policy is
+		// mandatory on J2 (7250) only.
+		if l, ok := ch.Node.(*yang.Leaf); ok && len(l.IfFeature) > 0 {
+			continue
+		}
+		if _, ok := lookupMember(obj, ch.Name); !ok {
+			c.addf(path+"/"+ch.Name, "mandatory leaf %q is missing", ch.Name)
+		}
 	}
 }
 
