@@ -210,6 +210,9 @@ type treeOpts struct {
 	ecn      string // "sysfs" (MLNX_OFED), "debugfs" (upstream cc_params) or "" (neither)
 	configfs bool   // /sys/kernel/config/rdma_cm is there
 	driver   string // default mlx5_core
+	// memory puts the tree on tmpfs (/dev/shm) when there is one: sysfs and
+	// configfs live in memory too, so benchmarks should not pay disk costs.
+	memory bool
 }
 
 // mlx5Tree writes a directory tree that looks like an mlx5 host's /sys for
@@ -217,6 +220,12 @@ type treeOpts struct {
 func mlx5Tree(t testing.TB, o treeOpts, ifnames ...string) string {
 	t.Helper()
 	root := t.TempDir()
+	if o.memory {
+		if d, err := os.MkdirTemp("/dev/shm", "fabricctl-tree-"); err == nil {
+			root = d
+			t.Cleanup(func() { os.RemoveAll(d) })
+		}
+	}
 	w := func(name, content string) {
 		p := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
