@@ -306,11 +306,14 @@ func TestRules(t *testing.T) {
 		// FC120
 		{"dcbx unset", func(f *intent.Fabric) { f.Policy.DCBX = "" },
 			Options{}, []got{{"FC120", Error, "policy.dcbx"}}},
-		{"dcbx switch-willing", func(f *intent.Fabric) { f.Policy.DCBX = intent.DCBXSwitchWilling }, Options{}, nil},
-		{"dcbx switch-willing and host writes APP table", func(f *intent.Fabric) {
-			f.Policy.DCBX = intent.DCBXSwitchWilling
-			f.Policy.TrustDSCPFullMap = true
-		}, Options{}, []got{{"FC120", Warning, "policy.trustDSCPFullMap"}}},
+		{"dcbx switch-willing, switches cannot advertise", func(f *intent.Fabric) { f.Policy.DCBX = intent.DCBXSwitchWilling },
+			Options{}, []got{{"FC120", Warning, "policy.dcbx"}}}, // leaf1, leaf2 (srlinux); spines have no hosts
+		{"dcbx switch-willing, switches advertise", func(f *intent.Fabric) { f.Policy.DCBX = intent.DCBXSwitchWilling },
+			Options{Platform: func(p intent.Platform) (PlatformInfo, bool) {
+				pi, ok := DefaultPlatform(p)
+				pi.DCBXAdvertise = true
+				return pi, ok
+			}}, nil},
 		// FC121
 		{"link to unknown node", func(f *intent.Fabric) { f.Links[0].A.Node = "gpu9" },
 			Options{}, []got{{"FC121", Error, "inventory.links[0]"}}},

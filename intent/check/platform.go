@@ -20,6 +20,11 @@ type PlatformInfo struct {
 	Detect, Restore, Poll Range
 	// BufferCellBytes is the buffer cell the headroom is rounded up to (0 = exact).
 	BufferCellBytes int64
+	// DCBXAdvertise is true where fabricctl configures the switch to
+	// advertise IEEE DCBX (PFC, ETS and APP TLVs) for willing hosts to follow.
+	// No platform driver compiles LLDP/DCBX settings yet, so it is false for
+	// all four built-in platforms.
+	DCBXAdvertise bool
 }
 
 // Range is an inclusive range of durations.

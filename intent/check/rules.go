@@ -46,7 +46,7 @@ var ruleTable = []Rule{
 	{"FC117", "link-mtu", Error, "MTU is equal on both ends of switch links and the host MTU is not above the switch port MTU", (*checker).linkMTU},
 	{"FC118", "roce-path-mtu", Error, "the RoCE path MTU is 256-4096 and fits in the host MTU with the RoCEv2 headers", (*checker).rocePathMTU},
 	{"FC119", "host-tos", Error, "host RoCE ToS is a lossless class DSCP << 2 with ECT(0): never CE, not not-ECT", (*checker).hostToS},
-	{"FC120", "dcbx-owner", Error, "a single owner of host DCB settings (host-static, or switch-advertised with the host willing)", (*checker).dcbxOwner},
+	{"FC120", "dcbx-owner", Error, "a single owner of host DCB settings: host-static, or switch-willing only where fabricctl configures the host-facing switches to advertise DCBX", (*checker).dcbxOwner},
 	{"FC121", "link-endpoints", Error, "links join existing switch ports and host NICs, never an endpoint to itself", (*checker).linkEndpoints},
 	{"FC122", "link-port-reuse", Error, "no switch port or host NIC is used by two links", (*checker).linkPortReuse},
 	{"FC123", "pfc-deadlock", Warning, "no cyclic buffer dependency among switches for lossless traffic (links form an up-down Clos)", (*checker).pfcDeadlock},
@@ -815,10 +815,33 @@ func (c *checker) dcbxOwner() {
 	switch p.DCBX {
 	case intent.DCBXHostStatic:
 	case intent.DCBXSwitchWilling:
-		if p.TrustDSCPFullMap {
-			c.report(Warning, pos(p.Pos), "policy.trustDSCPFullMap",
-				"with dcbx switch-willing, let the switch advertise the APP table; or use dcbx host-static",
-				"dcbx switch-willing makes the switch the owner of host DCB settings, but trustDSCPFullMap has fabricctl write the host APP table too: two writers fight")
+		// The hosts take PFC/ETS/APP from the switches' DCBX TLVs, so every
+		// switch a host is cabled to must be configured to advertise them.
+		by := map[intent.Platform][]string{}
+		seen := map[*intent.Switch]bool{}
+		for i := range c.f.Links {
+			for j := range 2 {
+				e, o := c.ends[i][j], c.ends[i][1-j]
+				if e.kind != endSwitch || o.kind != endHost || seen[e.sw] {
+					continue
+				}
+				seen[e.sw] = true
+				if pi, ok := c.platform(e.sw); ok && !pi.DCBXAdvertise {
+					by[e.sw.Platform] = append(by[e.sw.Platform], e.sw.Name)
+				}
+			}
+		}
+		plats := make([]intent.Platform, 0, len(by))
+		for pl := range by {
+			plats = append(plats, pl)
+		}
+		slices.Sort(plats)
+		for _, pl := range plats {
+			sws := by[pl]
+			c.report(Warning, pos(p.Pos), "policy.dcbx",
+				"use dcbx host-static (fabricctl sets PFC/ETS/APP on the hosts itself), or configure DCBX advertisement on these switches out of band",
+				"dcbx switch-willing: hosts follow the PFC/ETS/APP their switch advertises, but fabricctl does not configure DCBX advertisement on %s (%d host-facing %s: %s), so nobody owns what the hosts follow",
+				pl, len(sws), plural(len(sws), "switch", "switches"), names(sws, 5))
 		}
 	default:
 		c.report(Error, pos(p.Pos), "policy.dcbx",
