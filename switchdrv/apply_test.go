@@ -482,3 +482,28 @@ func TestCredentialsNeverShown(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongPlatformRefused: a switch declared srlinux whose target announces
+// SONiC models is not planned (nor written).
+func TestWrongPlatformRefused(t *testing.T) {
+	tw, err := twin.Start(twin.Options{Name: "leaf1", Platform: intent.PlatformSONiC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Close()
+	reg := switchdrv.NewRegistry()
+	_ = reg.Register(fakeSRL{})
+	eng := &switchdrv.Engine{Registry: reg, BackupDir: t.TempDir()}
+	f := fakeFabric(intent.Switch{Name: "leaf1", Platform: intent.PlatformSRLinux, Address: tw.Addr(),
+		TLS: intent.TLS{Insecure: true}, Ports: []intent.Port{{Name: "ethernet-1/1"}}})
+	p, err := eng.Plan(t.Context(), f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.HasErrors() || !strings.Contains(p.Targets[0].Error, "srl_nokia-qos") {
+		t.Errorf("plan error = %q, want one naming the missing model srl_nokia-qos", p.Targets[0].Error)
+	}
+	if _, err := eng.Apply(t.Context(), f, p); err == nil || tw.Sets() != 0 {
+		t.Errorf("Apply of a plan with errors: err %v, %d Sets; want an error and none", err, tw.Sets())
+	}
+}

@@ -179,10 +179,19 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Q
 	return tp
 }
 
-// read checks the target speaks the encoding the platform compiled to and
-// reads paths into a snapshot.
+// requiredModels are the YANG modules a target of each platform must
+// announce in Capabilities before fabricctl writes to it. SONiC is absent:
+// sonic-gnmi's CONFIG_DB paths are not YANG-modelled in Capabilities.
+var requiredModels = map[intent.Platform][]string{
+	intent.PlatformSRLinux:    {"srl_nokia-qos"},
+	intent.PlatformEOS:        {"openconfig-qos"},
+	intent.PlatformOpenConfig: {"openconfig-qos"},
+}
+
+// read checks the target announces the platform's models and speaks the
+// encoding the platform compiled to, and reads paths into a snapshot.
 func (e *Engine) read(ctx context.Context, c *transport.Client, sw *intent.Switch, enc gnmipb.Encoding, paths []*gnmipb.Path) (*Snapshot, error) {
-	caps, err := c.Capabilities(ctx)
+	caps, err := c.Capabilities(ctx, requiredModels[sw.Platform]...)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,8 @@ type Entry struct {
 	// origin cli.
 	JSON  json.RawMessage `json:"json,omitempty"`
 	ASCII *string         `json:"ascii,omitempty"`
+
+	tree any // JSON decoded, when observe already had it
 }
 
 // pathKey renders a path the way plans, snapshots and Flatten name it.
@@ -144,7 +146,7 @@ func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths 
 				if err != nil {
 					return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, e.Path, err)
 				}
-				e.Exists, e.JSON = true, b
+				e.Exists, e.JSON, e.tree = true, b, v
 			}
 		}
 		snap.Entries = append(snap.Entries, e)
@@ -178,32 +180,31 @@ func (s *Snapshot) basis() string {
 	return plan.Hash([]byte(b.String()))
 }
 
-// leaves is the sorted canonical "path=value" list of an entry.
+// leaves is the canonical form of an entry: sorted CLI lines, or the
+// canonical text of the JSON tree (member and list order do not matter).
 func (e Entry) leaves() []string {
 	switch {
 	case !e.Exists:
 		return nil
 	case e.ASCII != nil:
-		return cliLines(*e.ASCII)
+		l := cliLines(*e.ASCII)
+		sort.Strings(l)
+		return l
 	}
-	v, err := jtree.Decode(e.JSON)
+	v, err := e.value()
 	if err != nil {
 		return []string{"!invalid " + string(e.JSON)}
 	}
-	m := map[string]jtree.Leaf{}
-	jtree.Flatten(v, e.Path, m)
-	out := make([]string, 0, len(m))
-	for k, l := range m {
-		out = append(out, k+"="+l.Canon)
-	}
-	sort.Strings(out)
-	return out
+	return []string{jtree.Canon(v)}
 }
 
 // value decodes the entry's JSON (nil when absent).
 func (e Entry) value() (any, error) {
 	if !e.Exists || e.ASCII != nil {
 		return nil, nil
+	}
+	if e.tree != nil {
+		return e.tree, nil
 	}
 	return jtree.Decode(e.JSON)
 }

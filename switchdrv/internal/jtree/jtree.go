@@ -163,8 +163,29 @@ func Canon(v any) string {
 	return fmt.Sprint(v)
 }
 
+// plainInt reports whether s is already a canonical integer ("0", "-12",
+// "150000"): the common case, answered without big.Rat.
+func plainInt(s string) bool {
+	d := s
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if d == "" || (d[0] == '0' && len(d) > 1) || d == "0" && s != d {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func isNumber(s string) bool {
 	if s == "" {
+		return false
+	}
+	if c := s[0]; c != '-' && c != '.' && (c < '0' || c > '9') {
 		return false
 	}
 	_, ok := new(big.Rat).SetString(s)
@@ -172,6 +193,9 @@ func isNumber(s string) bool {
 }
 
 func canonNumber(s string) string {
+	if plainInt(s) {
+		return s
+	}
 	if !isNumber(s) {
 		return s
 	}

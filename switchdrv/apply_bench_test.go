@@ -1,0 +1,86 @@
+package switchdrv_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv"
+	"github.com/fabricctl/fabricctl/switchdrv/srl"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
+	"github.com/fabricctl/fabricctl/switchdrv/twin"
+)
+
+const benchIntent = `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+metadata: {name: bench}
+policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - name: leaf{1..%[1]d}
+      platform: srlinux
+      address: "127.0.0.1:{10001..%[2]d}"
+      tls: {insecure: true}
+      portDefaults: {speed: 400G, cable: 3m}
+      ports:
+        - name: ethernet-1/{1..32}
+`
+
+// BenchmarkApply200 plans and applies the real SR Linux compiler's output
+// (32 ports per switch) to 200 device twins over loopback gRPC: the cost of
+// `fabricctl apply` on a fresh fabric, per switch. The twins run in the
+// same process, so the figure includes the server side too.
+//
+//	go test -run '^$' -bench Apply200 -benchtime 1x -benchmem ./switchdrv/
+func BenchmarkApply200(b *testing.B) {
+	const n = 200
+	f, err := intent.Parse("bench.yaml", fmt.Appendf(nil, benchIntent, n, 10000+n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	twins := make([]*twin.Twin, n)
+	for i := range f.Switches {
+		sw := &f.Switches[i]
+		tw, err := twin.Start(twin.Options{Name: sw.Name, Platform: intent.PlatformSRLinux, CellBytes: 256})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer tw.Close()
+		twins[i] = tw
+		sw.Address = tw.Addr()
+	}
+	reg := switchdrv.NewRegistry()
+	if err := srl.Register(reg); err != nil {
+		b.Fatal(err)
+	}
+	eng := &switchdrv.Engine{Registry: reg, BackupDir: b.TempDir(), Parallel: 32,
+		Transport: transport.Options{Timeout: 30 * time.Second}}
+	qos, _ := transport.ParsePath("/qos")
+	iface, _ := transport.ParsePath("/interface")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		for _, tw := range twins {
+			_ = tw.Delete(qos)
+			_ = tw.Delete(iface)
+		}
+		b.StartTimer()
+		p, err := eng.Plan(b.Context(), f, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := switchdrv.Errors(p); err != nil {
+			b.Fatal(err)
+		}
+		res, err := eng.Apply(b.Context(), f, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Status != "applied" {
+			b.Fatalf("status %s", res.Status)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n)/1000, "ms/switch")
+}
