@@ -271,12 +271,17 @@ func (s *Server) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request) {
 				continue
 			}
 			started = true
-			if err := s.exec(ch, sess, msg.Command, done); err != nil {
+			replied := make(chan struct{})
+			if err := s.exec(ch, sess, msg.Command, done, replied); err != nil {
 				_ = req.Reply(false, nil)
 				ch.Close()
+				close(done)
 				continue
 			}
+			// Like sshd, answer the request before the exit status and the
+			// close can reach the client.
 			_ = req.Reply(true, nil)
+			close(replied)
 		case "signal":
 			var msg struct{ Signal string }
 			sess.mu.Lock()
@@ -321,7 +326,7 @@ func signalName(sig syscall.Signal) string {
 	return "KILL"
 }
 
-func (s *Server) exec(ch ssh.Channel, sess *session, command string, done chan struct{}) error {
+func (s *Server) exec(ch ssh.Channel, sess *session, command string, done, replied chan struct{}) error {
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -358,6 +363,7 @@ func (s *Server) exec(ch ssh.Channel, sess *session, command string, done chan s
 	go func() {
 		defer close(done)
 		err := cmd.Wait() // also waits for stdout/stderr to reach EOF, as sshd does
+		<-replied
 		s.mu.Lock()
 		delete(s.pgids, pid)
 		s.mu.Unlock()
