@@ -18,9 +18,11 @@ import (
 )
 
 type renderOptions struct {
-	files    []string
-	switches []string
-	output   string
+	files     []string
+	switches  []string
+	output    string
+	yangCheck bool
+	yangDir   string
 }
 
 func newRenderCmd(d *deps) *cobra.Command {
@@ -36,20 +38,29 @@ contacted; credentials are not read.
 Platform notes (for example that plain OpenConfig cannot express PFC) are
 printed as comments (prototext) or in a "notes" member (json).
 
-Exit codes: 0 ok, 1 the intent cannot be read or compiled, 64 usage.`,
+--validate checks every JSON_IETF payload against the platform's YANG models
+(--yang-dir, else $FABRICCTL_YANG_DIR, else ../shared/yang beside the
+repository) and prints each violation to stderr; CLI-origin lines are not
+YANG-modelled and are not checked.
+
+Exit codes: 0 ok, 1 the intent cannot be read or compiled (or the YANG cannot
+be loaded), 3 --validate found violations, 64 usage.`,
 		Example: `  fabricctl render -f fabric.yaml
-  fabricctl render -f policy.yaml -f inventory.yaml --switch leaf1 -o json`,
+  fabricctl render -f policy.yaml -f inventory.yaml --switch leaf1 -o json
+  fabricctl render -f fabric.yaml --validate --yang-dir ../shared/yang > /dev/null`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
 				return err
 			}
-			return o.run(cmd.OutOrStdout())
+			return o.run(cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringArrayVarP(&o.files, "file", "f", nil, "intent file (repeatable; - reads stdin)")
 	cmd.Flags().StringArrayVar(&o.switches, "switch", nil, "only this switch (repeatable)")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "prototext", "output format: prototext or json")
+	cmd.Flags().BoolVar(&o.yangCheck, "validate", false, "check every payload against the platform YANG (exit 3 on violations)")
+	cmd.Flags().StringVar(&o.yangDir, "yang-dir", "", "YANG tree for --validate (default $"+yangcheck.EnvDir+" or ../shared/yang)")
 	return cmd
 }
 
@@ -60,10 +71,13 @@ func (o *renderOptions) validate() error {
 	if len(o.files) == 0 {
 		return usagef("no intent file given: use -f FILE")
 	}
+	if o.yangDir != "" && !o.yangCheck {
+		return usagef("--yang-dir needs --validate")
+	}
 	return nil
 }
 
-func (o *renderOptions) run(out io.Writer) error {
+func (o *renderOptions) run(out, errw io.Writer) error {
 	f, err := intent.Load(o.files...)
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("load intent (run fabricctl check for details): %w", err))
@@ -83,6 +97,47 @@ func (o *renderOptions) run(out io.Writer) error {
 	}
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("render: write output: %w", err))
+	}
+	if o.yangCheck {
+		return o.checkYANG(errw, ds)
+	}
+	return nil
+}
+
+// checkYANG validates every YANG-modelled payload of ds and prints the
+// violations, one per line: switch, path of the update, violation.
+func (o *renderOptions) checkYANG(w io.Writer, ds []*switchdrv.Desired) error {
+	root := o.yangDir
+	if root == "" {
+		var err error
+		if root, err = yangcheck.Dir(); err != nil {
+			return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
+		}
+	}
+	schemas := map[intent.Platform]*yangcheck.Schema{}
+	n, bad := 0, 0
+	for _, d := range ds {
+		s, ok := schemas[d.Platform]
+		if !ok {
+			var err error
+			if s, err = yangcheck.LoadPlatform(root, d.Platform); err != nil {
+				return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
+			}
+			schemas[d.Platform] = s
+		}
+		for _, u := range append(append([]*gnmipb.Update{}, d.Replaces...), d.Updates...) {
+			if u.GetPath().GetOrigin() == yangcheck.OriginCLI {
+				continue
+			}
+			n++
+			for _, v := range s.ValidateUpdate(nil, u) {
+				bad++
+				fmt.Fprintf(w, "%s (%s) %s: %s\n", d.Switch, d.Platform, yangcheck.PathString(u.GetPath()), v)
+			}
+		}
+	}
+	if bad > 0 {
+		return withCode(ExitCheckFailed, fmt.Errorf("render --validate: %d YANG violation(s) in %d payload(s)", bad, n))
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,5 +103,43 @@ func TestRenderErrors(t *testing.T) {
 				t.Errorf("fabricctl %v exit %d, want %d", tc.args, code, tc.want)
 			}
 		})
+	}
+}
+
+func TestRenderValidate(t *testing.T) {
+	yang := filepath.Join("..", "..", "..", "shared", "yang")
+	if _, err := os.Stat(yang); err != nil {
+		t.Skipf("YANG tree not beside the repository (%s): %v", yang, err)
+	}
+	dir := filepath.Join("..", "..", "examples", "mixed")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	args := []string{"render", "--validate", "--yang-dir", yang}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	if _, stderr, code := runFabricctl(t, args...); code != ExitOK {
+		t.Errorf("render --validate of examples/mixed: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	// A YANG tree whose SR Linux model lacks what the compiler sends must
+	// fail with exit 3: copy the tree, drop pfc-mapping-profile.
+	broken := t.TempDir()
+	for _, sub := range []string{"srlinux", "sonic", "openconfig", "arista"} {
+		if err := os.CopyFS(filepath.Join(broken, sub), os.DirFS(filepath.Join(yang, sub))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qos := filepath.Join(broken, "srlinux", "srl_nokia-qos.yang")
+	b, err := os.ReadFile(qos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte("leaf pfc-enable {"), []byte("leaf pfc-enabled {"), 1)
+	if err := os.WriteFile(qos, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args[3] = broken
+	_, stderr, code := runFabricctl(t, args...)
+	if code != ExitCheckFailed || !strings.Contains(stderr, "pfc-enable") {
+		t.Errorf("render --validate against a model without pfc-enable: exit %d, want %d naming pfc-enable; stderr:\n%s", code, ExitCheckFailed, stderr)
 	}
 }
