@@ -73,6 +73,10 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 
 	before, errs := readAll(ctx, o.Sources)
 	rep.Checks = append(rep.Checks, errs...)
+	failed := map[string]bool{}
+	for _, c := range errs {
+		failed[c.Target] = true
+	}
 
 	eps := endpoints(f)
 	if (o.AllPairs || o.Incast) && len(eps) < 2 {
@@ -135,7 +139,15 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 		return nil, fmt.Errorf("validate %s: %w", f.Name, err)
 	}
 
-	after, errs := readAll(ctx, o.Sources)
+	// Sources that failed before cannot give a delta: not read again, so
+	// each failure is reported once.
+	var again []Source
+	for _, s := range o.Sources {
+		if !failed[s.Name()] {
+			again = append(again, s)
+		}
+	}
+	after, errs := readAll(ctx, again)
 	rep.Checks = append(rep.Checks, errs...)
 	rep.Deltas = Delta(before, after)
 	if len(rep.Deltas) == 0 {

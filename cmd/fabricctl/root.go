@@ -36,6 +36,8 @@ var commands = []func(*deps) *cobra.Command{
 	newRestoreCmd,
 	newLabCmd,
 	newRenderCmd,
+	newInventoryCmd,
+	newValidateCmd,
 	// more commands are added here, one line each.
 }
 

@@ -1,0 +1,357 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/safchain/ethtool"
+	"github.com/spf13/cobra"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/remote"
+	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
+	"github.com/fabricctl/fabricctl/validate"
+	"github.com/fabricctl/fabricctl/validate/perftest"
+)
+
+type validateOptions struct {
+	switchFlags
+	engine       string
+	output       string
+	junit        string
+	markdown     string
+	netns        []string
+	toolDir      string
+	rdmaCM       bool
+	duration     time.Duration
+	noAllPairs   bool
+	noIncast     bool
+	noLatency    bool
+	noReadback   bool
+	noCounters   bool
+	udpPackets   int
+	udpRate      float64
+	udpSize      int
+	readyTimeout time.Duration
+	perftestBase int
+}
+
+func newValidateCmd(d *deps) *cobra.Command {
+	o := &validateOptions{}
+	cmd := &cobra.Command{
+		Use:   "validate -f FILE [-f FILE...] [--engine rdma|udp]",
+		Short: "Prove the fabric lossless with traffic and counters, and measure it",
+		Long: `Validate answers "is this fabric lossless, and how fast is it?" in five phases:
+
+  1. readback   the switches' configuration is read over gNMI and compared with the
+                intent (the plan of 'fabricctl plan'); every drifted path is a failed check
+  2. counters   host RDMA hw_counters and ethtool driver stats, switch queue, PFC, ECN
+                and PFC-watchdog counters (gNMI, per platform) are read
+  3. traffic    all pairs of hosts in N-1 rounds of disjoint pairs (N rounds with byes
+                for odd N), bandwidth then latency, then an N->1 incast that forces
+                congestion so PFC and ECN act
+  4. counters   read again; the deltas are judged: no sequence errors or ACK timeouts,
+                no discards on lossless priorities, pause only on the lossless priority,
+                ECN -> CNP under incast, no watchdog storms; plus the intent's
+                validation thresholds (bandwidth share of line rate, p99/p99.9 latency)
+  5. report     a table (or -o json), --junit FILE (one testcase per check) and
+                --markdown FILE (for a pull-request comment)
+
+Engines:
+  rdma  perftest (ib_write_bw -D, ib_write_lat -n) on the hosts, locally or over SSH,
+        always with -d <ibdev> -i <port> -x <gid> -F --report_gbits, a distinct -p per
+        concurrent pair and the RoCE ToS (--tclass, or -R -T with --rdma-cm); the GID
+        index is the RoCE v2 IPv4 GID of the NIC's netdev, found in sysfs on each host
+  udp   DSCP-marked UDP flows with sequence numbers and timestamps (loss, reordering,
+        re-marking, one-way latency), for labs without RDMA NICs; it runs in this
+        process, so every host must be local: this machine, or a network namespace
+        given with --netns HOST=NAMESPACE
+
+Exit codes: 0 every check passed (or was skipped), 3 a check failed, 1 evidence
+could not be collected (and nothing failed) or validate could not run, 64 usage.`,
+		Example: `  fabricctl validate -f fabric.yaml --junit validate.xml --markdown validate.md
+  fabricctl validate -f lab.yaml --engine udp --netns gpu1=ns1 --netns gpu2=ns2 --netns gpu3=ns3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), d, cmd.OutOrStdout())
+		},
+	}
+	o.switchFlags.bind(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&o.engine, "engine", "rdma", "traffic engine: rdma (perftest) or udp (no RDMA NIC needed)")
+	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	fl.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file")
+	fl.StringVar(&o.markdown, "markdown", "", "also write a Markdown report to this file")
+	fl.StringArrayVar(&o.netns, "netns", nil, "udp engine: run HOST inside network namespace NS (HOST=NS, repeatable)")
+	fl.StringVar(&o.toolDir, "perftest-dir", "", "directory of the perftest binaries on the hosts (default: $PATH)")
+	fl.BoolVar(&o.rdmaCM, "rdma-cm", false, "connect perftest with rdma_cm (-R) and set the ToS with -T instead of --tclass")
+	fl.DurationVar(&o.duration, "duration", 0, "length of each bandwidth test (default: the intent's validation.duration, else 10s)")
+	fl.BoolVar(&o.noAllPairs, "no-all-pairs", false, "skip the all-pairs rounds")
+	fl.BoolVar(&o.noIncast, "no-incast", false, "skip the incast round")
+	fl.BoolVar(&o.noLatency, "no-latency", false, "skip the latency rounds (rdma engine)")
+	fl.BoolVar(&o.noReadback, "no-readback", false, "skip the configuration readback of the switches")
+	fl.BoolVar(&o.noCounters, "no-counters", false, "skip host and switch counters")
+	fl.IntVar(&o.udpPackets, "udp-packets", 2000, "udp engine: packets per flow")
+	fl.Float64Var(&o.udpRate, "udp-rate", 10000, "udp engine: packets per second per flow")
+	fl.IntVar(&o.udpSize, "udp-size", 1000, "udp engine: UDP payload bytes")
+	fl.DurationVar(&o.readyTimeout, "ready-timeout", 10*time.Second, "rdma engine: wait this long for a perftest server to listen")
+	fl.IntVar(&o.perftestBase, "perftest-port", 18515, "rdma engine: first perftest TCP port; pair i of a round uses this + i")
+	return cmd
+}
+
+func (o *validateOptions) validate() error {
+	if err := checkOutput(o.output, "text", "json"); err != nil {
+		return err
+	}
+	if o.engine != "rdma" && o.engine != "udp" {
+		return usagef("--engine %q: want rdma or udp", o.engine)
+	}
+	if len(o.netns) > 0 && o.engine != "udp" {
+		return usagef("--netns works with --engine udp only")
+	}
+	for _, m := range o.netns {
+		if h, ns, ok := strings.Cut(m, "="); !ok || h == "" || ns == "" {
+			return usagef("--netns %q: want HOST=NAMESPACE", m)
+		}
+	}
+	if o.duration != 0 && o.duration < time.Second {
+		return usagef("--duration %s: perftest runs whole seconds (at least 1s)", o.duration)
+	}
+	if o.udpPackets < 1 || o.udpRate <= 0 || o.udpSize < 32 || o.udpSize > 65000 {
+		return usagef("--udp-packets, --udp-rate and --udp-size must be positive (size 32..65000)")
+	}
+	if o.perftestBase < 1024 || o.perftestBase > 65000 {
+		return usagef("--perftest-port %d: want 1024..65000", o.perftestBase)
+	}
+	if o.noAllPairs && o.noIncast {
+		return usagef("--no-all-pairs and --no-incast leave no traffic to run")
+	}
+	return o.switchFlags.validate()
+}
+
+func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error {
+	f, eng, err := o.load(d)
+	if err != nil {
+		return err
+	}
+	nsOf := map[string]string{}
+	for _, m := range o.netns {
+		h, ns, _ := strings.Cut(m, "=")
+		if f.Host(h) == nil {
+			return usagef("--netns %s: the intent has no host %q", m, h)
+		}
+		nsOf[h] = ns
+	}
+
+	// One runner per host, closed at the end.
+	runners := map[string]remote.Runner{}
+	defer func() {
+		for _, r := range runners {
+			if c, ok := r.(io.Closer); ok {
+				_ = c.Close()
+			}
+		}
+	}()
+	runnerFor := func(host string) (remote.Runner, error) {
+		if r, ok := runners[host]; ok {
+			return r, nil
+		}
+		h := f.Host(host)
+		if h == nil {
+			return nil, fmt.Errorf("host %s is not in the intent", host)
+		}
+		r, err := remote.ForHost(*h, remote.SSHOptions{Logger: d.log})
+		if err != nil {
+			return nil, err
+		}
+		runners[host] = r
+		return r, nil
+	}
+	for _, h := range f.Hosts {
+		if _, err := runnerFor(h.Name); err != nil {
+			return withCode(ExitError, err)
+		}
+	}
+
+	var engine validate.Engine
+	switch o.engine {
+	case "udp":
+		for _, h := range f.Hosts {
+			if !h.IsLocal() && nsOf[h.Name] == "" {
+				return withCode(ExitError, fmt.Errorf("host %s (%s): the udp engine runs in this process; give a local host or --netns %s=NAMESPACE", h.Name, h.Address, h.Name))
+			}
+		}
+		exec, err := validate.NetnsExec(nsOf)
+		if err != nil {
+			return withCode(ExitError, err)
+		}
+		engine = &validate.UDPEngine{Exec: exec, ToS: f.Policy.RoCE.ToS, Size: o.udpSize, Packets: o.udpPackets, Rate: o.udpRate}
+	default:
+		dur := o.duration
+		if dur == 0 {
+			dur = f.Validation.Duration
+		}
+		engine = &validate.RDMAEngine{
+			Perftest: &perftest.Engine{ToolDir: o.toolDir, ReadyTimeout: o.readyTimeout, Log: d.log},
+			Runner:   runnerFor,
+			ToS:      f.Policy.RoCE.ToS, RDMACM: o.rdmaCM,
+			Duration: dur, Iterations: f.Validation.Iterations, Size: f.Validation.MessageSize,
+			BasePort: o.perftestBase,
+		}
+	}
+
+	vo := validate.Options{Engine: engine, AllPairs: !o.noAllPairs, Incast: !o.noIncast, Latency: !o.noLatency, Log: d.log}
+	if !o.noReadback && len(f.Switches) > 0 {
+		vo.Readback = func(ctx context.Context) (*plan.Plan, error) { return eng.Plan(ctx, f, o.switches) }
+	}
+	if !o.noCounters {
+		srcs, closeAll := o.sources(ctx, d, f, nsOf, runnerFor)
+		defer closeAll()
+		vo.Sources = srcs
+	}
+
+	rep, err := validate.Run(ctx, f, vo)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	if err := o.write(out, rep); err != nil {
+		return withCode(ExitError, err)
+	}
+	switch rep.Verdict() {
+	case "FAIL":
+		return withCode(ExitCheckFailed, nil)
+	case "ERROR":
+		s := rep.Summarize()
+		return withCode(ExitError, fmt.Errorf("validation incomplete: %d checks could not collect their evidence", s.Error))
+	}
+	return nil
+}
+
+func (o *validateOptions) write(out io.Writer, rep *validate.Report) error {
+	var err error
+	if o.output == "json" {
+		err = validate.WriteJSON(out, rep)
+	} else {
+		err = validate.WriteText(out, rep)
+	}
+	if err != nil {
+		return err
+	}
+	for _, w := range []struct {
+		path  string
+		write func(io.Writer, *validate.Report) error
+	}{{o.junit, validate.WriteJUnit}, {o.markdown, validate.WriteMarkdown}} {
+		if w.path == "" {
+			continue
+		}
+		fh, err := os.Create(w.path)
+		if err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+		werr := w.write(fh, rep)
+		if cerr := fh.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return fmt.Errorf("write report %s: %w", w.path, werr)
+		}
+	}
+	return nil
+}
+
+// errSource stands for a counter source that could not be set up; reading
+// it reports why, as an error check.
+type errSource struct {
+	name string
+	err  error
+}
+
+func (e errSource) Name() string                                  { return e.name }
+func (e errSource) Kind() string                                  { return "switch" }
+func (e errSource) Read(context.Context) (validate.Sample, error) { return nil, e.err }
+
+// sources builds the counter sources: per host NIC the RDMA hw_counters (when
+// an RDMA device is named) and the ethtool stats; per switch its ports over
+// gNMI.
+func (o *validateOptions) sources(ctx context.Context, d *deps, f *intent.Fabric, nsOf map[string]string,
+	runnerFor func(string) (remote.Runner, error)) ([]validate.Source, func()) {
+	var srcs []validate.Source
+	var closers []func()
+	exec, _ := validate.NetnsExec(nsOf)
+	for _, h := range f.Hosts {
+		r, _ := runnerFor(h.Name)
+		for _, nic := range h.NICs {
+			if nic.RDMADevice != "" && nsOf[h.Name] == "" {
+				port := nic.RDMAPort
+				if port == 0 {
+					port = 1
+				}
+				c := &validate.RDMACounters{Host: h.Name, Device: nic.RDMADevice, Port: port}
+				if h.IsLocal() {
+					c.FS = os.DirFS("/")
+				} else {
+					c.Runner = r
+				}
+				srcs = append(srcs, c)
+			}
+			ec := &validate.EthtoolCounters{Host: h.Name, Interface: nic.Interface, Runner: r}
+			if h.IsLocal() || nsOf[h.Name] != "" {
+				var et *ethtool.Ethtool
+				err := errors.ErrUnsupported
+				if exec != nil {
+					err = exec(h.Name, func() error {
+						var err error
+						et, err = ethtool.NewEthtool()
+						return err
+					})
+				}
+				if err != nil {
+					srcs = append(srcs, errSource{name: ec.Name(), err: fmt.Errorf("host %s: ethtool socket: %w", h.Name, err)})
+					continue
+				}
+				closers = append(closers, et.Close)
+				ec.Stats, ec.Runner = et, nil
+			}
+			srcs = append(srcs, ec)
+		}
+	}
+	for _, sw := range f.Switches {
+		if len(o.switches) > 0 && !contains(o.switches, sw.Name) {
+			continue
+		}
+		ports := make([]string, len(sw.Ports))
+		for i, p := range sw.Ports {
+			ports[i] = p.Name
+		}
+		c, err := transport.Dial(ctx, sw, transport.Options{Timeout: o.timeout, Insecure: o.insecure, Log: d.log})
+		if err != nil {
+			srcs = append(srcs, errSource{name: "switch " + sw.Name, err: err})
+			continue
+		}
+		closers = append(closers, func() { _ = c.Close() })
+		srcs = append(srcs, &validate.SwitchCounters{Switch: sw.Name, Platform: sw.Platform, Ports: ports, Sub: c})
+	}
+	return srcs, func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
