@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fabricctl/fabricctl/internal/netnstest"
 	"github.com/fabricctl/fabricctl/plan"
@@ -99,5 +100,30 @@ func TestHostInNetns(t *testing.T) {
 	}
 	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 9000 {
 		t.Errorf("MTU after host apply = %d, want 9000", l.Attrs().MTU)
+	}
+}
+
+// TestHostWatch: --watch applies, then keeps reconciling quietly until the
+// context ends (exit 0); only a round with changes prints a plan.
+func TestHostWatch(t *testing.T) {
+	ns := netnstest.New(t)
+	ns.Veth(t, "ens1f0np0", "peer0")
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	args := []string{"host", "apply", "-f", "-", "--watch", "--interval", "1s", "--host", "gpu1",
+		"--netns", ns.Name, "--root", t.TempDir(), "--log-level", "info"}
+	code := run(ctx, args, strings.NewReader(hostTestIntent), &out, &errb)
+	if code != ExitOK {
+		t.Errorf("host apply --watch ended with exit %d, want 0 when stopped; stderr:\n%s", code, errb.String())
+	}
+	if n := strings.Count(out.String(), "ens1f0np0/mtu"); n != 1 {
+		t.Errorf("the MTU change was printed %d times, want once (later rounds are in sync):\n%s", n, out.String())
+	}
+	if n := strings.Count(errb.String(), "host plan incomplete"); n < 2 {
+		t.Errorf("stderr has %d reconcile rounds after the first, want >= 2:\n%s", n, errb.String())
+	}
+	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 9000 {
+		t.Errorf("MTU under --watch = %d, want 9000", l.Attrs().MTU)
 	}
 }
