@@ -1,0 +1,109 @@
+package jtree
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+)
+
+func TestCanon(t *testing.T) {
+	tests := []struct {
+		in   any
+		want string
+	}{
+		{json.Number("150000"), "150000"},
+		{"150000", "150000"},
+		{"0150", "150"},
+		{"-0", "0"},
+		{json.Number("1.50"), "1.500000000"},
+		{"1.5", "1.500000000"},
+		{"0.20", "0.200000000"},
+		{json.Number("1e3"), "1000"},
+		{"openconfig-qos-types:IPV4", "IPV4"},
+		{"fe80::1", "fe80::1"},
+		{"12:30", "12:30"},
+		{"ethernet-1/1", "ethernet-1/1"},
+		{true, "true"},
+		{"true", "true"},
+		{[]any{json.Number("48"), "26"}, "[26,48]"},
+		{map[string]any{"b": "1", "a": json.Number("2")}, "{a=2,b=1}"},
+	}
+	for _, tc := range tests {
+		if got := Canon(tc.in); got != tc.want {
+			t.Errorf("Canon(%#v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func mustDecode(t *testing.T, s string) any {
+	t.Helper()
+	v, err := Decode([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func text(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestEdit(t *testing.T) {
+	root := mustDecode(t, `{"srl_nokia-qos:qos":{"interfaces":{"interface":[{"interface-id":"e1","pfc":{"pfc-enable":true}}]}}}`).(map[string]any)
+	ifc := []*gnmipb.PathElem{{Name: "qos"}, {Name: "interfaces"}, {Name: "interface", Key: map[string]string{"interface-id": "e2"}}}
+	if err := Replace(root, ifc, map[string]any{"pfc": map[string]any{"pfc-enable": false}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Update(root, []*gnmipb.PathElem{{Name: "qos"}}, mustDecode(t, `{"interfaces":{"interface":[{"interface-id":"e1","mtu":9216}]}}`)); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"qos":{"interfaces":{"interface":[{"interface-id":"e1","mtu":9216,"pfc":{"pfc-enable":true}},{"interface-id":"e2","pfc":{"pfc-enable":false}}]}}}`
+	if diff := cmp.Diff(want, text(t, root)); diff != "" {
+		t.Errorf("after Replace and Update (-want +got):\n%s", diff)
+	}
+	e1 := []*gnmipb.PathElem{{Name: "qos"}, {Name: "interfaces"}, {Name: "interface", Key: map[string]string{"interface-id": "e1"}}}
+	for _, e := range [][]*gnmipb.PathElem{e1, ifc} {
+		if err := Delete(root, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(`{}`, text(t, root)); diff != "" {
+		t.Errorf("containers emptied by Delete were kept (-want +got):\n%s", diff)
+	}
+}
+
+func TestFlatten(t *testing.T) {
+	v := mustDecode(t, `{"a":{"x":"1","ecn":{}},"l":[{"name":"q3","w":50}],"ll":[48,26]}`)
+	got := map[string]string{}
+	m := map[string]Leaf{}
+	Flatten(v, "", m)
+	for k, l := range m {
+		got[k] = l.Canon
+	}
+	want := map[string]string{"/a/x": "1", "/a/ecn": "{}", "/l[name=q3]/name": "q3", "/l[name=q3]/w": "50", "/ll": "[26,48]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Flatten mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestCLI(t *testing.T) {
+	in := "qos map dscp 26 to traffic-class 3\ninterface Et1\n   mtu 9216\n!\n"
+	lines := CLILines(in)
+	if diff := cmp.Diff([]string{"qos map dscp 26 to traffic-class 3", "interface Et1", "interface Et1 >> mtu 9216"}, lines); diff != "" {
+		t.Errorf("CLILines mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(in, CLIText(lines)); diff != "" {
+		t.Errorf("CLIText round trip (-want +got):\n%s", diff)
+	}
+	cfg := CLIApply(lines, CLILines("no interface Et1\n"))
+	if diff := cmp.Diff([]string{"qos map dscp 26 to traffic-class 3"}, cfg); diff != "" {
+		t.Errorf("no <section> mismatch (-want +got):\n%s", diff)
+	}
+}
