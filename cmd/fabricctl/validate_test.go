@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabricctl/fabricctl/internal/netnstest"
+)
+
+func mustRun(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+}
+
+// TestValidateCLIUDPLab runs `fabricctl validate --engine udp` against a real
+// network: three host namespaces and a Linux bridge in a switch namespace.
+// Clean, it exits 0; with a token bucket on the receiver's switch port, the
+// 2->1 incast drops packets and it exits 3 with failures in the JUnit file.
+func TestValidateCLIUDPLab(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		bottleneck bool
+		wantCode   int
+	}{
+		{"clean", false, ExitOK},
+		{"bottleneck", true, ExitCheckFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sw := netnstest.New(t) // skips unless root
+			mustRun(t, sw.Command("ip", "link", "add", "br0", "type", "bridge"))
+			mustRun(t, sw.Command("ip", "link", "set", "br0", "up"))
+			args := []string{"validate", "--engine", "udp", "--udp-packets", "800", "--udp-rate", "2000", "--no-latency"}
+			var hosts strings.Builder
+			for i := 1; i <= 3; i++ {
+				h := netnstest.New(t)
+				port := fmt.Sprintf("swp%d", i)
+				mustRun(t, exec.Command("ip", "link", "add", "eth0", "netns", h.Name, "type", "veth", "peer", "name", port, "netns", sw.Name))
+				mustRun(t, sw.Command("ip", "link", "set", port, "master", "br0"))
+				mustRun(t, sw.Command("ip", "link", "set", port, "up"))
+				mustRun(t, h.Command("ip", "addr", "add", fmt.Sprintf("10.98.0.%d/24", i), "dev", "eth0"))
+				mustRun(t, h.Command("ip", "link", "set", "eth0", "up"))
+				fmt.Fprintf(&hosts, "    - name: gpu%d\n      address: local\n      nics:\n        - {interface: eth0, speed: 10G, address: 10.98.0.%d}\n", i, i)
+				args = append(args, "--netns", fmt.Sprintf("gpu%d=%s", i, h.Name))
+			}
+			if tt.bottleneck {
+				mustRun(t, sw.Command("tc", "qdisc", "add", "dev", "swp1", "root", "tbf", "rate", "8mbit", "burst", "10kb", "latency", "20ms"))
+			}
+			dir := t.TempDir()
+			file := filepath.Join(dir, "lab.yaml")
+			yaml := "apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: netns-lab}\npolicy:\n  preset: roce-lossless\ninventory:\n  hosts:\n" + hosts.String()
+			if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			junit := filepath.Join(dir, "validate.xml")
+			md := filepath.Join(dir, "validate.md")
+			args = append(args, "-f", file, "--junit", junit, "--markdown", md)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			code := run(ctx, args, strings.NewReader(""), &stdout, &stderr)
+			t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+			if code != tt.wantCode {
+				t.Fatalf("exit code = %d, want %d", code, tt.wantCode)
+			}
+			b, err := os.ReadFile(junit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var suites struct {
+				Tests    int `xml:"tests,attr"`
+				Failures int `xml:"failures,attr"`
+			}
+			if err := xml.Unmarshal(b, &suites); err != nil {
+				t.Fatalf("junit report: %v", err)
+			}
+			if suites.Tests == 0 || (suites.Failures > 0) != tt.bottleneck {
+				t.Errorf("junit: %d tests, %d failures; want failures only with the bottleneck", suites.Tests, suites.Failures)
+			}
+			mdb, err := os.ReadFile(md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]string{false: "**PASS**", true: "**FAIL**"}[tt.bottleneck]; !bytes.Contains(mdb, []byte(want)) {
+				t.Errorf("markdown report lacks %s:\n%s", want, mdb)
+			}
+		})
+	}
+}
+
+func TestValidateUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"validate"},
+		{"validate", "-f", "x.yaml", "--engine", "ib"},
+		{"validate", "-f", "x.yaml", "--netns", "gpu1=ns1"},
+		{"validate", "-f", "x.yaml", "--engine", "udp", "--netns", "gpu1"},
+		{"validate", "-f", "x.yaml", "-o", "yaml"},
+		{"validate", "-f", "x.yaml", "--no-all-pairs", "--no-incast"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != ExitUsage {
+			t.Errorf("fabricctl %s: exit %d, want %d (%s)", strings.Join(args, " "), code, ExitUsage, errb.String())
+		}
+	}
+}
+
+func TestPerftestParseCLI(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		code int
+	}{
+		{"../../validate/perftest/testdata/output/ib_write_bw_mib_all.txt", ExitOK},
+		{"../../validate/perftest/testdata/bad/unclosed.txt", ExitError},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"perftest", "parse", "-o", "json", tt.file}, strings.NewReader(""), &out, &errb)
+		if code != tt.code {
+			t.Errorf("perftest parse %s: exit %d, want %d (%s)", tt.file, code, tt.code, errb.String())
+		}
+	}
+}
