@@ -143,3 +143,21 @@ func TestRenderValidate(t *testing.T) {
 		t.Errorf("render --validate against a model without pfc-enable: exit %d, want %d naming pfc-enable; stderr:\n%s", code, ExitCheckFailed, stderr)
 	}
 }
+
+// TestRenderNeverReadsCredentials: render does not dial, so the credentials
+// the intent points at are never read and never printed.
+func TestRenderNeverReadsCredentials(t *testing.T) {
+	const secret = "s3cr3t-render-password"
+	t.Setenv("SRL_USERNAME", "admin-render-user")
+	t.Setenv("SRL_PASSWORD", secret)
+	file := filepath.Join("..", "..", "examples", "srl-pod.yaml")
+	for _, o := range []string{"prototext", "json"} {
+		stdout, stderr, code := runFabricctl(t, "render", "-f", file, "-o", o, "--log-level", "debug")
+		if code != ExitOK {
+			t.Fatalf("render -o %s exit %d: %s", o, code, stderr)
+		}
+		if strings.Contains(stdout+stderr, secret) || strings.Contains(stdout+stderr, "admin-render-user") {
+			t.Errorf("render -o %s printed a credential", o)
+		}
+	}
+}
