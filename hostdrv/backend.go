@@ -119,16 +119,20 @@ func (MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []s
 		if cc != "" && exists(fsys, cc) {
 			// Upstream mlx5: CNP DSCP/priority in debugfs; the per-priority
 			// DCQCN enable is firmware only.
+			// Writing np_cnp_prio also sets np_cnp_prio_mode to 0 (use the
+			// configured priority; drivers/infiniband/hw/mlx5/cong.c); the mode
+			// is still compared so a later "1" shows up as drift.
 			st.Files = append(st.Files,
 				File{Setting: "cc_params/np_cnp_dscp", Path: path.Join(cc, "np_cnp_dscp"), Value: fmt.Sprint(p.RoCE.CNPDSCP)},
+				File{Setting: "cc_params/np_cnp_prio_mode", Path: path.Join(cc, "np_cnp_prio_mode"), Value: "0"},
 				File{Setting: "cc_params/np_cnp_prio", Path: path.Join(cc, "np_cnp_prio"), Value: fmt.Sprint(p.RoCE.CNPPriority)})
 			if len(ecnPrios) > 0 {
-				notes = append(notes, fmt.Sprintf("%s: ECN/DCQCN on priority %s is a firmware setting on upstream mlx5 (mlxconfig -d <dev> set ROCE_CC_PRIO_MASK_P1=%#x, then a firmware reset): not changed",
-					nic.Interface, joinInts(ecnPrios), prioMask(ecnPrios)))
+				notes = append(notes, fmt.Sprintf("%s: ECN/DCQCN on priority %s is a firmware setting on upstream mlx5 (mlxconfig -d %s set ROCE_CC_PRIO_MASK_P1=%#x, then a firmware reset): not changed",
+					nic.Interface, joinInts(ecnPrios), pciOr(fsys, nic.Interface), prioMask(ecnPrios)))
 			}
 		} else {
-			notes = append(notes, fmt.Sprintf("%s: no ECN/CNP control found (neither /sys/class/net/%s/ecn nor debugfs mlx5 cc_params): CNP DSCP %d / priority %d and ECN on priority %s are firmware settings (mlxconfig CNP_DSCP_P1=%d CNP_802P_PRIO_P1=%d ROCE_CC_PRIO_MASK_P1=%#x, then a firmware reset): not changed",
-				nic.Interface, nic.Interface, p.RoCE.CNPDSCP, p.RoCE.CNPPriority, joinInts(ecnPrios), p.RoCE.CNPDSCP, p.RoCE.CNPPriority, prioMask(ecnPrios)))
+			notes = append(notes, fmt.Sprintf("%s: no ECN/CNP control found (neither /sys/class/net/%s/ecn nor debugfs mlx5 cc_params): CNP DSCP %d / priority %d and ECN on priority %s are firmware settings (mlxconfig -d %s set CNP_DSCP_P1=%d CNP_802P_PRIO_P1=%d ROCE_CC_PRIO_MASK_P1=%#x, then a firmware reset): not changed",
+				nic.Interface, nic.Interface, p.RoCE.CNPDSCP, p.RoCE.CNPPriority, joinInts(ecnPrios), pciOr(fsys, nic.Interface), p.RoCE.CNPDSCP, p.RoCE.CNPPriority, prioMask(ecnPrios)))
 		}
 	}
 	return st, notes
@@ -248,6 +252,13 @@ func pciAddress(fsys fs.FS, ifname string) string {
 		}
 	}
 	return ""
+}
+
+func pciOr(fsys fs.FS, ifname string) string {
+	if pci := pciAddress(fsys, ifname); pci != "" {
+		return pci
+	}
+	return "<pci address of " + ifname + ">"
 }
 
 // driverName returns the kernel driver bound to the netdev's device, or "".

@@ -287,6 +287,7 @@ func mlx5Tree(t testing.TB, o treeOpts, ifnames ...string) string {
 		case "debugfs":
 			w("sys/kernel/debug/mlx5/"+pci+"/cc_params/np_cnp_dscp", "0\n")
 			w("sys/kernel/debug/mlx5/"+pci+"/cc_params/np_cnp_prio", "0\n")
+			w("sys/kernel/debug/mlx5/"+pci+"/cc_params/np_cnp_prio_mode", "1\n")
 		}
 	}
 	return root
