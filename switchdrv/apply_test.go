@@ -280,6 +280,7 @@ func TestFaults(t *testing.T) {
 		{"hang", func(l *lab, _ context.CancelFunc) { l.twins[1].HangNextSet() }},
 		{"drop after commit", func(l *lab, _ context.CancelFunc) { l.twins[1].DropNextSet(true) }},
 		{"drop before commit", func(l *lab, _ context.CancelFunc) { l.twins[1].DropNextSet(false) }},
+		{"acknowledged but not programmed (verify fails)", func(l *lab, _ context.CancelFunc) { l.twins[1].LoseNextSet() }},
 		{"ctrl-c", func(l *lab, cancel context.CancelFunc) {
 			// Interrupt exactly when leaf2's Set is about to go out.
 			l.eng.Progress = func(ev switchdrv.Event) {

@@ -91,11 +91,11 @@ func ownedPaths(req *gnmipb.SetRequest) []*gnmipb.Path {
 // updates are merged into one tree per origin and each path is read from it.
 // A path the target reports NotFound is recorded as absent.
 func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path) (*Snapshot, error) {
-	notes, err := c.Get(ctx, paths)
+	notes, err := c.GetConfig(ctx, paths)
 	if transport.Code(err) == codes.NotFound && len(paths) > 1 {
 		notes, err = nil, nil
 		for _, p := range paths {
-			n, err1 := c.Get(ctx, []*gnmipb.Path{p})
+			n, err1 := c.GetConfig(ctx, []*gnmipb.Path{p})
 			if transport.Code(err1) == codes.NotFound {
 				continue
 			}

@@ -361,7 +361,17 @@ func (c *Client) Capabilities(ctx context.Context, required ...string) (*Capabil
 
 // Get reads paths (CONFIG and STATE) in one GetRequest.
 func (c *Client) Get(ctx context.Context, paths []*gnmipb.Path) ([]*gnmipb.Notification, error) {
-	req := &gnmipb.GetRequest{Path: paths, Encoding: c.Encoding()}
+	return c.get(ctx, paths, gnmipb.GetRequest_ALL)
+}
+
+// GetConfig reads only the configuration at paths (GetRequest type CONFIG),
+// which is what plan compares and backups save.
+func (c *Client) GetConfig(ctx context.Context, paths []*gnmipb.Path) ([]*gnmipb.Notification, error) {
+	return c.get(ctx, paths, gnmipb.GetRequest_CONFIG)
+}
+
+func (c *Client) get(ctx context.Context, paths []*gnmipb.Path, typ gnmipb.GetRequest_DataType) ([]*gnmipb.Notification, error) {
+	req := &gnmipb.GetRequest{Path: paths, Encoding: c.Encoding(), Type: typ}
 	var resp *gnmipb.GetResponse
 	err := c.retry(ctx, "get", func(ctx context.Context) error {
 		var err error

@@ -222,6 +222,11 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 		t.mu.Unlock()
 		return nil, err
 	}
+	if t.loseSets > 0 {
+		t.loseSets--
+		t.mu.Unlock()
+		return &gnmipb.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: ts}, nil
+	}
 	if t.opts.CellBytes > 0 {
 		for _, v := range data {
 			roundThresholds(v, t.opts.CellBytes)

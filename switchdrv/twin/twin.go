@@ -137,6 +137,7 @@ type Twin struct {
 	delay     time.Duration
 	hang      bool
 	hangSets  int // hang the next N Sets (nothing committed)
+	loseSets  int // acknowledge the next N Sets without committing them
 }
 
 // Start listens on loopback and serves gNMI until Close.
@@ -225,6 +226,14 @@ func (t *Twin) HangNextSet() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.hangSets++
+}
+
+// LoseNextSet makes the next Set answer OK without changing anything, like
+// a device that acknowledges and then fails to program the change.
+func (t *Twin) LoseNextSet() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.loseSets++
 }
 
 // SetDelay delays every RPC by d (0 = no delay).
