@@ -11,9 +11,9 @@
 //   - /qos/interfaces/interface[interface-id=<port>] and [interface-id=<port>.<sub>]
 //     for every inventory port (the whole QoS binding of that port).
 //
-// Merged (update) single leaves: /qos/explicit-congestion-notification
-// (presence), /interface[name=<port>]/mtu and
-// /interface[name=<port>]/ethernet/flow-control/{receive,transmit}.
+// Merged (update): /qos/explicit-congestion-notification (presence),
+// /interface[name=<port>]/mtu and /interface[name=<port>]/ethernet/flow-control
+// (receive and transmit, off when PFC is on).
 // Everything else under /qos (other policies, other ports) is left alone.
 package srl
 
@@ -406,22 +406,34 @@ func (c *compiler) compile() error {
 			return err
 		}
 	}
+	// 802.3x pause: one merge of the flow-control container per port; the
+	// value is the same on every port, so it is encoded once (read-only).
+	fcJSON, err := json.Marshal(flowControl{Receive: p.GlobalPause, Transmit: p.GlobalPause})
+	if err != nil {
+		return fmt.Errorf("marshal flow-control: %w", err)
+	}
 	for _, port := range c.sw.Ports {
 		mtu := c.f.PortMTU(port)
 		if mtu < 1450 || mtu > 9500 {
 			return fmt.Errorf("port %s: mtu %d outside SR Linux's 1450..9500", port.Name, mtu)
 		}
-		if err := c.update(mtu, elem("interface", "name", port.Name), elem("mtu")); err != nil {
-			return err
-		}
-		if err := c.update(p.GlobalPause, elem("interface", "name", port.Name), elem("ethernet"), elem("flow-control"), elem("receive")); err != nil {
-			return err
-		}
-		if err := c.update(p.GlobalPause, elem("interface", "name", port.Name), elem("ethernet"), elem("flow-control"), elem("transmit")); err != nil {
-			return err
-		}
+		c.d.Updates = append(c.d.Updates,
+			&gnmipb.Update{
+				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{elem("interface", "name", port.Name), {Name: "mtu"}}},
+				Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: strconv.AppendInt(nil, int64(mtu), 10)}},
+			},
+			&gnmipb.Update{
+				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{elem("interface", "name", port.Name), {Name: "ethernet"}, {Name: "flow-control"}}},
+				Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: fcJSON}},
+			})
 	}
 	return nil
+}
+
+// flowControl is /interface/ethernet/flow-control (srl_nokia-interfaces).
+type flowControl struct {
+	Receive  bool `json:"receive"`
+	Transmit bool `json:"transmit"`
 }
 
 // headroom is the XOFF headroom one lossless priority of port needs: the
