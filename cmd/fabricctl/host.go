@@ -148,13 +148,7 @@ func (o *hostOptions) run(ctx context.Context, d *deps, verb string, stdin io.Re
 		if err := o.write(out, f.Name, p); err != nil {
 			return withCode(ExitError, err)
 		}
-		switch {
-		case perr != nil:
-			return withCode(ExitError, perr)
-		case p.Target.HasChanges() && (verb == "diff" || o.detailedExitcode):
-			return withCode(ExitChanges, nil)
-		}
-		return nil
+		return hostExit(verb, o.detailedExitcode, p.Target.HasChanges(), perr)
 	}
 	after, aerr := drv.Apply(ctx, p)
 	if errors.Is(aerr, plan.ErrStale) {
@@ -172,6 +166,19 @@ func (o *hostOptions) run(ctx context.Context, d *deps, verb string, stdin io.Re
 	}
 	if o.output == "text" && after != nil {
 		fmt.Fprintf(out, "Applied %d steps on host %s; read back in sync.\n", len(p.Steps), h.Name)
+	}
+	return nil
+}
+
+// hostExit maps a plan or diff outcome to the exit code: 1 when a setting
+// could not be read, else 2 for changes on diff (always) and plan
+// (--detailed-exitcode), else 0.
+func hostExit(verb string, detailed, changes bool, err error) error {
+	switch {
+	case err != nil:
+		return withCode(ExitError, err)
+	case changes && (verb == "diff" || (verb == "plan" && detailed)):
+		return withCode(ExitChanges, nil)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,5 +126,30 @@ func TestHostWatch(t *testing.T) {
 	}
 	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 9000 {
 		t.Errorf("MTU under --watch = %d, want 9000", l.Attrs().MTU)
+	}
+}
+
+func TestHostExit(t *testing.T) {
+	boom := errors.New("ens1f0np0: PFC: driver has no DCB support (EOPNOTSUPP) — is this a VF?")
+	tests := []struct {
+		verb              string
+		detailed, changes bool
+		err               error
+		want              int
+	}{
+		{"diff", false, false, nil, ExitOK},
+		{"diff", false, true, nil, ExitChanges},
+		{"diff", false, true, boom, ExitError},
+		{"plan", false, true, nil, ExitOK},
+		{"plan", true, true, nil, ExitChanges},
+		{"plan", true, false, nil, ExitOK},
+		{"plan", true, true, boom, ExitError},
+		{"apply", false, true, nil, ExitOK}, // apply --dry-run
+	}
+	for _, tc := range tests {
+		var errb bytes.Buffer
+		if got := exitCode(hostExit(tc.verb, tc.detailed, tc.changes, tc.err), &errb); got != tc.want {
+			t.Errorf("hostExit(%s, detailed %v, changes %v, err %v) exits %d, want %d", tc.verb, tc.detailed, tc.changes, tc.err, got, tc.want)
+		}
 	}
 }
