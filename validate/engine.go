@@ -76,9 +76,17 @@ type RDMAEngine struct {
 	Size                       int64         // bandwidth message size (-s)
 	// BasePort is the first perftest TCP port; flow i of a round uses BasePort+i.
 	BasePort int
+	// GID finds the GID index of a host NIC (default perftest.RemoteGIDIndex:
+	// sysfs read through the host's runner, the same rule on both ends).
+	GID func(ctx context.Context, r remote.Runner, dev string, port int, netdev string, addr netip.Addr) (perftest.GID, error)
 
 	mu   sync.Mutex
-	gids map[string]int
+	gids map[string]gidEntry
+}
+
+type gidEntry struct {
+	index int
+	addr  string // the GID's IPv4 address
 }
 
 var _ Engine = (*RDMAEngine)(nil)
@@ -120,7 +128,7 @@ func (e *RDMAEngine) side(ctx context.Context, ep Endpoint) (perftest.Side, erro
 	}
 	key := ep.Host + "/" + ep.NIC.RDMADevice + "/" + fmt.Sprint(port)
 	e.mu.Lock()
-	idx, ok := e.gids[key]
+	ge, ok := e.gids[key]
 	e.mu.Unlock()
 	if !ok {
 		var addr netip.Addr
@@ -130,24 +138,30 @@ func (e *RDMAEngine) side(ctx context.Context, ep Endpoint) (perftest.Side, erro
 				return perftest.Side{}, fmt.Errorf("host %s nic %s: address %q: %w", ep.Host, ep.NIC.Interface, ep.NIC.Address, err)
 			}
 		}
-		g, err := perftest.RemoteGIDIndex(ctx, r, ep.NIC.RDMADevice, port, ep.NIC.Interface, addr)
+		gid := e.GID
+		if gid == nil {
+			gid = perftest.RemoteGIDIndex
+		}
+		g, err := gid(ctx, r, ep.NIC.RDMADevice, port, ep.NIC.Interface, addr)
 		if err != nil {
 			return perftest.Side{}, err
 		}
-		idx = g.Index
-		if ep.NIC.Address == "" {
-			if v4, ok := g.IPv4(); ok {
-				ep.NIC.Address = v4.String()
-			}
+		ge.index = g.Index
+		if v4, ok := g.IPv4(); ok {
+			ge.addr = v4.String()
 		}
 		e.mu.Lock()
 		if e.gids == nil {
-			e.gids = map[string]int{}
+			e.gids = map[string]gidEntry{}
 		}
-		e.gids[key] = idx
+		e.gids[key] = ge
 		e.mu.Unlock()
 	}
-	return perftest.Side{Runner: r, End: perftest.End{Device: ep.NIC.RDMADevice, Port: port, GIDIndex: idx}, Addr: ep.NIC.Address}, nil
+	addr := ep.NIC.Address
+	if addr == "" {
+		addr = ge.addr // the server's RoCE address, from its GID
+	}
+	return perftest.Side{Runner: r, End: perftest.End{Device: ep.NIC.RDMADevice, Port: port, GIDIndex: ge.index}, Addr: addr}, nil
 }
 
 // Run implements Engine.

@@ -319,5 +319,31 @@ func trafficChecks(flows []FlowResult, val intent.Validation, engine string) []C
 			add(c)
 		}
 	}
+	// Incast: the receiver's link should be full, shared by the senders.
+	var incast []FlowResult
+	for _, f := range flows {
+		if f.Test == "incast" && f.Err == "" {
+			incast = append(incast, f)
+		}
+	}
+	if engine == "rdma" && val.MinBandwidthShare > 0 && len(incast) > 0 {
+		var sum, line float64
+		for _, f := range incast {
+			sum += f.Gbps
+			line = max(line, f.LineGbps)
+		}
+		c := Check{Name: "traffic.incast_bandwidth", Target: fmt.Sprintf("%d->1 %s", len(incast), incast[0].Server), Observed: gbps(sum)}
+		if line == 0 {
+			c.Status, c.Message = Skip, "NIC speed unknown; set nics[].speed in the intent"
+		} else {
+			want := val.MinBandwidthShare * line
+			c.Limit = fmt.Sprintf(">= %s (%.0f%% of %.0fG)", gbps(want), val.MinBandwidthShare*100, line)
+			c.Status = Pass
+			if sum < want {
+				c.Status, c.Message = Fail, "the incast receiver's link was not filled"
+			}
+		}
+		add(c)
+	}
 	return out
 }

@@ -1,0 +1,190 @@
+package validate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/remote"
+	"github.com/fabricctl/fabricctl/validate/perftest"
+)
+
+// TestMain turns the test binary into fakePerftest when it runs under a
+// perftest name (see fakeTools).
+func TestMain(m *testing.M) {
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "ib_") {
+		os.Exit(fakePerftest(os.Args))
+	}
+	os.Exit(m.Run())
+}
+
+// fakePerftest is a TEST DOUBLE of ib_write_bw / ib_write_lat: it logs its
+// argv, makes perftest's TCP control connection on -p (server listens, client
+// connects to the address argument) and prints a canned result table in
+// perftest's format. It does no RDMA.
+func fakePerftest(argv []string) int {
+	if p := os.Getenv("FAKE_ARGV_LOG"); p != "" {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(f, filepath.Base(argv[0])+" "+strings.Join(argv[1:], " "))
+			f.Close()
+		}
+	}
+	port, server := "", ""
+	for i := 1; i < len(argv); i++ {
+		switch argv[i] {
+		case "-d", "-i", "-x", "-s", "-D", "-n", "-q", "-T", "--tclass":
+			i++
+		case "-p":
+			port = argv[i+1]
+			i++
+		default:
+			if !strings.HasPrefix(argv[i], "-") {
+				server = argv[i]
+			}
+		}
+	}
+	if server == "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Println("* Waiting for client to connect... *")
+		c, err := ln.Accept()
+		if err != nil {
+			return 1
+		}
+		_, _ = io.Copy(io.Discard, c)
+		return 0
+	}
+	c, err := net.Dial("tcp", net.JoinHostPort(server, port))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, " Unable to init the socket connection")
+		return 1
+	}
+	c.Close()
+	const rl = "---------------------------------------------------------------------------------------"
+	if strings.HasSuffix(argv[0], "_lat") {
+		fmt.Println(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ")
+		fmt.Println(" 2       1000          0.76           0.95         0.78     \t       0.78        \t0.01   \t\t0.83    \t\t0.95   ")
+	} else {
+		fmt.Println(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]")
+		fmt.Println(" 65536      185000           0.00               97.50  \t\t   0.185966")
+	}
+	fmt.Println(rl)
+	return 0
+}
+
+func fakeTools(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tool := range []string{"ib_write_bw", "ib_write_lat"} {
+		if err := os.Symlink(exe, filepath.Join(dir, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// freePorts finds n consecutive free TCP ports on loopback.
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	for base := 42000 + os.Getpid()%2000; base < 60000; base += n {
+		ok := true
+		var ls []net.Listener
+		for i := 0; i < n && ok; i++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
+			if err != nil {
+				ok = false
+				continue
+			}
+			ls = append(ls, l)
+		}
+		for _, l := range ls {
+			l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free ports")
+	return 0
+}
+
+// TestRDMAEngine runs one round of two concurrent pairs through the real
+// perftest pair runner and local processes (perftest itself is the test
+// double above): every pair gets its own -p, each side its own host's GID
+// index, the ToS goes in --tclass, and the parsed bandwidth and latency
+// reach the flow results.
+func TestRDMAEngine(t *testing.T) {
+	logf := filepath.Join(t.TempDir(), "argv.log")
+	t.Setenv("FAKE_ARGV_LOG", logf)
+	base := freePorts(t, 2)
+	gidOf := map[string]int{"gpu1": 3, "gpu2": 5, "gpu3": 7, "gpu4": 9}
+	nic := intent.NIC{Interface: "ens1f0np0", RDMADevice: "mlx5_0", RDMAPort: 1, Speed: 100_000_000_000}
+	ep := func(h string) Endpoint { return Endpoint{Host: h, NIC: nic} }
+	eng := &RDMAEngine{
+		Perftest: &perftest.Engine{ToolDir: fakeTools(t), ReadyTimeout: 5 * time.Second, Slack: 10 * time.Second, Poll: 20 * time.Millisecond},
+		Runner:   func(h string) (remote.Runner, error) { return remote.Local{Name: h}, nil },
+		GID: func(_ context.Context, r remote.Runner, dev string, port int, netdev string, _ netip.Addr) (perftest.GID, error) {
+			// Every host's RoCE v2 GID maps 127.0.0.1 here, so servers are reached on loopback.
+			return perftest.GID{Index: gidOf[r.Host()], GID: netip.MustParseAddr("::ffff:127.0.0.1"), Type: "RoCE v2", Netdev: netdev}, nil
+		},
+		ToS: 106, Duration: time.Second, Iterations: 1000, Size: 65536, BasePort: base,
+	}
+	flows := []Flow{
+		{Test: "all-pairs", Round: 1, Client: ep("gpu1"), Server: ep("gpu2")},
+		{Test: "all-pairs", Round: 1, Client: ep("gpu3"), Server: ep("gpu4")},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := eng.Run(ctx, KindBandwidth, flows)
+	for _, r := range got {
+		if r.Err != "" {
+			t.Fatalf("flow %s->%s: %s", r.Client, r.Server, r.Err)
+		}
+		if r.Gbps != 97.5 || r.LineGbps != 100 {
+			t.Errorf("flow %s->%s: %.2f of %.0f Gb/s, want 97.50 of 100", r.Client, r.Server, r.Gbps, r.LineGbps)
+		}
+	}
+	lat := eng.Run(ctx, KindLatency, flows[:1])
+	if lat[0].Err != "" || lat[0].P99 != 830*time.Nanosecond || lat[0].P999 != 950*time.Nanosecond {
+		t.Errorf("latency flow = %+v, want p99 830ns p99.9 950ns", lat[0])
+	}
+
+	b, err := os.ReadFile(logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	sort.Strings(lines)
+	p0, p1 := fmt.Sprint(base), fmt.Sprint(base+1)
+	want := []string{
+		"ib_write_bw -d mlx5_0 -i 1 -x 3 -F --report_gbits -p " + p0 + " -s 65536 -D 1 --tclass 106 127.0.0.1",
+		"ib_write_bw -d mlx5_0 -i 1 -x 5 -F --report_gbits -p " + p0 + " -s 65536 -D 1 --tclass 106",
+		"ib_write_bw -d mlx5_0 -i 1 -x 7 -F --report_gbits -p " + p1 + " -s 65536 -D 1 --tclass 106 127.0.0.1",
+		"ib_write_bw -d mlx5_0 -i 1 -x 9 -F --report_gbits -p " + p1 + " -s 65536 -D 1 --tclass 106",
+		"ib_write_lat -d mlx5_0 -i 1 -x 3 -F --report_gbits -p " + p0 + " -n 1000 --tclass 106 127.0.0.1",
+		"ib_write_lat -d mlx5_0 -i 1 -x 5 -F --report_gbits -p " + p0 + " -n 1000 --tclass 106",
+	}
+	sort.Strings(want)
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("perftest command lines mismatch (-want +got):\n%s", diff)
+	}
+}
