@@ -91,6 +91,11 @@ func ownedPaths(req *gnmipb.SetRequest) []*gnmipb.Path {
 // updates are merged into one tree per origin and each path is read from it.
 // A path the target reports NotFound is recorded as absent.
 func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path) (*Snapshot, error) {
+	if len(paths) == 0 {
+		snap := &Snapshot{Version: SnapshotVersion, Switch: sw.Name, Platform: sw.Platform, Address: sw.Address, Taken: time.Now().UTC()}
+		snap.Basis = snap.basis()
+		return snap, nil
+	}
 	notes, err := c.GetConfig(ctx, paths)
 	if transport.Code(err) == codes.NotFound && len(paths) > 1 {
 		notes, err = nil, nil
