@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -138,7 +139,7 @@ func (o *hostOptions) run(ctx context.Context, d *deps, verb string, stdin io.Re
 	defer closeDrv()
 
 	if o.watch {
-		return o.watchLoop(ctx, d, drv, f, h, out)
+		return o.watchLoop(ctx, d, drv, f, h, stdin, out)
 	}
 	p, perr := drv.Plan(ctx, f, h)
 	if p == nil {
@@ -204,9 +205,25 @@ func (o *hostOptions) writeTarget(out io.Writer, fabric string, t plan.TargetPla
 
 // watchLoop reconciles every interval until ctx ends; failures are logged
 // and retried next round (settings come back after a reboot or driver reload).
-func (o *hostOptions) watchLoop(ctx context.Context, d *deps, drv *hostdrv.Driver, f *intent.Fabric, h *intent.Host, out io.Writer) error {
+// The intent files are read again each round (a ConfigMap update reaches the
+// mounted file without a restart); an unreadable or invalid new version is
+// logged and the last good one is kept.
+func (o *hostOptions) watchLoop(ctx context.Context, d *deps, drv *hostdrv.Driver, f *intent.Fabric, h *intent.Host, stdin io.Reader, out io.Writer) error {
 	log := d.log.With("target", h.Name)
-	for {
+	reload := !slices.Contains(o.files, "-")
+	for round := 0; ; round++ {
+		if reload && round > 0 {
+			nf, err := o.load(stdin)
+			if err == nil {
+				var nh *intent.Host
+				if nh, err = hostdrv.FindHost(nf, o.host); err == nil {
+					f, h = nf, nh
+				}
+			}
+			if err != nil {
+				log.Error("intent reload failed; keeping the previous intent", "err", err)
+			}
+		}
 		p, err := drv.Plan(ctx, f, h)
 		switch {
 		case p == nil:

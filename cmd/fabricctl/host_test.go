@@ -153,3 +153,51 @@ func TestHostExit(t *testing.T) {
 		}
 	}
 }
+
+// TestHostWatchReloadsIntent: a changed intent file (a ConfigMap update) is
+// picked up by the next round without a restart.
+func TestHostWatchReloadsIntent(t *testing.T) {
+	ns := netnstest.New(t)
+	ns.Veth(t, "ens1f0np0", "peer0")
+	file := filepath.Join(t.TempDir(), "fabric.yaml")
+	if err := os.WriteFile(file, []byte(hostTestIntent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int)
+	var out, errb bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"host", "apply", "-f", file, "--watch", "--interval", "1s", "--host", "gpu1",
+			"--netns", ns.Name, "--root", t.TempDir()}, strings.NewReader(""), &out, &errb)
+	}()
+	mtu := func() int {
+		l, err := ns.Netlink.LinkByName("ens1f0np0")
+		if err != nil {
+			return -1
+		}
+		return l.Attrs().MTU
+	}
+	waitMTU := func(want int) bool {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if mtu() == want {
+				return true
+			}
+		}
+		return false
+	}
+	if !waitMTU(9000) {
+		t.Fatalf("MTU = %d after the first round, want 9000", mtu())
+	}
+	changed := strings.Replace(hostTestIntent, "preset: roce-lossless\n", "preset: roce-lossless\n  hostMTU: 4200\n", 1)
+	if err := os.WriteFile(file, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !waitMTU(4200) {
+		t.Errorf("MTU = %d after the intent changed, want 4200 (the file was not reloaded)", mtu())
+	}
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Errorf("watch exited %d, want 0; stderr:\n%s", code, errb.String())
+	}
+}
