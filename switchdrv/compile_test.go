@@ -128,6 +128,14 @@ func compileCases() []compileCase {
 	return out
 }
 
+// compileAwkwardNames has class names no device takes verbatim as keys.
+func compileAwkwardNames() intent.Policy {
+	p := compileTwoLossless()
+	p.Classes[1].Name = "RoCE v2/ε bulk data for the training cluster"
+	p.Classes[2].Name = "storage.nvme-of"
+	return p
+}
+
 // exampleFabrics loads every examples/*.yaml (and each examples/<dir>/ as one
 // intent) with intent.Load.
 func compileExamples(t *testing.T) []compileCase {
@@ -286,6 +294,9 @@ func TestCompiledPayloadsValidate(t *testing.T) {
 	ss := yangSchemas(t)
 	r := compileRegistry(t)
 	all := append(compileCases(), compileExamples(t)...)
+	for _, pl := range intent.Platforms() {
+		all = append(all, compileCase{"awkward-names-" + string(pl), compileFabric(pl, compileAwkwardNames(), 1, 2)})
+	}
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
@@ -382,6 +393,14 @@ func TestCompileRejects(t *testing.T) {
 		{"sonic restore above 60s", mod(intent.PlatformSONiC, func(f *intent.Fabric) { f.Policy.Watchdog.Restore = 61 * time.Second })},
 		{"sonic mtu above 9216", mod(intent.PlatformSONiC, func(f *intent.Fabric) { f.Policy.MTU = 9300 })},
 		{"eos unknown watchdog action", mod(intent.PlatformEOS, func(f *intent.Fabric) { f.Policy.Watchdog.Action = "reboot" })},
+		{"sonic class keys collide", mod(intent.PlatformSONiC, func(f *intent.Fabric) {
+			f.Policy.Classes[0].Name = "roce" + strings.Repeat("x", 40)
+			f.Policy.Classes[2].Name = "roce" + strings.Repeat("x", 41)
+		})},
+		{"srl class profiles collide", mod(intent.PlatformSRLinux, func(f *intent.Fabric) {
+			f.Policy.Classes[0].Name, f.Policy.Classes[0].ECN = "roce", f.Policy.Classes[1].ECN
+			f.Policy.Classes[1].Name = "ROCE"
+		})},
 		{"eos global pause with pfc", mod(intent.PlatformEOS, func(f *intent.Fabric) { f.Policy.GlobalPause = true })},
 	}
 	for _, tc := range tests {

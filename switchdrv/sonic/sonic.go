@@ -77,10 +77,28 @@ func (Platform) Name() intent.Platform { return intent.PlatformSONiC }
 func (Platform) Quirks() switchdrv.Quirks { return quirks }
 
 // SchedulerName is the SCHEDULER key of a class.
-func SchedulerName(class string) string { return schedulerPrefix + strings.ToUpper(class) }
+func SchedulerName(class string) string { return schedulerPrefix + token(class, maxKeyLen-len(schedulerPrefix)) }
 
 // WREDName is the WRED_PROFILE key of a class.
-func WREDName(class string) string { return wredPrefix + strings.ToUpper(class) }
+func WREDName(class string) string { return wredPrefix + token(class, maxKeyLen-len(wredPrefix)) }
+
+// maxKeyLen: sonic-yang names are [a-zA-Z0-9][-a-zA-Z0-9_]{0,31}.
+const maxKeyLen = 32
+
+// token turns a class name into an upper-case key part: characters outside
+// [A-Z0-9_-] become '_', and it is cut to max bytes.
+func token(class string, max int) string {
+	b := []byte(strings.ToUpper(class))
+	for i, ch := range b {
+		if !(ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > max {
+		b = b[:max]
+	}
+	return string(b)
+}
 
 type compiler struct {
 	f  *intent.Fabric
@@ -260,7 +278,16 @@ func (c *compiler) compile() error {
 		}
 	}
 
-	// Schedulers and WRED-ECN profiles.
+	// Schedulers and WRED-ECN profiles: class names must stay distinct once
+	// made into keys.
+	keyOf := map[string]string{}
+	for _, cl := range p.Classes {
+		k := SchedulerName(cl.Name)
+		if other, dup := keyOf[k]; dup {
+			return fmt.Errorf("classes %q and %q both become SONiC key %s: rename one", other, cl.Name, k)
+		}
+		keyOf[k] = cl.Name
+	}
 	for _, cl := range p.Classes {
 		s := []kv{{"type", "STRICT"}}
 		if !cl.Strict {

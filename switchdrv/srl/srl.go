@@ -195,8 +195,17 @@ func fc(prio int) string       { return "fc" + strconv.Itoa(prio) }
 func queue(prio int) string    { return "unicast-" + strconv.Itoa(prio) }
 func pfcQueue(prio int) string { return "pfc" + strconv.Itoa(prio) }
 
-// ECNProfile is the queue-management profile name of a class.
-func ECNProfile(class string) string { return ecnPrefix + strings.ToUpper(class) }
+// ECNProfile is the queue-management profile name of a class (characters
+// other than letters, digits, '_' and '-' become '_').
+func ECNProfile(class string) string {
+	b := []byte(strings.ToUpper(class))
+	for i, ch := range b {
+		if !(ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
+			b[i] = '_'
+		}
+	}
+	return ecnPrefix + string(b)
+}
 
 // Compile implements switchdrv.Platform.
 func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
@@ -265,8 +274,13 @@ func (c *compiler) compile() error {
 		return fmt.Errorf("802.3x flow-control and PFC are mutually exclusive on SR Linux interfaces")
 	}
 	var ecnClasses []intent.Class
+	profileOf := map[string]string{}
 	for _, cl := range p.Classes {
 		if cl.ECN != nil {
+			if other, dup := profileOf[ECNProfile(cl.Name)]; dup {
+				return fmt.Errorf("classes %q and %q both become profile %s: rename one", other, cl.Name, ECNProfile(cl.Name))
+			}
+			profileOf[ECNProfile(cl.Name)] = cl.Name
 			ecnClasses = append(ecnClasses, cl)
 		}
 	}
