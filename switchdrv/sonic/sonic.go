@@ -77,7 +77,9 @@ func (Platform) Name() intent.Platform { return intent.PlatformSONiC }
 func (Platform) Quirks() switchdrv.Quirks { return quirks }
 
 // SchedulerName is the SCHEDULER key of a class.
-func SchedulerName(class string) string { return schedulerPrefix + token(class, maxKeyLen-len(schedulerPrefix)) }
+func SchedulerName(class string) string {
+	return schedulerPrefix + token(class, maxKeyLen-len(schedulerPrefix))
+}
 
 // WREDName is the WRED_PROFILE key of a class.
 func WREDName(class string) string { return wredPrefix + token(class, maxKeyLen-len(wredPrefix)) }
