@@ -184,6 +184,13 @@ func Parse(name string, data []byte) (top *Topology, err error) {
 	}
 	t := p.topology(doc.Content[0])
 	if len(p.errs) > 0 {
+		sort.SliceStable(p.errs, func(i, j int) bool {
+			a, b := p.errs[i].Pos, p.errs[j].Pos
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.Col < b.Col
+		})
 		return nil, p.errs
 	}
 	return t, nil
