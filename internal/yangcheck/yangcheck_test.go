@@ -324,3 +324,31 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// TestConcurrentValidate: a Schema is shared by concurrent validations (run
+// with -race).
+func TestConcurrentValidate(t *testing.T) {
+	ss := testSchemas(t)
+	dir := payloadDir(t)
+	var wg sync.WaitGroup
+	errs := make([]Violations, 4*len(sharedPayloads))
+	for i := 0; i < 4; i++ {
+		for j, sp := range sharedPayloads {
+			b, err := os.ReadFile(filepath.Join(dir, sp.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func(slot int, s *Schema, p *gnmipb.Path, b []byte) {
+				defer wg.Done()
+				errs[slot] = s.Validate(p, b)
+			}(i*len(sharedPayloads)+j, ss[sp.platform], sp.path, b)
+		}
+	}
+	wg.Wait()
+	for i, vs := range errs {
+		if len(vs) != 0 {
+			t.Errorf("validation %d: %v", i, vs)
+		}
+	}
+}
