@@ -401,6 +401,8 @@ func TestCompileRejects(t *testing.T) {
 			f.Policy.Classes[0].Name, f.Policy.Classes[0].ECN = "roce", f.Policy.Classes[1].ECN
 			f.Policy.Classes[1].Name = "ROCE"
 		})},
+		{"eos poll more than half of detect", mod(intent.PlatformEOS, func(f *intent.Fabric) { f.Policy.Watchdog.Poll = 150 * time.Millisecond })},
+		{"eos restore above 60s", mod(intent.PlatformEOS, func(f *intent.Fabric) { f.Policy.Watchdog.Restore = 61 * time.Second })},
 		{"eos global pause with pfc", mod(intent.PlatformEOS, func(f *intent.Fabric) { f.Policy.GlobalPause = true })},
 	}
 	for _, tc := range tests {

@@ -43,11 +43,18 @@ var quirks = switchdrv.Quirks{
 	BufferCellBytes:       256,
 	Origin:                "",
 	CLIFallback:           true,
-	// priority-flow-control pause watchdog default timeout 0.01..60 s (assumed
-	// from the EOS manual; the YANG leaves are unbounded decimal64).
+	// priority-flow-control pause watchdog default timeout and recovery-time
+	// take 0.01..60 s, polling-interval 0.005..30 s, and the polling
+	// interval may be at most half the smaller of the two (EOS CLI; the YANG
+	// leaves are unbounded decimal64, so Compile enforces it).
 	WatchdogMin: 10,
 	WatchdogMax: 60000,
 }
+
+const (
+	pollMinMS = 5
+	pollMaxMS = 30000
+)
 
 // Platform is the Arista EOS platform.
 type Platform struct{}
@@ -189,9 +196,16 @@ func (c *compiler) compile() error {
 		}
 	}
 	if wd := p.Watchdog; len(lossless) > 0 && wd.Enabled {
-		det := int(wd.Detect.Milliseconds())
-		if det < quirks.WatchdogMin || det > quirks.WatchdogMax {
+		det, rec, poll := int(wd.Detect.Milliseconds()), int(wd.Restore.Milliseconds()), int(wd.Poll.Milliseconds())
+		switch {
+		case det < quirks.WatchdogMin || det > quirks.WatchdogMax:
 			return fmt.Errorf("pfc watchdog detect %dms outside EOS's %d..%d ms", det, quirks.WatchdogMin, quirks.WatchdogMax)
+		case rec < quirks.WatchdogMin || rec > quirks.WatchdogMax:
+			return fmt.Errorf("pfc watchdog restore %dms outside EOS's %d..%d ms", rec, quirks.WatchdogMin, quirks.WatchdogMax)
+		case poll < pollMinMS || poll > pollMaxMS:
+			return fmt.Errorf("pfc watchdog poll %dms outside EOS's %d..%d ms", poll, pollMinMS, pollMaxMS)
+		case 2*poll > min(det, rec):
+			return fmt.Errorf("pfc watchdog poll %dms is more than half of min(detect %dms, restore %dms), which EOS rejects", poll, det, rec)
 		}
 		var w watchdog
 		act, ok := watchdogAction[wd.Action]
