@@ -343,10 +343,20 @@ func (c *compiler) compile() error {
 	portBuffer := map[string]string{}
 	if len(lossless) > 0 {
 		byBytes := map[int64]bool{}
+		var total int64
 		for _, port := range c.sw.Ports {
 			h := headroom(c.f, port)
+			total += h * int64(len(lossless))
 			byBytes[h] = true
 			portBuffer[port.Name] = bufferPrefix + strconv.FormatInt(h, 10)
+		}
+		if total > 0 {
+			// The pfc-queues draw their headroom from the forwarding
+			// complex's PFC reserved buffer, a percentage of the chip
+			// buffer (linecard forwarding-complex input
+			// pfc-buffer-reservation, default 1 %) that fabricctl cannot
+			// size without knowing the chip.
+			c.d.Notes = append(c.d.Notes, fmt.Sprintf("PFC headroom: the inventory ports need %d bytes of PFC reserved buffer in total; check /qos/linecard/forwarding-complex/input/pfc-reserved-buffer-size (state) and raise pfc-buffer-reservation (default 1 %%) if it is smaller", total))
 		}
 		sizes := make([]int64, 0, len(byBytes))
 		for h := range byBytes {
