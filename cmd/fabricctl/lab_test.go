@@ -86,6 +86,7 @@ func TestSwitchCommands(t *testing.T) {
 		{"plan without -f", []string{"plan"}, ExitUsage},
 		{"plan bad output", []string{"plan", "-f", f, "-o", "yaml"}, ExitUsage},
 		{"plan unknown switch", []string{"plan", "-f", f, "--switch", "leaf9"}, ExitError},
+		{"--insecure against TLS twins fails closed", []string{"plan", "-f", f, "--insecure", "--timeout", "2s"}, ExitError},
 		{"plan detailed", []string{"plan", "-f", f, "--detailed-exitcode"}, ExitChanges},
 		{"plan markdown", []string{"plan", "-f", f, "-o", "markdown"}, ExitOK},
 		{"plan saved", []string{"plan", "-f", f, "-o", "json", "--out", planFile}, ExitOK},

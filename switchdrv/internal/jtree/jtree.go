@@ -248,12 +248,28 @@ func ElemString(elems []*gnmipb.PathElem) string {
 	for _, e := range elems {
 		b.WriteByte('/')
 		b.WriteString(Name(e.GetName()))
-		keys := slices.Sorted(maps.Keys(e.GetKey()))
-		for _, k := range keys {
-			fmt.Fprintf(&b, "[%s=%s]", k, e.GetKey()[k])
+		keys := e.GetKey()
+		switch len(keys) {
+		case 0:
+		case 1:
+			for k, v := range keys {
+				writeKey(&b, k, v)
+			}
+		default:
+			for _, k := range slices.Sorted(maps.Keys(keys)) {
+				writeKey(&b, k, keys[k])
+			}
 		}
 	}
 	return b.String()
+}
+
+func writeKey(b *strings.Builder, k, v string) {
+	b.WriteByte('[')
+	b.WriteString(k)
+	b.WriteByte('=')
+	b.WriteString(v)
+	b.WriteByte(']')
 }
 
 // Flatten adds the leaves of v to out, named base + "/member[key=value]/...".
