@@ -26,6 +26,15 @@ func TestMain(m *testing.M) {
 	if strings.HasPrefix(filepath.Base(os.Args[0]), "ib_") {
 		os.Exit(fakePerftest(os.Args))
 	}
+	// Started as "fabricctl validate udp-recv|udp-send ...": the real
+	// UDPCommand, as the fabricctl binary runs it.
+	if filepath.Base(os.Args[0]) == "fabricctl" && len(os.Args) > 2 && os.Args[1] == "validate" {
+		if err := UDPCommand(context.Background(), os.Args[2], os.Args[3:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

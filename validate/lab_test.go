@@ -3,7 +3,10 @@ package validate
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/netnstest"
+	"github.com/fabricctl/fabricctl/internal/remote"
 )
 
 // lab is a real network: three host namespaces and a software switch (a
@@ -89,6 +93,44 @@ func (l *lab) exec(host string, f func() error) error {
 	return ns.Do(f)
 }
 
+// nsRunner runs commands inside a host namespace (`ip netns exec NS argv`);
+// a test stand-in for the SSH runner of a remote host.
+type nsRunner struct {
+	remote.Local
+	ns string
+}
+
+func (r nsRunner) Run(ctx context.Context, argv []string, stdin io.Reader) (remote.Result, error) {
+	return r.Local.Run(ctx, append([]string{"ip", "netns", "exec", r.ns}, argv...), stdin)
+}
+
+func (r nsRunner) Start(ctx context.Context, argv []string) (remote.Process, error) {
+	return r.Local.Start(ctx, append([]string{"ip", "netns", "exec", r.ns}, argv...))
+}
+
+func (l *lab) runner(host string) (remote.Runner, error) {
+	ns, ok := l.hosts[host]
+	if !ok {
+		return nil, fmt.Errorf("lab: no host %s", host)
+	}
+	return nsRunner{Local: remote.Local{Name: host}, ns: ns.Name}, nil
+}
+
+// fabricctlDouble links "fabricctl" to this test binary, whose TestMain
+// runs UDPCommand when started under that name.
+func fabricctlDouble(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "fabricctl")
+	if err := os.Symlink(exe, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // bridgeQdisc is a lab counter source for the software switch: the drop
 // counter of each bridge port's root qdisc (`tc -s qdisc show dev swpN`).
 // A Linux bridge has one egress queue per port, so its drops are reported
@@ -144,10 +186,13 @@ func TestLabUDP(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		bottleneck bool
+		remote     bool // RemoteUDPEngine: fabricctl udp-recv/udp-send processes in the namespaces
 		want       string
 	}{
 		{name: "clean fabric passes", want: "PASS"},
 		{name: "bottleneck under incast fails", bottleneck: true, want: "FAIL"},
+		{name: "remote engine, clean", remote: true, want: "PASS"},
+		{name: "remote engine, bottleneck", remote: true, bottleneck: true, want: "FAIL"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			l := newLab(t)
@@ -158,7 +203,11 @@ func TestLabUDP(t *testing.T) {
 			for _, h := range l.f.Hosts {
 				sources = append(sources, &EthtoolCounters{Host: h.Name, Interface: "eth0", Stats: ethtoolIn(t, l.hosts[h.Name])})
 			}
-			eng := &UDPEngine{Exec: l.exec, ToS: l.f.Policy.RoCE.ToS, Size: 1000, Packets: 1000, Rate: 2500, Idle: 500 * time.Millisecond}
+			var eng Engine = &UDPEngine{Exec: l.exec, ToS: l.f.Policy.RoCE.ToS, Size: 1000, Packets: 1000, Rate: 2500, Idle: 500 * time.Millisecond}
+			if tt.remote {
+				eng = &RemoteUDPEngine{Runner: l.runner, Fabricctl: []string{fabricctlDouble(t)}, ToS: l.f.Policy.RoCE.ToS,
+					Size: 1000, Packets: 1000, Rate: 2500, Idle: 500 * time.Millisecond}
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 			defer cancel()
 			rep, err := Run(ctx, l.f, Options{Engine: eng, Sources: sources, AllPairs: true, Incast: true})

@@ -27,6 +27,7 @@ type validateOptions struct {
 	junit        string
 	markdown     string
 	netns        []string
+	fabricctl    string
 	toolDir      string
 	rdmaCM       bool
 	duration     time.Duration
@@ -69,9 +70,12 @@ Engines:
         concurrent pair and the RoCE ToS (--tclass, or -R -T with --rdma-cm); the GID
         index is the RoCE v2 IPv4 GID of the NIC's netdev, found in sysfs on each host
   udp   DSCP-marked UDP flows with sequence numbers and timestamps (loss, reordering,
-        re-marking, one-way latency), for labs without RDMA NICs; it runs in this
-        process, so every host must be local: this machine, or a network namespace
-        given with --netns HOST=NAMESPACE
+        re-marking, one-way latency), for labs without RDMA NICs. With local hosts
+        (this machine, or network namespaces given with --netns HOST=NAMESPACE) it
+        runs in this process; with remote hosts it runs 'fabricctl validate
+        udp-recv|udp-send' on them over SSH (fabricctl must be installed there;
+        --remote-fabricctl names it). One-way latency needs synchronised clocks
+        (PTP) across hosts.
 
 Exit codes: 0 every check passed (or was skipped), 3 a check failed, 1 evidence
 could not be collected (and nothing failed) or validate could not run, 64 usage.`,
@@ -86,12 +90,24 @@ could not be collected (and nothing failed) or validate could not run, 64 usage.
 		},
 	}
 	o.switchFlags.bind(cmd)
+	for _, verb := range []string{"udp-recv", "udp-send"} {
+		cmd.AddCommand(&cobra.Command{
+			Use:                verb,
+			Short:              "Half of the udp engine, run on hosts by fabricctl validate",
+			Hidden:             true,
+			DisableFlagParsing: true,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return validate.UDPCommand(cmd.Context(), verb, args, cmd.OutOrStdout())
+			},
+		})
+	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.engine, "engine", "rdma", "traffic engine: rdma (perftest) or udp (no RDMA NIC needed)")
 	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fl.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file")
 	fl.StringVar(&o.markdown, "markdown", "", "also write a Markdown report to this file")
 	fl.StringArrayVar(&o.netns, "netns", nil, "udp engine: run HOST inside network namespace NS (HOST=NS, repeatable)")
+	fl.StringVar(&o.fabricctl, "remote-fabricctl", "fabricctl", "udp engine: the fabricctl command on remote hosts (runs udp-recv/udp-send there)")
 	fl.StringVar(&o.toolDir, "perftest-dir", "", "directory of the perftest binaries on the hosts (default: $PATH)")
 	fl.BoolVar(&o.rdmaCM, "rdma-cm", false, "connect perftest with rdma_cm (-R) and set the ToS with -T instead of --tclass")
 	fl.DurationVar(&o.duration, "duration", 0, "length of each bandwidth test (default: the intent's validation.duration, else 10s)")
@@ -185,16 +201,25 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 	var engine validate.Engine
 	switch o.engine {
 	case "udp":
+		local := true
 		for _, h := range f.Hosts {
 			if !h.IsLocal() && nsOf[h.Name] == "" {
-				return withCode(ExitError, fmt.Errorf("host %s (%s): the udp engine runs in this process; give a local host or --netns %s=NAMESPACE", h.Name, h.Address, h.Name))
+				local = false
 			}
 		}
-		exec, err := validate.NetnsExec(nsOf)
-		if err != nil {
-			return withCode(ExitError, err)
+		if local {
+			exec, err := validate.NetnsExec(nsOf)
+			if err != nil {
+				return withCode(ExitError, err)
+			}
+			engine = &validate.UDPEngine{Exec: exec, ToS: f.Policy.RoCE.ToS, Size: o.udpSize, Packets: o.udpPackets, Rate: o.udpRate}
+			break
 		}
-		engine = &validate.UDPEngine{Exec: exec, ToS: f.Policy.RoCE.ToS, Size: o.udpSize, Packets: o.udpPackets, Rate: o.udpRate}
+		if len(nsOf) > 0 {
+			return withCode(ExitError, errors.New("--netns needs every host to be local or a namespace: with remote hosts the udp engine runs fabricctl on each host"))
+		}
+		engine = &validate.RemoteUDPEngine{Runner: runnerFor, Fabricctl: strings.Fields(o.fabricctl), ToS: f.Policy.RoCE.ToS,
+			Size: o.udpSize, Packets: o.udpPackets, Rate: o.udpRate}
 	default:
 		dur := o.duration
 		if dur == 0 {

@@ -1,0 +1,251 @@
+package validate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fabricctl/fabricctl/internal/remote"
+	"github.com/fabricctl/fabricctl/validate/udpflow"
+)
+
+// UDPCommand is `fabricctl validate udp-recv|udp-send ARGS`, the two halves
+// of the UDP engine that RemoteUDPEngine starts on remote hosts.
+//
+//	udp-recv --listen IP:PORT --flow ID [--idle 1s] [--timeout 60s]
+//	    prints "ready IP:PORT", then, when flow ID has ended (its end marker
+//	    arrived, nothing arrived for --idle, or --timeout passed), one JSON
+//	    line: the receiver's []udpflow.FlowStats
+//	udp-send --to IP:PORT --flow ID --tos N --size N --count N --rate PPS
+//	    prints one JSON line: udpflow.SendStats
+func UDPCommand(ctx context.Context, verb string, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("fabricctl validate "+verb, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	switch verb {
+	case "udp-recv":
+		listen := fs.String("listen", "", "address to listen on (IP:PORT)")
+		flow := fs.Uint("flow", 1, "flow id to wait for")
+		idle := fs.Duration("idle", time.Second, "end after this long without packets")
+		timeout := fs.Duration("timeout", 60*time.Second, "end after this long in any case")
+		if err := fs.Parse(args); err != nil {
+			return fmt.Errorf("%s: %w", verb, err)
+		}
+		ap, err := netip.ParseAddrPort(*listen)
+		if err != nil {
+			return fmt.Errorf("%s: --listen %q: %w", verb, *listen, err)
+		}
+		r, err := udpflow.Listen(ap)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		if _, err := fmt.Fprintf(stdout, "ready %s\n", r.Addr()); err != nil {
+			return err
+		}
+		rctx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		st, err := r.Run(rctx, []uint32{uint32(*flow)}, *idle)
+		if err != nil {
+			return err
+		}
+		b, _ := json.Marshal(st)
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	case "udp-send":
+		to := fs.String("to", "", "receiver address (IP:PORT)")
+		flow := fs.Uint("flow", 1, "flow id")
+		tos := fs.Int("tos", 0, "IP ToS byte")
+		size := fs.Int("size", 1000, "UDP payload bytes")
+		count := fs.Int("count", 1000, "packets")
+		rate := fs.Float64("rate", 10000, "packets per second (0 = unpaced)")
+		if err := fs.Parse(args); err != nil {
+			return fmt.Errorf("%s: %w", verb, err)
+		}
+		ap, err := netip.ParseAddrPort(*to)
+		if err != nil {
+			return fmt.Errorf("%s: --to %q: %w", verb, *to, err)
+		}
+		c, err := udpflow.Dial(ap, *tos)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		st, err := udpflow.Send(ctx, c, udpflow.SendConfig{Flow: uint32(*flow), ToS: *tos, Size: *size, Count: *count, Rate: *rate})
+		if err != nil {
+			return err
+		}
+		b, _ := json.Marshal(st)
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	return fmt.Errorf("unknown udp verb %q: want udp-recv or udp-send", verb)
+}
+
+// RemoteUDPEngine runs the UDP engine's receivers and senders as
+// `fabricctl validate udp-recv|udp-send` processes on the hosts, through
+// their runners (SSH, or local). fabricctl must be installed on the hosts.
+type RemoteUDPEngine struct {
+	Runner func(host string) (remote.Runner, error)
+	// Fabricctl is the fabricctl command on the hosts (default "fabricctl").
+	Fabricctl []string
+	ToS       int
+	Size      int
+	Packets   int
+	Rate      float64
+	BasePort  int
+	Idle      time.Duration
+	// ReadyTimeout bounds the wait for a receiver to print "ready" (default 10s).
+	ReadyTimeout time.Duration
+}
+
+var _ Engine = (*RemoteUDPEngine)(nil)
+
+// Name implements Engine.
+func (e *RemoteUDPEngine) Name() string { return "udp" }
+
+// MeasuresLatency implements Engine.
+func (e *RemoteUDPEngine) MeasuresLatency() bool { return true }
+
+func (e *RemoteUDPEngine) argv(verb string, args ...string) []string {
+	bin := e.Fabricctl
+	if len(bin) == 0 {
+		bin = []string{"fabricctl"}
+	}
+	return append(append(append([]string{}, bin...), "validate", verb), args...)
+}
+
+// lastJSON returns the last line of out that starts with '{' or '['.
+func lastJSON(out []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := bytes.TrimSpace(lines[i])
+		if len(l) > 0 && (l[0] == '{' || l[0] == '[') {
+			return l
+		}
+	}
+	return nil
+}
+
+// Run implements Engine.
+func (e *RemoteUDPEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowResult {
+	size, packets, rate, base, idle, ready := e.Size, e.Packets, e.Rate, e.BasePort, e.Idle, e.ReadyTimeout
+	if size == 0 {
+		size = 1000
+	}
+	if packets == 0 {
+		packets = 2000
+	}
+	if rate == 0 {
+		rate = 10000
+	}
+	if base == 0 {
+		base = 47000
+	}
+	if idle == 0 {
+		idle = time.Second
+	}
+	if ready == 0 {
+		ready = 10 * time.Second
+	}
+	budget := time.Duration(float64(packets)/rate*float64(time.Second)) + 10*time.Second + ready
+	out := make([]FlowResult, len(flows))
+	procs := make([]remote.Process, len(flows))
+	targets := make([]string, len(flows))
+	defer func() {
+		for _, p := range procs {
+			if p != nil {
+				_, _ = p.Stop()
+			}
+		}
+	}()
+	for i, f := range flows {
+		out[i] = newResult(f, e.ToS)
+		fail := func(err error) { out[i].Err = err.Error() }
+		addr, err := netip.ParseAddr(f.Server.NIC.Address)
+		if err != nil {
+			fail(fmt.Errorf("host %s nic %s: address %q: the udp engine needs the NIC's IPv4 address", f.Server.Host, f.Server.NIC.Interface, f.Server.NIC.Address))
+			continue
+		}
+		r, err := e.Runner(f.Server.Host)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		targets[i] = netip.AddrPortFrom(addr, uint16(base+i)).String()
+		p, err := r.Start(ctx, e.argv("udp-recv", "--listen", targets[i], "--flow", strconv.Itoa(i+1),
+			"--idle", idle.String(), "--timeout", budget.String()))
+		if err != nil {
+			fail(err)
+			continue
+		}
+		procs[i] = p
+	}
+	// Wait until every receiver listens.
+	deadline := time.Now().Add(ready)
+	for i, p := range procs {
+		for p != nil && out[i].Err == "" && !bytes.Contains(p.Output(), []byte("ready ")) {
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				res, _ := p.Stop()
+				out[i].Err = fmt.Sprintf("host %s: udp receiver did not start: %s", flows[i].Server.Host, bytes.TrimSpace(res.Stderr))
+				procs[i] = nil
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	sent := make([]udpSendResult, len(flows))
+	var wg sync.WaitGroup
+	for i, f := range flows {
+		if procs[i] == nil || out[i].Err != "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := e.Runner(f.Client.Host)
+			if err == nil {
+				var res remote.Result
+				res, err = r.Run(ctx, e.argv("udp-send", "--to", targets[i], "--flow", strconv.Itoa(i+1), "--tos", strconv.Itoa(e.ToS),
+					"--size", strconv.Itoa(size), "--count", strconv.Itoa(packets), "--rate", strconv.FormatFloat(rate, 'f', -1, 64)), nil)
+				if err == nil {
+					err = json.Unmarshal(lastJSON(res.Stdout), &sent[i].st)
+				}
+			}
+			sent[i].err = err
+		}()
+	}
+	wg.Wait()
+	for i, f := range flows {
+		if procs[i] == nil || out[i].Err != "" {
+			continue
+		}
+		if err := sent[i].err; err != nil {
+			out[i].Err = fmt.Sprintf("host %s: udp sender: %v", f.Client.Host, err)
+			continue
+		}
+		res, err := procs[i].Wait()
+		procs[i] = nil
+		var stats []udpflow.FlowStats
+		if err == nil {
+			err = json.Unmarshal(lastJSON(res.Stdout), &stats)
+		}
+		if err != nil {
+			out[i].Err = fmt.Sprintf("host %s: udp receiver: %v", f.Server.Host, err)
+			continue
+		}
+		fillUDP(&out[i], sent[i].st, stats, uint32(i+1), e.ToS)
+	}
+	return out
+}
+
+type udpSendResult struct {
+	st  udpflow.SendStats
+	err error
+}
