@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/fabricctl/fabricctl/intent"
-	"github.com/fabricctl/fabricctl/internal/netnstest"
 	"github.com/fabricctl/fabricctl/internal/remote"
 	"github.com/fabricctl/fabricctl/internal/remote/sshtest"
 	"github.com/fabricctl/fabricctl/plan"
@@ -91,79 +89,6 @@ func TestFleetBadVerb(t *testing.T) {
 	}
 }
 
-// buildFabricctl builds the real binary for end-to-end fleet tests.
-func buildFabricctl(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go toolchain not on PATH: cannot build fabricctl for the fleet test")
-	}
-	bin := filepath.Join(t.TempDir(), "fabricctl")
-	out, err := exec.Command(goBin, "build", "-o", bin, "github.com/fabricctl/fabricctl/cmd/fabricctl").CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot build fabricctl (is the working tree mid-edit?): %v\n%s", err, out)
-	}
-	return bin
-}
-
-func sshHosts(t *testing.T, srv *sshtest.Server, keyFile, knownHosts string, names ...string) []intent.Host {
-	var hs []intent.Host
-	for _, n := range names {
-		hs = append(hs, intent.Host{Name: n, Address: srv.Addr,
-			SSH: intent.SSH{User: "root", KeyFile: keyFile, KnownHosts: knownHosts}})
-	}
-	return hs
-}
-
-// TestFleetOverSSH runs the real fabricctl through the real SSH runner
-// against an in-test sshd on loopback; the "hosts" are two veths in a netns.
-func TestFleetOverSSH(t *testing.T) {
-	ns := netnstest.New(t)
-	ns.Veth(t, "ens1f0np0", "peer0")
-	ns.Veth(t, "ens1f1np1", "peer1")
-	bin := buildFabricctl(t)
-	t.Setenv("SSH_AUTH_SOCK", "")
-	signer, keyFile := sshtest.NewKeyFile(t)
-	srv := sshtest.Start(t, sshtest.Options{AuthorizedKeys: []ssh.PublicKey{signer.PublicKey()}})
-	kh := sshtest.WriteKnownHosts(t, srv.KnownHostsLine())
-
-	src := `apiVersion: fabricctl.io/v1alpha1
-kind: Fabric
-metadata: {name: pod1}
-policy: {preset: roce-lossless}
-inventory:
-  hosts:
-    - {name: gpu1, address: 10.0.1.1, nics: [{interface: ens1f0np0}]}
-    - {name: gpu2, address: 10.0.1.2, nics: [{interface: ens1f1np1}]}
-`
-	hosts := sshHosts(t, srv, keyFile, kh, "gpu1", "gpu2")
-	fl := &Fleet{Binary: bin, ExtraArgs: []string{"--netns", ns.Name, "--root", t.TempDir()}, Parallel: 2}
-	got, err := fl.Run(context.Background(), "apply", hosts, []byte(src))
-	if err == nil {
-		t.Errorf("fleet apply on veths = nil error, want the DCB EOPNOTSUPP failures")
-	}
-	if len(got) != 2 {
-		t.Fatalf("fleet returned %d targets, want 2", len(got))
-	}
-	for i, name := range []string{"gpu1", "gpu2"} {
-		tg := got[i]
-		if tg.Name != name || tg.Error == "" || !tg.HasChanges() {
-			t.Errorf("target %d = {%s error %q changes %v}, want %s with the MTU change and the DCB error", i, tg.Name, tg.Error, tg.HasChanges(), name)
-		}
-	}
-	for _, ifn := range []string{"ens1f0np0", "ens1f1np1"} {
-		if l, err := ns.Netlink.LinkByName(ifn); err != nil || l.Attrs().MTU != 9000 {
-			t.Errorf("%s MTU after fleet apply: %v %v, want 9000", ifn, l, err)
-		}
-	}
-	cmds := strings.Join(srv.Commands(), "\n")
-	for _, want := range []string{"host apply -f - --host gpu1 -o json", "host apply -f - --host gpu2 -o json"} {
-		if !strings.Contains(cmds, want) {
-			t.Errorf("sshd ran %q, want a command containing %q", cmds, want)
-		}
-	}
-}
-
 // TestFleetHostKeyMismatch: a host whose key is not the one in known_hosts
 // is refused before anything runs.
 func TestFleetHostKeyMismatch(t *testing.T) {
@@ -191,4 +116,13 @@ func TestFleetHostKeyMismatch(t *testing.T) {
 func hostPortBracket(addr string) string {
 	h, p, _ := strings.Cut(addr, ":")
 	return "[" + h + "]:" + p
+}
+
+func sshHosts(t *testing.T, srv *sshtest.Server, keyFile, knownHosts string, names ...string) []intent.Host {
+	var hs []intent.Host
+	for _, n := range names {
+		hs = append(hs, intent.Host{Name: n, Address: srv.Addr,
+			SSH: intent.SSH{User: "root", KeyFile: keyFile, KnownHosts: knownHosts}})
+	}
+	return hs
 }

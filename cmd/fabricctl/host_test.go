@@ -8,10 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/fabricctl/fabricctl/internal/netnstest"
-	"github.com/fabricctl/fabricctl/plan"
 )
 
 const hostTestIntent = `apiVersion: fabricctl.io/v1alpha1
@@ -61,74 +57,6 @@ func TestHostUsage(t *testing.T) {
 	}
 }
 
-// TestHostInNetns runs the host commands for real against a veth called
-// ens1f0np0 in a private netns (--netns) with an empty sysfs root (--root).
-func TestHostInNetns(t *testing.T) {
-	ns := netnstest.New(t)
-	ns.Veth(t, "ens1f0np0", "peer0")
-	root := t.TempDir()
-	common := []string{"--host", "gpu1", "--netns", ns.Name, "--root", root}
-
-	// Dry run: the equivalent commands, nothing changed.
-	code, out, errOut := runHost(t, hostTestIntent, append([]string{"host", "apply", "-f", "-", "--dry-run", "-o", "commands"}, common...)...)
-	if code != ExitError || !strings.Contains(out, "ip link set dev ens1f0np0 mtu 9000\n") {
-		t.Errorf("apply --dry-run -o commands: exit %d, stdout:\n%s\nwant exit 1 (no DCB on veth) and the ip link line", code, out)
-	}
-	if !strings.Contains(errOut, "ens1f0np0") || !strings.Contains(errOut, "EOPNOTSUPP") {
-		t.Errorf("stderr %q does not name the interface and EOPNOTSUPP", errOut)
-	}
-	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 1500 {
-		t.Fatalf("--dry-run changed the MTU to %d", l.Attrs().MTU)
-	}
-
-	// -o netlink: one hex request per step.
-	_, out, _ = runHost(t, hostTestIntent, append([]string{"host", "plan", "-f", "-", "-o", "netlink"}, common...)...)
-	if !strings.Contains(out, "# ip link set dev ens1f0np0 mtu 9000\n28000000130005000100000000000000") {
-		t.Errorf("plan -o netlink:\n%s\nwant the RTM_SETLINK request in hex", out)
-	}
-
-	// Apply, JSON result for the fleet.
-	code, out, _ = runHost(t, hostTestIntent, append([]string{"host", "apply", "-f", "-", "-o", "json"}, common...)...)
-	if code != ExitError {
-		t.Errorf("apply on a veth: exit %d, want 1 (DCB unsupported)", code)
-	}
-	p, err := plan.Unmarshal([]byte(out))
-	if err != nil {
-		t.Fatalf("apply -o json output is not a plan: %v\n%s", err, out)
-	}
-	if len(p.Targets) != 1 || p.Targets[0].Name != "gpu1" || p.Targets[0].Error == "" || !p.Targets[0].HasChanges() {
-		t.Errorf("apply -o json = %+v, want gpu1 with the MTU change and the DCB error", p.Targets)
-	}
-	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 9000 {
-		t.Errorf("MTU after host apply = %d, want 9000", l.Attrs().MTU)
-	}
-}
-
-// TestHostWatch: --watch applies, then keeps reconciling quietly until the
-// context ends (exit 0); only a round with changes prints a plan.
-func TestHostWatch(t *testing.T) {
-	ns := netnstest.New(t)
-	ns.Veth(t, "ens1f0np0", "peer0")
-	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
-	defer cancel()
-	var out, errb bytes.Buffer
-	args := []string{"host", "apply", "-f", "-", "--watch", "--interval", "1s", "--host", "gpu1",
-		"--netns", ns.Name, "--root", t.TempDir(), "--log-level", "info"}
-	code := run(ctx, args, strings.NewReader(hostTestIntent), &out, &errb)
-	if code != ExitOK {
-		t.Errorf("host apply --watch ended with exit %d, want 0 when stopped; stderr:\n%s", code, errb.String())
-	}
-	if n := strings.Count(out.String(), "ens1f0np0/mtu"); n != 1 {
-		t.Errorf("the MTU change was printed %d times, want once (later rounds are in sync):\n%s", n, out.String())
-	}
-	if n := strings.Count(errb.String(), "host plan incomplete"); n < 2 {
-		t.Errorf("stderr has %d reconcile rounds after the first, want >= 2:\n%s", n, errb.String())
-	}
-	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 9000 {
-		t.Errorf("MTU under --watch = %d, want 9000", l.Attrs().MTU)
-	}
-}
-
 func TestHostExit(t *testing.T) {
 	boom := errors.New("ens1f0np0: PFC: driver has no DCB support (EOPNOTSUPP) — is this a VF?")
 	tests := []struct {
@@ -151,53 +79,5 @@ func TestHostExit(t *testing.T) {
 		if got := exitCode(hostExit(tc.verb, tc.detailed, tc.changes, tc.err), &errb); got != tc.want {
 			t.Errorf("hostExit(%s, detailed %v, changes %v, err %v) exits %d, want %d", tc.verb, tc.detailed, tc.changes, tc.err, got, tc.want)
 		}
-	}
-}
-
-// TestHostWatchReloadsIntent: a changed intent file (a ConfigMap update) is
-// picked up by the next round without a restart.
-func TestHostWatchReloadsIntent(t *testing.T) {
-	ns := netnstest.New(t)
-	ns.Veth(t, "ens1f0np0", "peer0")
-	file := filepath.Join(t.TempDir(), "fabric.yaml")
-	if err := os.WriteFile(file, []byte(hostTestIntent), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan int)
-	var out, errb bytes.Buffer
-	go func() {
-		done <- run(ctx, []string{"host", "apply", "-f", file, "--watch", "--interval", "1s", "--host", "gpu1",
-			"--netns", ns.Name, "--root", t.TempDir()}, strings.NewReader(""), &out, &errb)
-	}()
-	mtu := func() int {
-		l, err := ns.Netlink.LinkByName("ens1f0np0")
-		if err != nil {
-			return -1
-		}
-		return l.Attrs().MTU
-	}
-	waitMTU := func(want int) bool {
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if mtu() == want {
-				return true
-			}
-		}
-		return false
-	}
-	if !waitMTU(9000) {
-		t.Fatalf("MTU = %d after the first round, want 9000", mtu())
-	}
-	changed := strings.Replace(hostTestIntent, "preset: roce-lossless\n", "preset: roce-lossless\n  hostMTU: 4200\n", 1)
-	if err := os.WriteFile(file, []byte(changed), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if !waitMTU(4200) {
-		t.Errorf("MTU = %d after the intent changed, want 4200 (the file was not reloaded)", mtu())
-	}
-	cancel()
-	if code := <-done; code != ExitOK {
-		t.Errorf("watch exited %d, want 0; stderr:\n%s", code, errb.String())
 	}
 }
