@@ -214,6 +214,10 @@ func baseDesired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []stri
 		st.Pause = &Pause{RX: p.GlobalPause, TX: p.GlobalPause}
 	}
 
+	if nic.RDMADevice != "" {
+		notes = append(notes, gidNotes(fsys, nic)...)
+	}
+
 	// RDMA-CM defaults through configfs.
 	if nic.RDMADevice != "" && (p.RoCE.ToS != 0 || p.RoCE.Mode != "") {
 		const cmRoot = "sys/kernel/config/rdma_cm"
@@ -269,4 +273,53 @@ func driverName(fsys fs.FS, ifname string) string {
 		}
 	}
 	return ""
+}
+
+// RoCEv2GIDs returns the GID table indexes of the RDMA port that are RoCE v2
+// GIDs of netdev (/sys/class/infiniband/<dev>/ports/<p>/gid_attrs/{types,ndevs}),
+// ascending. Unused entries (types unreadable, GID all zero) are skipped.
+func RoCEv2GIDs(fsys fs.FS, ibdev string, port int, netdev string) []int {
+	base := path.Join("sys/class/infiniband", ibdev, "ports", fmt.Sprint(port))
+	ents, err := fs.ReadDir(fsys, path.Join(base, "gids"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		var i int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &i); err != nil {
+			continue
+		}
+		typ, err := fs.ReadFile(fsys, path.Join(base, "gid_attrs/types", e.Name()))
+		if err != nil || strings.TrimSpace(string(typ)) != "RoCE v2" {
+			continue
+		}
+		nd, err := fs.ReadFile(fsys, path.Join(base, "gid_attrs/ndevs", e.Name()))
+		if err != nil || strings.TrimSpace(string(nd)) != netdev {
+			continue
+		}
+		gid, err := fs.ReadFile(fsys, path.Join(base, "gids", e.Name()))
+		if err != nil || strings.Trim(strings.TrimSpace(string(gid)), "0:") == "" {
+			continue
+		}
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// gidNotes reports an RDMA device or a RoCE v2 GID that is missing: without
+// one, RoCE v2 traffic cannot start on the interface whatever the QoS.
+func gidNotes(fsys fs.FS, nic intent.NIC) []string {
+	port := nic.RDMAPort
+	if port == 0 {
+		port = 1
+	}
+	if !exists(fsys, path.Join("sys/class/infiniband", nic.RDMADevice)) {
+		return []string{fmt.Sprintf("%s: RDMA device %s not found under /sys/class/infiniband (driver not loaded, or a different name: see `rdma link`)", nic.Interface, nic.RDMADevice)}
+	}
+	if len(RoCEv2GIDs(fsys, nic.RDMADevice, port, nic.Interface)) == 0 {
+		return []string{fmt.Sprintf("%s: %s port %d has no RoCE v2 GID on %s: give the interface an IP address (RoCE v2 GIDs are made from its addresses)", nic.Interface, nic.RDMADevice, port, nic.Interface)}
+	}
+	return nil
 }
