@@ -294,16 +294,32 @@ func compareCLI(path string, want, got []string, replace bool) []plan.Change {
 			}
 			continue
 		}
-		if !slices.Contains(got, l) {
-			out = append(out, plan.Change{Action: plan.Create, Path: path, After: l, Reason: "CLI line missing on the switch"})
+		if slices.Contains(got, l) {
+			continue
 		}
+		if key, ok := jtree.CLIKey(l); ok {
+			if i := slices.IndexFunc(got, func(x string) bool { k, ok := jtree.CLIKey(x); return ok && k == key }); i >= 0 {
+				out = append(out, plan.Change{Action: plan.Update, Path: path, Before: got[i], After: l, Reason: "CLI setting differs from the intent"})
+				continue
+			}
+		}
+		out = append(out, plan.Change{Action: plan.Create, Path: path, After: l, Reason: "CLI line missing on the switch"})
 	}
 	if replace {
 		for _, l := range got {
-			if !slices.Contains(want, l) {
+			if !slices.Contains(want, l) && !updated(out, l) {
 				out = append(out, plan.Change{Action: plan.Delete, Path: path, Before: l, Reason: "not in the intent; fabricctl replaces " + path})
 			}
 		}
 	}
 	return out
+}
+
+func updated(cs []plan.Change, before string) bool {
+	for _, c := range cs {
+		if c.Action == plan.Update && c.Before == before {
+			return true
+		}
+	}
+	return false
 }

@@ -82,7 +82,7 @@ func TestCompare(t *testing.T) {
 
 func TestCompareCLI(t *testing.T) {
 	want := "qos map dscp 26 to traffic-class 3\ninterface Ethernet1/1\n   mtu 9216\n   priority-flow-control on\n!\ninterface Ethernet2/1\n   mtu 9216\n   priority-flow-control on\n!\n"
-	got := "qos map dscp 26 to traffic-class 3\ninterface Ethernet1/1\n   mtu 9216\n   priority-flow-control on\n!\ninterface Ethernet2/1\n   mtu 9216\n!\n"
+	got := "qos map dscp 26 to traffic-class 3\ninterface Ethernet1/1\n   mtu 9216\n   priority-flow-control on\n!\ninterface Ethernet2/1\n   mtu 1500\n!\n"
 	d := &switchdrv.Desired{Switch: "leaf3", Updates: []*gnmipb.Update{{Path: &gnmipb.Path{Origin: "cli"},
 		Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: want}}}}}
 	snap := &switchdrv.Snapshot{Switch: "leaf3", Entries: []switchdrv.Entry{{Path: "cli:/", Exists: true, ASCII: &got}}}
@@ -93,7 +93,10 @@ func TestCompareCLI(t *testing.T) {
 	for i := range changes {
 		changes[i].Reason = ""
 	}
-	wantC := []plan.Change{{Action: plan.Create, Path: "cli:/", After: "interface Ethernet2/1 >> priority-flow-control on"}}
+	wantC := []plan.Change{
+		{Action: plan.Update, Path: "cli:/", Before: "interface Ethernet2/1 >> mtu 1500", After: "interface Ethernet2/1 >> mtu 9216"},
+		{Action: plan.Create, Path: "cli:/", After: "interface Ethernet2/1 >> priority-flow-control on"},
+	}
 	if diff := cmp.Diff(wantC, changes); diff != "" {
 		t.Errorf("Compare mismatch (-want +got):\n%s", diff)
 	}

@@ -59,9 +59,17 @@ func CLIApply(config, lines []string) []string {
 		if i := strings.Index(l, CLISep); i >= 0 && !slices.Contains(config, l[:i]) {
 			config = append(config, l[:i])
 		}
-		if !slices.Contains(config, l) {
-			config = append(config, l)
+		if slices.Contains(config, l) {
+			continue
 		}
+		if key, ok := CLIKey(l); ok {
+			// "mtu 9216" replaces "mtu 1500" in the same section.
+			if i := slices.IndexFunc(config, func(x string) bool { k, ok := CLIKey(x); return ok && k == key }); i >= 0 {
+				config[i] = l
+				continue
+			}
+		}
+		config = append(config, l)
 	}
 	return config
 }
@@ -89,4 +97,20 @@ func CLIText(config []string) string {
 		}
 	}
 	return b.String()
+}
+
+// CLIKey is what makes a sub-mode line single-valued: its section and every
+// word but the last ("interface Et1 >> mtu 9216" -> "interface Et1 >> mtu"),
+// so a new value replaces the old one as in a CLI session. Top-level lines
+// and one-word lines have no key (they are set members).
+func CLIKey(l string) (string, bool) {
+	i := strings.LastIndex(l, CLISep)
+	if i < 0 {
+		return "", false
+	}
+	words := strings.Fields(l[i+len(CLISep):])
+	if len(words) < 2 || words[0] == "no" {
+		return "", false
+	}
+	return l[:i+len(CLISep)] + strings.Join(words[:len(words)-1], " "), true
 }

@@ -102,7 +102,13 @@ func TestCLI(t *testing.T) {
 	if diff := cmp.Diff(in, CLIText(lines)); diff != "" {
 		t.Errorf("CLIText round trip (-want +got):\n%s", diff)
 	}
-	cfg := CLIApply(lines, CLILines("no interface Et1\n"))
+	cfg := CLIApply(lines, CLILines("interface Et1\n   mtu 1500\n   flowcontrol receive off\n   flowcontrol send off\n!\n"))
+	wantCfg := []string{"qos map dscp 26 to traffic-class 3", "interface Et1", "interface Et1 >> mtu 1500",
+		"interface Et1 >> flowcontrol receive off", "interface Et1 >> flowcontrol send off"}
+	if diff := cmp.Diff(wantCfg, cfg); diff != "" {
+		t.Errorf("single-valued sub-mode lines mismatch (-want +got):\n%s", diff)
+	}
+	cfg = CLIApply(lines, CLILines("no interface Et1\n"))
 	if diff := cmp.Diff([]string{"qos map dscp 26 to traffic-class 3"}, cfg); diff != "" {
 		t.Errorf("no <section> mismatch (-want +got):\n%s", diff)
 	}
