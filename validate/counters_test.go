@@ -1,7 +1,9 @@
 package validate
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -147,6 +149,17 @@ func TestSwitchCountersTwin(t *testing.T) {
 			},
 			want: Sample{"leaf1/ethernet-1/1": {"q3.drops": 1, "q3.ecn_marked": 345, "q0.drops": 9, "p3.pfc_tx": 12, "p3.pfc_rx": 0, "q3.watchdog": 0}},
 		},
+		{
+			name: "openconfig queues (no PFC counters in the model)", platform: intent.PlatformOpenConfig, port: "Ethernet1",
+			put: func(tw *twin.Twin) error {
+				return tw.Put(mustPath("/qos/interfaces/interface[interface-id=Ethernet1]/output/queues"), map[string]any{
+					"queue": []any{
+						map[string]any{"name": "3", "state": map[string]any{"name": "3", "dropped-pkts": 4, "transmit-pkts": 1000}},
+						map[string]any{"name": "0", "state": map[string]any{"name": "0", "dropped-pkts": 1}},
+					}})
+			},
+			want: Sample{"leaf1/Ethernet1": {"q3.drops": 4, "q0.drops": 1}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,5 +188,49 @@ func TestSwitchCountersTwin(t *testing.T) {
 				t.Errorf("Read mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestSwitchCredentialsNotInReport reads counters from a twin that demands
+// credentials, once with the right and once with a wrong password, runs the
+// verdict and renders every report format: no password may appear.
+func TestSwitchCredentialsNotInReport(t *testing.T) {
+	const good, bad = "s3cret-Pw-4711", "wr0ng-Pw-0815"
+	tw, err := twin.Start(twin.Options{Name: "leaf1", Platform: intent.PlatformSRLinux, Username: "admin", Password: good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Close()
+	for _, pw := range []string{good, bad} {
+		env := map[string]string{"GNMI_USER": "admin", "GNMI_PASS": pw}
+		sw := intent.Switch{Name: "leaf1", Platform: intent.PlatformSRLinux, Address: tw.Addr(), TLS: intent.TLS{Insecure: true},
+			Credentials: intent.Credentials{UsernameEnv: "GNMI_USER", PasswordEnv: "GNMI_PASS"}}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := transport.Dial(ctx, sw, transport.Options{Attempts: 1, Timeout: 5 * time.Second, Getenv: func(k string) string { return env[k] }})
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		src := &SwitchCounters{Switch: "leaf1", Platform: intent.PlatformSRLinux, Ports: []string{"ethernet-1/1"}, Sub: c}
+		rep, err := Run(ctx, fabric(2), Options{Engine: &fakeEngine{}, Sources: []Source{src}, AllPairs: true})
+		c.Close()
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pw == bad && rep.Verdict() != "ERROR" {
+			t.Errorf("wrong password: verdict %s, want ERROR (counters unreadable)", rep.Verdict())
+		}
+		var all bytes.Buffer
+		for _, w := range []func(io.Writer, *Report) error{WriteText, WriteJSON, WriteJUnit, WriteMarkdown} {
+			if err := w(&all, rep); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, secret := range []string{good, bad} {
+			if bytes.Contains(all.Bytes(), []byte(secret)) {
+				t.Errorf("a report contains the password %q:\n%s", secret, all.String())
+			}
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/remote"
 	"github.com/fabricctl/fabricctl/validate/perftest"
+	"github.com/fabricctl/fabricctl/validate/udpflow"
 )
 
 // TestMain turns the test binary into fakePerftest when it runs under a
@@ -195,5 +196,26 @@ func TestRDMAEngine(t *testing.T) {
 	sort.Strings(want)
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("perftest command lines mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestFillUDP: loss is counted against what the sender sent; CE-marked
+// packets (ToS 107 for 106) keep their DSCP and are not re-marked; ToS 0
+// is.
+func TestFillUDP(t *testing.T) {
+	r := FlowResult{ToS: 106}
+	fillUDP(&r, udpflow.SendStats{Flow: 2, Sent: 100}, []udpflow.FlowStats{
+		{Flow: 1, Unique: 5},
+		{Flow: 2, Received: 99, Unique: 97, Duplicates: 2, Reordered: 3, ToS: map[uint8]uint64{106: 90, 107: 5, 0: 4}, P99: time.Millisecond},
+	}, 2, 106)
+	want := FlowResult{ToS: 106, Sent: 100, Received: 99, Lost: 3, Duplicates: 2, Reordered: 3, ToSMismatch: 4, P99: time.Millisecond}
+	if diff := cmp.Diff(want, r); diff != "" {
+		t.Errorf("fillUDP mismatch (-want +got):\n%s", diff)
+	}
+	// Nothing arrived: everything sent is lost.
+	r = FlowResult{ToS: 106}
+	fillUDP(&r, udpflow.SendStats{Flow: 3, Sent: 50}, nil, 3, 106)
+	if r.Lost != 50 {
+		t.Errorf("no receiver stats: lost %d, want 50", r.Lost)
 	}
 }

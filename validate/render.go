@@ -27,6 +27,13 @@ func flowLatency(d time.Duration) string {
 	return fmt.Sprintf("%.1f", float64(d)/float64(time.Microsecond))
 }
 
+func flowGbps(f FlowResult) string {
+	if f.Gbps == 0 && (f.Test == "latency" || f.Err != "") {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", f.Gbps)
+}
+
 func flowLoss(f FlowResult, engine string) string {
 	if engine != "udp" {
 		return "-"
@@ -44,7 +51,7 @@ func WriteText(w io.Writer, r *Report) error {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "TEST\tROUND\tCLIENT\tSERVER\tGB/S\tLOST\tP50 US\tP99 US\tP99.9 US\tERROR")
 		for _, f := range r.Flows {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\n", f.Test, f.Round, f.Client, f.Server, f.Gbps,
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Test, f.Round, f.Client, f.Server, flowGbps(f),
 				flowLoss(f, r.Engine), flowLatency(f.P50), flowLatency(f.P99), flowLatency(f.P999), orDashText(f.Err))
 		}
 		if err := tw.Flush(); err != nil {
@@ -92,7 +99,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(r.Flows) > 0 {
 		b.WriteString("### Flows\n\n| test | round | client | server | Gb/s | lost | p99 µs | error |\n|---|---|---|---|---|---|---|---|\n")
 		for _, f := range r.Flows {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %.2f | %s | %s | %s |\n", f.Test, f.Round, mdCell(f.Client), mdCell(f.Server), f.Gbps,
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", f.Test, f.Round, mdCell(f.Client), mdCell(f.Server), flowGbps(f),
 				flowLoss(f, r.Engine), flowLatency(f.P99), mdCell(f.Err))
 		}
 		b.WriteString("\n")

@@ -277,3 +277,17 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParse parses the 23-row -a bandwidth output.
+func BenchmarkParse(b *testing.B) {
+	data, err := os.ReadFile("testdata/output/ib_write_bw_mib_all.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := ParseBytes("bench", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
