@@ -37,8 +37,9 @@ owns and verifies it by reading back. Re-running changes nothing and sends
 nothing. --canary N applies to the first N switches first, then the rest in
 batches of --parallel, stopping at the first failure. On any failure,
 including Ctrl-C, every switch changed in this run is restored from its backup
-and the restore verified by reading back. A progress line per switch goes to
-stderr when it is a terminal; -o json prints a summary.
+and the restore verified by reading back. If any selected switch cannot be
+planned, read or backed up, nothing is written at all. A progress line per
+switch goes to stderr when it is a terminal; -o json prints a summary.
 
 Exit codes: 0 applied or no changes, 1 error (nothing changed, or a rollback
 failed: see the backups), 4 apply failed and every changed switch was rolled
