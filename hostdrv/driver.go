@@ -199,7 +199,7 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 		// DCBX first: the driver ignores OS-written DCB objects unless the
 		// host owns DCBX.
 		if want.DCBX != nil {
-			as := dcbxString(*want.DCBX)
+			as := dcbxWant(*want.DCBX)
 			bs, ok := "", obs.DCBX != nil
 			a := plan.Create
 			if ok {

@@ -389,3 +389,26 @@ func TestSettingErrorMessage(t *testing.T) {
 		t.Errorf("message = %q, want %q", got, want)
 	}
 }
+
+func TestDCBXMatches(t *testing.T) {
+	host := uint8(DCBXHost | DCBXVerIEEE)
+	notHost := uint8(DCBXLLDManaged | DCBXVerIEEE)
+	tests := []struct {
+		want, have uint8
+		match      bool
+	}{
+		{host, DCBXHost | DCBXVerIEEE, true},              // mlx5 after `dcb dcbx set host ieee`
+		{host, DCBXVerCEE | DCBXVerIEEE, false},           // mlx5 firmware mode
+		{host, DCBXLLDManaged | DCBXVerIEEE, false},       // lldpad owns it
+		{host, DCBXHost | DCBXVerCEE, false},              // host CEE
+		{host, DCBXHost | DCBXVerCEE | DCBXVerIEEE, true}, // host, both versions
+		{notHost, DCBXVerCEE | DCBXVerIEEE, true},         // mlx5 firmware mode is willing
+		{notHost, DCBXLLDManaged | DCBXVerIEEE, true},     // LLDP agent
+		{notHost, DCBXHost | DCBXVerIEEE, false},          // host-managed: will not follow the switch
+	}
+	for _, tc := range tests {
+		if got := dcbxMatches(tc.want, tc.have); got != tc.match {
+			t.Errorf("dcbxMatches(want %s, have %s) = %v, want %v", dcbxString(tc.want), dcbxString(tc.have), got, tc.match)
+		}
+	}
+}

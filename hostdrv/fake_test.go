@@ -39,7 +39,7 @@ func newFakeKernel(ifnames ...string) *fakeKernel {
 	for i, n := range ifnames {
 		k.nics[n] = &fakeNIC{index: i + 2, mtu: 1500, mlx5: true, pause: Pause{Autoneg: true, RX: true, TX: true},
 			ieee: dcbnl.IEEE{Ifname: n, ETS: &dcbnl.ETS{ETSCap: 8}, PFC: &dcbnl.PFC{Cap: 8}, Apps: []dcbnl.App{},
-				DCBX: DCBXLLDManaged | DCBXVerIEEE | DCBXVerCEE, HasDCBX: true}}
+				DCBX: DCBXVerIEEE | DCBXVerCEE, HasDCBX: true}} // mlx5 in firmware DCBX mode
 	}
 	return k
 }

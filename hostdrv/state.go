@@ -160,11 +160,24 @@ func dcbxString(m uint8) string {
 	return strings.Join(w, " ")
 }
 
-// dcbxMatches reports whether the observed mode gives the desired owner:
-// host-managed IEEE, or firmware/LLDP-managed IEEE.
+// dcbxMatches reports whether the observed mode gives the desired owner.
+// Host-managed wants HOST and IEEE without LLD_MANAGED (what mlx5 reports after
+// `dcb dcbx set dev X host ieee`). Anything else wants the host out of the way:
+// mlx5 in firmware mode reports just "cee ieee" (0x0c), an LLDP agent sets
+// LLD_MANAGED; neither has HOST.
 func dcbxMatches(want, have uint8) bool {
-	const owner = DCBXHost | DCBXLLDManaged
-	return have&owner == want&owner && have&DCBXVerIEEE == want&DCBXVerIEEE
+	if want&DCBXHost == 0 {
+		return have&DCBXHost == 0
+	}
+	return have&DCBXHost != 0 && have&DCBXLLDManaged == 0 && have&DCBXVerIEEE != 0
+}
+
+// dcbxWant renders a desired DCBX mode.
+func dcbxWant(m uint8) string {
+	if m&DCBXHost == 0 {
+		return "not host (firmware or LLDP agent, willing)"
+	}
+	return dcbxString(m)
 }
 
 func sortedKeys(m map[int]int) []int {
