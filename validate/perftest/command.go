@@ -83,6 +83,9 @@ func (s Spec) Check() error {
 		return fmt.Errorf("%s: qps %d out of range 1-16384", s.Tool, s.QPs)
 	case s.ToS < -1 || s.ToS > 255:
 		return fmt.Errorf("%s: tos %d out of range 0-255", s.Tool, s.ToS)
+	case s.CPUUtil && s.Duration == 0:
+		// perftest: "CPU Utilization works only with Duration mode."
+		return fmt.Errorf("%s: --cpu_util needs a duration (-D)", s.Tool)
 	}
 	return nil
 }

@@ -82,6 +82,7 @@ func TestArgvErrors(t *testing.T) {
 		{"duration and iterations", Spec{Tool: "ib_write_lat", Duration: time.Second, Iterations: 100, ToS: -1}, end, 1, ""},
 		{"too few iterations", Spec{Tool: "ib_write_lat", Iterations: 4, ToS: -1}, end, 1, ""},
 		{"tos range", Spec{Tool: "ib_write_bw", ToS: 256}, end, 1, ""},
+		{"cpu_util without duration", Spec{Tool: "ib_write_bw", ToS: -1, CPUUtil: true}, end, 1, ""},
 		{"device injection", good, End{Device: "mlx5_0 -x", Port: 1}, 1, ""},
 		{"port 0", good, End{Device: "mlx5_0"}, 1, ""},
 		{"gid range", good, End{Device: "mlx5_0", Port: 1, GIDIndex: 300}, 1, ""},
