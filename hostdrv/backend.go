@@ -31,7 +31,8 @@ type Quirks struct {
 	// that DSCP (mlx5 keeps one priority per DSCP). Elsewhere the old entry
 	// is deleted explicitly after the new one is added.
 	AppAddReplaces bool
-	// PFCChangeFlapsLink: writing PFC takes the link down briefly (mlx5).
+	// PFCChangeFlapsLink: changing pfc_en takes the link down briefly
+	// (mlx5_toggle_port_link in mlx5e_dcbnl_ieee_setpfc).
 	PFCChangeFlapsLink bool
 }
 
@@ -86,8 +87,14 @@ func (MLX5) Quirks() Quirks {
 // Desired implements Backend.
 func (MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []string) {
 	st, notes := baseDesired(fsys, p, nic)
-	if st.PFC != nil && nic.CableMeters > 0 {
-		st.PFC.Delay = uint16(min(math.Ceil(nic.CableMeters), math.MaxUint16))
+	// mlx5e_dcbnl_ieee_setpfc takes delay as the cable length in metres when
+	// 0 < delay < 1000 (MLX5E_MAX_CABLE_LENGTH) and ignores it otherwise.
+	switch {
+	case st.PFC == nil || nic.CableMeters <= 0:
+	case nic.CableMeters >= 1000:
+		notes = append(notes, fmt.Sprintf("%s: cable %g m: mlx5 accepts a PFC cable length below 1000 m only; the driver's value is left as it is", nic.Interface, nic.CableMeters))
+	default:
+		st.PFC.Delay = uint16(math.Ceil(nic.CableMeters))
 		st.PFC.ManageDelay = true
 	}
 	var ecnPrios []int

@@ -238,7 +238,7 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 			if want.PFC.ManageDelay {
 				reason += fmt.Sprintf("; delay = cable length %d m (mlx5)", want.PFC.Delay)
 			}
-			if a != plan.NoOp && q.PFCChangeFlapsLink {
+			if a != plan.NoOp && q.PFCChangeFlapsLink && (obs.PFC == nil || obs.PFC.Enable != want.PFC.Enable) {
 				reason += "; the link flaps briefly when PFC changes"
 			}
 			p.add(plan.Change{Action: a, Path: pth("pfc"), Before: bs, After: as, Reason: reason}, vo)

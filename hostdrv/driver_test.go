@@ -412,3 +412,41 @@ func TestDCBXMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestPFCDelayOnlyChange: mlx5 toggles the link only when pfc_en changes; a
+// cable length change rewrites PFC without a flap, and says so.
+func TestPFCDelayOnlyChange(t *testing.T) {
+	r := newRig(t, treeOpts{configfs: true})
+	for _, n := range r.k.nics {
+		n.ieee.PFC.Enable, n.ieee.PFC.Delay = 0x08, 7 // mlx5's default cable length is 7 m
+	}
+	f, h := loadIntent(t, nil)
+	p, err := r.d.Plan(context.Background(), f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Target.Changes {
+		if c.Path == "ens1f0np0/pfc" {
+			if c.Action != plan.Update || strings.Contains(c.Reason, "flaps") {
+				t.Errorf("delay-only PFC change = %v (%s), want an update without a link-flap warning", c.Action, c.Reason)
+			}
+		}
+	}
+	if _, err := r.d.Apply(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if r.k.flaps != 0 || r.k.nics["ens1f0np0"].ieee.PFC.Delay != 3 {
+		t.Errorf("after apply: %d pfc_en changes, delay %d; want 0 and 3", r.k.flaps, r.k.nics["ens1f0np0"].ieee.PFC.Delay)
+	}
+}
+
+func TestMLX5CableTooLong(t *testing.T) {
+	f, _ := loadIntent(t, nil)
+	st, notes := MLX5{}.Desired(NewDirFiles(t.TempDir()), &f.Policy, intent.NIC{Interface: "ens1f0np0", CableMeters: 1500})
+	if st.PFC.ManageDelay {
+		t.Errorf("a 1500 m cable sets the PFC delay to %d; mlx5 ignores >= 1000, want it unmanaged", st.PFC.Delay)
+	}
+	if len(notes) == 0 {
+		t.Errorf("no note about the ignored cable length")
+	}
+}
