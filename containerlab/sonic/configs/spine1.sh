@@ -14,7 +14,7 @@ sudo sonic-db-cli CONFIG_DB hset "STATIC_ROUTE|10.20.3.0/24" nexthop "192.168.1.
 sudo sonic-db-cli CONFIG_DB hset "STATIC_ROUTE|10.20.4.0/24" nexthop "192.168.1.4"
 # gNMI on 8080 over TLS with a self-signed certificate (the intent uses
 # tls.skipVerify: lab only), password authentication, no client certificate.
-# Images that find no GNMI|certs serve gNMI without TLS on 127.0.0.1 only.
+# Recent images that find no GNMI|certs serve gNMI without TLS on 127.0.0.1 only.
 sudo mkdir -p /etc/sonic/telemetry
 sudo openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=$(hostname)" \
   -keyout /etc/sonic/telemetry/gnmi.key -out /etc/sonic/telemetry/gnmi.cer 2>/dev/null
