@@ -429,6 +429,9 @@ func (d *Driver) Apply(ctx context.Context, p *Plan) (*Plan, error) {
 	if now.Target.Basis != p.Target.Basis {
 		return now, fmt.Errorf("host %s: %w", p.host.Name, plan.ErrStale)
 	}
+	if len(p.Steps) == 0 {
+		return now, err // nothing to write: the fresh observation is the read-back
+	}
 	log := d.log().With("target", p.host.Name)
 	var errs []error
 	for _, s := range p.Steps {
