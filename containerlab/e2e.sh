@@ -98,7 +98,10 @@ wait_for() {
 	shift
 	local deadline=$((SECONDS + ready_timeout))
 	until "$@" >/dev/null 2>&1; do
-		((SECONDS < deadline)) || die "$what: not ready after ${ready_timeout}s"
+		if ((SECONDS >= deadline)); then
+			[[ -s $reports/gnmi-wait.log && $what == gNMI* ]] && tail -n 5 "$reports/gnmi-wait.log" >&2
+			die "$what: not ready after ${ready_timeout}s"
+		fi
 		sleep 5
 	done
 	echo "ready: $what" >&2
@@ -185,7 +188,7 @@ step "wait for gNMI on every switch"
 # of them answered; 1 means one could not be reached yet.
 gnmi_ready() {
 	local rc=0
-	"$fabricctl" diff -f "$intent" --timeout 5s >/dev/null 2>&1 || rc=$?
+	"$fabricctl" diff -f "$intent" --timeout 5s >/dev/null 2>"$reports/gnmi-wait.log" || rc=$?
 	[[ $rc -eq 0 || $rc -eq 2 ]]
 }
 wait_for "gNMI on every switch" gnmi_ready

@@ -517,6 +517,15 @@ func TestE2EScriptSyntax(t *testing.T) {
 			t.Errorf("bash -n %s: %v\n%s", s, err, out)
 		}
 	}
+	// Usage errors stop before anything is touched: exit 64 (usage).
+	for _, args := range [][]string{{}, {"no-such-lab"}, {"srl-leafspine", "extra"}} {
+		cmd := exec.Command(bash, append([]string{script}, args...)...)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 64 {
+			t.Errorf("e2e.sh %q: %v, want exit 64\n%s", args, err, out)
+		}
+	}
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
 		t.Log("shellcheck is not installed: syntax checked with bash -n only")
