@@ -351,15 +351,19 @@ func (e *Engine) drift(ctx context.Context, c *transport.Client, sw *intent.Swit
 
 // restoreWith sends snap's restore request and verifies by reading back.
 func restoreWith(ctx context.Context, c *transport.Client, sw *intent.Switch, snap *Snapshot, q Quirks) error {
-	req, err := snap.RestoreRequest()
+	paths, err := snap.paths()
+	if err != nil {
+		return err
+	}
+	current, err := observe(ctx, c, sw, paths)
+	if err != nil {
+		return fmt.Errorf("switch %s: read before restore: %w", sw.Name, err)
+	}
+	req, err := snap.RestoreRequest(current)
 	if err != nil {
 		return err
 	}
 	if _, err := c.Set(ctx, req); err != nil {
-		return err
-	}
-	paths, err := snap.paths()
-	if err != nil {
 		return err
 	}
 	got, err := observe(ctx, c, sw, paths)

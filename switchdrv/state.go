@@ -217,27 +217,82 @@ func (e Entry) value() (any, error) {
 // cliLines flattens CLI text into lines that carry their section.
 func cliLines(s string) []string { return jtree.CLILines(s) }
 
-// RestoreRequest is the SetRequest that puts the snapshot's state back:
-// replace what existed, delete what did not.
-func (s *Snapshot) RestoreRequest() (*gnmipb.SetRequest, error) {
+// RestoreRequest is the SetRequest that puts the snapshot's state back on a
+// switch whose state is now current (read just before): JSON subtrees are
+// replaced when they existed and deleted when they did not. CLI text (origin
+// cli) is never replaced wholesale, which on a real device would replace the
+// whole running configuration: only the lines that differ are sent, "no"
+// forms first, as an update.
+func (s *Snapshot) RestoreRequest(current *Snapshot) (*gnmipb.SetRequest, error) {
 	req := &gnmipb.SetRequest{}
 	for _, e := range s.Entries {
 		p, err := transport.ParsePath(e.Path)
 		if err != nil {
 			return nil, fmt.Errorf("switch %s: backup entry: %w", s.Switch, err)
 		}
+		if p.GetOrigin() == "cli" {
+			var want, have []string
+			if e.ASCII != nil {
+				want = cliLines(*e.ASCII)
+			}
+			if c, ok := current.entry(e.Path); ok && c.ASCII != nil {
+				have = cliLines(*c.ASCII)
+			}
+			if text := cliRestore(want, have); text != "" {
+				req.Update = append(req.Update, &gnmipb.Update{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: text}}})
+			}
+			continue
+		}
 		switch {
-		case !e.Exists && p.GetOrigin() == "cli":
-			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{}}})
 		case !e.Exists:
 			req.Delete = append(req.Delete, p)
-		case e.ASCII != nil:
-			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: *e.ASCII}}})
 		default:
 			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: e.JSON}}})
 		}
 	}
 	return req, nil
+}
+
+// cliRestore renders the configuration lines that take have back to want:
+// "no" for lines added since (unless a wanted line of the same setting
+// replaces them anyway), then the missing lines.
+func cliRestore(want, have []string) string {
+	keys := map[string]bool{}
+	for _, l := range want {
+		if k, ok := jtree.CLIKey(l); ok {
+			keys[k] = true
+		}
+	}
+	var b strings.Builder
+	write := func(l, prefix string) {
+		if i := strings.Index(l, jtree.CLISep); i >= 0 {
+			fmt.Fprintf(&b, "%s\n   %s%s\n!\n", l[:i], prefix, l[i+len(jtree.CLISep):])
+			return
+		}
+		fmt.Fprintf(&b, "%s%s\n", prefix, l)
+	}
+	removed := map[string]bool{} // sections removed whole
+	for _, l := range have {
+		if slices.Contains(want, l) {
+			continue
+		}
+		if k, ok := jtree.CLIKey(l); ok && keys[k] {
+			continue
+		}
+		if i := strings.Index(l, jtree.CLISep); i >= 0 && removed[l[:i]] {
+			continue // "no <section>" took it away already
+		}
+		if !strings.Contains(l, jtree.CLISep) {
+			removed[l] = true
+		}
+		write(l, "no ")
+	}
+	for _, l := range want {
+		if !slices.Contains(have, l) {
+			write(l, "")
+		}
+	}
+	return b.String()
 }
 
 // paths returns the snapshot's paths.
