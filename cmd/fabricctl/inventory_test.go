@@ -1,10 +1,14 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // TestInventoryImport imports the SR Linux lab, writes the inventory next to
@@ -75,4 +79,101 @@ func TestInventoryImportExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fabricctlCall finds fabricctl invocations: `fabricctl sub ...` or, in
+// e2e.sh, `"$fabricctl" sub ...`.
+var fabricctlCall = regexp.MustCompile(`(?:^|[\s(;&|{])(?:"\$fabricctl"|fabricctl) +([a-z][^\n|;&)]*)`)
+
+// TestLabAndGitOpsUseRealFlags runs every fabricctl command line written in
+// the lab script, the lab and GitOps READMEs and the sample workflow through
+// the real command tree: each subcommand and flag must exist, so the docs
+// cannot drift from the CLI.
+func TestLabAndGitOpsUseRealFlags(t *testing.T) {
+	files := []string{
+		"../../containerlab/e2e.sh",
+		"../../containerlab/README.md",
+		"../../examples/gitops/README.md",
+		"../../examples/gitops/.github/workflows/fabric.yml",
+	}
+	d := &deps{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}
+	root := newRootCmd(d)
+	seen := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range commandLines(file, string(data)) {
+			for _, m := range fabricctlCall.FindAllStringSubmatch(line, -1) {
+				args := strings.Fields(m[1])
+				cmd, rest, err := root.Find(args)
+				if err != nil || cmd == root {
+					t.Errorf("%s: %q: no such fabricctl command (%v)", file, strings.TrimSpace(m[0]), err)
+					continue
+				}
+				seen++
+				for _, a := range rest {
+					var f *pflag.Flag
+					switch {
+					case strings.HasPrefix(a, "--"):
+						name, _, _ := strings.Cut(a[2:], "=")
+						f = cmd.Flags().Lookup(name)
+						if f == nil {
+							f = cmd.InheritedFlags().Lookup(name)
+						}
+					case len(a) == 2 && a[0] == '-' && a[1] != '-':
+						f = cmd.Flags().ShorthandLookup(a[1:])
+						if f == nil {
+							f = cmd.InheritedFlags().ShorthandLookup(a[1:])
+						}
+					default:
+						continue
+					}
+					if f == nil {
+						t.Errorf("%s (line %d of the commands): fabricctl %s has no flag %s", file, i+1, cmd.CommandPath(), a)
+					}
+				}
+			}
+		}
+	}
+	if seen < 20 {
+		t.Errorf("found %d fabricctl command lines, want at least 20: is the pattern still right?", seen)
+	}
+}
+
+// commandLines returns the lines of a file that are commands: every line of
+// a script, the run: lines of a workflow (not names or comments), and code
+// (fenced blocks and `spans`) of a Markdown file.
+func commandLines(file, data string) []string {
+	var out []string
+	switch filepath.Ext(file) {
+	case ".md":
+		fenced := false
+		for _, l := range strings.Split(data, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				fenced = !fenced
+				continue
+			}
+			if fenced {
+				if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+					out = append(out, l)
+				}
+				continue
+			}
+			for _, span := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(l, -1) {
+				out = append(out, span[1])
+			}
+		}
+	default:
+		for _, l := range strings.Split(data, "\n") {
+			tl := strings.TrimSpace(l)
+			if strings.HasPrefix(tl, "#") || strings.HasPrefix(tl, "- name:") || strings.HasPrefix(tl, "name:") ||
+				strings.HasPrefix(tl, "echo") || strings.HasPrefix(tl, "die ") || strings.HasPrefix(tl, "step ") {
+				continue
+			}
+			out = append(out, l)
+		}
+	}
+	return out
 }
