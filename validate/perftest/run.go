@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fabricctl/fabricctl/internal/remote"
@@ -72,9 +73,10 @@ func (e *Engine) defaults() (ready, slack, poll time.Duration, log *slog.Logger)
 var serverBanner = []byte("Waiting for client")
 
 // RunPair runs spec between server and client: it starts the server, waits
-// until it is ready (its banner on stdout, or its TCP port listening per
-// `ss -Hltn`), runs the client, waits for the server to finish, and parses
-// the client's report. Every process it started is killed when it returns,
+// until it is ready (its TCP port listening per `ss -Hltn`; with rdma_cm or
+// without ss, its banner or a grace period), runs the client (again, up to
+// three times, when it could not connect), waits for the server to finish,
+// and parses the client's report. Every process it started is killed when it returns,
 // on success, failure or when ctx ends.
 func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tcpPort int) (*PairResult, error) {
 	readyTimeout, slack, poll, log := e.defaults()
@@ -114,7 +116,7 @@ func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tc
 		<-srvDone
 	}()
 
-	if err := e.waitReady(ctx, server.Runner, srv, srvDone, tcpPort, readyTimeout, poll); err != nil {
+	if err := e.waitReady(ctx, server.Runner, srv, srvDone, tcpPort, spec.RDMACM, readyTimeout, poll); err != nil {
 		_, _ = srv.Stop()
 		<-srvDone
 		return nil, fmt.Errorf("perftest %s server on %s port %d: %w%s", spec.Tool, sh, tcpPort, err, tail(srvRes.Stderr, srv.Output()))
@@ -127,7 +129,23 @@ func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tc
 	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	log.Debug("perftest client start", "target", ch, "argv", cargv)
-	cres, cerr := client.Runner.Run(cctx, cargv, nil)
+	var cres remote.Result
+	var cerr error
+	for attempt := 1; ; attempt++ {
+		cres, cerr = client.Runner.Run(cctx, cargv, nil)
+		if cerr == nil || attempt == connectAttempts || !connectFailed(cres) || cctx.Err() != nil {
+			break
+		}
+		// The server printed its banner but did not listen yet, or rdma_cm
+		// was not ready: perftest gives up at once, so try again.
+		select {
+		case <-srvDone:
+		case <-time.After(300 * time.Millisecond):
+			log.Debug("perftest client retry", "target", ch, "attempt", attempt+1)
+			continue
+		}
+		break
+	}
 	res.ClientOutput = cres.Stdout
 	if cerr != nil {
 		_, _ = srv.Stop()
@@ -172,22 +190,58 @@ func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tc
 	return res, nil
 }
 
-// waitReady polls until the server prints its banner or listens on port.
-func (e *Engine) waitReady(ctx context.Context, r remote.Runner, srv remote.Process, done <-chan struct{}, port int, timeout, poll time.Duration) error {
+// connectAttempts bounds client retries after a failed connection setup.
+const connectAttempts = 3
+
+// connectFailed reports whether a perftest client failed before any test ran
+// because it could not reach the server.
+func connectFailed(r remote.Result) bool {
+	out := string(r.Stdout) + string(r.Stderr)
+	for _, m := range []string{"Unable to init the socket connection", "Couldn't connect to", "Unable to perform rdma_client function", "Unable to Connect the HCA's through the link"} {
+		if strings.Contains(out, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// readyGrace is how long a server that cannot be observed listening (rdma_cm,
+// or no `ss` on the host) and printed no banner is given before the client
+// starts anyway (the client retries a failed connection).
+const readyGrace = time.Second
+
+// waitReady polls until the server listens on its TCP port (`ss -Hltn`). With
+// rdma_cm (-R) perftest listens through the RDMA CM instead, and some hosts
+// have no ss: then its banner, or readyGrace, is the signal. perftest prints
+// the banner before it listens and its stdout is block-buffered on a pipe,
+// so the banner alone is not trusted where the socket can be seen.
+func (e *Engine) waitReady(ctx context.Context, r remote.Runner, srv remote.Process, done <-chan struct{}, port int, rdmacm bool, timeout, poll time.Duration) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
+	start := time.Now()
 	filter := "sport = :" + strconv.Itoa(port)
+	blind := rdmacm
 	for {
-		if bytes.Contains(srv.Output(), serverBanner) {
-			return nil
+		if !blind {
+			pctx, cancel := context.WithTimeout(ctx, timeout)
+			out, err := r.Run(pctx, []string{"ss", "-Hltn", filter}, nil)
+			cancel()
+			switch {
+			case err == nil && len(bytes.TrimSpace(out.Stdout)) > 0:
+				return nil
+			case err != nil && ctx.Err() == nil:
+				blind = true // no ss on the host
+			}
 		}
-		pctx, cancel := context.WithTimeout(ctx, timeout)
-		out, err := r.Run(pctx, []string{"ss", "-Hltn", filter}, nil)
-		cancel()
-		if err == nil && len(bytes.TrimSpace(out.Stdout)) > 0 {
-			return nil
+		if blind && (bytes.Contains(srv.Output(), serverBanner) || time.Since(start) > readyGrace) {
+			select {
+			case <-done:
+				return errors.New("exited before the client connected")
+			default:
+				return nil
+			}
 		}
 		select {
 		case <-done:

@@ -51,6 +51,10 @@ func fakePerftest(argv []string) int {
 	}
 	if dir := os.Getenv("FAKE_PERFTEST_PIDDIR"); dir != "" {
 		_ = os.WriteFile(filepath.Join(dir, role+".pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
+		if f, err := os.OpenFile(filepath.Join(dir, role+".starts"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.WriteString("x")
+			f.Close()
+		}
 	}
 	table, _ := os.ReadFile(os.Getenv("FAKE_PERFTEST_TABLE"))
 	if role == "server" {
@@ -58,13 +62,17 @@ func fakePerftest(argv []string) int {
 			fmt.Fprintln(os.Stderr, " Couldn't create IB resources")
 			return 1
 		}
+		if mode != "no-banner" {
+			// perftest prints its banner before it listens.
+			fmt.Println("\n************************************\n* Waiting for client to connect... *\n************************************")
+		}
+		if mode == "late-listen" {
+			time.Sleep(500 * time.Millisecond)
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:"+port)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
-		}
-		if mode != "no-banner" {
-			fmt.Println("\n************************************\n* Waiting for client to connect... *\n************************************")
 		}
 		c, err := ln.Accept()
 		if err != nil {
@@ -143,9 +151,12 @@ func TestRunPair(t *testing.T) {
 		wantClient  bool // the client was started
 		wantNotRdy  bool
 		wantAvgGbps float64
+		rdmacm      bool
+		wantStarts  int // client starts, when > 0
 	}{
 		{name: "ok", wantClient: true, wantAvgGbps: 11030.45 * mebibyteGbps},
 		{name: "ready by listening socket", mode: "no-banner", wantClient: true, wantAvgGbps: 11030.45 * mebibyteGbps},
+		{name: "rdma_cm: banner before listen, client retries", mode: "late-listen", rdmacm: true, wantClient: true, wantStarts: 2, wantAvgGbps: 11030.45 * mebibyteGbps},
 		{name: "server crash", mode: "server-crash", wantErr: true},
 		{name: "client hangs past the timeout", mode: "client-hang", wantErr: true, wantClient: true},
 		{name: "ctx cancelled mid-run", mode: "client-hang", timeout: 1500 * time.Millisecond, wantErr: true, wantClient: true, wantCtxErr: context.DeadlineExceeded},
@@ -166,6 +177,8 @@ func TestRunPair(t *testing.T) {
 			end := End{Device: "mlx5_0", Port: 1, GIDIndex: 3}
 			srv := Side{Runner: remote.Local{Name: "gpu1"}, End: end, Addr: "127.0.0.1"}
 			cli := Side{Runner: remote.Local{Name: "gpu2"}, End: end}
+			spec := spec
+			spec.RDMACM = tt.rdmacm
 			res, err := e.RunPair(ctx, spec, srv, cli, freePort(t))
 			if tt.wantErr != (err != nil) {
 				t.Fatalf("RunPair error = %v, want error %v", err, tt.wantErr)
@@ -176,6 +189,12 @@ func TestRunPair(t *testing.T) {
 			if err == nil {
 				if got := res.Report.Bandwidth[0].AvgGbps; math.Abs(got-tt.wantAvgGbps) > 1e-9 {
 					t.Errorf("avg = %v Gb/s, want %v", got, tt.wantAvgGbps)
+				}
+			}
+			if tt.wantStarts > 0 {
+				b, _ := os.ReadFile(filepath.Join(pids, "client.starts"))
+				if len(b) < tt.wantStarts {
+					t.Errorf("client started %d times, want at least %d (a retry)", len(b), tt.wantStarts)
 				}
 			}
 			for _, role := range []string{"server", "client"} {
