@@ -259,7 +259,8 @@ func sortedKeys(a, b map[string]any) []string {
 	return keys
 }
 
-// withinCell: buffer thresholds read back rounded up to the cell size.
+// withinCell: buffer sizes and thresholds read back rounded to the cell
+// size; a difference of at most one cell is not drift.
 func withinCell(path string, a, b jtree.Leaf, cell int64) bool {
 	if cell <= 0 {
 		return false
@@ -268,7 +269,7 @@ func withinCell(path string, a, b jtree.Leaf, cell int64) bool {
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i]
 	}
-	if !strings.Contains(name, "threshold") {
+	if !jtree.IsBufferLeaf(name) {
 		return false
 	}
 	x, ok1 := jtree.Int(a.Value)

@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
@@ -299,13 +298,13 @@ func applyCLI(lines []string, text string) []string {
 	return jtree.CLIApply(lines, jtree.CLILines(text))
 }
 
-// roundThresholds rounds numeric leaves whose name contains "threshold" up
-// to a multiple of cell, keeping strings strings and numbers numbers.
+// roundThresholds rounds numeric buffer leaves (jtree.IsBufferLeaf) up to a
+// multiple of cell, keeping strings strings and numbers numbers.
 func roundThresholds(v any, cell int64) {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, c := range t {
-			if strings.Contains(k, "threshold") {
+			if jtree.IsBufferLeaf(k) {
 				if n, ok := jtree.Int(c); ok && n > 0 {
 					r := (n + cell - 1) / cell * cell
 					if _, isStr := c.(string); isStr {

@@ -45,9 +45,9 @@ type Options struct {
 	TLS *tls.Config
 	// Username and Password, when set, must arrive as gRPC metadata.
 	Username, Password string
-	// CellBytes, when > 0, rounds every stored *threshold* leaf up to a
-	// multiple of it, as buffer hardware does (read-back differs from the
-	// written value).
+	// CellBytes, when > 0, rounds every stored buffer leaf (thresholds,
+	// SONiC xoff/xon/size) up to a multiple of it, as buffer hardware does
+	// (read-back differs from the written value).
 	CellBytes int64
 }
 

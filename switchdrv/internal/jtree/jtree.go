@@ -640,3 +640,15 @@ func Typed(tv *gnmipb.TypedValue) (v any, ascii bool, err error) {
 	}
 	return nil, false, fmt.Errorf("gNMI value type %T is not supported", tv.GetValue())
 }
+
+// IsBufferLeaf reports whether a leaf holds a buffer size or threshold in
+// bytes that hardware rounds to its buffer cell: any "*threshold*" leaf (WRED
+// and ECN), and SONiC BUFFER_PROFILE/BUFFER_POOL sizes (xoff, xon,
+// xon_offset, size).
+func IsBufferLeaf(name string) bool {
+	switch name {
+	case "xoff", "xon", "xon_offset", "size":
+		return true
+	}
+	return strings.Contains(name, "threshold")
+}
