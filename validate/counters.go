@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing/fstest"
 
 	"github.com/fabricctl/fabricctl/internal/remote"
@@ -29,6 +30,11 @@ type Source interface {
 	Kind() string
 	Read(ctx context.Context) (Sample, error)
 }
+
+// ErrNotApplicable is wrapped by a source whose counters do not exist on
+// its target (an interface without driver statistics, such as lo); the run
+// reports it as a skipped check, not an error.
+var ErrNotApplicable = errors.New("counters not available on this target")
 
 // Delta returns after - before per target and counter. A counter that went
 // down (a reset, a driver reload) is reported as its after value; counters
@@ -174,6 +180,9 @@ func (c *EthtoolCounters) Read(ctx context.Context) (Sample, error) {
 			return nil, err
 		}
 		m, err := c.Stats.Stats(c.Interface)
+		if errors.Is(err, syscall.EOPNOTSUPP) {
+			return nil, fmt.Errorf("host %s: %s has no driver statistics: %w", c.Host, c.Interface, ErrNotApplicable)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("host %s: ethtool stats of %s: %w", c.Host, c.Interface, err)
 		}
@@ -183,6 +192,9 @@ func (c *EthtoolCounters) Read(ctx context.Context) (Sample, error) {
 		return nil, fmt.Errorf("host %s: ethtool stats of %s: no stats reader and no runner", c.Host, c.Interface)
 	}
 	res, err := c.Runner.Run(ctx, []string{"ethtool", "-S", c.Interface}, nil)
+	if err != nil && strings.Contains(string(res.Stdout)+string(res.Stderr), "no stats available") {
+		return nil, fmt.Errorf("host %s: %s has no driver statistics: %w", c.Host, c.Interface, ErrNotApplicable)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("host %s: ethtool -S %s: %w", c.Host, c.Interface, err)
 	}

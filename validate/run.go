@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -184,7 +185,11 @@ func readAll(ctx context.Context, sources []Source) (Sample, []Check) {
 	var checks []Check
 	for i, r := range out {
 		if r.err != nil {
-			checks = append(checks, Check{Name: "counters.read", Phase: PhaseCounters, Target: sources[i].Name(), Status: Error, Message: r.err.Error()})
+			st := Error
+			if errors.Is(r.err, ErrNotApplicable) {
+				st = Skip
+			}
+			checks = append(checks, Check{Name: "counters.read", Phase: PhaseCounters, Target: sources[i].Name(), Status: st, Message: r.err.Error()})
 			continue
 		}
 		for t, m := range r.s {

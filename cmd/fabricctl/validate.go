@@ -12,9 +12,11 @@ import (
 	"github.com/safchain/ethtool"
 	"github.com/spf13/cobra"
 
+	"github.com/fabricctl/fabricctl/hostdrv"
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/remote"
 	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/validate"
 	"github.com/fabricctl/fabricctl/validate/perftest"
@@ -50,8 +52,9 @@ func newValidateCmd(d *deps) *cobra.Command {
 		Short: "Prove the fabric lossless with traffic and counters, and measure it",
 		Long: `Validate answers "is this fabric lossless, and how fast is it?" in five phases:
 
-  1. readback   the switches' configuration is read over gNMI and compared with the
-                intent (the plan of 'fabricctl plan'); every drifted path is a failed check
+  1. readback   the switches' configuration is read over gNMI and the hosts' with
+                'fabricctl host plan' (locally, or over SSH with --remote-fabricctl),
+                and compared with the intent; every drifted path is a failed check
   2. counters   host RDMA hw_counters and ethtool driver stats, switch queue, PFC, ECN
                 and PFC-watchdog counters (gNMI, per platform) are read
   3. traffic    all pairs of hosts in N-1 rounds of disjoint pairs (N rounds with byes
@@ -114,7 +117,7 @@ could not be collected (and nothing failed) or validate could not run, 64 usage.
 	fl.BoolVar(&o.noAllPairs, "no-all-pairs", false, "skip the all-pairs rounds")
 	fl.BoolVar(&o.noIncast, "no-incast", false, "skip the incast round")
 	fl.BoolVar(&o.noLatency, "no-latency", false, "skip the latency rounds (rdma engine)")
-	fl.BoolVar(&o.noReadback, "no-readback", false, "skip the configuration readback of the switches")
+	fl.BoolVar(&o.noReadback, "no-readback", false, "skip the configuration readback of switches and hosts")
 	fl.BoolVar(&o.noCounters, "no-counters", false, "skip host and switch counters")
 	fl.IntVar(&o.udpPackets, "udp-packets", 2000, "udp engine: packets per flow")
 	fl.Float64Var(&o.udpRate, "udp-rate", 10000, "udp engine: packets per second per flow")
@@ -130,6 +133,9 @@ func (o *validateOptions) validate() error {
 	}
 	if o.engine != "rdma" && o.engine != "udp" {
 		return usagef("--engine %q: want rdma or udp", o.engine)
+	}
+	if len(strings.Fields(o.fabricctl)) == 0 {
+		return usagef("--remote-fabricctl: want a command")
 	}
 	if len(o.netns) > 0 && o.engine != "udp" {
 		return usagef("--netns works with --engine udp only")
@@ -235,8 +241,8 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 	}
 
 	vo := validate.Options{Engine: engine, AllPairs: !o.noAllPairs, Incast: !o.noIncast, Latency: !o.noLatency, Log: d.log}
-	if !o.noReadback && len(f.Switches) > 0 {
-		vo.Readback = func(ctx context.Context) (*plan.Plan, error) { return eng.Plan(ctx, f, o.switches) }
+	if !o.noReadback {
+		vo.Readback = func(ctx context.Context) (*plan.Plan, error) { return o.readback(ctx, d, f, eng, nsOf) }
 	}
 	if !o.noCounters {
 		srcs, closeAll := o.sources(ctx, d, f, nsOf, runnerFor)
@@ -259,6 +265,54 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 		return withCode(ExitError, fmt.Errorf("validation incomplete: %d checks could not collect their evidence", s.Error))
 	}
 	return nil
+}
+
+// readback plans the switches (gNMI) and the hosts (`fabricctl host plan` on
+// each: this binary for local hosts, --remote-fabricctl over SSH for the
+// others) against the intent. Hosts mapped to a network namespace are left
+// out: their NICs are lab veths.
+func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabric, eng *switchdrv.Engine, nsOf map[string]string) (*plan.Plan, error) {
+	p := &plan.Plan{Fabric: f.Name}
+	if len(f.Switches) > 0 {
+		sp, err := eng.Plan(ctx, f, o.switches)
+		if err != nil {
+			return nil, err
+		}
+		p.Targets = append(p.Targets, sp.Targets...)
+	}
+	var local, remoteHosts []intent.Host
+	for _, h := range f.Hosts {
+		switch {
+		case nsOf[h.Name] != "":
+		case h.IsLocal():
+			local = append(local, h)
+		default:
+			remoteHosts = append(remoteHosts, h)
+		}
+	}
+	if len(local)+len(remoteHosts) == 0 {
+		return p, nil
+	}
+	bundle, err := hostdrv.BundleIntent(f.Files...)
+	if err != nil {
+		return nil, err
+	}
+	if len(local) > 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("host readback: %w", err)
+		}
+		fl := &hostdrv.Fleet{Binary: exe, Log: d.log, Runner: func(h intent.Host) (remote.Runner, error) { return remote.Local{Name: h.Name}, nil }}
+		ts, _ := fl.Run(ctx, "plan", local, bundle) // per-host errors are in the targets
+		p.Targets = append(p.Targets, ts...)
+	}
+	if len(remoteHosts) > 0 {
+		bin := strings.Fields(o.fabricctl)
+		fl := &hostdrv.Fleet{Binary: bin[0], ExtraArgs: nil, Log: d.log}
+		ts, _ := fl.Run(ctx, "plan", remoteHosts, bundle)
+		p.Targets = append(p.Targets, ts...)
+	}
+	return p, nil
 }
 
 func (o *validateOptions) write(out io.Writer, rep *validate.Report) error {
