@@ -42,8 +42,8 @@ func newInventoryImportCmd(_ *deps) *cobra.Command {
 		Use:   "import --containerlab TOPOLOGY [-o FILE]",
 		Short: "Write the inventory of a containerlab lab as an intent file",
 		Long: `Import reads a containerlab topology file (*.clab.yml) or the topology-data.json
-of a deployed lab (clab-<lab>/topology-data.json) and writes the inventory part of
-an intent: apiVersion, kind, metadata and inventory, no policy. Merge it with a
+of a deployed lab (clab-<lab>/topology-data.json; a directory means either) and
+writes the inventory part of an intent: apiVersion, kind, metadata and inventory, no policy. Merge it with a
 policy file: fabricctl check -f policy.yaml -f inventory.yaml.
 
   node kinds       nokia_srlinux/srl -> srlinux, sonic-vs/sonic-vm -> sonic,
@@ -68,6 +68,7 @@ to parse before it is written.
 Exit codes: 0 written, 1 the topology cannot be read or imported, 64 usage.`,
 		Example: `  fabricctl inventory import --containerlab srl-leafspine.clab.yml -o inventory.yaml
   fabricctl inventory import --containerlab clab-srl-leafspine/topology-data.json --speed 400G
+  fabricctl inventory import --containerlab clab-srl-leafspine   # a deployed lab's directory
   fabricctl check -f policy.yaml -f inventory.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

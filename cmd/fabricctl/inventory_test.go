@@ -131,7 +131,7 @@ func TestLabAndGitOpsUseRealFlags(t *testing.T) {
 						continue
 					}
 					if f == nil {
-						t.Errorf("%s (line %d of the commands): fabricctl %s has no flag %s", file, i+1, cmd.CommandPath(), a)
+						t.Errorf("%s (line %d of the commands): %s has no flag %s", file, i+1, cmd.CommandPath(), a)
 					}
 				}
 			}

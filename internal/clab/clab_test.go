@@ -544,3 +544,42 @@ func mustGlob(t *testing.T, pattern string) []string {
 	}
 	return m
 }
+
+func TestLoadDirectory(t *testing.T) {
+	// a directory with one topology file, as containerlab reads it
+	top, err := Load(filepath.Join(labsDir, "srl-leafspine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.FromData || top.Name != "srl-leafspine" {
+		t.Errorf("Load(dir) = lab %q from data %v, want the srl-leafspine topology file", top.Name, top.FromData)
+	}
+	// a lab directory holding topology-data.json
+	lab := filepath.Join(t.TempDir(), "clab-srl-leafspine")
+	if err := os.Mkdir(lab, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "srl-leafspine.topology-data.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lab, "topology-data.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if top, err := Load(lab); err != nil || !top.FromData {
+		t.Errorf("Load(lab dir) = %+v, %v; want the topology-data.json", top, err)
+	}
+	// none, or two: an error naming the directory
+	empty := t.TempDir()
+	if _, err := Load(empty); err == nil || !strings.Contains(err.Error(), empty) {
+		t.Errorf("Load(empty dir) error = %v, want one naming %s", err, empty)
+	}
+	for _, n := range []string{"a.clab.yml", "b.clab.yaml"} {
+		if err := os.WriteFile(filepath.Join(empty, n), []byte("name: x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Load(empty); err == nil {
+		t.Error("Load(dir with two topologies) succeeded, want an error")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -143,8 +144,17 @@ func (t *Topology) ContainerName(node string) string {
 }
 
 // Load reads a topology file (*.clab.yml / *.clab.yaml) or a deployed lab's
-// topology-data.json, chosen by content: JSON starts with '{'.
+// topology-data.json, chosen by content: JSON starts with '{'. A directory
+// is a lab directory (clab-<lab>, holding topology-data.json) or, as
+// containerlab reads it, a directory with exactly one *.clab.yml.
 func Load(path string) (*Topology, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		p, err := findTopology(path)
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read containerlab topology: %w", err)
@@ -161,6 +171,28 @@ func Load(path string) (*Topology, error) {
 		return ParseData(path, data)
 	}
 	return Parse(path, data)
+}
+
+func findTopology(dir string) (string, error) {
+	data := filepath.Join(dir, "topology-data.json")
+	if _, err := os.Stat(data); err == nil {
+		return data, nil
+	}
+	var found []string
+	for _, pat := range []string{"*.clab.yml", "*.clab.yaml"} {
+		m, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return "", err
+		}
+		found = append(found, m...)
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return "", fmt.Errorf("read containerlab topology: %s has no topology-data.json and no *.clab.yml", dir)
+	}
+	return "", fmt.Errorf("read containerlab topology: %s has %d topology files (%s): name one", dir, len(found), strings.Join(found, ", "))
 }
 
 // specialNodes are link endpoints that are not lab nodes.
