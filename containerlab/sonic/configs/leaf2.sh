@@ -4,12 +4,16 @@
 #   sshpass -e ssh admin@<mgmt> 'bash -s' < configs/leaf2.sh
 # Routing only: fabricctl owns the QoS.
 set -euo pipefail
+sudo config vlan member del 1000 Ethernet0 2>/dev/null || true  # the L2 preset puts ports in Vlan1000
 sudo config interface startup Ethernet0
 sudo config interface ip add Ethernet0 10.20.3.1/24
+sudo config vlan member del 1000 Ethernet4 2>/dev/null || true  # the L2 preset puts ports in Vlan1000
 sudo config interface startup Ethernet4
 sudo config interface ip add Ethernet4 10.20.4.1/24
+sudo config vlan member del 1000 Ethernet8 2>/dev/null || true  # the L2 preset puts ports in Vlan1000
 sudo config interface startup Ethernet8
 sudo config interface ip add Ethernet8 192.168.1.4/31
+sudo config vlan member del 1000 Ethernet12 2>/dev/null || true  # the L2 preset puts ports in Vlan1000
 sudo config interface startup Ethernet12
 sudo config interface ip add Ethernet12 192.168.1.6/31
 sudo sonic-db-cli CONFIG_DB hset "STATIC_ROUTE|10.20.1.0/24" nexthop "192.168.1.5,192.168.1.7"
@@ -20,9 +24,18 @@ sudo sonic-db-cli CONFIG_DB hset "STATIC_ROUTE|10.20.2.0/24" nexthop "192.168.1.
 sudo mkdir -p /etc/sonic/telemetry
 sudo openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=$(hostname)" \
   -keyout /etc/sonic/telemetry/gnmi.key -out /etc/sonic/telemetry/gnmi.cer 2>/dev/null
-sudo sonic-db-cli CONFIG_DB hset "GNMI|certs" server_crt /etc/sonic/telemetry/gnmi.cer \
-  server_key /etc/sonic/telemetry/gnmi.key ca_crt /etc/sonic/telemetry/gnmi.cer
-sudo sonic-db-cli CONFIG_DB hset "GNMI|gnmi" port 8080 client_auth false user_auth password log_level 2
-sudo config feature state gnmi enabled 2>/dev/null || true
-sudo systemctl restart gnmi
+# GNMI|* for the gnmi container, TELEMETRY|* for images that still run the
+# telemetry container instead.
+for table in GNMI TELEMETRY; do
+  sudo sonic-db-cli CONFIG_DB hset "$table|certs" server_crt /etc/sonic/telemetry/gnmi.cer \
+    server_key /etc/sonic/telemetry/gnmi.key ca_crt /etc/sonic/telemetry/gnmi.cer >/dev/null
+  sudo sonic-db-cli CONFIG_DB hset "$table|gnmi" port 8080 client_auth false user_auth password log_level 2 >/dev/null
+done
+if systemctl cat gnmi.service >/dev/null 2>&1; then
+  sudo config feature state gnmi enabled 2>/dev/null || true
+  sudo systemctl restart gnmi
+else
+  sudo config feature state telemetry enabled 2>/dev/null || true
+  sudo systemctl restart telemetry
+fi
 sudo config save -y

@@ -4,8 +4,10 @@
 #   sshpass -e ssh admin@<mgmt> 'bash -s' < configs/spine2.sh
 # Routing only: fabricctl owns the QoS.
 set -euo pipefail
+sudo config vlan member del 1000 Ethernet0 2>/dev/null || true  # the L2 preset puts ports in Vlan1000
 sudo config interface startup Ethernet0
 sudo config interface ip add Ethernet0 192.168.1.3/31
+sudo config vlan member del 1000 Ethernet4 2>/dev/null || true  # the L2 preset puts ports in Vlan1000
 sudo config interface startup Ethernet4
 sudo config interface ip add Ethernet4 192.168.1.7/31
 sudo sonic-db-cli CONFIG_DB hset "STATIC_ROUTE|10.20.1.0/24" nexthop "192.168.1.2"
@@ -18,9 +20,18 @@ sudo sonic-db-cli CONFIG_DB hset "STATIC_ROUTE|10.20.4.0/24" nexthop "192.168.1.
 sudo mkdir -p /etc/sonic/telemetry
 sudo openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=$(hostname)" \
   -keyout /etc/sonic/telemetry/gnmi.key -out /etc/sonic/telemetry/gnmi.cer 2>/dev/null
-sudo sonic-db-cli CONFIG_DB hset "GNMI|certs" server_crt /etc/sonic/telemetry/gnmi.cer \
-  server_key /etc/sonic/telemetry/gnmi.key ca_crt /etc/sonic/telemetry/gnmi.cer
-sudo sonic-db-cli CONFIG_DB hset "GNMI|gnmi" port 8080 client_auth false user_auth password log_level 2
-sudo config feature state gnmi enabled 2>/dev/null || true
-sudo systemctl restart gnmi
+# GNMI|* for the gnmi container, TELEMETRY|* for images that still run the
+# telemetry container instead.
+for table in GNMI TELEMETRY; do
+  sudo sonic-db-cli CONFIG_DB hset "$table|certs" server_crt /etc/sonic/telemetry/gnmi.cer \
+    server_key /etc/sonic/telemetry/gnmi.key ca_crt /etc/sonic/telemetry/gnmi.cer >/dev/null
+  sudo sonic-db-cli CONFIG_DB hset "$table|gnmi" port 8080 client_auth false user_auth password log_level 2 >/dev/null
+done
+if systemctl cat gnmi.service >/dev/null 2>&1; then
+  sudo config feature state gnmi enabled 2>/dev/null || true
+  sudo systemctl restart gnmi
+else
+  sudo config feature state telemetry enabled 2>/dev/null || true
+  sudo systemctl restart telemetry
+fi
 sudo config save -y
