@@ -223,7 +223,9 @@ func TestParseData(t *testing.T) {
 		wantLinks []Link
 		wantInv   *Inventory
 	}{{
-		// A deployed srl-leafspine lab: containerlab's current export format.
+		// A deployed srl-leafspine lab in containerlab's current export
+		// format (core/export_templates/auto.tmpl): written for this test
+		// from that template, with the addresses the topology fixes.
 		file: "srl-leafspine.topology-data.json",
 		wantLinks: []Link{
 			{A: Endpoint{Node: "gpu1", Interface: "eth1"}, B: Endpoint{Node: "leaf1", Interface: "e1-1"}},
@@ -236,7 +238,7 @@ func TestParseData(t *testing.T) {
 			{A: Endpoint{Node: "leaf2", Interface: "e1-32"}, B: Endpoint{Node: "spine2", Interface: "e1-2"}},
 		},
 	}, {
-		// The link format of containerlab <= v0.72 ({"a": ..., "z": ...}),
+		// The older link format ({"a": ..., "z": ...}),
 		// with a bridge, an address set by containerlab and a dummy link.
 		file: "legacy.topology-data.json",
 		wantNodes: []Node{

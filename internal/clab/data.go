@@ -9,10 +9,13 @@ import (
 )
 
 // The structure of topology-data.json, as containerlab's export template
-// core/export_templates/auto.tmpl writes it into the lab directory
-// (clab-<lab>/topology-data.json) on every deploy. Releases up to v0.72 wrote
-// each link as {"a": {...}, "z": {...}}; later ones as
-// {"endpoints": {"a": {...}, "z": {...}}}. Both are read.
+// core/export_templates/auto.tmpl (srl-labs/containerlab) writes it into the
+// lab directory (clab-<lab>/topology-data.json) on every deploy: name, type,
+// clab.config.{prefix, mgmt}, nodes keyed by name (kind, image,
+// mgmt-ipv4-address, labels ...) and links. Older releases wrote each link as
+// {"a": {...}, "z": {...}}, newer ones (v0.73 on, going by the history of that
+// template) as {"endpoints": {"a": {...}, "z": {...}}}; a link with one lab
+// end (host, mgmt-net, macvlan, dummy) has only "a". Both forms are read.
 type dataFile struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
