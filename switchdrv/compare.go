@@ -45,6 +45,9 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 			if err != nil {
 				return nil, fmt.Errorf("switch %s: observed %s: %w", d.Switch, key, err)
 			}
+			if !e.Exists {
+				got = absent{}
+			}
 			out = append(out, compareTree(key, lastKeys(u.GetPath()), want, got, op.replace, q.BufferCellBytes)...)
 		}
 	}
@@ -71,6 +74,12 @@ func Drift(want, got *Snapshot, cellBytes int64) []plan.Change {
 		default:
 			wv, err1 := w.value()
 			gv, err2 := g.value()
+			if !w.Exists {
+				wv = absent{}
+			}
+			if !g.Exists {
+				gv = absent{}
+			}
 			if err1 != nil || err2 != nil {
 				out = append(out, plan.Change{Action: plan.Update, Path: w.Path, Before: string(g.JSON), After: string(w.JSON), Reason: "unreadable value"})
 				continue
@@ -115,9 +124,9 @@ func compareTree(base string, skipKeys []string, want, got any, replace bool, ce
 		base = strings.TrimSuffix(base, "/")
 	}
 	switch {
-	case want == nil && got != nil && replace:
+	case want == absent{} && got != absent{} && replace:
 		c.remove(base, got)
-	case want != nil:
+	case want != absent{}:
 		c.node(base, want, got)
 	}
 	return c.out
@@ -159,8 +168,12 @@ func pathOrRoot(p string) string {
 	return p
 }
 
+// absent marks a node that does not exist (JSON null is a value: YANG
+// "empty" leaves are [null] in JSON_IETF).
+type absent struct{}
+
 func (c *treeDiff) node(path string, want, got any) {
-	if got == nil {
+	if got == (absent{}) {
 		c.create(path, want)
 		return
 	}
@@ -195,16 +208,21 @@ func (c *treeDiff) node(path string, want, got any) {
 			c.update(path, got, want)
 			return
 		}
+		key := entryKey
+		if duplicateKeys(w) || duplicateKeys(g) {
+			// Not valid YANG data; compare by position rather than guess.
+			key = func(_ any, i int) string { return fmt.Sprintf("[#%d]", i) }
+		}
 		gotByKey := map[string]any{}
 		var gotKeys []string
 		for i, e := range g {
-			k := entryKey(e, i)
+			k := key(e, i)
 			gotByKey[k] = e
 			gotKeys = append(gotKeys, k)
 		}
 		wantKeys := map[string]bool{}
 		for i, e := range w {
-			k := entryKey(e, i)
+			k := key(e, i)
 			wantKeys[k] = true
 			if ge, ok := gotByKey[k]; ok {
 				c.node(path+k, e, ge)
@@ -243,6 +261,18 @@ func entryKey(e any, i int) string {
 		return fmt.Sprintf("[#%d]", i)
 	}
 	return jtree.EntryKey(m, i)
+}
+
+func duplicateKeys(list []any) bool {
+	seen := map[string]bool{}
+	for i, e := range list {
+		k := entryKey(e, i)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
 }
 
 func sortedKeys(a, b map[string]any) []string {

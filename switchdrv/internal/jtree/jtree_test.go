@@ -113,3 +113,43 @@ func TestCLI(t *testing.T) {
 		t.Errorf("no <section> mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// FuzzEdit: whatever JSON a client sends or a device answers, editing and
+// reading a tree by path returns errors, never panics.
+func FuzzEdit(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[{"k":"1"}]}`, `{"a":{"b":[1,2]}}`, `[{"k":1}]`, `null`, `"x"`, `{"a":[{"k":{}}]}`} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, root, val string) { fuzzEditBody(root, val) })
+}
+
+func fuzzEditBody(root, val string) {
+	{
+		r, err := Decode([]byte(root))
+		if err != nil {
+			return
+		}
+		v, err := Decode([]byte(val))
+		if err != nil {
+			return
+		}
+		m, ok := r.(map[string]any)
+		if !ok {
+			m = map[string]any{"x": r}
+		}
+		paths := [][]*gnmipb.PathElem{
+			{{Name: "a"}},
+			{{Name: "a", Key: map[string]string{"k": "1"}}},
+			{{Name: "a", Key: map[string]string{"k": "1"}}, {Name: "b"}},
+			{{Name: "a"}, {Name: "b", Key: map[string]string{"k": "1", "j": "2"}}},
+		}
+		for _, p := range paths {
+			_ = Replace(m, p, Clone(v))
+			_ = Update(m, p, Clone(v))
+			_, _ = Get(m, p)
+			Flatten(m, "", map[string]Leaf{})
+			_ = Canon(m)
+			_ = Delete(m, p)
+		}
+	}
+}
