@@ -330,6 +330,9 @@ func TestParseErrors(t *testing.T) {
 		{"interface used twice", "name: x\ntopology:\n  nodes:\n    a: {kind: linux}\n    b: {kind: linux}\n  links:\n    - endpoints: [\"a:eth1\", \"b:eth1\"]\n    - endpoints: [\"a:eth1\", \"b:eth2\"]\n", []Pos{{Line: 8, Col: 19}}},
 		{"one endpoint", "name: x\ntopology:\n  nodes:\n    a: {kind: linux}\n  links:\n    - endpoints: [\"a:eth1\"]\n", []Pos{{Line: 6, Col: 18}}},
 		{"duplicate node", "name: x\ntopology:\n  nodes:\n    a: {kind: linux}\n    a: {kind: linux}\n", []Pos{{Line: 5, Col: 5}}},
+		{"bad mgmt-ipv4", "name: x\ntopology:\n  nodes:\n    a: {kind: linux, mgmt-ipv4: 10.0.0.300}\n", []Pos{{Line: 4, Col: 33}}},
+		{"mgmt-ipv4 outside the subnet", "name: x\nmgmt: {ipv4-subnet: 172.30.10.0/24}\ntopology:\n  nodes:\n    a: {kind: linux, mgmt-ipv4: 172.30.11.5}\n", []Pos{{Line: 5, Col: 33}}},
+		{"mgmt-ipv4 twice", "name: x\ntopology:\n  nodes:\n    a: {kind: linux, mgmt-ipv4: 10.0.0.1}\n    b: {kind: linux, mgmt-ipv4: 10.0.0.1}\n", []Pos{{Line: 5, Col: 33}}},
 		{"undefined group", "name: x\ntopology:\n  nodes:\n    a: {group: g}\n", []Pos{{Line: 4, Col: 5}, {Line: 4, Col: 8}}},
 	}
 	for _, tc := range tests {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -325,6 +326,7 @@ type nodeFields struct {
 	kind, image, typ, mgmtIPv4, startup, group string
 	exec, binds                                []string
 	hasExec                                    bool
+	mgmtNode                                   *yaml.Node // where mgmt-ipv4 was written
 }
 
 func (p *parser) fields(n *yaml.Node, what string) nodeFields {
@@ -339,7 +341,7 @@ func (p *parser) fields(n *yaml.Node, what string) nodeFields {
 		case "type":
 			f.typ = p.str(v, what+".type")
 		case "mgmt-ipv4", "mgmt_ipv4":
-			f.mgmtIPv4 = p.str(v, what+".mgmt-ipv4")
+			f.mgmtIPv4, f.mgmtNode = p.str(v, what+".mgmt-ipv4"), v
 		case "startup-config":
 			f.startup = p.str(v, what+".startup-config")
 		case "group":
@@ -426,8 +428,31 @@ func (p *parser) topology(root *yaml.Node) *Topology {
 		p.errorf(topo, "topology.nodes: required field is missing")
 		return t
 	}
+	var subnet netip.Prefix
+	if t.Mgmt.IPv4Subnet != "" {
+		var err error
+		if subnet, err = netip.ParsePrefix(t.Mgmt.IPv4Subnet); err != nil || !subnet.Addr().Is4() {
+			p.errorf(root, "mgmt.ipv4-subnet: %q is not an IPv4 prefix", t.Mgmt.IPv4Subnet)
+			subnet = netip.Prefix{}
+		}
+	}
+	mgmtBy := map[string]string{}
 	for _, kv := range p.mapping(nodesNode, "topology.nodes") {
-		t.Nodes = append(t.Nodes, p.node(kv[0], kv[1], defaults, kinds, groups))
+		n, at := p.node(kv[0], kv[1], defaults, kinds, groups)
+		if n.MgmtIPv4 != "" {
+			a, err := netip.ParseAddr(n.MgmtIPv4)
+			switch {
+			case err != nil || !a.Is4():
+				p.errorf(at, "topology.nodes.%s.mgmt-ipv4: %q is not an IPv4 address", n.Name, n.MgmtIPv4)
+			case subnet.IsValid() && !subnet.Contains(a):
+				p.errorf(at, "topology.nodes.%s.mgmt-ipv4: %s is outside mgmt.ipv4-subnet %s", n.Name, a, subnet)
+			case mgmtBy[n.MgmtIPv4] != "":
+				p.errorf(at, "topology.nodes.%s.mgmt-ipv4: %s is also node %s's address", n.Name, a, mgmtBy[n.MgmtIPv4])
+			default:
+				mgmtBy[n.MgmtIPv4] = n.Name
+			}
+		}
+		t.Nodes = append(t.Nodes, n)
 	}
 	sort.Slice(t.Nodes, func(i, j int) bool { return naturalLess(t.Nodes[i].Name, t.Nodes[j].Name) })
 	if linksNode != nil {
@@ -445,7 +470,9 @@ func first(vals ...string) string {
 	return ""
 }
 
-func (p *parser) node(k, v *yaml.Node, defaults nodeFields, kinds, groups map[string]nodeFields) Node {
+// node resolves one node against its group, kind and the defaults; it also
+// returns where its mgmt-ipv4 was written (the key when it was not).
+func (p *parser) node(k, v *yaml.Node, defaults nodeFields, kinds, groups map[string]nodeFields) (Node, *yaml.Node) {
 	what := "topology.nodes." + k.Value
 	f := p.fields(v, what)
 	g, gok := groups[f.group]
@@ -471,7 +498,10 @@ func (p *parser) node(k, v *yaml.Node, defaults nodeFields, kinds, groups map[st
 	if n.MgmtIPv4 != "" {
 		n.MgmtIPv4 = strings.SplitN(n.MgmtIPv4, "/", 2)[0]
 	}
-	return n
+	if f.mgmtNode != nil {
+		return n, f.mgmtNode
+	}
+	return n, k
 }
 
 func (p *parser) links(t *Topology, n *yaml.Node) {
