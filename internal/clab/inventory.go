@@ -111,8 +111,11 @@ func Import(t *Topology, o ImportOptions) (*Inventory, error) {
 			continue // reported above
 		}
 		if ka.Role == RoleOther || kb.Role == RoleOther {
-			inv.Notes = append(inv.Notes, fmt.Sprintf("link %s -- %s: leaves the fabric through a %s node; not imported", l.A, l.B,
-				map[bool]string{true: t.Node(l.A.Node).Kind, false: t.Node(l.B.Node).Kind}[ka.Role == RoleOther]))
+			other := t.Node(l.B.Node).Kind
+			if ka.Role == RoleOther {
+				other = t.Node(l.A.Node).Kind
+			}
+			inv.Notes = append(inv.Notes, fmt.Sprintf("link %s -- %s: leaves the fabric through a %s node; not imported", l.A, l.B, other))
 			continue
 		}
 		var ends [2]intent.Endpoint
