@@ -125,7 +125,7 @@ need=(docker containerlab ssh ssh-keygen ssh-keyscan ip awk timeout)
 if [[ $topo != srl-leafspine ]]; then need+=(sshpass); fi
 if [[ -z ${FABRICCTL:-} ]]; then need+=(go); fi
 for c in "${need[@]}"; do
-	command -v "$c" >/dev/null || die "$c is not installed (or not on root's PATH: sudo -E keeps yours; FABRICCTL=/path/to/fabricctl skips go)"
+	command -v "$c" >/dev/null || die "$c is not installed (or not on root's PATH, which sudo may reset: try sudo env PATH=\"\$PATH\" ..., or set FABRICCTL=/path/to/fabricctl to skip go)"
 done
 export SRL_USERNAME=${SRL_USERNAME:-admin}
 export SRL_PASSWORD=${SRL_PASSWORD:-NokiaSrl1!}  # containerlab's SR Linux default
