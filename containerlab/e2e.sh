@@ -5,7 +5,7 @@
 #   plan -> apply -> diff (must be in sync) -> plan again (must be empty) ->
 #   host plan -> validate (rdma with Soft-RoCE, else udp) -> reports -> destroy
 #
-# Usage:  sudo -E containerlab/e2e.sh <srl-leafspine|sonic|mixed>
+# Usage:  sudo -E env "PATH=$PATH" containerlab/e2e.sh <srl-leafspine|sonic|mixed>
 #
 # It stops at the first broken step and names it; the lab is destroyed on exit
 # (KEEP_LAB=1 keeps it for debugging). Reports (JSON, JUnit, Markdown) go to
@@ -120,7 +120,7 @@ kind_of() {
 switches() { awk '/^    [a-z0-9-]+:$/ {n=$1; sub(":", "", n)} /kind: (nokia_srlinux|sonic-vm|sonic-vs)/ {print n}' "$clab_file"; }
 
 step "preflight"
-[[ $(id -u) -eq 0 ]] || die "run as root (sudo -E $0 $topo): containerlab and ip netns need it"
+[[ $(id -u) -eq 0 ]] || die "run as root (sudo -E env PATH=\"$PATH\" $0 $topo): containerlab and ip netns need it"
 need=(docker containerlab ssh ssh-keygen ssh-keyscan ip awk timeout)
 if [[ $topo != srl-leafspine ]]; then need+=(sshpass); fi
 if [[ -z ${FABRICCTL:-} ]]; then need+=(go); fi
