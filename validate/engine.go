@@ -357,7 +357,7 @@ func fillUDP(r *FlowResult, sent udpflow.SendStats, stats []udpflow.FlowStats, i
 		if s.Flow != id {
 			continue
 		}
-		r.Received, r.Duplicates, r.Reordered = s.Received, s.Duplicates, s.Reordered
+		r.Received, r.Duplicates, r.Reordered, r.SocketDrops = s.Received, s.Duplicates, s.Reordered, s.SocketDrops
 		if sent.Sent > s.Unique {
 			r.Lost = sent.Sent - s.Unique
 		}

@@ -68,6 +68,9 @@ type FlowResult struct {
 	Lost       uint64 `json:"lost,omitempty"`
 	Duplicates uint64 `json:"duplicates,omitempty"`
 	Reordered  uint64 `json:"reordered,omitempty"`
+	// SocketDrops were dropped by the receiving host's socket buffer, not by
+	// the network.
+	SocketDrops uint64 `json:"socketDrops,omitempty"`
 	// ToS is the byte sent with; ToSMismatch counts packets that arrived with
 	// another one (re-marked on the way).
 	ToS         int    `json:"tos"`

@@ -33,15 +33,23 @@ type Options struct {
 	Now func() time.Time
 }
 
-// endpoints returns the first NIC of every host that has one, in host order.
-func endpoints(f *intent.Fabric) []Endpoint {
-	var eps []Endpoint
-	for _, h := range f.Hosts {
-		if len(h.NICs) > 0 {
-			eps = append(eps, Endpoint{Host: h.Name, NIC: h.NICs[0]})
+// rails returns the host NICs by rail: rail k is the k-th NIC of every host
+// that has one, in host order (GPU servers cable NIC k of every host to the
+// same leaf). Rails with fewer than two NICs are left out.
+func rails(f *intent.Fabric) [][]Endpoint {
+	var out [][]Endpoint
+	for k := 0; ; k++ {
+		var eps []Endpoint
+		for _, h := range f.Hosts {
+			if len(h.NICs) > k {
+				eps = append(eps, Endpoint{Host: h.Name, NIC: h.NICs[k]})
+			}
 		}
+		if len(eps) < 2 {
+			return out
+		}
+		out = append(out, eps)
 	}
-	return eps
 }
 
 // Run validates f: configuration readback, counters before, traffic rounds
@@ -79,14 +87,23 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 		failed[c.Target] = true
 	}
 
-	eps := endpoints(f)
-	if (o.AllPairs || o.Incast) && len(eps) < 2 {
-		return nil, fmt.Errorf("validate %s: %w (have %d)", f.Name, errNoHosts, len(eps))
+	// Every rail runs the same schedule at the same time: a round has the
+	// disjoint pairs of every rail, so N hosts with R NICs each still take
+	// N-1 rounds.
+	rs := rails(f)
+	if (o.AllPairs || o.Incast) && len(rs) == 0 {
+		return nil, fmt.Errorf("validate %s: %w", f.Name, errNoHosts)
 	}
 	if o.AllPairs {
-		rounds, err := schedule.AllPairs(len(eps))
-		if err != nil {
-			return nil, err
+		sched := make([][]schedule.Round, len(rs))
+		maxRounds := 0
+		for k, eps := range rs {
+			r, err := schedule.AllPairs(len(eps))
+			if err != nil {
+				return nil, err
+			}
+			sched[k] = r
+			maxRounds = max(maxRounds, len(r))
 		}
 		kinds := []string{KindBandwidth}
 		if o.Latency && !o.Engine.MeasuresLatency() {
@@ -97,13 +114,18 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 			if kind == KindLatency {
 				test = "latency"
 			}
-			for ri, r := range rounds {
+			for ri := 0; ri < maxRounds; ri++ {
 				if err := ctx.Err(); err != nil {
 					return nil, fmt.Errorf("validate %s: %w", f.Name, err)
 				}
-				flows := make([]Flow, len(r))
-				for i, p := range r {
-					flows[i] = Flow{Test: test, Round: ri + 1, Client: eps[p.Client], Server: eps[p.Server]}
+				var flows []Flow
+				for k, eps := range rs {
+					if ri >= len(sched[k]) {
+						continue
+					}
+					for _, p := range sched[k][ri] {
+						flows = append(flows, Flow{Test: test, Round: ri + 1, Client: eps[p.Client], Server: eps[p.Server]})
+					}
 				}
 				log.Info("traffic round", "test", test, "round", ri+1, "flows", len(flows))
 				rep.Flows = append(rep.Flows, o.Engine.Run(ctx, kind, flows)...)
@@ -112,29 +134,34 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 		}
 	}
 	incastRan := false
-	if o.Incast && len(eps) >= 3 {
-		n := f.Validation.Incast
-		if n <= 0 || n > len(eps)-1 {
-			n = len(eps) - 1
+	if o.Incast && len(rs[0]) >= 3 {
+		var flows []Flow
+		for _, eps := range rs {
+			if len(eps) < 3 {
+				continue
+			}
+			n := f.Validation.Incast
+			if n <= 0 || n > len(eps)-1 {
+				n = len(eps) - 1
+			}
+			senders := make([]int, n)
+			for i := range senders {
+				senders[i] = i + 1
+			}
+			r, err := schedule.Incast(0, senders)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range r {
+				flows = append(flows, Flow{Test: "incast", Round: 1, Client: eps[p.Client], Server: eps[p.Server]})
+			}
 		}
-		senders := make([]int, n)
-		for i := range senders {
-			senders[i] = i + 1
-		}
-		r, err := schedule.Incast(0, senders)
-		if err != nil {
-			return nil, err
-		}
-		flows := make([]Flow, len(r))
-		for i, p := range r {
-			flows[i] = Flow{Test: "incast", Round: 1, Client: eps[p.Client], Server: eps[p.Server]}
-		}
-		log.Info("traffic round", "test", "incast", "senders", n, "receiver", eps[0].Host)
+		log.Info("traffic round", "test", "incast", "flows", len(flows), "receiver", rs[0][0].Host)
 		rep.Flows = append(rep.Flows, o.Engine.Run(ctx, KindBandwidth, flows)...)
 		rep.Rounds++
 		incastRan = true
 	} else if o.Incast {
-		rep.Checks = append(rep.Checks, Check{Name: "traffic.incast", Phase: PhaseTraffic, Status: Skip, Message: fmt.Sprintf("incast needs at least 3 hosts, the intent has %d", len(eps))})
+		rep.Checks = append(rep.Checks, Check{Name: "traffic.incast", Phase: PhaseTraffic, Status: Skip, Message: fmt.Sprintf("incast needs at least 3 hosts, the intent has %d", len(rs[0]))})
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("validate %s: %w", f.Name, err)

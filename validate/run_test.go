@@ -289,3 +289,52 @@ func BenchmarkRun64(b *testing.B) {
 		}
 	}
 }
+
+// TestRunRails: hosts with two NICs run both rails in the same rounds: N-1
+// rounds (N with byes), every pair once per rail, never across rails.
+func TestRunRails(t *testing.T) {
+	f := fabric(4)
+	for i := range f.Hosts {
+		nic := f.Hosts[i].NICs[0]
+		nic.Interface, nic.RDMADevice = "ens2f0np0", "mlx5_1"
+		f.Hosts[i].NICs = append(f.Hosts[i].NICs, nic)
+	}
+	eng := &fakeEngine{}
+	rep, err := Run(context.Background(), f, Options{Engine: eng, AllPairs: true, Incast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rounds != 4 { // 3 all-pairs + incast
+		t.Errorf("rounds = %d, want 4", rep.Rounds)
+	}
+	pairs := map[string]int{}
+	for _, fl := range eng.flows {
+		if fl.Client.NIC.Interface != fl.Server.NIC.Interface {
+			t.Errorf("flow across rails: %s -> %s", fl.Client, fl.Server)
+		}
+		if fl.Test == "all-pairs" {
+			a, b := fl.Client.String(), fl.Server.String()
+			if a > b {
+				a, b = b, a
+			}
+			pairs[a+" "+b]++
+		}
+	}
+	if len(pairs) != 12 { // 6 pairs x 2 rails
+		t.Errorf("%d distinct rail pairs, want 12", len(pairs))
+	}
+	for p, n := range pairs {
+		if n != 1 {
+			t.Errorf("pair %s ran %d times", p, n)
+		}
+	}
+	incast := 0
+	for _, fl := range eng.flows {
+		if fl.Test == "incast" {
+			incast++
+		}
+	}
+	if incast != 6 { // 3 senders x 2 rails
+		t.Errorf("incast flows = %d, want 6", incast)
+	}
+}

@@ -271,9 +271,17 @@ func trafficChecks(flows []FlowResult, val intent.Validation, engine string) []C
 		}
 		if engine == "udp" {
 			c := Check{Name: "traffic.loss", Target: target, Status: Pass, Limit: "0 lost", Observed: fmt.Sprintf("%d of %d lost", f.Lost, f.Sent)}
-			if f.Lost > 0 {
+			switch {
+			case f.Lost > 0 && f.SocketDrops >= f.Lost:
+				// All of it fell on the receiving host: says nothing about the fabric.
+				c.Status = Error
+				c.Message = fmt.Sprintf("the receiving host's socket dropped %d packets (it could not keep up); lower --udp-rate", f.SocketDrops)
+			case f.Lost > 0:
 				c.Status = Fail
-				c.Message = fmt.Sprintf("%.2f%% of the lossless class was dropped", 100*float64(f.Lost)/float64(max(f.Sent, 1)))
+				c.Message = fmt.Sprintf("%.2f%% of the lossless class was dropped in the network", 100*float64(f.Lost-f.SocketDrops)/float64(max(f.Sent, 1)))
+				if f.SocketDrops > 0 {
+					c.Message += fmt.Sprintf(" (and %d more by the receiving socket)", f.SocketDrops)
+				}
 			}
 			add(c)
 			c = Check{Name: "traffic.order", Target: target, Status: Pass, Limit: "0", Observed: fmt.Sprintf("reordered=%d duplicates=%d", f.Reordered, f.Duplicates)}
@@ -319,20 +327,28 @@ func trafficChecks(flows []FlowResult, val intent.Validation, engine string) []C
 			add(c)
 		}
 	}
-	// Incast: the receiver's link should be full, shared by the senders.
-	var incast []FlowResult
+	// Incast: each receiver's link should be full, shared by its senders.
+	byServer := map[string][]FlowResult{}
+	var servers []string
 	for _, f := range flows {
 		if f.Test == "incast" && f.Err == "" {
-			incast = append(incast, f)
+			if byServer[f.Server] == nil {
+				servers = append(servers, f.Server)
+			}
+			byServer[f.Server] = append(byServer[f.Server], f)
 		}
 	}
-	if engine == "rdma" && val.MinBandwidthShare > 0 && len(incast) > 0 {
+	for _, srv := range servers {
+		incast := byServer[srv]
+		if engine != "rdma" || val.MinBandwidthShare <= 0 {
+			break
+		}
 		var sum, line float64
 		for _, f := range incast {
 			sum += f.Gbps
 			line = max(line, f.LineGbps)
 		}
-		c := Check{Name: "traffic.incast_bandwidth", Target: fmt.Sprintf("%d->1 %s", len(incast), incast[0].Server), Observed: gbps(sum)}
+		c := Check{Name: "traffic.incast_bandwidth", Target: fmt.Sprintf("%d->1 %s", len(incast), srv), Observed: gbps(sum)}
 		if line == 0 {
 			c.Status, c.Message = Skip, "NIC speed unknown; set nics[].speed in the intent"
 		} else {

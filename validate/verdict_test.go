@@ -157,6 +157,17 @@ func TestTrafficChecks(t *testing.T) {
 				{"traffic.dscp", "incast r1 a:e->b:e", Fail},
 			},
 		},
+		{
+			name: "udp loss all in the receiver's socket is no verdict on the fabric", engine: "udp",
+			flows: []FlowResult{
+				{Test: "all-pairs", Round: 1, Client: "a:e", Server: "b:e", Sent: 100, Lost: 7, SocketDrops: 7, ToS: 106},
+			},
+			want: []verdictRow{
+				{"traffic.loss", "all-pairs r1 a:e->b:e", Error},
+				{"traffic.order", "all-pairs r1 a:e->b:e", Pass},
+				{"traffic.dscp", "all-pairs r1 a:e->b:e", Pass},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

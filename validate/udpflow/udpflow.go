@@ -212,7 +212,11 @@ type FlowStats struct {
 	Duplicates uint64 `json:"duplicates"`
 	// Reordered counts packets that arrived after a higher sequence number.
 	Reordered uint64 `json:"reordered"`
-	Bytes     uint64 `json:"bytes"`
+	// SocketDrops is what the receiving socket itself dropped (buffer full:
+	// the receiver host, not the network), per SO_RXQ_OVFL; one receiver
+	// socket per flow.
+	SocketDrops uint64 `json:"socketDrops"`
+	Bytes       uint64 `json:"bytes"`
 	// ToS counts received packets by the ToS byte they arrived with.
 	ToS map[uint8]uint64 `json:"tos"`
 	// Throughput over first to last arrival, Gb/s of UDP payload.
@@ -230,6 +234,9 @@ type FlowStats struct {
 	lat         []int64
 }
 
+// recvBuffer is the receive buffer a receiver asks for.
+const recvBuffer = 16 << 20
+
 // maxSamples caps the latency samples kept per flow.
 const maxSamples = 1 << 20
 
@@ -237,6 +244,8 @@ const maxSamples = 1 << 20
 type Receiver struct {
 	conn *net.UDPConn
 	mu   sync.Mutex
+	// overflow is the socket's drop counter (SO_RXQ_OVFL) as last reported.
+	overflow uint32
 	// flows by id
 	flows map[uint32]*FlowStats
 }
@@ -248,11 +257,17 @@ func Listen(addr netip.AddrPort) (*Receiver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("udp listen %s: %w", addr, err)
 	}
-	_ = c.SetReadBuffer(8 << 20)
 	rc, err := c.SyscallConn()
 	if err == nil {
 		var serr error
 		err = rc.Control(func(fd uintptr) {
+			// A big receive buffer, past net.core.rmem_max when we may
+			// (CAP_NET_ADMIN), so a briefly descheduled receiver does not
+			// drop; SO_RXQ_OVFL reports what the socket still dropped.
+			if syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, recvBuffer) != nil {
+				_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, recvBuffer)
+			}
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RXQ_OVFL, 1)
 			if addr.Addr().Is4() || addr.Addr().IsUnspecified() {
 				serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_RECVTOS, 1)
 			} else {
@@ -283,7 +298,7 @@ func (r *Receiver) Close() error { return r.conn.Close() }
 // arrived for idle after the first packet. It returns the flows sorted by id.
 func (r *Receiver) Run(ctx context.Context, expect []uint32, idle time.Duration) ([]FlowStats, error) {
 	buf := make([]byte, MaxSize+HeaderLen)
-	oob := make([]byte, 128)
+	oob := make([]byte, 256)
 	if idle <= 0 {
 		idle = 2 * time.Second
 	}
@@ -316,7 +331,8 @@ func (r *Receiver) Run(ctx context.Context, expect []uint32, idle time.Duration)
 			continue
 		}
 		lastArrival = now
-		r.record(h, n, tosFrom(oob[:oobn]), src, now)
+		tos, ovfl := control(oob[:oobn])
+		r.record(h, n, tos, ovfl, src, now)
 	}
 	return r.Stats(), nil
 }
@@ -333,9 +349,10 @@ func (r *Receiver) allEnded(expect []uint32) bool {
 	return true
 }
 
-func (r *Receiver) record(h header, n int, tos int, src netip.AddrPort, now time.Time) {
+func (r *Receiver) record(h header, n int, tos int, ovfl uint32, src netip.AddrPort, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.overflow = max(r.overflow, ovfl)
 	f := r.flows[h.flow]
 	if f == nil {
 		f = &FlowStats{Flow: h.flow, Source: src.Addr().String(), ToS: map[uint8]uint64{}, seen: map[uint64]struct{}{}}
@@ -372,21 +389,26 @@ func (r *Receiver) record(h header, n int, tos int, src netip.AddrPort, now time
 	}
 }
 
-// tosFrom returns the ToS byte from IP_TOS / IPV6_TCLASS control data, or -1.
-func tosFrom(oob []byte) int {
+// control returns the ToS byte (IP_TOS / IPV6_TCLASS, -1 if absent) and the
+// socket's cumulative drop count (SO_RXQ_OVFL, 0 if absent) from a packet's
+// control messages.
+func control(oob []byte) (tos int, ovfl uint32) {
+	tos = -1
 	msgs, err := syscall.ParseSocketControlMessage(oob)
 	if err != nil {
-		return -1
+		return tos, 0
 	}
 	for _, m := range msgs {
 		switch {
 		case m.Header.Level == syscall.IPPROTO_IP && m.Header.Type == syscall.IP_TOS && len(m.Data) >= 1:
-			return int(m.Data[0])
+			tos = int(m.Data[0])
 		case m.Header.Level == syscall.IPPROTO_IPV6 && m.Header.Type == syscall.IPV6_TCLASS && len(m.Data) >= 4:
-			return int(binary.NativeEndian.Uint32(m.Data[:4]))
+			tos = int(binary.NativeEndian.Uint32(m.Data[:4]))
+		case m.Header.Level == syscall.SOL_SOCKET && m.Header.Type == syscall.SO_RXQ_OVFL && len(m.Data) >= 4:
+			ovfl = binary.NativeEndian.Uint32(m.Data[:4])
 		}
 	}
-	return -1
+	return tos, ovfl
 }
 
 // Stats returns a snapshot of every flow, sorted by id, with loss,
@@ -404,6 +426,7 @@ func (r *Receiver) Stats() []FlowStats {
 		if s.EndSeen && s.Sent > s.Unique {
 			s.Lost = s.Sent - s.Unique
 		}
+		s.SocketDrops = uint64(r.overflow)
 		if d := f.last.Sub(f.first); d > 0 && s.Unique > 1 {
 			s.Gbps = float64(s.Bytes) * 8 / d.Seconds() / 1e9
 		}

@@ -128,3 +128,51 @@ func TestSendConfigCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestSocketDrops overflows a receiver's socket buffer on purpose: what the
+// socket dropped is reported apart (SO_RXQ_OVFL), so host-side loss is not
+// mistaken for network loss.
+func TestSocketDrops(t *testing.T) {
+	r := listen(t)
+	if err := r.conn.SetReadBuffer(4096); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Dial(r.Addr(), 106)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Nobody reads while 300 packets arrive: the socket drops most of them.
+	st, err := Send(ctx, c, SendConfig{Flow: 9, ToS: 106, Size: 1000, Count: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One more packet after the burst carries the final drop count.
+	buf := make([]byte, 64)
+	header{kind: kindData, flow: 9, seq: 10_000, sent: time.Now().UnixNano()}.put(buf)
+	time.Sleep(20 * time.Millisecond)
+	got, err := r.Run(ctx, nil, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+	got2, err := r.Run(ctx, nil, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got2) != 1 {
+		t.Fatalf("flows = %+v / %+v, want one", got, got2)
+	}
+	f := got2[0]
+	lost := st.Sent - got[0].Unique
+	if lost == 0 {
+		t.Skip("the 4 KiB socket buffer took all 300 packets; cannot provoke socket drops here")
+	}
+	if f.SocketDrops < lost {
+		t.Errorf("socket drops = %d, want at least the %d packets lost before the receiver read (sent %d, got %d)", f.SocketDrops, lost, st.Sent, got[0].Unique)
+	}
+}
