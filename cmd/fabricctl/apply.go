@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
@@ -37,8 +38,11 @@ owns and verifies it by reading back. Re-running changes nothing and sends
 nothing. --canary N applies to the first N switches first, then the rest in
 batches of --parallel, stopping at the first failure. On any failure,
 including Ctrl-C, every switch changed in this run is restored from its backup
-and the restore verified by reading back. If any selected switch cannot be
-planned, read or backed up, nothing is written at all. A progress line per
+and the restore verified by reading back. If any selected switch or host cannot
+be planned, or a switch read or backed up, nothing is written at all. Remote
+hosts of the inventory are applied after the switches succeeded, by running
+"fabricctl host apply -f -" on each over SSH (they re-plan themselves; hosts
+have no rollback); --skip-hosts leaves them out. A progress line per
 switch goes to stderr when it is a terminal; -o json prints a summary.
 
 Exit codes: 0 applied or no changes, 1 error (nothing changed, or a rollback
@@ -102,12 +106,16 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		if p.IntentHash != "" && p.IntentHash != intentHash(f.Files) {
 			fmt.Fprintf(d.stderr, "fabricctl: warning: the intent files changed since %s was made; applying the plan as saved\n", o.planFile)
 		}
-		if len(o.switches) > 0 {
-			p.Targets = slices.DeleteFunc(p.Targets, func(t plan.TargetPlan) bool { return !slices.Contains(o.switches, t.Name) })
-		}
+		filtered := len(o.switches) > 0 || len(o.hosts) > 0
+		p.Targets = slices.DeleteFunc(p.Targets, func(t plan.TargetPlan) bool {
+			if t.Kind == plan.KindHost {
+				return o.skipHosts || (filtered && !slices.Contains(o.hosts, t.Name))
+			}
+			return filtered && !slices.Contains(o.switches, t.Name)
+		})
 	} else {
-		if p, err = eng.Plan(ctx, f, o.switches); err != nil {
-			return withCode(ExitError, err)
+		if p, err = o.planTargets(ctx, d, f, eng, "plan"); err != nil {
+			return err
 		}
 		if o.output == "text" {
 			if err := plan.WriteText(out, p); err != nil {
@@ -116,23 +124,46 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		}
 	}
 	res, err := eng.Apply(ctx, f, p)
+	// Hosts follow the switches, and only when the switches are done: a
+	// host has no rollback, so a failed switch run leaves them alone.
+	var hostRes []plan.TargetPlan
+	var hostErr error
+	if err == nil {
+		var hosts []intent.Host
+		for _, t := range p.Targets {
+			if h := f.Host(t.Name); t.Kind == plan.KindHost && t.HasChanges() && h != nil {
+				hosts = append(hosts, *h)
+			}
+		}
+		if len(hosts) > 0 {
+			hostRes, hostErr = o.runHosts(ctx, d, f, "apply", hosts)
+		}
+	}
 	if res != nil {
-		if werr := writeResult(out, res, o.output); werr != nil && err == nil {
+		if werr := writeResult(out, res, hostRes, o.output); werr != nil && err == nil {
 			err = werr
 		}
 	}
 	switch {
-	case err == nil:
+	case err == nil && hostErr == nil:
 		return nil
+	case err == nil:
+		return withCode(ExitError, fmt.Errorf("the switches were applied, but not every host: %w", hostErr))
 	case errors.Is(err, switchdrv.ErrRolledBack):
 		return withCode(ExitRolledBack, err)
 	}
 	return withCode(ExitError, err)
 }
 
-func writeResult(w io.Writer, res *switchdrv.Result, format string) error {
+// applyOutput is the JSON summary: the switches' result plus the hosts'.
+type applyOutput struct {
+	*switchdrv.Result
+	Hosts []plan.TargetPlan `json:"hosts,omitempty"`
+}
+
+func writeResult(w io.Writer, res *switchdrv.Result, hosts []plan.TargetPlan, format string) error {
 	if format == "json" {
-		b, err := json.MarshalIndent(res, "", "  ")
+		b, err := json.MarshalIndent(applyOutput{Result: res, Hosts: hosts}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -152,6 +183,15 @@ func writeResult(w io.Writer, res *switchdrv.Result, format string) error {
 			fmt.Fprintf(&b, ": %s", t.Error)
 		}
 		b.WriteByte('\n')
+	}
+	for _, h := range hosts {
+		fmt.Fprintf(&b, "host %s: ", h.Name)
+		switch {
+		case h.Error != "":
+			fmt.Fprintf(&b, "failed: %s\n", h.Error)
+		default:
+			fmt.Fprintf(&b, "applied (%d changes)\n", len(h.Changes))
+		}
 	}
 	fmt.Fprintf(&b, "Apply: %s.\n", res.Status)
 	_, err := io.WriteString(w, b.String())

@@ -25,7 +25,7 @@ func newDiffCmd(d *deps) *cobra.Command {
 		Long: `Diff is plan with an exit code for pipelines: it reads the subtrees fabricctl
 owns on every switch and prints each drifted leaf path with the value on the
 switch (-) and in the intent (+). Thresholds within one buffer cell count as
-in sync.
+in sync. Remote hosts run "fabricctl host diff" over SSH (--skip-hosts: not).
 
 Exit codes: 0 in sync, 2 drift found, 1 error (a switch could not be read), 64 usage.`,
 		Example: `  fabricctl diff -f fabric.yaml
@@ -51,9 +51,9 @@ func (o *diffOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := eng.Plan(ctx, f, o.switches)
+	p, err := o.planTargets(ctx, d, f, eng, "diff")
 	if err != nil {
-		return withCode(ExitError, err)
+		return err
 	}
 	if o.output == "json" {
 		err = plan.WriteJSON(out, p)

@@ -9,19 +9,27 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabricctl/fabricctl/hostdrv"
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/remote"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 )
 
-// switchFlags are the flags every command that talks to switches shares.
+// switchFlags are the flags every command that talks to switches (and,
+// through hostdrv.Fleet, to the remote hosts) shares.
 type switchFlags struct {
-	files    []string
-	switches []string
-	timeout  time.Duration
-	insecure bool
-	parallel int
+	files      []string
+	switches   []string
+	hosts      []string
+	skipHosts  bool
+	hostBinary string
+	timeout    time.Duration
+	insecure   bool
+	parallel   int
+	// hostRunner reaches a remote host (nil = SSH); tests set a double.
+	hostRunner func(intent.Host) (remote.Runner, error)
 }
 
 func (s *switchFlags) bind(cmd *cobra.Command) {
@@ -29,7 +37,66 @@ func (s *switchFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&s.switches, "switch", nil, "only this switch (repeatable; default: all)")
 	cmd.Flags().DurationVar(&s.timeout, "timeout", transport.DefaultTimeout, "timeout of each gNMI call to a switch")
 	cmd.Flags().BoolVar(&s.insecure, "insecure", false, "plaintext gRPC to every switch (no TLS); for labs only")
-	cmd.Flags().IntVar(&s.parallel, "parallel", 8, "switches worked on at once")
+	cmd.Flags().IntVar(&s.parallel, "parallel", 8, "switches (and remote hosts) worked on at once")
+	cmd.Flags().StringArrayVar(&s.hosts, "host", nil, "only this remote host (repeatable; with --switch or --host only the named targets are used)")
+	cmd.Flags().BoolVar(&s.skipHosts, "skip-hosts", false, "leave the remote hosts out (switches only)")
+	cmd.Flags().StringVar(&s.hostBinary, "host-binary", "fabricctl", "fabricctl on the remote hosts (run over SSH as: fabricctl host VERB -f -)")
+}
+
+// selectHosts returns the remote hosts this run covers: all of them unless
+// --skip-hosts, or --switch without --host, or --host names some.
+func (s *switchFlags) selectHosts(f *intent.Fabric) ([]intent.Host, error) {
+	if s.skipHosts || (len(s.switches) > 0 && len(s.hosts) == 0) {
+		return nil, nil
+	}
+	remotes := hostdrv.RemoteHosts(f)
+	if len(s.hosts) == 0 {
+		return remotes, nil
+	}
+	var out []intent.Host
+	for _, name := range s.hosts {
+		h := f.Host(name)
+		switch {
+		case h == nil:
+			return nil, usagef("--host %s: the intent has no such host", name)
+		case h.IsLocal():
+			return nil, usagef("--host %s: it is this machine (address local); use fabricctl host plan|diff|apply", name)
+		}
+		out = append(out, *h)
+	}
+	return out, nil
+}
+
+// planTargets plans the selected switches and remote hosts. hostVerb is
+// what the hosts run (plan or diff). Per-target failures are in the plan.
+func (s *switchFlags) planTargets(ctx context.Context, d *deps, f *intent.Fabric, eng *switchdrv.Engine, hostVerb string) (*plan.Plan, error) {
+	hosts, err := s.selectHosts(f)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan.Plan{Version: plan.FormatVersion, Fabric: f.Name, Created: time.Now().UTC(), Targets: []plan.TargetPlan{}}
+	if len(s.hosts) == 0 || len(s.switches) > 0 {
+		if p, err = eng.Plan(ctx, f, s.switches); err != nil {
+			return nil, withCode(ExitError, err)
+		}
+	}
+	if len(hosts) > 0 {
+		hp, _ := s.runHosts(ctx, d, f, hostVerb, hosts) // failures are in hp[i].Error
+		p.Targets = append(p.Targets, hp...)
+		p.Sort()
+	}
+	p.IntentHash = intentHash(f.Files)
+	return p, nil
+}
+
+// runHosts runs `fabricctl host VERB` on hosts (over SSH, intent on stdin).
+func (s *switchFlags) runHosts(ctx context.Context, d *deps, f *intent.Fabric, verb string, hosts []intent.Host) ([]plan.TargetPlan, error) {
+	bundle, err := hostdrv.BundleIntent(f.Files...)
+	if err != nil {
+		return nil, withCode(ExitError, err)
+	}
+	fl := &hostdrv.Fleet{Runner: s.hostRunner, Binary: s.hostBinary, Parallel: s.parallel, Log: d.log}
+	return fl.Run(ctx, verb, hosts, bundle)
 }
 
 func (s *switchFlags) validate() error {
@@ -93,7 +160,8 @@ func newPlanCmd(d *deps) *cobra.Command {
 		Long: `Plan compiles the intent for every switch (or those named with --switch), reads
 the subtrees fabricctl owns with gNMI Get and lists, per switch and leaf, what
 apply would create, update or delete, with the value before and after and the
-reason. Buffer thresholds within one buffer cell of the intent count as equal
+reason. Remote hosts of the inventory (address not "local") are planned too, by
+running "fabricctl host plan -f -" on each over SSH (--skip-hosts leaves them out). Buffer thresholds within one buffer cell of the intent count as equal
 (hardware rounds them). --out saves the plan for "fabricctl apply plan.json",
 which refuses it if a switch changed since.
 
@@ -130,11 +198,10 @@ func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := eng.Plan(ctx, f, o.switches)
+	p, err := o.planTargets(ctx, d, f, eng, "plan")
 	if err != nil {
-		return withCode(ExitError, err)
+		return err
 	}
-	p.IntentHash = intentHash(f.Files)
 	if err := plan.Write(out, p, o.output); err != nil {
 		return withCode(ExitError, fmt.Errorf("write plan: %w", err))
 	}
