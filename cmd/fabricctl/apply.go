@@ -45,9 +45,9 @@ hosts of the inventory are applied after the switches succeeded, by running
 have no rollback); --skip-hosts leaves them out. A progress line per
 switch goes to stderr when it is a terminal; -o json prints a summary.
 
-Exit codes: 0 applied or no changes, 1 error (nothing changed, or a rollback
-failed: see the backups), 4 apply failed and every changed switch was rolled
-back and verified, 64 usage.`,
+Exit codes: 0 applied or no changes, 1 error (nothing changed; or a rollback
+failed: see the backups; or a host failed after the switches were applied),
+4 apply failed and every changed switch was rolled back and verified, 64 usage.`,
 		Example: `  fabricctl apply -f fabric.yaml
   fabricctl plan -f fabric.yaml --out plan.json && fabricctl apply -f fabric.yaml plan.json
   fabricctl apply -f fabric.yaml --canary 1 --parallel 16 -o json`,
@@ -63,6 +63,7 @@ back and verified, 64 usage.`,
 		},
 	}
 	o.bind(cmd)
+	o.bindHosts(cmd)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().IntVar(&o.canary, "canary", 0, "apply to this many switches first, then the rest in batches of --parallel")
 	cmd.Flags().StringVar(&o.backupDir, "backup-dir", ".fabricctl/backups", "directory for the per-switch backups taken before any write")

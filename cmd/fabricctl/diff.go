@@ -42,6 +42,7 @@ Exit codes: 0 in sync, 2 drift found, 1 error (a switch could not be read), 64 u
 		},
 	}
 	o.bind(cmd)
+	o.bindHosts(cmd)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	return cmd
 }

@@ -38,6 +38,10 @@ func (s *switchFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&s.timeout, "timeout", transport.DefaultTimeout, "timeout of each gNMI call to a switch")
 	cmd.Flags().BoolVar(&s.insecure, "insecure", false, "plaintext gRPC to every switch (no TLS); for labs only")
 	cmd.Flags().IntVar(&s.parallel, "parallel", 8, "switches (and remote hosts) worked on at once")
+}
+
+// bindHosts adds the flags of the commands that also cover remote hosts.
+func (s *switchFlags) bindHosts(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&s.hosts, "host", nil, "only this remote host (repeatable; with --switch or --host only the named targets are used)")
 	cmd.Flags().BoolVar(&s.skipHosts, "skip-hosts", false, "leave the remote hosts out (switches only)")
 	cmd.Flags().StringVar(&s.hostBinary, "host-binary", "fabricctl", "fabricctl on the remote hosts (run over SSH as: fabricctl host VERB -f -)")
@@ -180,6 +184,7 @@ Exit codes: 0 planned (no changes, or changes without --detailed-exitcode),
 		},
 	}
 	o.bind(cmd)
+	o.bindHosts(cmd)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().StringVar(&o.out, "out", "", "also save the plan (JSON) to this file, for apply")
 	cmd.Flags().BoolVar(&o.detailed, "detailed-exitcode", false, "exit 2 when there are changes")
