@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -118,6 +119,9 @@ func (e *RDMAEngine) Spec(kind string) perftest.Spec {
 }
 
 func (e *RDMAEngine) side(ctx context.Context, ep Endpoint) (perftest.Side, error) {
+	if ep.NIC.RDMADevice == "" {
+		return perftest.Side{}, fmt.Errorf("host %s nic %s: the intent names no RDMA device (nics[].rdma); use the udp engine for NICs without RDMA", ep.Host, ep.NIC.Interface)
+	}
 	r, err := e.Runner(ep.Host)
 	if err != nil {
 		return perftest.Side{}, err
@@ -186,6 +190,9 @@ func (e *RDMAEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowR
 				if err == nil {
 					var res *perftest.PairResult
 					res, err = e.Perftest.RunPair(ctx, spec, srv, cli, base+i)
+					if res != nil {
+						r.Command = strings.Join(res.ClientArgv, " ")
+					}
 					if err == nil {
 						fillPerftest(r, res.Report)
 					}

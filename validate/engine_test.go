@@ -164,10 +164,17 @@ func TestRDMAEngine(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	noRDMA := eng.Run(ctx, KindBandwidth, []Flow{{Test: "all-pairs", Round: 1, Client: Endpoint{Host: "gpu1", NIC: intent.NIC{Interface: "eth0"}}, Server: ep("gpu2")}})
+	if !strings.Contains(noRDMA[0].Err, "no RDMA device") {
+		t.Errorf("NIC without rdma device: err %q, want it named", noRDMA[0].Err)
+	}
 	got := eng.Run(ctx, KindBandwidth, flows)
 	for _, r := range got {
 		if r.Err != "" {
 			t.Fatalf("flow %s->%s: %s", r.Client, r.Server, r.Err)
+		}
+		if !strings.HasPrefix(r.Command, "ib_write_bw ") && !strings.Contains(r.Command, "/ib_write_bw ") {
+			t.Errorf("flow %s->%s: command %q, want the ib_write_bw client argv", r.Client, r.Server, r.Command)
 		}
 		if r.Gbps != 97.5 || r.LineGbps != 100 {
 			t.Errorf("flow %s->%s: %.2f of %.0f Gb/s, want 97.50 of 100", r.Client, r.Server, r.Gbps, r.LineGbps)

@@ -75,7 +75,9 @@ type FlowResult struct {
 	// another one (re-marked on the way).
 	ToS         int    `json:"tos"`
 	ToSMismatch uint64 `json:"tosMismatch,omitempty"`
-	Err         string `json:"error,omitempty"`
+	// Command is the client command line (RDMA engine: the perftest argv).
+	Command string `json:"command,omitempty"`
+	Err     string `json:"error,omitempty"`
 }
 
 // Report is the outcome of one validation run.
