@@ -374,6 +374,9 @@ func fillUDP(r *FlowResult, sent udpflow.SendStats, stats []udpflow.FlowStats, i
 			if int(t)>>2 != tos>>2 { // compare DSCP; the ECN bits may be CE-marked on the way
 				r.ToSMismatch += n
 			}
+			if t&3 == 3 {
+				r.ECNMarked += n
+			}
 		}
 		return
 	}

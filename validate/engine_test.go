@@ -215,7 +215,7 @@ func TestFillUDP(t *testing.T) {
 		{Flow: 1, Unique: 5},
 		{Flow: 2, Received: 99, Unique: 97, Duplicates: 2, Reordered: 3, SocketDrops: 1, ToS: map[uint8]uint64{106: 90, 107: 5, 0: 4}, P99: time.Millisecond},
 	}, 2, 106)
-	want := FlowResult{ToS: 106, Sent: 100, Received: 99, Lost: 3, Duplicates: 2, Reordered: 3, SocketDrops: 1, ToSMismatch: 4, P99: time.Millisecond}
+	want := FlowResult{ToS: 106, Sent: 100, Received: 99, Lost: 3, Duplicates: 2, Reordered: 3, SocketDrops: 1, ToSMismatch: 4, ECNMarked: 5, P99: time.Millisecond}
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("fillUDP mismatch (-want +got):\n%s", diff)
 	}

@@ -75,6 +75,9 @@ type FlowResult struct {
 	// another one (re-marked on the way).
 	ToS         int    `json:"tos"`
 	ToSMismatch uint64 `json:"tosMismatch,omitempty"`
+	// ECNMarked counts packets that arrived CE-marked (ECN bits 11): a
+	// congested queue on the way marked them.
+	ECNMarked uint64 `json:"ecnMarked,omitempty"`
 	// Command is the client command line (RDMA engine: the perftest argv).
 	Command string `json:"command,omitempty"`
 	Err     string `json:"error,omitempty"`
