@@ -12,11 +12,13 @@ import (
 	"regexp"
 	"time"
 
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/spf13/cobra"
 
 	"github.com/fabricctl/fabricctl/examples"
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/check"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
@@ -68,6 +70,8 @@ type labTwins struct {
 	file   string
 	fabric *intent.Fabric
 	twins  []*twin.Twin
+	// yang is where the twins' YANG validation came from ("" = none).
+	yang string
 }
 
 func (l *labTwins) close() {
@@ -106,6 +110,12 @@ func startLab(dir string, reg *switchdrv.Registry) (*labTwins, error) {
 		return nil, err
 	}
 	l := &labTwins{dir: dir, file: filepath.Join(dir, "lab.yaml")}
+	// With the vendors' YANG at hand (a checkout next to ../shared/yang, or
+	// $FABRICCTL_YANG_DIR), the twins reject what the schema rejects.
+	yangDir, yerr := yangcheck.Dir()
+	if yerr == nil {
+		l.yang = yangDir
+	}
 	text := string(src)
 	for _, sw := range base.Switches {
 		p, err := reg.Lookup(sw.Platform)
@@ -113,7 +123,16 @@ func startLab(dir string, reg *switchdrv.Registry) (*labTwins, error) {
 			l.close()
 			return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
 		}
-		tw, err := twin.Start(twin.Options{Name: sw.Name, Platform: sw.Platform, TLS: serverTLS,
+		var validate func(*gnmipb.Path, *gnmipb.Update) error
+		if l.yang != "" {
+			schema, err := yangcheck.LoadPlatform(l.yang, sw.Platform)
+			if err != nil {
+				l.close()
+				return nil, fmt.Errorf("lab: %w", err)
+			}
+			validate = schema.CheckUpdate
+		}
+		tw, err := twin.Start(twin.Options{Name: sw.Name, Platform: sw.Platform, TLS: serverTLS, Validate: validate,
 			Username: "admin", Password: password, CellBytes: p.Quirks().BufferCellBytes})
 		if err != nil {
 			l.close()
@@ -167,6 +186,11 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 		fmt.Fprintf(out, "  twin %-8s %-10s gnmi %s (TLS, lab CA)\n", t.Name(), t.Platform(), t.Addr())
 	}
 	fmt.Fprintf(out, "  intent %s\n", l.file)
+	if l.yang != "" {
+		fmt.Fprintf(out, "  the twins reject any Set the YANG in %s does not allow\n", l.yang)
+	} else {
+		fmt.Fprintf(out, "  no YANG found (set $%s): the twins accept any well-formed payload\n", yangcheck.EnvDir)
+	}
 
 	fmt.Fprintf(out, "\n== 1/4 check %s\n", l.file)
 	findings := check.Run(l.fabric, check.Options{})

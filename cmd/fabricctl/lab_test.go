@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
 
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
@@ -168,6 +169,23 @@ func TestSwitchCommands(t *testing.T) {
 	}
 	if code, out, errOut := cli("apply", "-f", f, "--backup-dir", backups, "--canary", "1"); code != ExitOK {
 		t.Fatalf("apply --canary 1 exited %d:\n%s%s", code, out, errOut)
+	}
+
+	// With the YANG at hand the twins reject what the schema rejects.
+	if l.yang == "" {
+		t.Log("no YANG directory: schema rejection by the twins not tested")
+	} else {
+		c, err := transport.Dial(t.Context(), *l.fabric.Switch("leaf1"), transport.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		bad, _ := transport.ParsePath("/qos/interfaces/interface[interface-id=ethernet-1/1]")
+		_, err = c.Set(t.Context(), &gnmipb.SetRequest{Replace: []*gnmipb.Update{{Path: bad,
+			Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(`{"interface-id":"ethernet-1/1","pfc":{"pfc-enable":"yes"}}`)}}}}})
+		if transport.Code(err) != codes.InvalidArgument {
+			t.Errorf("Set of a pfc-enable that is not a boolean: %v, want InvalidArgument from the schema", err)
+		}
 	}
 
 	if strings.Contains(transcript.String(), secret) {

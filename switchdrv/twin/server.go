@@ -209,6 +209,11 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 				if err := t.check(p, true); err != nil {
 					return err
 				}
+				if t.opts.Validate != nil && p.GetOrigin() != "cli" {
+					if err := t.opts.Validate(req.GetPrefix(), u); err != nil {
+						return status.Errorf(codes.InvalidArgument, "path %s: schema: %v", pathText(p), err)
+					}
+				}
 				if err := t.write(data, p, u.GetVal(), replace); err != nil {
 					return err
 				}

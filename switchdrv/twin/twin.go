@@ -33,6 +33,11 @@ type Options struct {
 	TLS *tls.Config
 	// Username and Password, when set, must arrive as gRPC metadata.
 	Username, Password string
+	// Validate, when set, checks every JSON replace and update of a Set (a
+	// YANG validator such as yangcheck.Schema.CheckUpdate); an error rejects
+	// the whole Set with InvalidArgument, as a device rejects a payload its
+	// schema does not allow.
+	Validate func(prefix *gnmipb.Path, u *gnmipb.Update) error
 	// CellBytes, when > 0, rounds every stored buffer leaf (thresholds,
 	// SONiC xoff/xon/size) up to a multiple of it, as buffer hardware does
 	// (read-back differs from the written value).

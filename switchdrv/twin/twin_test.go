@@ -3,7 +3,9 @@ package twin_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -220,5 +222,29 @@ func TestLoopbackOnly(t *testing.T) {
 	}
 	if _, err := twin.Start(twin.Options{Name: "x", Platform: "junos"}); err == nil {
 		t.Error("twin started for an unknown platform")
+	}
+}
+
+func TestValidateHook(t *testing.T) {
+	var seen []string
+	// A test double for a YANG validator: rejects any payload with "bogus".
+	validate := func(_ *gnmipb.Path, u *gnmipb.Update) error {
+		seen = append(seen, transport.PathString(u.GetPath()))
+		if strings.Contains(string(u.GetVal().GetJsonIetfVal()), "bogus") {
+			return errors.New("unknown member bogus")
+		}
+		return nil
+	}
+	tw, c := client(t, twin.Options{Name: "leaf1", Platform: intent.PlatformSRLinux, Validate: validate})
+	good := &gnmipb.Update{Path: p(t, "/qos/a"), Val: ietf(`{"x":1}`)}
+	bad := &gnmipb.Update{Path: p(t, "/qos/b"), Val: ietf(`{"bogus":1}`)}
+	if _, err := c.Set(t.Context(), &gnmipb.SetRequest{Replace: []*gnmipb.Update{good}, Update: []*gnmipb.Update{bad}}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("Set with an invalid update: %v, want InvalidArgument", err)
+	}
+	if tw.Sets() != 0 {
+		t.Errorf("a rejected Set was committed")
+	}
+	if diff := cmp.Diff([]string{"/qos/a", "/qos/b"}, seen); diff != "" {
+		t.Errorf("validated paths (-want +got):\n%s", diff)
 	}
 }
