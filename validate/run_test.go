@@ -338,3 +338,24 @@ func TestRunRails(t *testing.T) {
 		t.Errorf("incast flows = %d, want 6", incast)
 	}
 }
+
+// BenchmarkRunScaling reports the traffic rounds and fabricctl's overhead per
+// run for growing fabrics: rounds grow as 2(N-1)+1 (bandwidth, latency,
+// incast), not N(N-1)/2.
+func BenchmarkRunScaling(b *testing.B) {
+	for _, n := range []int{8, 16, 32, 64, 128} {
+		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
+			f := fabric(n)
+			var rounds int
+			for b.Loop() {
+				rep, err := Run(context.Background(), f, Options{Engine: &fakeEngine{}, AllPairs: true, Incast: true, Latency: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				rounds = rep.Rounds
+			}
+			b.ReportMetric(float64(rounds), "rounds")
+			b.ReportMetric(float64(n*(n-1)/2), "pairs")
+		})
+	}
+}
