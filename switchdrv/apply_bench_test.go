@@ -34,28 +34,7 @@ inventory:
 //
 //	go test -run '^$' -bench Apply200 -benchtime 1x -benchmem ./switchdrv/
 func BenchmarkApply200(b *testing.B) {
-	const n = 200
-	f, err := intent.Parse("bench.yaml", fmt.Appendf(nil, benchIntent, n, 10000+n))
-	if err != nil {
-		b.Fatal(err)
-	}
-	twins := make([]*twin.Twin, n)
-	for i := range f.Switches {
-		sw := &f.Switches[i]
-		tw, err := twin.Start(twin.Options{Name: sw.Name, Platform: intent.PlatformSRLinux, CellBytes: 256})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer tw.Close()
-		twins[i] = tw
-		sw.Address = tw.Addr()
-	}
-	reg := switchdrv.NewRegistry()
-	if err := srl.Register(reg); err != nil {
-		b.Fatal(err)
-	}
-	eng := &switchdrv.Engine{Registry: reg, BackupDir: b.TempDir(), Parallel: 32,
-		Transport: transport.Options{Timeout: 30 * time.Second}}
+	f, twins, eng := benchFabric(b, 200)
 	qos, _ := transport.ParsePath("/qos")
 	iface, _ := transport.ParsePath("/interface")
 	b.ReportAllocs()
@@ -82,5 +61,58 @@ func BenchmarkApply200(b *testing.B) {
 			b.Fatalf("status %s", res.Status)
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n)/1000, "ms/switch")
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(twins))/1000, "ms/switch")
+}
+
+// BenchmarkDiff200 is the drift check of 200 in-sync switches (what a
+// GitOps job runs every hour): one Capabilities and one Get per switch.
+//
+//	go test -run '^$' -bench Diff200 -benchtime 1x -benchmem ./switchdrv/
+func BenchmarkDiff200(b *testing.B) {
+	f, twins, eng := benchFabric(b, 200)
+	p, err := eng.Plan(b.Context(), f, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := eng.Apply(b.Context(), f, p); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		p, err := eng.Plan(b.Context(), f, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if p.HasChanges() || p.HasErrors() {
+			b.Fatalf("drift or errors right after apply: %v", switchdrv.Errors(p))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(twins))/1000, "ms/switch")
+}
+
+func benchFabric(b *testing.B, n int) (*intent.Fabric, []*twin.Twin, *switchdrv.Engine) {
+	b.Helper()
+	f, err := intent.Parse("bench.yaml", fmt.Appendf(nil, benchIntent, n, 10000+n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	twins := make([]*twin.Twin, n)
+	for i := range f.Switches {
+		sw := &f.Switches[i]
+		tw, err := twin.Start(twin.Options{Name: sw.Name, Platform: intent.PlatformSRLinux, CellBytes: 256})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(tw.Close)
+		twins[i] = tw
+		sw.Address = tw.Addr()
+	}
+	reg := switchdrv.NewRegistry()
+	if err := srl.Register(reg); err != nil {
+		b.Fatal(err)
+	}
+	eng := &switchdrv.Engine{Registry: reg, BackupDir: b.TempDir(), Parallel: 32,
+		Transport: transport.Options{Timeout: 30 * time.Second}}
+	return f, twins, eng
 }
