@@ -223,11 +223,11 @@ func (e *Engine) each(ctx context.Context, ws []*work, fn func(context.Context, 
 	for _, w := range ws {
 		g.Go(func() error {
 			err := fn(ctx, w)
+			w.failure = err // this step's outcome only
 			if err != nil {
 				mu.Lock()
 				failed = true
 				mu.Unlock()
-				w.failure = err
 			}
 			return nil
 		})
