@@ -508,3 +508,31 @@ func TestWrongPlatformRefused(t *testing.T) {
 		t.Errorf("Apply of a plan with errors: err %v, %d Sets; want an error and none", err, tw.Sets())
 	}
 }
+
+// TestRollbackFailure: when a restore is itself rejected, apply says so
+// (not ErrRolledBack), marks the switch rollback-failed and names the backups.
+func TestRollbackFailure(t *testing.T) {
+	l := newLab(t, 2, 0)
+	l.eng.Parallel = 1
+	p := l.plan(t)
+	l.twins[1].RejectNextSet()
+	l.eng.Progress = func(ev switchdrv.Event) {
+		if ev.Switch == "leaf2" && ev.Step == "failed" {
+			l.twins[0].RejectNextSet() // leaf1's restore will be refused
+		}
+	}
+	res, err := l.eng.Apply(t.Context(), l.f, p)
+	if err == nil || errors.Is(err, switchdrv.ErrRolledBack) {
+		t.Fatalf("Apply error = %v, want a rollback failure", err)
+	}
+	if !strings.Contains(err.Error(), l.eng.BackupDir) {
+		t.Errorf("error does not name the backup directory: %v", err)
+	}
+	var got []string
+	for _, tr := range res.Targets {
+		got = append(got, tr.Name+"="+tr.Status)
+	}
+	if diff := cmp.Diff([]string{"leaf1=rollback-failed", "leaf2=failed"}, got); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+}
