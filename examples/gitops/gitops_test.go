@@ -219,6 +219,25 @@ func TestApplyConcurrency(t *testing.T) {
 	}
 }
 
+// CI configures the switches only; hosts reconcile themselves (DaemonSet), so
+// the runner never needs SSH access to the servers.
+func TestCIleavesHostsAlone(t *testing.T) {
+	wf, _ := loadWorkflow(t)
+	call := regexp.MustCompile(`(?m)^\s*fabricctl (plan|apply|diff)\b[^\n]*`)
+	n := 0
+	for name, j := range wf.Jobs {
+		for _, c := range call.FindAllString(j.runs(), -1) {
+			n++
+			if !strings.Contains(c, "--skip-hosts") {
+				t.Errorf("job %s: %q reaches the hosts over SSH; want --skip-hosts", name, c)
+			}
+		}
+	}
+	if n < 5 {
+		t.Errorf("found %d plan/apply/diff calls, want at least 5", n)
+	}
+}
+
 func TestDriftJob(t *testing.T) {
 	wf, _ := loadWorkflow(t)
 	name, j := jobFor(t, wf, "schedule")
