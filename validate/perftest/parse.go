@@ -392,7 +392,9 @@ var infoKeys = map[string]bool{
 }
 
 // parseInfo reads the title and " key : value" lines before the table. One
-// line can hold two pairs separated by tabs ("Dual-port : OFF\t\tDevice : ib0").
+// line can hold two pairs ("Dual-port : OFF\t\tDevice : ib0"), separated by
+// tabs as perftest prints them or by runs of spaces where a terminal or a
+// document turned the tabs into spaces.
 func parseInfo(rep *Report, raw, line string) {
 	if !strings.Contains(line, ":") {
 		if rep.Test == "" && strings.HasSuffix(line, "Test") {
@@ -400,18 +402,35 @@ func parseInfo(rep *Report, raw, line string) {
 		}
 		return
 	}
-	for _, part := range strings.Split(raw, "\t\t") {
-		k, v, ok := strings.Cut(part, ":")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !infoKeys[k] {
+	for _, kv := range infoPairs(strings.ReplaceAll(raw, "\t", "   ")) {
+		if !infoKeys[kv[0]] {
 			continue
 		}
 		if rep.Info == nil {
 			rep.Info = map[string]string{}
 		}
-		rep.Info[k] = v
+		rep.Info[kv[0]] = kv[1]
+	}
+}
+
+// infoPairs splits "k1 : v1     k2 : v2" into pairs: a value ends at the
+// last run of three spaces before the next key (the words before the next
+// colon).
+func infoPairs(s string) [][2]string {
+	var out [][2]string
+	for {
+		i := strings.Index(s, ":")
+		if i < 0 {
+			return out
+		}
+		key, rest := strings.TrimSpace(s[:i]), s[i+1:]
+		val := rest
+		s = ""
+		if j := strings.Index(rest, ":"); j >= 0 {
+			if k := strings.LastIndex(strings.TrimRight(rest[:j], " "), "   "); k >= 0 {
+				val, s = rest[:k], rest[k:]
+			}
+		}
+		out = append(out, [2]string{key, strings.TrimSpace(val)})
 	}
 }

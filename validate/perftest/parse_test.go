@@ -218,6 +218,7 @@ func TestParseErrors(t *testing.T) {
 		{file: "short_row.txt", wantLine: 23},
 		{file: "unknown_header.txt", wantLine: 22},
 		{file: "mixed.txt", wantLine: 25},
+		{file: "public_elided.txt", wantLine: 12},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
