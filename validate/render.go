@@ -46,7 +46,8 @@ func flowLoss(f FlowResult, engine string) string {
 func WriteText(w io.Writer, r *Report) error {
 	var b strings.Builder
 	s := r.Summarize()
-	fmt.Fprintf(&b, "fabric %s: engine %s, %d traffic rounds, %d flows, %s\n\n", r.Fabric, r.Engine, r.Rounds, len(r.Flows), r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&b, "fabric %s: engine %s, %d traffic rounds, %d flows, %s (traffic %s)\n\n", r.Fabric, r.Engine, r.Rounds, len(r.Flows),
+		r.Elapsed.Round(time.Millisecond), r.TrafficElapsed.Round(time.Millisecond))
 	if len(r.Flows) > 0 {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "TEST\tROUND\tCLIENT\tSERVER\tGB/S\tLOST\tP50 US\tP99 US\tP99.9 US\tERROR")

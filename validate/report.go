@@ -89,6 +89,9 @@ type Report struct {
 	Engine  string        `json:"engine"`
 	Started time.Time     `json:"started"`
 	Elapsed time.Duration `json:"elapsedNs"`
+	// TrafficElapsed is the time spent in traffic rounds; the rest of Elapsed
+	// is fabricctl's own overhead (readback, counters, verdict).
+	TrafficElapsed time.Duration `json:"trafficElapsedNs"`
 	// Rounds is the number of traffic rounds run (N-1 for all-pairs on even N).
 	Rounds int          `json:"rounds"`
 	Flows  []FlowResult `json:"flows"`

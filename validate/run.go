@@ -128,7 +128,9 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 					}
 				}
 				log.Info("traffic round", "test", test, "round", ri+1, "flows", len(flows))
+				t0 := now()
 				rep.Flows = append(rep.Flows, o.Engine.Run(ctx, kind, flows)...)
+				rep.TrafficElapsed += now().Sub(t0)
 				rep.Rounds++
 			}
 		}
@@ -157,7 +159,9 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 			}
 		}
 		log.Info("traffic round", "test", "incast", "flows", len(flows), "receiver", rs[0][0].Host)
+		t0 := now()
 		rep.Flows = append(rep.Flows, o.Engine.Run(ctx, KindBandwidth, flows)...)
+		rep.TrafficElapsed += now().Sub(t0)
 		rep.Rounds++
 		incastRan = true
 	} else if o.Incast {

@@ -168,6 +168,18 @@ func TestTrafficChecks(t *testing.T) {
 				{"traffic.dscp", "all-pairs r1 a:e->b:e", Pass},
 			},
 		},
+		{
+			name: "udp latency is not judged against RDMA limits", engine: "udp",
+			flows: []FlowResult{
+				{Test: "all-pairs", Round: 1, Client: "a:e", Server: "b:e", Sent: 10, ToS: 106, P99: 80 * time.Microsecond, P999: 90 * time.Microsecond},
+			},
+			want: []verdictRow{
+				{"traffic.loss", "all-pairs r1 a:e->b:e", Pass},
+				{"traffic.order", "all-pairs r1 a:e->b:e", Pass},
+				{"traffic.dscp", "all-pairs r1 a:e->b:e", Pass},
+				{"traffic.latency_p99", "all-pairs r1 a:e->b:e", Skip},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
