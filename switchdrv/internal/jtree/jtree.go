@@ -1,7 +1,6 @@
 package jtree
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -15,18 +14,10 @@ import (
 )
 
 // Decode parses JSON with numbers kept as json.Number and module prefixes
-// removed from member names.
+// removed from member names (a later member wins when two names collide
+// after removal).
 func Decode(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, fmt.Errorf("trailing data after JSON value")
-	}
-	return StripPrefixes(v), nil
+	return parse(b, true)
 }
 
 // Name strips a YANG module prefix ("srl_nokia-qos:qos" -> "qos").
@@ -134,10 +125,7 @@ func Canon(v any) string {
 	case uint64:
 		return strconv.FormatUint(t, 10)
 	case string:
-		if isNumber(t) {
-			return canonNumber(t)
-		}
-		return stripIdentityPrefix(t)
+		return canonString(t)
 	case []any:
 		parts := make([]string, len(t))
 		for i, e := range t {
@@ -172,6 +160,16 @@ func plainInt(s string) bool {
 		}
 	}
 	return true
+}
+
+func canonString(s string) string {
+	if plainInt(s) {
+		return s
+	}
+	if isNumber(s) {
+		return canonNumber(s)
+	}
+	return stripIdentityPrefix(s)
 }
 
 func isNumber(s string) bool {
@@ -352,7 +350,7 @@ func findEntry(list []any, keys map[string]string) int {
 		}
 		match := true
 		for k, want := range keys {
-			if Canon(m[k]) != Canon(want) {
+			if Canon(m[k]) != canonString(want) {
 				match = false
 				break
 			}

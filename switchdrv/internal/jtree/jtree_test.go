@@ -1,6 +1,7 @@
 package jtree
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -152,4 +153,34 @@ func fuzzEditBody(root, val string) {
 			_ = Delete(m, p)
 		}
 	}
+}
+
+// FuzzParse holds the reflection-free parser equal to encoding/json with
+// UseNumber: same values for valid JSON, an error for invalid JSON.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e3,"x\u00e9\n"],"b":{"c":null,"d":true}}`, `-0.0e+1`, `"\ud800"`, "\"\xff\"",
+		`[]`, `{}`, ` [ 1 , { } ] `, `01`, `1.`, `{"a":1,"a":2}`, `"\/"`, `[1]]`, "\"a\x01\"", `nul`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := parse(b, false)
+		if !json.Valid(b) {
+			if err == nil {
+				t.Fatalf("parse(%q) accepted invalid JSON: %#v", b, got)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("parse(%q): %v", b, err)
+		}
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		var want any
+		if err := d.Decode(&want); err != nil {
+			t.Fatalf("encoding/json(%q): %v", b, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("parse(%q) mismatch (-encoding/json +parse):\n%s", b, diff)
+		}
+	})
 }
