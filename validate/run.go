@@ -55,7 +55,9 @@ func rails(f *intent.Fabric) [][]Endpoint {
 // Run validates f: configuration readback, counters before, traffic rounds
 // (all-pairs in N-1 rounds of disjoint pairs, then incast N->1), counters
 // after, and the verdict. An error means the run itself could not proceed;
-// failed checks are in the report.
+// failed checks are in the report. When ctx ends during the traffic (Ctrl-C)
+// Run returns the report so far (the flows measured, no counter verdict)
+// with the error.
 func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 	now := o.Now
 	if now == nil {
@@ -116,7 +118,7 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 			}
 			for ri := 0; ri < maxRounds; ri++ {
 				if err := ctx.Err(); err != nil {
-					return nil, fmt.Errorf("validate %s: %w", f.Name, err)
+					return rep.partial(now, start), fmt.Errorf("validate %s: %w", f.Name, err)
 				}
 				var flows []Flow
 				for k, eps := range rs {
@@ -168,7 +170,7 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 		rep.Checks = append(rep.Checks, Check{Name: "traffic.incast", Phase: PhaseTraffic, Status: Skip, Message: fmt.Sprintf("incast needs at least 3 hosts, the intent has %d", len(rs[0]))})
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("validate %s: %w", f.Name, err)
+		return rep.partial(now, start), fmt.Errorf("validate %s: %w", f.Name, err)
 	}
 
 	// Sources that failed before cannot give a delta: not read again, so
@@ -192,6 +194,15 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 	rep.sortChecks()
 	rep.Elapsed = now().Sub(start)
 	return rep, nil
+}
+
+// partial finishes a report cut short: the flows measured so far are judged,
+// and a check says the run was interrupted.
+func (r *Report) partial(now func() time.Time, start time.Time) *Report {
+	r.Checks = append(r.Checks, Check{Name: "run", Phase: PhaseTraffic, Status: Error, Message: "interrupted: the report covers the traffic rounds run so far, without counter deltas"})
+	r.sortChecks()
+	r.Elapsed = now().Sub(start)
+	return r
 }
 
 // readAll reads every source concurrently; a failed source becomes an error

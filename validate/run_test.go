@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -357,5 +358,36 @@ func BenchmarkRunScaling(b *testing.B) {
 			b.ReportMetric(float64(rounds), "rounds")
 			b.ReportMetric(float64(n*(n-1)/2), "pairs")
 		})
+	}
+}
+
+// cancelEngine is a TEST DOUBLE that cancels the run during its second round.
+type cancelEngine struct {
+	fakeEngine
+	cancel context.CancelFunc
+	calls  int
+}
+
+func (e *cancelEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowResult {
+	e.calls++
+	if e.calls == 2 {
+		e.cancel()
+	}
+	return e.fakeEngine.Run(ctx, kind, flows)
+}
+
+func TestRunInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	eng := &cancelEngine{cancel: cancel}
+	rep, err := Run(ctx, fabric(4), Options{Engine: eng, AllPairs: true, Incast: true})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if rep == nil || rep.Rounds != 2 || len(rep.Flows) != 4 {
+		t.Fatalf("partial report = %+v, want the 2 rounds (4 flows) run before the interrupt", rep)
+	}
+	if !hasCheck(rep, "run", Error) || rep.Verdict() == "PASS" {
+		t.Errorf("partial report verdict %s, want an error check saying it was interrupted", rep.Verdict())
 	}
 }

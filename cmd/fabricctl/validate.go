@@ -252,6 +252,11 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 
 	rep, err := validate.Run(ctx, f, vo)
 	if err != nil {
+		if rep != nil { // interrupted: show what was measured
+			if werr := o.write(out, rep); werr != nil {
+				err = errors.Join(err, werr)
+			}
+		}
 		return withCode(ExitError, err)
 	}
 	if err := o.write(out, rep); err != nil {
