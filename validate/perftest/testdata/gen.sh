@@ -12,6 +12,8 @@ BWH_MIB=' #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   Ms
 BWH_G=' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]'
 BWH_QOS_G=' #bytes    #sl      #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]'
 REPORT_FMT=' %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f'
+BWH_G_PP=' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]   BW Port1[Gb/sec]   MsgRate Port1[Mpps]   BW Port2[Gb/sec]   MsgRate Port2[Mpps]'
+REPORT_FMT_PER_PORT=' %-7d    %-10d     %-7.2f            %-7.2f\t\t   %-7.6f        %-7.2f            %-7.6f              %-7.2f            %-7.6f'
 REPORT_FMT_QOS=' %-7d    %d           %d           %-7.2f            %-7.2f                  %-7.6f\n'
 LATH=' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] '
 REPORT_FMT_LAT=' %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f'
@@ -73,6 +75,12 @@ EOF
 # 4. QoS table variant (RESULT_FMT_G_QOS / REPORT_FMT_QOS), --report_gbits.
 { head_bw "Send BW Test" mlx5_0 3; echo "$BWH_QOS_G"
   printf "$REPORT_FMT_QOS" 65536 3 5000 97.12 96.88 0.184796; echo "$RL"; } > ib_send_bw_qos_gbits.txt
+
+# 4b. Dual-port (-O) with --report-per-port (RESULT_FMT_G_PER_PORT /
+#     REPORT_FMT_PER_PORT): the per-port columns are read, the totals kept, --report_gbits, duration mode.
+{ head_bw "RDMA_Write BW Test" mlx5_0 3; echo "$BWH_G_PP"
+  printf "$REPORT_FMT_PER_PORT\n" 65536 7000000 0.00 188.40 0.359344 94.21 0.179690 94.19 0.179654; echo "$RL"; } |
+  sed 's/Dual-port       : OFF\t\t/Dual-port       : ON\t\t/' > ib_write_bw_dualport_gbits.txt
 
 # 5. Latency, iteration mode, -a -n 1000 with a warning in the table.
 { echo "$RL"; echo "                    RDMA_Write Latency Test"; echo " Link type       : Ethernet"; echo " GID index       : 3"; echo "$RL"
