@@ -160,6 +160,16 @@ func TestSwitchCountersTwin(t *testing.T) {
 			},
 			want: Sample{"leaf1/Ethernet1": {"q3.drops": 4, "q0.drops": 1}},
 		},
+		{
+			name: "eos queues with arista-qos-augments ecn-marked-pkts", platform: intent.PlatformEOS, port: "Ethernet1/1",
+			put: func(tw *twin.Twin) error {
+				return tw.Put(mustPath("/qos/interfaces/interface[interface-id=Ethernet1/1]/output/queues"), map[string]any{
+					"queue": []any{
+						map[string]any{"name": "3", "state": map[string]any{"name": "3", "dropped-pkts": 0, "wred-dropped-pkts": 0, "ecn-marked-pkts": 12}},
+					}})
+			},
+			want: Sample{"leaf1/Ethernet1/1": {"q3.drops": 0, "q3.ecn_marked": 12}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
