@@ -272,9 +272,9 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 	return nil
 }
 
-// readback plans the switches (gNMI) and the hosts (`fabricctl host plan` on
-// each: this binary for local hosts, --remote-fabricctl over SSH for the
-// others) against the intent. Hosts mapped to a network namespace are left
+// readback plans the switches (gNMI) and the hosts (local ones in this
+// process, remote ones with `fabricctl host plan` over SSH, --remote-fabricctl)
+// against the intent. Hosts mapped to a network namespace are left
 // out: their NICs are lab veths.
 func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabric, eng *switchdrv.Engine, nsOf map[string]string) (*plan.Plan, error) {
 	p := &plan.Plan{Fabric: f.Name}
@@ -303,13 +303,23 @@ func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabri
 		return nil, err
 	}
 	if len(local) > 0 {
-		exe, err := os.Executable()
+		// Local hosts are read in this process, as `fabricctl host plan` does.
+		drv, closeDrv, err := hostdrv.Open("", "", d.log)
 		if err != nil {
-			return nil, fmt.Errorf("host readback: %w", err)
+			for _, h := range local {
+				p.Targets = append(p.Targets, plan.TargetPlan{Name: h.Name, Kind: plan.KindHost, Error: fmt.Sprintf("host %s: %v", h.Name, err)})
+			}
+		} else {
+			for i := range local {
+				hp, err := drv.Plan(ctx, f, &local[i])
+				if hp == nil {
+					p.Targets = append(p.Targets, plan.TargetPlan{Name: local[i].Name, Kind: plan.KindHost, Error: err.Error()})
+					continue
+				}
+				p.Targets = append(p.Targets, hp.Target)
+			}
+			closeDrv()
 		}
-		fl := &hostdrv.Fleet{Binary: exe, Log: d.log, Runner: func(h intent.Host) (remote.Runner, error) { return remote.Local{Name: h.Name}, nil }}
-		ts, _ := fl.Run(ctx, "plan", local, bundle) // per-host errors are in the targets
-		p.Targets = append(p.Targets, ts...)
 	}
 	if len(remoteHosts) > 0 {
 		bin := strings.Fields(o.fabricctl)

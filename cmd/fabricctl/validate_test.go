@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/netnstest"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
+	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
 
 func mustRun(t *testing.T, cmd *exec.Cmd) {
@@ -126,5 +129,73 @@ func TestPerftestParseCLI(t *testing.T) {
 		if code != tt.code {
 			t.Errorf("perftest parse %s: exit %d, want %d (%s)", tt.file, code, tt.code, errb.String())
 		}
+	}
+}
+
+// TestValidateCLISwitchTwin wires a switch into a validate run: its counters
+// come from an SR Linux device twin over real gNMI, and without
+// --no-readback the twin's empty configuration is drift (exit 3).
+func TestValidateCLISwitchTwin(t *testing.T) {
+	tw, err := twin.Start(twin.Options{Name: "leaf1", Platform: intent.PlatformSRLinux})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Close()
+	p, err := transport.ParsePath("/qos/interfaces/interface[interface-id=ethernet-1/1]/output/queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Put(p, map[string]any{"queue": []any{map[string]any{"queue-name": "unicast-3",
+		"queue-statistics": map[string]any{"aggregate-statistics": map[string]any{"dropped-packets": 0, "ecn-marked-packets": 0}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "fabric.yaml")
+	yaml := fmt.Sprintf(`apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+metadata: {name: twin-lab}
+policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - name: leaf1
+      platform: srlinux
+      address: %q
+      tls: {insecure: true}
+      ports:
+        - {name: ethernet-1/1, speed: 100G, cable: 3m}
+  hosts:
+    - name: h1
+      address: local
+      nics: [{interface: lo, address: 127.0.0.1}]
+    - name: h2
+      address: local
+      nics: [{interface: lo, address: 127.0.0.1}]
+`, tw.Addr())
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name     string
+		extra    []string
+		wantCode int
+		want     []string
+	}{
+		{"counters only", []string{"--no-readback"}, ExitOK, []string{"PASS    switch.lossless_drops  leaf1/ethernet-1/1"}},
+		{"with readback", nil, ExitCheckFailed, []string{"FAIL    readback.drift", "switch leaf1 /qos"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--log-level", "debug", "validate", "-f", file, "--engine", "udp", "--udp-packets", "200", "--timeout", "5s"}, tt.extra...)
+			var out, errb bytes.Buffer
+			code := run(context.Background(), args, strings.NewReader(""), &out, &errb)
+			t.Logf("stderr:\n%s", errb.String())
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, out.String(), errb.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
+			}
+		})
 	}
 }
