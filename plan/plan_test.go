@@ -1,0 +1,128 @@
+package plan
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func samplePlan() *Plan {
+	return &Plan{
+		Fabric:  "pod1",
+		Created: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC),
+		Targets: []TargetPlan{
+			{Name: "gpu1", Kind: KindHost, Basis: "b2", Changes: []Change{
+				{Action: Update, Path: "ens1f0np0/pfc", Before: "prio-pfc 0x00", After: "prio-pfc 0x08", Reason: "PFC on the lossless priorities"},
+			}},
+			{Name: "leaf2", Kind: KindSwitch, Platform: "sonic", Basis: "b1", Changes: []Change{
+				{Action: NoOp, Path: "/z"},
+			}},
+			{Name: "leaf1", Kind: KindSwitch, Platform: "srlinux", Basis: "b0", Changes: []Change{
+				{Action: Delete, Path: "/qos/b", Before: "1"},
+				{Action: Create, Path: "/qos/a|pipe", After: "{\"x\":1}"},
+			}, Notes: []string{"needs firmware"}},
+			{Name: "leaf3", Kind: KindSwitch, Error: "switch leaf3: get: deadline exceeded"},
+		},
+	}
+}
+
+func TestSortAndSummary(t *testing.T) {
+	p := samplePlan()
+	p.Sort()
+	var order []string
+	for _, tp := range p.Targets {
+		order = append(order, tp.Kind+"/"+tp.Name)
+	}
+	if d := cmp.Diff([]string{"switch/leaf1", "switch/leaf2", "switch/leaf3", "host/gpu1"}, order); d != "" {
+		t.Errorf("target order (-want +got):\n%s", d)
+	}
+	if got := p.Targets[0].Changes[0].Path; got != "/qos/a|pipe" {
+		t.Errorf("changes not sorted by path: first %q", got)
+	}
+	got := p.Summarize()
+	want := Summary{Targets: 4, Changed: 2, Failed: 1, Create: 1, Update: 1, Delete: 1}
+	if got != want {
+		t.Errorf("Summarize() = %+v, want %+v", got, want)
+	}
+	if !p.HasChanges() || !p.HasErrors() {
+		t.Errorf("HasChanges=%v HasErrors=%v, want both true", p.HasChanges(), p.HasErrors())
+	}
+	if p.Targets[1].HasChanges() {
+		t.Error("a target with only no-ops reports changes")
+	}
+}
+
+func TestMarshalRoundTrip(t *testing.T) {
+	p := samplePlan()
+	b, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"action": "update"`)) {
+		t.Errorf("actions are not encoded by name:\n%s", b)
+	}
+	got, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(p, got); d != "" {
+		t.Errorf("round trip mismatch (-want +got):\n%s", d)
+	}
+	if _, err := Unmarshal([]byte(`{"version": 99}`)); err == nil {
+		t.Error("a plan of an unknown format version was accepted")
+	}
+	if _, err := Unmarshal([]byte(`{"version": 1, "targets": [{"changes": [{"action": "explode"}]}]}`)); err == nil {
+		t.Error("an unknown action was accepted")
+	}
+	if _, err := Unmarshal([]byte(`not json`)); err == nil {
+		t.Error("garbage was accepted")
+	}
+}
+
+func TestWriteFormats(t *testing.T) {
+	p := samplePlan()
+	p.Sort()
+	for _, tt := range []struct {
+		format string
+		want   []string
+	}{
+		{"text", []string{"switch leaf1 (srlinux):", "  + /qos/a|pipe", "  - /qos/b", "switch leaf2 (sonic): no changes",
+			"switch leaf3: ERROR: switch leaf3: get: deadline exceeded", "host gpu1:", "prio-pfc 0x00 -> prio-pfc 0x08",
+			"note: needs firmware", "Plan: 1 to create, 1 to update, 1 to delete on 2 of 4 targets; 1 failed."}},
+		{"markdown", []string{"### fabricctl plan: pod1", "| create | `/qos/a\\|pipe` |", ":x: switch leaf3", "> needs firmware", "No changes."}},
+		{"json", []string{`"fabric": "pod1"`, `"kind": "host"`}},
+	} {
+		var b bytes.Buffer
+		if err := Write(&b, p, tt.format); err != nil {
+			t.Fatalf("Write(%s): %v", tt.format, err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("Write(%s) lacks %q:\n%s", tt.format, w, b.String())
+			}
+		}
+	}
+	if err := Write(new(bytes.Buffer), p, "yaml"); err == nil {
+		t.Error("an unknown format was accepted")
+	}
+}
+
+func TestActionText(t *testing.T) {
+	for _, a := range []Action{NoOp, Create, Update, Delete} {
+		b, _ := a.MarshalText()
+		var got Action
+		if err := got.UnmarshalText(b); err != nil || got != a {
+			t.Errorf("action %v does not round-trip: %v, %v", a, got, err)
+		}
+	}
+	if Action(9).String() != "Action(9)" || Action(9).Symbol() != "?" {
+		t.Errorf("out-of-range action renders as %q %q", Action(9).String(), Action(9).Symbol())
+	}
+	if !errors.Is(ErrStale, ErrStale) || Hash([]byte("a")) == Hash([]byte("b")) || len(Hash(nil)) != 32 {
+		t.Error("Hash is not a 16-byte hex digest that tells inputs apart")
+	}
+}
