@@ -20,7 +20,6 @@
 package eos
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -116,47 +115,17 @@ var watchdogAction = map[intent.WatchdogAction]string{
 	intent.WatchdogAlert:   "NOTIFY_ONLY",
 }
 
+// Compile implements switchdrv.Platform.
+func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
+	return switchdrv.Compile(intent.PlatformEOS, f, sw, func(d *switchdrv.Desired) error {
+		return (&compiler{f: f, sw: sw, d: d}).compile()
+	})
+}
+
 type compiler struct {
 	f  *intent.Fabric
 	sw *intent.Switch
 	d  *switchdrv.Desired
-}
-
-// Compile implements switchdrv.Platform.
-func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
-	if f == nil || sw == nil {
-		return nil, fmt.Errorf("eos: compile: nil fabric or switch")
-	}
-	c := compiler{f: f, sw: sw, d: &switchdrv.Desired{
-		Switch: sw.Name, Platform: intent.PlatformEOS, Encoding: gnmipb.Encoding_JSON_IETF,
-	}}
-	if err := c.compile(); err != nil {
-		return nil, fmt.Errorf("switch %s (eos): %w", sw.Name, err)
-	}
-	return c.d, nil
-}
-
-func elem(name string, kv ...string) *gnmipb.PathElem {
-	e := &gnmipb.PathElem{Name: name}
-	if len(kv) > 0 {
-		e.Key = make(map[string]string, len(kv)/2)
-		for i := 0; i+1 < len(kv); i += 2 {
-			e.Key[kv[i]] = kv[i+1]
-		}
-	}
-	return e
-}
-
-func (c *compiler) replace(v any, elems ...*gnmipb.PathElem) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("marshal %s: %w", elems[len(elems)-1].GetName(), err)
-	}
-	c.d.Replaces = append(c.d.Replaces, &gnmipb.Update{
-		Path: &gnmipb.Path{Elem: elems},
-		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}},
-	})
-	return nil
 }
 
 // seconds renders d in seconds with the given fraction digits (decimal64).
@@ -191,7 +160,7 @@ func (c *compiler) compile() error {
 				Config ecnConfig `json:"config"`
 			}{Config: ecnConfig{Min: e.MinBytes, Max: e.MaxBytes, Unit: "BYTES", MaxDropRate: e.Probability}}
 		}
-		if err := c.replace(q, elem("qos"), elem("queues"), elem("queue", "name", q.Name)); err != nil {
+		if err := c.d.Replace(q, switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("queue", "name", q.Name)); err != nil {
 			return err
 		}
 	}
@@ -216,7 +185,7 @@ func (c *compiler) compile() error {
 		w.Config.Timeout = seconds(wd.Detect, 2)
 		w.Config.RecoveryTime = seconds(wd.Restore, 2)
 		w.Config.PollingInteval = seconds(wd.Poll, 3)
-		if err := c.replace(w, elem("qos"), elem(aug+"pfc"), elem("watchdog")); err != nil {
+		if err := c.d.Replace(w, switchdrv.Elem("qos"), switchdrv.Elem(aug+"pfc"), switchdrv.Elem("watchdog")); err != nil {
 			return err
 		}
 	}
@@ -226,7 +195,7 @@ func (c *compiler) compile() error {
 			var qi qosInterface
 			qi.ID, qi.Config.ID = port.Name, port.Name
 			qi.Output.PFC.Config.NoDrop = noDrop
-			if err := c.replace(qi, elem("qos"), elem("interfaces"), elem("interface", "interface-id", port.Name)); err != nil {
+			if err := c.d.Replace(qi, switchdrv.Elem("qos"), switchdrv.Elem("interfaces"), switchdrv.Elem("interface", "interface-id", port.Name)); err != nil {
 				return err
 			}
 		}

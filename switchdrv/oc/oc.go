@@ -14,13 +14,10 @@
 package oc
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
-
-	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv"
@@ -193,64 +190,17 @@ type (
 	}
 )
 
+// Compile implements switchdrv.Platform.
+func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
+	return switchdrv.Compile(intent.PlatformOpenConfig, f, sw, func(d *switchdrv.Desired) error {
+		return (&compiler{f: f, sw: sw, d: d}).compile()
+	})
+}
+
 type compiler struct {
 	f  *intent.Fabric
 	sw *intent.Switch
 	d  *switchdrv.Desired
-}
-
-// Compile implements switchdrv.Platform.
-func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
-	if f == nil || sw == nil {
-		return nil, fmt.Errorf("openconfig: compile: nil fabric or switch")
-	}
-	c := compiler{f: f, sw: sw, d: &switchdrv.Desired{
-		Switch: sw.Name, Platform: intent.PlatformOpenConfig, Encoding: gnmipb.Encoding_JSON_IETF,
-	}}
-	if err := c.compile(); err != nil {
-		return nil, fmt.Errorf("switch %s (openconfig): %w", sw.Name, err)
-	}
-	return c.d, nil
-}
-
-func elem(name string, kv ...string) *gnmipb.PathElem {
-	e := &gnmipb.PathElem{Name: name}
-	if len(kv) > 0 {
-		e.Key = make(map[string]string, len(kv)/2)
-		for i := 0; i+1 < len(kv); i += 2 {
-			e.Key[kv[i]] = kv[i+1]
-		}
-	}
-	return e
-}
-
-func mkUpdate(v any, elems []*gnmipb.PathElem) (*gnmipb.Update, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("marshal %s: %w", elems[len(elems)-1].GetName(), err)
-	}
-	return &gnmipb.Update{
-		Path: &gnmipb.Path{Elem: elems},
-		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}},
-	}, nil
-}
-
-func (c *compiler) replace(v any, elems ...*gnmipb.PathElem) error {
-	u, err := mkUpdate(v, elems)
-	if err != nil {
-		return err
-	}
-	c.d.Replaces = append(c.d.Replaces, u)
-	return nil
-}
-
-func (c *compiler) update(v any, elems ...*gnmipb.PathElem) error {
-	u, err := mkUpdate(v, elems)
-	if err != nil {
-		return err
-	}
-	c.d.Updates = append(c.d.Updates, u)
-	return nil
 }
 
 func (c *compiler) compile() error {
@@ -261,14 +211,14 @@ func (c *compiler) compile() error {
 	for _, cl := range p.Classes {
 		var q queue
 		q.Name, q.Config.Name, q.Config.QueueID = QueueName(cl.Name), QueueName(cl.Name), cl.Priority
-		if err := c.replace(q, elem("qos"), elem("queues"), elem("queue", "name", q.Name)); err != nil {
+		if err := c.d.Replace(q, switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("queue", "name", q.Name)); err != nil {
 			return err
 		}
 	}
 	for _, cl := range p.Classes {
 		var g fwdGroup
 		g.Name, g.Config.Name, g.Config.OutputQueue = QueueName(cl.Name), QueueName(cl.Name), QueueName(cl.Name)
-		if err := c.replace(g, elem("qos"), elem("forwarding-groups"), elem("forwarding-group", "name", g.Name)); err != nil {
+		if err := c.d.Replace(g, switchdrv.Elem("qos"), switchdrv.Elem("forwarding-groups"), switchdrv.Elem("forwarding-group", "name", g.Name)); err != nil {
 			return err
 		}
 	}
@@ -303,7 +253,7 @@ func (c *compiler) compile() error {
 			t.Actions.Config.TargetGroup = QueueName(def.Name)
 			cls.Terms.Term = append(cls.Terms.Term, t)
 		}
-		if err := c.replace(cls, elem("qos"), elem("classifiers"), elem("classifier", "name", cls.Name)); err != nil {
+		if err := c.d.Replace(cls, switchdrv.Elem("qos"), switchdrv.Elem("classifiers"), switchdrv.Elem("classifier", "name", cls.Name)); err != nil {
 			return err
 		}
 	}
@@ -317,7 +267,7 @@ func (c *compiler) compile() error {
 			MinThreshold: strconv.FormatInt(cl.ECN.MinBytes, 10), MaxThreshold: strconv.FormatInt(cl.ECN.MaxBytes, 10),
 			MaxDropPercent: cl.ECN.Probability, EnableECN: true, Drop: false,
 		}
-		if err := c.replace(qm, elem("qos"), elem("queue-management-profiles"), elem("queue-management-profile", "name", qm.Name)); err != nil {
+		if err := c.d.Replace(qm, switchdrv.Elem("qos"), switchdrv.Elem("queue-management-profiles"), switchdrv.Elem("queue-management-profile", "name", qm.Name)); err != nil {
 			return err
 		}
 		var iq ifQueue
@@ -350,7 +300,7 @@ func (c *compiler) compile() error {
 		s.Inputs.Input = wrr
 		sp.Schedulers.Scheduler = append(sp.Schedulers.Scheduler, s)
 	}
-	if err := c.replace(sp, elem("qos"), elem("scheduler-policies"), elem("scheduler-policy", "name", SchedulerPolicy)); err != nil {
+	if err := c.d.Replace(sp, switchdrv.Elem("qos"), switchdrv.Elem("scheduler-policies"), switchdrv.Elem("scheduler-policy", "name", SchedulerPolicy)); err != nil {
 		return err
 	}
 	sort.Slice(ecnQueues, func(i, j int) bool { return ecnQueues[i].Name < ecnQueues[j].Name })
@@ -368,7 +318,7 @@ func (c *compiler) compile() error {
 				Queue []ifQueue `json:"queue"`
 			}{Queue: ecnQueues}
 		}
-		if err := c.replace(qi, elem("qos"), elem("interfaces"), elem("interface", "interface-id", port.Name)); err != nil {
+		if err := c.d.Replace(qi, switchdrv.Elem("qos"), switchdrv.Elem("interfaces"), switchdrv.Elem("interface", "interface-id", port.Name)); err != nil {
 			return err
 		}
 	}
@@ -377,7 +327,7 @@ func (c *compiler) compile() error {
 		if mtu < 0 || mtu > 65535 {
 			return fmt.Errorf("port %s: mtu %d outside 0..65535", port.Name, mtu)
 		}
-		if err := c.update(mtu, elem("interfaces"), elem("interface", "name", port.Name), elem("config"), elem("mtu")); err != nil {
+		if err := c.d.Update(mtu, switchdrv.Elem("interfaces"), switchdrv.Elem("interface", "name", port.Name), switchdrv.Elem("config"), switchdrv.Elem("mtu")); err != nil {
 			return err
 		}
 	}

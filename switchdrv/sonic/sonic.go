@@ -102,24 +102,17 @@ func token(class string, max int) string {
 	return string(b)
 }
 
+// Compile implements switchdrv.Platform.
+func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
+	return switchdrv.Compile(intent.PlatformSONiC, f, sw, func(d *switchdrv.Desired) error {
+		return (&compiler{f: f, sw: sw, d: d}).compile()
+	})
+}
+
 type compiler struct {
 	f  *intent.Fabric
 	sw *intent.Switch
 	d  *switchdrv.Desired
-}
-
-// Compile implements switchdrv.Platform.
-func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
-	if f == nil || sw == nil {
-		return nil, fmt.Errorf("sonic: compile: nil fabric or switch")
-	}
-	c := compiler{f: f, sw: sw, d: &switchdrv.Desired{
-		Switch: sw.Name, Platform: intent.PlatformSONiC, Encoding: gnmipb.Encoding_JSON_IETF,
-	}}
-	if err := c.compile(); err != nil {
-		return nil, fmt.Errorf("switch %s (sonic): %w", sw.Name, err)
-	}
-	return c.d, nil
 }
 
 func path(elems ...string) *gnmipb.Path {

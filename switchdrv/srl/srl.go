@@ -209,62 +209,15 @@ func ECNProfile(class string) string {
 
 // Compile implements switchdrv.Platform.
 func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
-	if f == nil || sw == nil {
-		return nil, fmt.Errorf("srlinux: compile: nil fabric or switch")
-	}
-	c := compiler{f: f, sw: sw, d: &switchdrv.Desired{
-		Switch: sw.Name, Platform: intent.PlatformSRLinux, Encoding: gnmipb.Encoding_JSON_IETF,
-	}}
-	if err := c.compile(); err != nil {
-		return nil, fmt.Errorf("switch %s (srlinux): %w", sw.Name, err)
-	}
-	return c.d, nil
+	return switchdrv.Compile(intent.PlatformSRLinux, f, sw, func(d *switchdrv.Desired) error {
+		return (&compiler{f: f, sw: sw, d: d}).compile()
+	})
 }
 
 type compiler struct {
 	f  *intent.Fabric
 	sw *intent.Switch
 	d  *switchdrv.Desired
-}
-
-func (c *compiler) replace(v any, elems ...*gnmipb.PathElem) error {
-	u, err := update(v, elems)
-	if err != nil {
-		return err
-	}
-	c.d.Replaces = append(c.d.Replaces, u)
-	return nil
-}
-
-func (c *compiler) update(v any, elems ...*gnmipb.PathElem) error {
-	u, err := update(v, elems)
-	if err != nil {
-		return err
-	}
-	c.d.Updates = append(c.d.Updates, u)
-	return nil
-}
-
-func update(v any, elems []*gnmipb.PathElem) (*gnmipb.Update, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("marshal %s: %w", elems[len(elems)-1].GetName(), err)
-	}
-	return &gnmipb.Update{
-		Path: &gnmipb.Path{Elem: elems},
-		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}},
-	}, nil
-}
-
-func elem(name string, kv ...string) *gnmipb.PathElem {
-	e := &gnmipb.PathElem{Name: name}
-	if len(kv) > 0 {
-		e.Key = make(map[string]string, len(kv)/2)
-		for i := 0; i+1 < len(kv); i += 2 {
-			e.Key[kv[i]] = kv[i+1]
-		}
-	}
-	return e
 }
 
 func (c *compiler) compile() error {
@@ -285,7 +238,7 @@ func (c *compiler) compile() error {
 		}
 	}
 	if len(ecnClasses) > 0 {
-		if err := c.update(struct{}{}, elem("qos"), elem("explicit-congestion-notification")); err != nil {
+		if err := c.d.Update(struct{}{}, switchdrv.Elem("qos"), switchdrv.Elem("explicit-congestion-notification")); err != nil {
 			return err
 		}
 	}
@@ -296,7 +249,7 @@ func (c *compiler) compile() error {
 	for d, prio := range p.DSCPToPriority() {
 		dp.DSCP[d] = dscpEntry{Value: d, ForwardingClass: fc(prio)}
 	}
-	if err := c.replace(dp, elem("qos"), elem("classifiers"), elem("dscp-policy", "name", DSCPPolicy)); err != nil {
+	if err := c.d.Replace(dp, switchdrv.Elem("qos"), switchdrv.Elem("classifiers"), switchdrv.Elem("dscp-policy", "name", DSCPPolicy)); err != nil {
 		return err
 	}
 
@@ -321,7 +274,7 @@ func (c *compiler) compile() error {
 	if len(wrr) > 0 {
 		sp.Scheduler = append(sp.Scheduler, scheduler{Sequence: 1, Input: wrr})
 	}
-	if err := c.replace(sp, elem("qos"), elem("scheduler-policies"), elem("scheduler-policy", "name", SchedulerPolicy)); err != nil {
+	if err := c.d.Replace(sp, switchdrv.Elem("qos"), switchdrv.Elem("scheduler-policies"), switchdrv.Elem("scheduler-policy", "name", SchedulerPolicy)); err != nil {
 		return err
 	}
 
@@ -334,7 +287,7 @@ func (c *compiler) compile() error {
 			MaxThreshold:   strconv.FormatInt(cl.ECN.MaxBytes, 10),
 			MaxDropPercent: cl.ECN.Probability,
 		}}
-		if err := c.replace(q, elem("qos"), elem("buffer-management"), elem("queue-management-profile", "name", q.Name)); err != nil {
+		if err := c.d.Replace(q, switchdrv.Elem("qos"), switchdrv.Elem("buffer-management"), switchdrv.Elem("queue-management-profile", "name", q.Name)); err != nil {
 			return err
 		}
 	}
@@ -368,7 +321,7 @@ func (c *compiler) compile() error {
 			for _, prio := range lossless {
 				bp.Queues.PFCQueue = append(bp.Queues.PFCQueue, pfcQueueBuffer{Name: pfcQueue(prio), ReservedBytes: h})
 			}
-			if err := c.replace(bp, elem("qos"), elem("buffer-management"), elem("buffer-allocation-profile", "name", bp.Name)); err != nil {
+			if err := c.d.Replace(bp, switchdrv.Elem("qos"), switchdrv.Elem("buffer-management"), switchdrv.Elem("buffer-allocation-profile", "name", bp.Name)); err != nil {
 				return err
 			}
 		}
@@ -395,7 +348,7 @@ func (c *compiler) compile() error {
 		} else {
 			mp.ReceivedPause.Deadlock = &deadlock{Enable: false}
 		}
-		if err := c.replace(mp, elem("qos"), elem("pfc-mapping-profile", "name", PFCProfile)); err != nil {
+		if err := c.d.Replace(mp, switchdrv.Elem("qos"), switchdrv.Elem("pfc-mapping-profile", "name", PFCProfile)); err != nil {
 			return err
 		}
 	}
@@ -417,7 +370,7 @@ func (c *compiler) compile() error {
 			qi.PFC = &ifPFC{Profile: PFCProfile, Enable: true}
 			qi.Input = &ifInput{PFCBufferProfile: portBuffer[port.Name]}
 		}
-		if err := c.replace(qi, elem("qos"), elem("interfaces"), elem("interface", "interface-id", port.Name)); err != nil {
+		if err := c.d.Replace(qi, switchdrv.Elem("qos"), switchdrv.Elem("interfaces"), switchdrv.Elem("interface", "interface-id", port.Name)); err != nil {
 			return err
 		}
 		sub := port.Subinterface
@@ -426,7 +379,7 @@ func (c *compiler) compile() error {
 		si.Input.Classifiers = &struct {
 			DSCPPolicy string `json:"dscp-policy"`
 		}{DSCPPolicy: DSCPPolicy}
-		if err := c.replace(si, elem("qos"), elem("interfaces"), elem("interface", "interface-id", sid)); err != nil {
+		if err := c.d.Replace(si, switchdrv.Elem("qos"), switchdrv.Elem("interfaces"), switchdrv.Elem("interface", "interface-id", sid)); err != nil {
 			return err
 		}
 	}
@@ -443,11 +396,11 @@ func (c *compiler) compile() error {
 		}
 		c.d.Updates = append(c.d.Updates,
 			&gnmipb.Update{
-				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{elem("interface", "name", port.Name), {Name: "mtu"}}},
+				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{switchdrv.Elem("interface", "name", port.Name), {Name: "mtu"}}},
 				Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: strconv.AppendInt(nil, int64(mtu), 10)}},
 			},
 			&gnmipb.Update{
-				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{elem("interface", "name", port.Name), {Name: "ethernet"}, {Name: "flow-control"}}},
+				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{switchdrv.Elem("interface", "name", port.Name), {Name: "ethernet"}, {Name: "flow-control"}}},
 				Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: fcJSON}},
 			})
 	}

@@ -1,0 +1,72 @@
+package switchdrv
+
+import (
+	"encoding/json"
+	"fmt"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+// Helpers the platform packages build their Desired with.
+
+// Compile is the frame every Platform.Compile shares: it rejects a nil
+// fabric or switch, starts a JSON_IETF Desired for sw on platform pl, lets
+// compile fill it and names the switch and platform in compile's error.
+func Compile(pl intent.Platform, f *intent.Fabric, sw *intent.Switch, compile func(d *Desired) error) (*Desired, error) {
+	if f == nil || sw == nil {
+		return nil, fmt.Errorf("%s: compile: nil fabric or switch", pl)
+	}
+	d := &Desired{Switch: sw.Name, Platform: pl, Encoding: gnmipb.Encoding_JSON_IETF}
+	if err := compile(d); err != nil {
+		return nil, fmt.Errorf("switch %s (%s): %w", sw.Name, pl, err)
+	}
+	return d, nil
+}
+
+// Elem returns the path element name with the keys given as name, value
+// pairs (a trailing name without a value is ignored).
+func Elem(name string, kv ...string) *gnmipb.PathElem {
+	e := &gnmipb.PathElem{Name: name}
+	if len(kv) > 0 {
+		e.Key = make(map[string]string, len(kv)/2)
+		for i := 0; i+1 < len(kv); i += 2 {
+			e.Key[kv[i]] = kv[i+1]
+		}
+	}
+	return e
+}
+
+// JSONUpdate returns the update that sets the path elems (no origin) to v,
+// encoded by encoding/json as a json_ietf_val. elems must not be empty.
+func JSONUpdate(v any, elems ...*gnmipb.PathElem) (*gnmipb.Update, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %s: %w", elems[len(elems)-1].GetName(), err)
+	}
+	return &gnmipb.Update{
+		Path: &gnmipb.Path{Elem: elems},
+		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}},
+	}, nil
+}
+
+// Replace appends to d.Replaces the JSONUpdate of v at elems.
+func (d *Desired) Replace(v any, elems ...*gnmipb.PathElem) error {
+	u, err := JSONUpdate(v, elems...)
+	if err != nil {
+		return err
+	}
+	d.Replaces = append(d.Replaces, u)
+	return nil
+}
+
+// Update appends to d.Updates the JSONUpdate of v at elems.
+func (d *Desired) Update(v any, elems ...*gnmipb.PathElem) error {
+	u, err := JSONUpdate(v, elems...)
+	if err != nil {
+		return err
+	}
+	d.Updates = append(d.Updates, u)
+	return nil
+}
