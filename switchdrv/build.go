@@ -3,6 +3,7 @@ package switchdrv
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
@@ -69,4 +70,11 @@ func (d *Desired) Update(v any, elems ...*gnmipb.PathElem) error {
 	}
 	d.Updates = append(d.Updates, u)
 	return nil
+}
+
+// PortHeadroom is the XOFF headroom one lossless priority of port needs:
+// the largest of the published models (intent.Headroom), rounded up to 1 KiB.
+func PortHeadroom(f *intent.Fabric, port intent.Port) int64 {
+	_, req := intent.Headroom(intent.HeadroomInput{Speed: port.Speed, CableMeters: port.CableMeters, MTU: f.PortMTU(port)})
+	return int64(math.Ceil(float64(req)/1024) * 1024)
 }

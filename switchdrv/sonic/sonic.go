@@ -317,7 +317,7 @@ func (c *compiler) compile() error {
 	if len(lossless) > 0 {
 		sizes := map[int64]int{} // xoff -> MTU of the first port using it
 		for _, port := range c.sw.Ports {
-			x := headroom(c.f, port)
+			x := switchdrv.PortHeadroom(c.f, port)
 			portProfile[port.Name] = bufferPrefix + strconv.FormatInt(x, 10)
 			if _, ok := sizes[x]; !ok {
 				sizes[x] = c.f.PortMTU(port)
@@ -425,11 +425,4 @@ func (c *compiler) compile() error {
 		c.d.Notes = append(c.d.Notes, "802.3x global pause is requested together with PFC; SONiC's CONFIG_DB has no pause field, turn it off with the platform tools")
 	}
 	return nil
-}
-
-// headroom is the XOFF headroom one lossless priority of port needs: the
-// largest of the published models (intent.Headroom), rounded up to 1 KiB.
-func headroom(f *intent.Fabric, port intent.Port) int64 {
-	_, req := intent.Headroom(intent.HeadroomInput{Speed: port.Speed, CableMeters: port.CableMeters, MTU: f.PortMTU(port)})
-	return int64(math.Ceil(float64(req)/1024) * 1024)
 }

@@ -20,7 +20,6 @@ package srl
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -298,7 +297,7 @@ func (c *compiler) compile() error {
 		byBytes := map[int64]bool{}
 		var total int64
 		for _, port := range c.sw.Ports {
-			h := headroom(c.f, port)
+			h := switchdrv.PortHeadroom(c.f, port)
 			total += h * int64(len(lossless))
 			byBytes[h] = true
 			portBuffer[port.Name] = bufferPrefix + strconv.FormatInt(h, 10)
@@ -411,11 +410,4 @@ func (c *compiler) compile() error {
 type flowControl struct {
 	Receive  bool `json:"receive"`
 	Transmit bool `json:"transmit"`
-}
-
-// headroom is the XOFF headroom one lossless priority of port needs: the
-// largest of the published models (intent.Headroom), rounded up to 1 KiB.
-func headroom(f *intent.Fabric, port intent.Port) int64 {
-	_, req := intent.Headroom(intent.HeadroomInput{Speed: port.Speed, CableMeters: port.CableMeters, MTU: f.PortMTU(port)})
-	return int64(math.Ceil(float64(req)/1024) * 1024)
 }

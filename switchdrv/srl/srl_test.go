@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
 func testFabric(ports ...intent.Port) *intent.Fabric {
@@ -64,8 +65,8 @@ func TestHeadroomProfiles(t *testing.T) {
 			portProfile[qi.ID] = qi.Input.PFCBufferProfile
 		}
 	}
-	want400 := headroom(f, f.Switches[0].Ports[0])
-	want100 := headroom(f, f.Switches[0].Ports[2])
+	want400 := switchdrv.PortHeadroom(f, f.Switches[0].Ports[0])
+	want100 := switchdrv.PortHeadroom(f, f.Switches[0].Ports[2])
 	_, req := intent.Headroom(intent.HeadroomInput{Speed: 400e9, CableMeters: 3, MTU: 9216})
 	if want400 < req || want400-req >= 1024 {
 		t.Errorf("headroom(400G, 3m) = %d, want the largest model %d rounded up to 1 KiB", want400, req)
