@@ -102,7 +102,7 @@ func (d *Driver) Plan(ctx context.Context, f *intent.Fabric, h *intent.Host) (*P
 			p.Target.Notes = append(p.Target.Notes, notes...)
 			errs = append(errs, d.diff(p, be, nic, want, &obs)...)
 		}
-		basis = append(basis, obs)
+		basis = append(basis, obs.basis())
 	}
 	names := make([]string, 0, len(platforms))
 	for n := range platforms {
@@ -154,6 +154,19 @@ func (d *Driver) observe(nic intent.NIC) (nicObs, []error) {
 		errs = append(errs, settingErr(nic.Interface, "pause", err))
 	}
 	return o, errs
+}
+
+// basis is o as it enters the plan's Basis hash: the configuration only.
+// The PFC requests/indications counters (pause frames sent and received)
+// move with traffic on a live lossless link; hashing them would make every
+// plan of a busy host stale before apply could use it.
+func (o nicObs) basis() nicObs {
+	if o.PFC != nil {
+		pfc := *o.PFC
+		pfc.Requests, pfc.Indications = [dcbnl.MaxTCs]uint64{}, [dcbnl.MaxTCs]uint64{}
+		o.PFC = &pfc
+	}
+	return o
 }
 
 func (p *Plan) add(c plan.Change, verifyOnly bool) {
@@ -259,10 +272,10 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 			bs := ""
 			var have ETS
 			if obs.ETS != nil {
-				have = ETS{Willing: obs.ETS.Willing != 0, PrioTC: obs.ETS.PrioTC, TSA: obs.ETS.TSA, BW: obs.ETS.TCTxBW}
+				have = ETS{Willing: obs.ETS.Willing != 0, PrioTC: obs.ETS.PrioTC, TSA: obs.ETS.TSA, BW: obs.ETS.TCTxBW}.etsBWOnly()
 				bs = have.String()
 			}
-			as := want.ETS.String()
+			as := want.ETS.etsBWOnly().String()
 			a := change(bs, as, obs.ETS != nil)
 			p.add(plan.Change{Action: a, Path: pth("ets"), Before: bs, After: as, Reason: "class priorities, strict CNP class, ETS weights"}, vo)
 			if a != plan.NoOp && !vo {

@@ -450,3 +450,39 @@ func TestMLX5CableTooLong(t *testing.T) {
 		t.Errorf("no note about the ignored cable length")
 	}
 }
+
+// TestApplyWithPFCTraffic: on a live lossless link the PFC counters
+// (requests/indications in struct ieee_pfc) move between the plan and the
+// apply; that is traffic, not a change of configuration, so the plan is not
+// stale and apply goes ahead.
+func TestApplyWithPFCTraffic(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, treeOpts{configfs: true})
+	for _, n := range r.k.nics {
+		n.pfcTraffic = true
+	}
+	f, h := loadIntent(t, nil)
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := r.d.Apply(ctx, p)
+	if err != nil {
+		t.Fatalf("Apply with pause frames flowing: %v", err)
+	}
+	if after.Target.HasChanges() {
+		t.Errorf("read-back after apply still has changes:\n%s", render(t, after))
+	}
+	// A plan of an in-sync host stays valid while the counters move.
+	p2, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p3, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.Target.Basis != p3.Target.Basis {
+		t.Errorf("basis moved with the PFC counters alone: %s then %s", p2.Target.Basis, p3.Target.Basis)
+	}
+}

@@ -32,6 +32,9 @@ type fakeNIC struct {
 	noPause    bool
 	rejectPFC  bool // the driver answers IEEE_SET PFC with status -EINVAL
 	mlx5       bool // one priority per DSCP; add replaces, del must match
+	// pfcTraffic: pause frames flow, so the PFC requests/indications
+	// counters move between two reads (a live lossless link).
+	pfcTraffic bool
 }
 
 func newFakeKernel(ifnames ...string) *fakeKernel {
@@ -119,6 +122,26 @@ func (k *fakeKernel) DCB(req dcbnl.Request) ([][]byte, error) {
 	switch r.Cmd {
 	case dcbnl.CmdIEEEGet:
 		s := n.ieee
+		if n.pfcTraffic && s.PFC != nil {
+			pfc := *s.PFC
+			for p := range pfc.Requests {
+				n.ieee.PFC.Requests[p] += uint64(p + 1)
+				n.ieee.PFC.Indications[p] += uint64(2 * (p + 1))
+			}
+			s.PFC = &pfc
+		}
+		if n.mlx5 && s.ETS != nil {
+			// mlx5e_dcbnl_ieee_getets reads the firmware's bandwidth
+			// allocation: a strict TC reads back 100 % (MLX5E_MAX_BW_ALLOC,
+			// what mlx5e_build_tc_tx_bw programs for it), whatever was sent.
+			ets := *s.ETS
+			for tc := range ets.TCTxBW {
+				if ets.TSA[tc] == dcbnl.TSAStrict {
+					ets.TCTxBW[tc] = 100
+				}
+			}
+			s.ETS = &ets
+		}
 		return [][]byte{s.Payload()}, nil
 	case dcbnl.CmdSDCBX:
 		k.writes++

@@ -49,6 +49,19 @@ func (e ETS) String() string {
 	return b.String()
 }
 
+// etsBWOnly returns e with the bandwidth of every TC that is not an ETS TC
+// set to 0: only ETS TCs share bandwidth, and drivers report anything for
+// the others (mlx5 reads a strict TC back as 100 %, MLX5E_MAX_BW_ALLOC), so
+// comparing it would show drift that apply can never remove.
+func (e ETS) etsBWOnly() ETS {
+	for tc, tsa := range e.TSA {
+		if tsa != TSAETS {
+			e.BW[tc] = 0
+		}
+	}
+	return e
+}
+
 func tsaName(t uint8) string {
 	switch t {
 	case TSAStrict:
