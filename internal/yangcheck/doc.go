@@ -10,7 +10,9 @@
 // when/if-feature guards (in every object of the payload, so a merge that
 // omits one is reported too) and writes to config-false nodes.
 // It does not evaluate must/when/if-feature expressions or leafref
-// require-instance (they need the device's whole datastore and feature set).
+// require-instance (they need the device's whole datastore and feature set),
+// except that a node gated by a feature no released software has (SR Linux
+// future-0-0) is reported as the device would: unknown.
 //
 // SONiC is addressed the way sonic-gnmi does it: origin "sonic-db" and paths
 // /CONFIG_DB/localhost/<TABLE>/<KEY>/<field>, with CONFIG_DB's string-valued

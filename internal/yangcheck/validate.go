@@ -494,6 +494,10 @@ func (c *checker) members(e *yang.Entry, obj map[string]any, path string, value 
 			// devices do.
 			c.addf(cpath, "member must be module-qualified as %s:%s (its module differs from its parent's)", chMod, local)
 		}
+		if f := unreleasedFeature(ch); f != "" {
+			c.addf(cpath, "%s exists only in unreleased builds (if-feature %s): a released device rejects it as unknown", local, f)
+			continue
+		}
 		if ch.ReadOnly() {
 			c.addf(cpath, "config false (state) node cannot be set")
 			continue
@@ -574,4 +578,33 @@ func (c *checker) keyRefs(e *yang.Entry, obj map[string]any, path string) {
 			c.addf(path+"/"+strings.Join(parts, "/"), "is %q but the list key %s it must equal is %q", b, k, a)
 		}
 	}
+}
+
+// unreleasedFeatures are features no released software has. SR Linux gates
+// the leaves of its development stream with future-0-0 ("only true in 0.0
+// stream, false in other streams"); goyang ignores if-feature, so without
+// this such a leaf would pass here and be rejected by every real device.
+var unreleasedFeatures = map[string]bool{"future-0-0": true}
+
+// unreleasedFeature returns the if-feature of e's own statement that names an
+// unreleased feature, "" when none does.
+func unreleasedFeature(e *yang.Entry) string {
+	var fs []*yang.Value
+	switch n := e.Node.(type) {
+	case *yang.Leaf:
+		fs = n.IfFeature
+	case *yang.LeafList:
+		fs = n.IfFeature
+	case *yang.Container:
+		fs = n.IfFeature
+	case *yang.List:
+		fs = n.IfFeature
+	}
+	for _, f := range fs {
+		_, name := splitQName(f.Name)
+		if unreleasedFeatures[name] {
+			return f.Name
+		}
+	}
+	return ""
 }

@@ -139,9 +139,12 @@ type (
 			Queue    []pauseQueue `json:"queue"`
 		} `json:"received-pfc-pause-frames"`
 	}
+	// pfcQueueMap has no enable-pfc: that leaf of received-traffic is
+	// if-feature future-0-0 (no released SR Linux has it; a Set carrying
+	// it is rejected). Mapping the forwarding class to the pfc-queue is
+	// what makes the queue generate pause frames.
 	pfcQueueMap struct {
 		Name            string   `json:"pfc-queue-name"`
-		EnablePFC       bool     `json:"enable-pfc"`
 		ForwardingClass []string `json:"forwarding-class"`
 		PausePriority   int      `json:"pfc-pause-frame-priority"`
 	}
@@ -327,7 +330,7 @@ func (c *compiler) compile() error {
 		mp := pfcMappingProfile{Name: PFCProfile}
 		for _, prio := range lossless {
 			mp.ReceivedTraffic.Unicast.PFCQueue = append(mp.ReceivedTraffic.Unicast.PFCQueue, pfcQueueMap{
-				Name: pfcQueue(prio), EnablePFC: true, ForwardingClass: []string{fc(prio)}, PausePriority: prio,
+				Name: pfcQueue(prio), ForwardingClass: []string{fc(prio)}, PausePriority: prio,
 			})
 			mp.ReceivedPause.Queue = append(mp.ReceivedPause.Queue, pauseQueue{Name: queue(prio), PausePriority: prio, EnablePFC: true})
 		}
