@@ -233,25 +233,33 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 		}
 		// PFC: written only when it differs (mlx5 flaps the link).
 		if want.PFC != nil {
-			have := PFC{ManageDelay: want.PFC.ManageDelay}
+			wantPFC := *want.PFC
+			if wantPFC.ManageDelay && q.PFCDelayIsCable && obs.PFC != nil && obs.PFC.Delay == 0 {
+				// mlx5 reports its cable length (7 m by default, never 0)
+				// only when it manages the port buffer (MLX5_BUFFER_SUPPORTED);
+				// otherwise delay reads 0 whatever was written.
+				wantPFC.ManageDelay, wantPFC.Delay = false, 0
+				p.Target.Notes = append(p.Target.Notes, fmt.Sprintf("%s: the driver reports no PFC cable length (delay 0: mlx5 does not manage this port's buffer): cable length %d m not set, headroom is the firmware's", ifn, want.PFC.Delay))
+			}
+			have := PFC{ManageDelay: wantPFC.ManageDelay}
 			bs := ""
 			if obs.PFC != nil {
 				have.Enable, have.Delay = obs.PFC.Enable, obs.PFC.Delay
 				bs = have.String()
 			}
-			as := want.PFC.String()
+			as := wantPFC.String()
 			a := plan.Create
 			if obs.PFC != nil {
 				a = plan.Update
-				if want.PFC.equal(have) {
+				if wantPFC.equal(have) {
 					a = plan.NoOp
 				}
 			}
-			reason := "lossless priorities " + joinInts(bits(want.PFC.Enable))
-			if want.PFC.ManageDelay {
-				reason += fmt.Sprintf("; delay = cable length %d m (mlx5)", want.PFC.Delay)
+			reason := "lossless priorities " + joinInts(bits(wantPFC.Enable))
+			if wantPFC.ManageDelay {
+				reason += fmt.Sprintf("; delay = cable length %d m (mlx5)", wantPFC.Delay)
 			}
-			if a != plan.NoOp && q.PFCChangeFlapsLink && (obs.PFC == nil || obs.PFC.Enable != want.PFC.Enable) {
+			if a != plan.NoOp && q.PFCChangeFlapsLink && (obs.PFC == nil || obs.PFC.Enable != wantPFC.Enable) {
 				reason += "; the link flaps briefly when PFC changes"
 			}
 			p.add(plan.Change{Action: a, Path: pth("pfc"), Before: bs, After: as, Reason: reason}, vo)
@@ -260,11 +268,11 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 				if obs.PFC != nil {
 					set = *obs.PFC // GET, merge, SET the whole object, as dcb(8) does
 				}
-				set.Enable = want.PFC.Enable
-				if want.PFC.ManageDelay {
-					set.Delay = want.PFC.Delay
+				set.Enable = wantPFC.Enable
+				if wantPFC.ManageDelay {
+					set.Delay = wantPFC.Delay
 				}
-				d.dcbStep(p, pth("pfc"), "PFC", fmt.Sprintf("dcb pfc set dev %s %s", ifn, want.PFC.String()), dcbnl.SetPFC(ifn, set))
+				d.dcbStep(p, pth("pfc"), "PFC", fmt.Sprintf("dcb pfc set dev %s %s", ifn, wantPFC.String()), dcbnl.SetPFC(ifn, set))
 			}
 		}
 		// ETS.

@@ -486,3 +486,41 @@ func TestApplyWithPFCTraffic(t *testing.T) {
 		t.Errorf("basis moved with the PFC counters alone: %s then %s", p2.Target.Basis, p3.Target.Basis)
 	}
 }
+
+// TestMLX5NoPortBuffer: an mlx5 port whose buffer the driver does not
+// manage reads the PFC delay back as 0 whatever was written, so the cable
+// length cannot be set: the plan says so in a note instead of planning a
+// PFC write that never reads back (and failing every apply).
+func TestMLX5NoPortBuffer(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, treeOpts{configfs: true})
+	for _, n := range r.k.nics {
+		n.noBuffer = true
+		n.ieee.PFC.Enable = 0x08
+	}
+	f, h := loadIntent(t, nil)
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Target.Changes {
+		if strings.HasSuffix(c.Path, "/pfc") && c.Action != plan.NoOp {
+			t.Errorf("%s: %v %q -> %q; want no change (pfc_en right, delay not reported)", c.Path, c.Action, c.Before, c.After)
+		}
+	}
+	note := false
+	for _, n := range p.Target.Notes {
+		if strings.Contains(n, "ens1f0np0") && strings.Contains(n, "cable length") {
+			note = true
+		}
+	}
+	if !note {
+		t.Errorf("no note that the cable length is not set; notes: %q", p.Target.Notes)
+	}
+	if _, err := r.d.Apply(ctx, p); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if r.k.flaps != 0 {
+		t.Errorf("apply changed pfc_en %d times, want 0", r.k.flaps)
+	}
+}

@@ -35,14 +35,18 @@ type fakeNIC struct {
 	// pfcTraffic: pause frames flow, so the PFC requests/indications
 	// counters move between two reads (a live lossless link).
 	pfcTraffic bool
+	// noBuffer: an mlx5 port whose receive buffer the driver does not
+	// manage (!MLX5_BUFFER_SUPPORTED): mlx5e_dcbnl_ieee_getpfc then reports
+	// delay 0 whatever cable length was set.
+	noBuffer bool
 }
 
 func newFakeKernel(ifnames ...string) *fakeKernel {
 	k := &fakeKernel{nics: map[string]*fakeNIC{}}
 	for i, n := range ifnames {
 		k.nics[n] = &fakeNIC{index: i + 2, mtu: 1500, mlx5: true, pause: Pause{Autoneg: true, RX: true, TX: true},
-			ieee: dcbnl.IEEE{Ifname: n, ETS: &dcbnl.ETS{ETSCap: 8}, PFC: &dcbnl.PFC{Cap: 8}, Apps: []dcbnl.App{},
-				DCBX: DCBXVerIEEE | DCBXVerCEE, HasDCBX: true}} // mlx5 in firmware DCBX mode
+			ieee: dcbnl.IEEE{Ifname: n, ETS: &dcbnl.ETS{ETSCap: 8}, PFC: &dcbnl.PFC{Cap: 8, Delay: 7}, Apps: []dcbnl.App{},
+				DCBX: DCBXVerIEEE | DCBXVerCEE, HasDCBX: true}} // mlx5 in firmware DCBX mode, cable length 7 m (MLX5E_DEFAULT_CABLE_LEN)
 	}
 	return k
 }
@@ -130,6 +134,11 @@ func (k *fakeKernel) DCB(req dcbnl.Request) ([][]byte, error) {
 			}
 			s.PFC = &pfc
 		}
+		if n.noBuffer && s.PFC != nil {
+			pfc := *s.PFC
+			pfc.Delay = 0
+			s.PFC = &pfc
+		}
 		if n.mlx5 && s.ETS != nil {
 			// mlx5e_dcbnl_ieee_getets reads the firmware's bandwidth
 			// allocation: a strict TC reads back 100 % (MLX5E_MAX_BW_ALLOC,
@@ -179,7 +188,10 @@ func (k *fakeKernel) ieeeSetDel(n *fakeNIC, r dcbnl.Request) int8 {
 				if p.Enable != n.ieee.PFC.Enable {
 					k.flaps++
 				}
-				n.ieee.PFC.Enable, n.ieee.PFC.Delay = p.Enable, p.Delay
+				n.ieee.PFC.Enable = p.Enable
+				if !n.mlx5 || p.Delay > 0 && p.Delay < 1000 { // mlx5 ignores 0 and >= MLX5E_MAX_CABLE_LENGTH
+					n.ieee.PFC.Delay = p.Delay
+				}
 			case dcbnl.AttrIEEEETS:
 				var e dcbnl.ETS
 				if err := e.UnmarshalBinary(c.Data); err != nil {
