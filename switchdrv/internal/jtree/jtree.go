@@ -172,8 +172,19 @@ func canonString(s string) string {
 	return stripIdentityPrefix(s)
 }
 
+// Bounds of the numbers canonNumber normalises. No YANG numeric type needs
+// more (uint64 has 20 digits, decimal64 19 with its point; a float64 is at
+// most 24 characters in shortest form), and past them big.Rat's work and
+// output grow with the exponent: "1.5e999999" (10 bytes) expands to a
+// million digits. Longer numbers, or ones with a larger exponent, keep their
+// literal text.
+const (
+	maxNumberLen = 64
+	maxExponent  = 40
+)
+
 func isNumber(s string) bool {
-	if s == "" {
+	if s == "" || len(s) > maxNumberLen || bigExponent(s) {
 		return false
 	}
 	if c := s[0]; c != '-' && c != '.' && (c < '0' || c > '9') {
@@ -181,6 +192,16 @@ func isNumber(s string) bool {
 	}
 	_, ok := new(big.Rat).SetString(s)
 	return ok && !strings.ContainsAny(s, "/xXpP_") && s != "." && !strings.HasPrefix(s, "+")
+}
+
+// bigExponent reports whether s has an exponent beyond ±maxExponent.
+func bigExponent(s string) bool {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return false
+	}
+	e, err := strconv.Atoi(s[i+1:])
+	return err != nil || e > maxExponent || e < -maxExponent
 }
 
 func canonNumber(s string) string {

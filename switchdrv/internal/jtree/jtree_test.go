@@ -3,6 +3,7 @@ package jtree
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,6 +36,36 @@ func TestCanon(t *testing.T) {
 		if got := Canon(tc.in); got != tc.want {
 			t.Errorf("Canon(%#v) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestCanonHugeNumbers: a device reply may carry numbers no YANG type can
+// hold (1.5e999999 is 10 bytes of JSON, a million digits expanded, ~0.1 s of
+// big.Rat work): they keep their literal text, so a 4 MB reply full of them
+// cannot hold plan for hours or fill memory with expanded digits.
+func TestCanonHugeNumbers(t *testing.T) {
+	tests := []struct {
+		in   any
+		want string
+	}{
+		{json.Number("1.5e999999"), "1.5e999999"},
+		{json.Number("1e-999999"), "1e-999999"},
+		{"1.5E+999999", "1.5E+999999"},
+		{json.Number("1e99999999999999999999"), "1e99999999999999999999"},
+		{json.Number("0." + strings.Repeat("3", 100000)), "0." + strings.Repeat("3", 100000)},
+		// In range: still canonical.
+		{json.Number("1.5e6"), "1500000"},
+		{"1.5E+06", "1500000"},
+		{json.Number("18446744073709551615"), "18446744073709551615"},
+		{"-9.223372036854775808", "-9.223372037"},
+	}
+	for _, tc := range tests {
+		if got := Canon(tc.in); got != tc.want {
+			t.Errorf("Canon(%.40v) = %.40q (%d bytes), want %.40q (%d bytes)", tc.in, got, len(got), tc.want, len(tc.want))
+		}
+	}
+	if n, ok := Int(json.Number("1e999999")); ok {
+		t.Errorf("Int(1e999999) = %d, true; want not an int64", n)
 	}
 }
 
