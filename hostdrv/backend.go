@@ -34,6 +34,10 @@ type Quirks struct {
 	// PFCChangeFlapsLink: changing pfc_en takes the link down briefly
 	// (mlx5_toggle_port_link in mlx5e_dcbnl_ieee_setpfc).
 	PFCChangeFlapsLink bool
+	// ETSWillingUnreported: the driver never reports the ETS willing bit
+	// (mlx5e_dcbnl_ieee_getets leaves it 0; willing is the firmware DCBX
+	// agent's), so it is not compared.
+	ETSWillingUnreported bool
 }
 
 // Backends selects a backend by kernel driver name.
@@ -81,7 +85,7 @@ func (MLX5) Name() string { return "mlx5" }
 
 // Quirks implements Backend.
 func (MLX5) Quirks() Quirks {
-	return Quirks{PFCDelayIsCable: true, AppAddReplaces: true, PFCChangeFlapsLink: true}
+	return Quirks{PFCDelayIsCable: true, AppAddReplaces: true, PFCChangeFlapsLink: true, ETSWillingUnreported: true}
 }
 
 // Desired implements Backend.

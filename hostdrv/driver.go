@@ -281,6 +281,9 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 			var have ETS
 			if obs.ETS != nil {
 				have = ETS{Willing: obs.ETS.Willing != 0, PrioTC: obs.ETS.PrioTC, TSA: obs.ETS.TSA, BW: obs.ETS.TCTxBW}.etsBWOnly()
+				if q.ETSWillingUnreported {
+					have.Willing = want.ETS.Willing // not reported: not compared
+				}
 				bs = have.String()
 			}
 			as := want.ETS.etsBWOnly().String()

@@ -524,3 +524,31 @@ func TestMLX5NoPortBuffer(t *testing.T) {
 		t.Errorf("apply changed pfc_en %d times, want 0", r.k.flaps)
 	}
 }
+
+// TestSwitchWillingInSyncOnMLX5: with DCBX switch-willing, an mlx5 NIC whose
+// firmware took the switch's advertisement (DCBX firmware mode, APP, PFC and
+// ETS as the intent says) is in sync. mlx5 never reports the ETS willing
+// bit (it reads 0), so that bit cannot be compared there.
+func TestSwitchWillingInSyncOnMLX5(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, treeOpts{configfs: true})
+	f, h := loadIntent(t, func(s string) string { return strings.Replace(s, "host-static", "switch-willing", 1) })
+	for _, n := range r.k.nics {
+		n.ieee.Apps = []dcbnl.App{{Selector: 5, Priority: 3, Protocol: 26}, {Selector: 5, Priority: 6, Protocol: 48}}
+		n.ieee.PFC.Enable = 0x08
+		n.ieee.PFC.Delay = 3
+		*n.ieee.ETS = dcbnl.ETS{Willing: 1, ETSCap: 8,
+			TCTxBW: [8]uint8{50, 0, 0, 50, 0, 0, 0, 0},
+			TSA:    [8]uint8{TSAETS, TSAETS, TSAETS, TSAETS, TSAETS, TSAETS, TSAStrict, TSAETS},
+			PrioTC: [8]uint8{0, 0, 0, 3, 0, 0, 6, 0}}
+	}
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Target.Changes {
+		if c.Action != plan.NoOp && !strings.HasSuffix(c.Path, "/mtu") && !strings.HasSuffix(c.Path, "/pause") && !strings.Contains(c.Path, "/rdma_cm/") {
+			t.Errorf("%s: %v %q -> %q; want in sync", c.Path, c.Action, c.Before, c.After)
+		}
+	}
+}

@@ -140,10 +140,12 @@ func (k *fakeKernel) DCB(req dcbnl.Request) ([][]byte, error) {
 			s.PFC = &pfc
 		}
 		if n.mlx5 && s.ETS != nil {
+			// mlx5e_dcbnl_ieee_getets never fills in willing: it reads 0.
 			// mlx5e_dcbnl_ieee_getets reads the firmware's bandwidth
 			// allocation: a strict TC reads back 100 % (MLX5E_MAX_BW_ALLOC,
 			// what mlx5e_build_tc_tx_bw programs for it), whatever was sent.
 			ets := *s.ETS
+			ets.Willing = 0
 			for tc := range ets.TCTxBW {
 				if ets.TSA[tc] == dcbnl.TSAStrict {
 					ets.TCTxBW[tc] = 100
