@@ -87,6 +87,10 @@ func has(m map[string]int64, names ...string) bool {
 	return false
 }
 
+// ecnCNPCounters are the RDMA hw_counters that prove ECN -> CNP -> rate
+// reduction under incast (DOMAIN.md section 5).
+var ecnCNPCounters = []string{"np_ecn_marked_roce_packets", "np_cnp_sent", "rp_cnp_handled"}
+
 // CounterChecks applies DOMAIN.md section 5 to counter deltas.
 func counterChecks(v verdictInput) []Check {
 	var out []Check
@@ -125,9 +129,26 @@ func counterChecks(v verdictInput) []Check {
 		cnpHandled += m["rp_cnp_handled"]
 	}
 	ecn := Check{Name: "host.rdma.ecn_cnp", Observed: fmt.Sprintf("np_ecn_marked_roce_packets=%d np_cnp_sent=%d rp_cnp_handled=%d", ecnMarked, cnpSent, cnpHandled), Limit: "all > 0 under incast"}
+	// A counter no device reports (Soft-RoCE, non-mlx5 drivers) is missing
+	// evidence, not a zero.
+	var missing []string
+	for _, n := range ecnCNPCounters {
+		found := false
+		for _, t := range rdma {
+			if has(v.deltas[t], n) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, n)
+		}
+	}
 	switch {
 	case len(rdma) == 0:
 		ecn.Status, ecn.Observed, ecn.Message = Skip, "", "no RDMA hw_counters were read (no RDMA NIC, or the udp engine)"
+	case len(missing) > 0:
+		ecn.Status, ecn.Observed, ecn.Message = Skip, "", "the RDMA devices do not report "+strings.Join(missing, ", ")
 	case !v.incastRan:
 		ecn.Status, ecn.Message = Skip, "no incast ran, so no congestion was forced"
 	case ecnMarked > 0 && cnpSent > 0 && cnpHandled > 0:
@@ -272,6 +293,11 @@ func trafficChecks(flows []FlowResult, val intent.Validation, engine string) []C
 		if engine == "udp" {
 			c := Check{Name: "traffic.loss", Target: target, Status: Pass, Limit: "0 lost", Observed: fmt.Sprintf("%d of %d lost", f.Lost, f.Sent)}
 			switch {
+			case f.Sent == 0:
+				// Every send failed (a local firewall's EPERM, say): nothing
+				// crossed the fabric, so "0 lost" would prove nothing.
+				c.Status = Error
+				c.Message = "the sender could not send a single packet"
 			case f.Lost > 0 && f.SocketDrops >= f.Lost:
 				// All of it fell on the receiving host: says nothing about the fabric.
 				c.Status = Error
@@ -284,14 +310,23 @@ func trafficChecks(flows []FlowResult, val intent.Validation, engine string) []C
 				}
 			}
 			add(c)
+			// Lost = Sent - unique arrivals: with none, ordering and marking
+			// were not observed at all.
+			arrived := f.Sent > f.Lost
 			c = Check{Name: "traffic.order", Target: target, Status: Pass, Limit: "0", Observed: fmt.Sprintf("reordered=%d duplicates=%d", f.Reordered, f.Duplicates)}
-			if f.Reordered+f.Duplicates > 0 {
+			switch {
+			case f.Reordered+f.Duplicates > 0:
 				c.Status, c.Message = Fail, "RoCE's go-back-N transport retransmits on reordering"
+			case !arrived:
+				c.Status, c.Observed, c.Message = Skip, "", "no packet arrived"
 			}
 			add(c)
 			c = Check{Name: "traffic.dscp", Target: target, Status: Pass, Limit: fmt.Sprintf("DSCP %d preserved", f.ToS>>2), Observed: fmt.Sprintf("%d re-marked", f.ToSMismatch)}
-			if f.ToSMismatch > 0 {
+			switch {
+			case f.ToSMismatch > 0:
 				c.Status, c.Message = Fail, "packets arrived with another DSCP (re-marked on the way)"
+			case !arrived:
+				c.Status, c.Observed, c.Message = Skip, "", "no packet arrived"
 			}
 			add(c)
 		}

@@ -75,6 +75,34 @@ func TestCounterChecks(t *testing.T) {
 			},
 		},
 		{
+			// Soft-RoCE (rxe) and other non-mlx5 devices have hw_counters but
+			// none of the ECN/CNP ones: no evidence is a skip, not a failure.
+			name: "incast on a device without ECN/CNP counters: skipped, not failed",
+			deltas: map[string]map[string]int64{
+				"lab1/rdma/rxe0/1": {"rcvd_seq_err": 0, "out_of_seq_request": 0, "retry_exceeded_err": 0},
+				"lab2/rdma/rxe0/1": {"rcvd_seq_err": 0, "out_of_seq_request": 0, "retry_exceeded_err": 0},
+			},
+			incast: true,
+			want:   []verdictRow{{"host.rdma.ecn_cnp", "", Skip}},
+		},
+		{
+			name: "incast where the CNP handling counter is missing everywhere: skipped",
+			deltas: map[string]map[string]int64{
+				"gpu1/rdma/mlx5_0/1": {"np_ecn_marked_roce_packets": 0, "np_cnp_sent": 0},
+			},
+			incast: true,
+			want:   []verdictRow{{"host.rdma.ecn_cnp", "", Skip}},
+		},
+		{
+			name: "incast with the ECN/CNP counters present but still: fail",
+			deltas: map[string]map[string]int64{
+				"gpu1/rdma/mlx5_0/1": {"np_ecn_marked_roce_packets": 0, "np_cnp_sent": 0},
+				"gpu2/rdma/mlx5_0/1": {"rp_cnp_handled": 0},
+			},
+			incast: true,
+			want:   []verdictRow{{"host.rdma.ecn_cnp", "", Fail}},
+		},
+		{
 			name: "no incast: ECN/CNP not judged",
 			deltas: map[string]map[string]int64{
 				"gpu1/rdma/mlx5_0/1": {"np_cnp_sent": 0},
@@ -166,6 +194,30 @@ func TestTrafficChecks(t *testing.T) {
 				{"traffic.loss", "all-pairs r1 a:e->b:e", Error},
 				{"traffic.order", "all-pairs r1 a:e->b:e", Pass},
 				{"traffic.dscp", "all-pairs r1 a:e->b:e", Pass},
+			},
+		},
+		{
+			// Every send failed (EPERM from a local firewall, say): nothing
+			// crossed the fabric, so there is no evidence of "0 lost".
+			name: "udp flow that sent nothing is no pass", engine: "udp",
+			flows: []FlowResult{
+				{Test: "all-pairs", Round: 1, Client: "a:e", Server: "b:e", Sent: 0, ToS: 106},
+			},
+			want: []verdictRow{
+				{"traffic.loss", "all-pairs r1 a:e->b:e", Error},
+				{"traffic.order", "all-pairs r1 a:e->b:e", Skip},
+				{"traffic.dscp", "all-pairs r1 a:e->b:e", Skip},
+			},
+		},
+		{
+			name: "udp flow of which nothing arrived: order and DSCP have no evidence", engine: "udp",
+			flows: []FlowResult{
+				{Test: "incast", Round: 1, Client: "a:e", Server: "b:e", Sent: 100, Lost: 100, ToS: 106},
+			},
+			want: []verdictRow{
+				{"traffic.loss", "incast r1 a:e->b:e", Fail},
+				{"traffic.order", "incast r1 a:e->b:e", Skip},
+				{"traffic.dscp", "incast r1 a:e->b:e", Skip},
 			},
 		},
 		{
