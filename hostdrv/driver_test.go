@@ -552,3 +552,29 @@ func TestSwitchWillingInSyncOnMLX5(t *testing.T) {
 		}
 	}
 }
+
+// TestRDMACMENODEVNamesTheRDMADevice: configfs answers mkdir
+// rdma_cm/<ibdev> with ENODEV when there is no such RDMA device; the
+// message must point at nics[].rdma, not at the (existing) interface.
+func TestRDMACMENODEVNamesTheRDMADevice(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, treeOpts{configfs: true})
+	os.Remove(filepath.Join(r.files.Root, "sys/class/infiniband/mlx5_1"))
+	f, h := loadIntent(t, nil)
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.d.Apply(ctx, p)
+	if !errors.Is(err, syscall.ENODEV) {
+		t.Fatalf("Apply = %v, want ENODEV from configfs", err)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "nics[].rdma") || strings.Contains(msg, "nics[].interface") {
+		t.Errorf("error %q: want it to point at nics[].rdma (the RDMA device), not nics[].interface", msg)
+	}
+	// The writes that followed the failed mkdir name their file.
+	if !strings.Contains(msg, "/sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos") {
+		t.Errorf("error %q does not name the file that could not be written", msg)
+	}
+}

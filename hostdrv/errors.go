@@ -3,6 +3,7 @@ package hostdrv
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 
 	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
@@ -57,6 +58,9 @@ func explain(setting string, err error) string {
 	}
 	name := errnoName(errno)
 	switch {
+	case errno == syscall.ENODEV && strings.HasPrefix(setting, "rdma_cm/"):
+		// configfs refuses mkdir rdma_cm/<ibdev> for an unknown RDMA device.
+		return fmt.Sprintf("RDMA device not found (ENODEV) — check nics[].rdma in the intent (see `rdma link`): %v", err)
 	case errno == syscall.ENODEV:
 		return "interface not found (ENODEV) — check nics[].interface in the intent"
 	case errno == syscall.EPERM || errno == syscall.EACCES:
@@ -70,5 +74,6 @@ func explain(setting string, err error) string {
 	case isDriver:
 		return fmt.Sprintf("the driver rejected the setting: %v (%s)", errno, name)
 	}
-	return fmt.Sprintf("%v (%s)", errno, name)
+	// err, not errno: keep what the caller wrapped around it (the file path).
+	return fmt.Sprintf("%v (%s)", err, name)
 }
