@@ -64,16 +64,19 @@ func expandGroup(g string) ([]string, error) {
 	if hi < lo {
 		return nil, fmt.Errorf("range {%s}: last is smaller than first", g)
 	}
-	if (hi-lo)/step+1 > maxExpand {
+	// Count the values without overflowing: (hi-lo)/step+1 wraps for
+	// {0..MaxInt64}, and v += step wraps past hi near the top of the range.
+	n := (hi-lo)/step + 1
+	if n <= 0 || n > maxExpand {
 		return nil, fmt.Errorf("range {%s}: more than %d values", g, maxExpand)
 	}
 	width := 0
 	if len(parts[0]) > 1 && parts[0][0] == '0' {
 		width = len(parts[0])
 	}
-	var out []string
-	for v := lo; v <= hi; v += step {
-		out = append(out, fmt.Sprintf("%0*d", width, v))
+	out := make([]string, 0, n)
+	for k := range n {
+		out = append(out, fmt.Sprintf("%0*d", width, lo+k*step))
 	}
 	return out, nil
 }

@@ -104,7 +104,9 @@ func scale(orig, num string, mult float64, max float64) (int64, error) {
 		return 0, fmt.Errorf("%q: not a non-negative number", orig)
 	}
 	v := f * mult
-	if v > max {
+	// float64(math.MaxInt64) rounds up to 2^63, which int64 cannot hold:
+	// converting it would wrap to a negative size.
+	if v > max || v >= 1<<63 {
 		return 0, fmt.Errorf("%q: too large", orig)
 	}
 	if v != math.Trunc(v) {

@@ -24,6 +24,11 @@ func TestParseSize(t *testing.T) {
 		{"-1KB", 0, true},
 		{"KB", 0, true},
 		{"99999999999GB", 0, true},
+		// 2^63 B does not fit an int64: it must not wrap to a negative size.
+		{"9223372036854775807", 0, true},
+		{"9223372036854775808B", 0, true},
+		{"8589934592GiB", 0, true},                          // 2^63
+		{"9223372036854774784", 9223372036854774784, false}, // the largest float64 below 2^63
 	}
 	for _, tt := range tests {
 		got, err := ParseSize(tt.in)
@@ -103,6 +108,44 @@ func TestExpand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := Expand(tt.in)
+		if (err != nil) != tt.err {
+			t.Errorf("Expand(%q) error = %v, want error %v", tt.in, err, tt.err)
+			continue
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("Expand(%q) mismatch (-want +got):\n%s", tt.in, d)
+		}
+	}
+}
+
+// TestExpandHugeBounds: bounds near the int range must neither overflow the
+// value count (which let {0..MaxInt64} through the size check) nor the loop
+// variable (which never passed MaxInt64 and looped forever).
+func TestExpandHugeBounds(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+		err  bool
+	}{
+		{"x{0..9223372036854775807}", nil, true},
+		{"x{1..9223372036854775807..1}", nil, true},
+		{"x{9223372036854775806..9223372036854775807}", []string{"x9223372036854775806", "x9223372036854775807"}, false},
+		{"x{9223372036854775800..9223372036854775807..5}", []string{"x9223372036854775800", "x9223372036854775805"}, false},
+		{"x{0..9223372036854775807..4611686018427387904}", []string{"x0", "x4611686018427387904"}, false},
+	}
+	for _, tt := range tests {
+		done := make(chan struct{})
+		var got []string
+		var err error
+		go func() {
+			defer close(done)
+			got, err = Expand(tt.in)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Expand(%q) did not return", tt.in)
+		}
 		if (err != nil) != tt.err {
 			t.Errorf("Expand(%q) error = %v, want error %v", tt.in, err, tt.err)
 			continue
