@@ -150,6 +150,29 @@ func TestSwitchCountersTwin(t *testing.T) {
 			want: Sample{"leaf1/ethernet-1/1": {"q3.drops": 1, "q3.ecn_marked": 345, "q0.drops": 9, "p3.pfc_tx": 12, "p3.pfc_rx": 0, "q3.watchdog": 0}},
 		},
 		{
+			// Platforms with the qos-queue-profile-stats feature have no
+			// aggregate dropped-packets leaf: the drops are per profile.
+			// total-packet-pfc-discards is lossless traffic dropped at
+			// ingress when the PFC buffer ran out.
+			name: "srlinux per-profile queue stats and PFC buffer discards", platform: intent.PlatformSRLinux, port: "ethernet-1/2",
+			put: func(tw *twin.Twin) error {
+				if err := tw.Put(mustPath("/qos/interfaces/interface[interface-id=ethernet-1/2]/output/queues"), map[string]any{
+					"queue": []any{
+						map[string]any{"queue-name": "unicast-3", "queue-statistics": map[string]any{"aggregate-statistics": map[string]any{
+							"in-profile":  map[string]any{"dropped-packets": 2, "transmitted-packets": 500},
+							"out-profile": map[string]any{"dropped-packets": 1},
+						}}},
+					}}); err != nil {
+					return err
+				}
+				return tw.Put(mustPath("/qos/interfaces/interface[interface-id=ethernet-1/2]/pfc/statistics"), map[string]any{
+					"total-pfc-pause-frames-generated": 12, "total-packet-pfc-discards": 6,
+					"pfc-priority": []any{map[string]any{"index": 3, "pfc-pause-frames-generated": 12}},
+				})
+			},
+			want: Sample{"leaf1/ethernet-1/2": {"q3.drops": 3, "p3.pfc_tx": 12, "pfc_discards": 6}},
+		},
+		{
 			name: "openconfig queues (no PFC counters in the model)", platform: intent.PlatformOpenConfig, port: "Ethernet1",
 			put: func(tw *twin.Twin) error {
 				return tw.Put(mustPath("/qos/interfaces/interface[interface-id=Ethernet1]/output/queues"), map[string]any{

@@ -30,13 +30,23 @@ type Subscriber interface {
 //	pN.pfc_rx      PFC pause frames received
 //	qN.watchdog    PFC watchdog detections (PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED,
 //	               SR Linux deadlock-recovery-occurrences)
+//	pfc_discards   packets dropped at ingress because the port's PFC buffer
+//	               ran out (SR Linux total-packet-pfc-discards): lossless
+//	               traffic, since only PFC priorities use that buffer
 const (
-	ctrDrops     = "drops"
-	ctrECNMarked = "ecn_marked"
-	ctrPFCTx     = "pfc_tx"
-	ctrPFCRx     = "pfc_rx"
-	ctrWatchdog  = "watchdog"
+	ctrDrops       = "drops"
+	ctrECNMarked   = "ecn_marked"
+	ctrPFCTx       = "pfc_tx"
+	ctrPFCRx       = "pfc_rx"
+	ctrWatchdog    = "watchdog"
+	ctrPFCDiscards = "pfc_discards"
 )
+
+// profileDrops is the temporary name of SR Linux per-profile queue drops
+// (in-profile, out-profile ...), which platforms with the
+// qos-queue-profile-stats feature report instead of the aggregate
+// dropped-packets leaf; Read folds them into qN.drops.
+const profileDrops = "profile_drops"
 
 // SwitchCounters reads queue, PFC and watchdog counters of a switch's ports
 // with one gNMI Subscribe ONCE, using the platform's own counter model.
@@ -124,7 +134,28 @@ func (c *SwitchCounters) Read(ctx context.Context) (Sample, error) {
 			}
 		}
 	}
+	foldProfileDrops(s)
 	return s, nil
+}
+
+// foldProfileDrops turns the per-profile drops of a queue into its qN.drops
+// when the aggregate leaf is absent. The SR Linux YANG has either the
+// aggregate leaves or the profile containers (if-feature
+// qos-queue-profile-stats), never both; if a device sent both, the
+// aggregate wins and nothing is counted twice.
+func foldProfileDrops(s Sample) {
+	for _, m := range s {
+		for k, v := range m {
+			q, ok := strings.CutSuffix(k, "."+profileDrops)
+			if !ok {
+				continue
+			}
+			delete(m, k)
+			if _, agg := m[q+"."+ctrDrops]; !agg {
+				m[q+"."+ctrDrops] = v
+			}
+		}
+	}
 }
 
 func (c *SwitchCounters) add(s Sample, port, name string, v uint64) {
@@ -142,6 +173,7 @@ func (c *SwitchCounters) addYANG(s Sample, elems []*gnmipb.PathElem, tv *gnmipb.
 		return
 	}
 	port, queue, prio := "", -1, -1
+	profile := false
 	for _, e := range elems {
 		switch e.GetName() {
 		case "interface":
@@ -154,8 +186,10 @@ func (c *SwitchCounters) addYANG(s Sample, elems []*gnmipb.PathElem, tv *gnmipb.
 			queue = trailingInt(q)
 		case "pfc-priority":
 			prio, _ = strconv.Atoi(e.GetKey()["index"])
-		case "per-lag-member-statistics", "in-profile", "in-plus-profile", "out-profile", "exceed-profile":
+		case "per-lag-member-statistics":
 			return // counted in the aggregate already
+		case "in-profile", "in-plus-profile", "out-profile", "exceed-profile":
+			profile = true
 		}
 	}
 	v, ok := uintValue(tv)
@@ -163,6 +197,12 @@ func (c *SwitchCounters) addYANG(s Sample, elems []*gnmipb.PathElem, tv *gnmipb.
 		return
 	}
 	switch leaf := elems[len(elems)-1].GetName(); {
+	case profile:
+		if queue >= 0 && leaf == "dropped-packets" {
+			c.add(s, port, fmt.Sprintf("q%d.%s", queue, profileDrops), v)
+		}
+	case queue < 0 && prio < 0 && leaf == "total-packet-pfc-discards":
+		c.add(s, port, ctrPFCDiscards, v)
 	case queue >= 0 && (leaf == "dropped-packets" || leaf == "egq-dropped-packets" || leaf == "dropped-pkts"):
 		c.add(s, port, fmt.Sprintf("q%d.%s", queue, ctrDrops), v)
 	case queue >= 0 && (leaf == "ecn-marked-packets" || leaf == "ecn-marked-pkts"):

@@ -214,6 +214,12 @@ func counterChecks(v verdictInput) []Check {
 		m := v.deltas[t]
 		var drops, wrongPFC, wd []string
 		hasDrops, hasWD := false, false
+		if v, ok := m[ctrPFCDiscards]; ok {
+			hasDrops = true
+			if v != 0 {
+				drops = append(drops, fmt.Sprintf("%s=%d", ctrPFCDiscards, v))
+			}
+		}
 		for p := range 8 {
 			dn := fmt.Sprintf("q%d.%s", p, ctrDrops)
 			if _, ok := m[dn]; ok && lossless[p] {

@@ -126,6 +126,19 @@ func TestCounterChecks(t *testing.T) {
 			},
 		},
 		{
+			name: "switch: lossless packets dropped at ingress (PFC buffer exhausted)",
+			deltas: map[string]map[string]int64{
+				"leaf1/ethernet-1/1": {"q3.drops": 0, "pfc_discards": 5},
+				"leaf1/ethernet-1/2": {"pfc_discards": 0},
+			},
+			want: []verdictRow{
+				{"host.rdma.ecn_cnp", "", Skip},
+				{"switch.lossless_drops", "leaf1/ethernet-1/1", Fail},
+				{"switch.lossless_drops", "leaf1/ethernet-1/2", Pass},
+				{"switch.ecn_marked", "", Skip},
+			},
+		},
+		{
 			name: "switch: incast without ECN marks",
 			deltas: map[string]map[string]int64{
 				"leaf1/Ethernet0": {"q3.drops": 0, "q3.ecn_marked": 0},
