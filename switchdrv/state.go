@@ -40,8 +40,8 @@ type Entry struct {
 	// Path is "origin:/a/b[k=v]" (origin omitted when empty).
 	Path   string `json:"path"`
 	Exists bool   `json:"exists"`
-	// JSON is the value (module prefixes removed); ASCII is CLI text for
-	// origin cli.
+	// JSON is the value as the switch sent it (RFC 7951 module qualifiers
+	// kept, so restore can send it back); ASCII is CLI text for origin cli.
 	JSON  json.RawMessage `json:"json,omitempty"`
 	ASCII *string         `json:"ascii,omitempty"`
 
@@ -122,7 +122,10 @@ func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths 
 			if full.Origin == "" {
 				full.Origin = n.GetPrefix().GetOrigin()
 			}
-			v, isASCII, err := jtree.Typed(u.GetVal())
+			// Member names keep their module qualifiers: the entry's
+			// JSON is what restore writes back, and a device rejects an
+			// augment member (arista-qos-augments:scheduling) without one.
+			v, isASCII, err := jtree.TypedQualified(u.GetVal())
 			if err != nil {
 				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, pathKey(full), err)
 			}
@@ -151,7 +154,7 @@ func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths 
 				if err != nil {
 					return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, e.Path, err)
 				}
-				e.Exists, e.JSON, e.tree = true, b, v
+				e.Exists, e.JSON, e.tree = true, b, jtree.StripPrefixes(jtree.Clone(v))
 			}
 		}
 		snap.Entries = append(snap.Entries, e)

@@ -131,9 +131,11 @@ func encode(v any, enc gnmipb.Encoding) (*gnmipb.TypedValue, error) {
 	return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}}, nil
 }
 
-// decode turns a TypedValue into a tree value.
+// decode turns a TypedValue into a tree value. Member names stay as the
+// client sent them (module qualifiers included) and Get returns them so, as
+// a device answers RFC 7951 JSON.
 func decode(tv *gnmipb.TypedValue) (any, error) {
-	v, _, err := jtree.Typed(tv)
+	v, _, err := jtree.TypedQualified(tv)
 	return v, err
 }
 

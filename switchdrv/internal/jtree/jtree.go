@@ -28,6 +28,30 @@ func Name(s string) string {
 	return s
 }
 
+// member finds the member of m named name, with or without a module prefix
+// (trees keep the names a device sent, RFC 7951 qualifiers included, while
+// paths and keys name members without them). It returns the member's key in
+// m ("" when absent).
+func member(m map[string]any, name string) (string, any, bool) {
+	if v, ok := m[name]; ok {
+		return name, v, true
+	}
+	for k, v := range m {
+		if i := strings.IndexByte(k, ':'); i >= 0 && k[i+1:] == name {
+			return k, v, true
+		}
+	}
+	return "", nil, false
+}
+
+// memberKey is the key under which name is (or is to be) stored in m.
+func memberKey(m map[string]any, name string) string {
+	if k, _, ok := member(m, name); ok {
+		return k
+	}
+	return name
+}
+
 // StripPrefixes removes module prefixes from every member name, in place
 // where it can, and returns the result.
 func StripPrefixes(v any) any {
@@ -343,7 +367,7 @@ func Get(root any, elems []*gnmipb.PathElem) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		child, ok := m[Name(e.GetName())]
+		_, child, ok := member(m, Name(e.GetName()))
 		if !ok {
 			return nil, false
 		}
@@ -371,7 +395,8 @@ func findEntry(list []any, keys map[string]string) int {
 		}
 		match := true
 		for k, want := range keys {
-			if Canon(m[k]) != canonString(want) {
+			_, got, _ := member(m, k)
+			if Canon(got) != canonString(want) {
 				match = false
 				break
 			}
@@ -399,8 +424,10 @@ func parentFor(root map[string]any, elems []*gnmipb.PathElem) (map[string]any, e
 
 // child returns the container (or list entry) e names inside m.
 func child(m map[string]any, e *gnmipb.PathElem, create bool) (map[string]any, error) {
-	name := Name(e.GetName())
-	c, ok := m[name]
+	name, c, ok := member(m, Name(e.GetName()))
+	if !ok {
+		name = Name(e.GetName())
+	}
 	if len(e.GetKey()) == 0 {
 		if !ok {
 			if !create {
@@ -452,7 +479,7 @@ func Replace(root map[string]any, elems []*gnmipb.PathElem, v any) error {
 	}
 	last := elems[len(elems)-1]
 	if len(last.GetKey()) == 0 {
-		parent[Name(last.GetName())] = v
+		parent[memberKey(parent, Name(last.GetName()))] = v
 		return nil
 	}
 	entry, err := child(parent, last, true)
@@ -466,10 +493,10 @@ func Replace(root map[string]any, elems []*gnmipb.PathElem, v any) error {
 	clear(entry)
 	maps.Copy(entry, vm)
 	for k, kv := range last.GetKey() {
-		if _, ok := entry[k]; !ok {
+		if _, ev, ok := member(entry, k); !ok {
 			entry[k] = kv
-		} else if Canon(entry[k]) != Canon(kv) {
-			return fmt.Errorf("list entry %s: key %s is %v in the value but %s in the path", Name(last.GetName()), k, entry[k], kv)
+		} else if Canon(ev) != Canon(kv) {
+			return fmt.Errorf("list entry %s: key %s is %v in the value but %s in the path", Name(last.GetName()), k, ev, kv)
 		}
 	}
 	return nil
@@ -492,7 +519,7 @@ func Update(root map[string]any, elems []*gnmipb.PathElem, v any) error {
 	}
 	last := elems[len(elems)-1]
 	if len(last.GetKey()) == 0 {
-		name := Name(last.GetName())
+		name := memberKey(parent, Name(last.GetName()))
 		parent[name] = Merge(parent[name], v)
 		return nil
 	}
@@ -550,6 +577,12 @@ func Merge(dst, src any) any {
 
 func mergeMap(d, s map[string]any) {
 	for k, v := range s {
+		if _, ok := d[k]; !ok {
+			// The same member under the other name form merges into it.
+			if ek, _, ok := member(d, Name(k)); ok {
+				k = ek
+			}
+		}
 		d[k] = Merge(d[k], v)
 	}
 }
@@ -569,7 +602,7 @@ func Delete(root map[string]any, elems []*gnmipb.PathElem) error {
 // deleteIn deletes elems below m and reports whether it removed something.
 func deleteIn(m map[string]any, elems []*gnmipb.PathElem) (bool, error) {
 	e := elems[0]
-	name := Name(e.GetName())
+	name := memberKey(m, Name(e.GetName()))
 	if len(elems) == 1 {
 		if len(e.GetKey()) == 0 {
 			_, ok := m[name]
@@ -617,15 +650,28 @@ func deleteIn(m map[string]any, elems []*gnmipb.PathElem) (bool, error) {
 	return true, nil
 }
 
-// Typed decodes a gNMI TypedValue into a tree value. ASCII values come back
-// as a string with ascii set (CLI text, not JSON).
+// Typed decodes a gNMI TypedValue into a tree value, module prefixes
+// removed from member names. ASCII values come back as a string with ascii
+// set (CLI text, not JSON).
 func Typed(tv *gnmipb.TypedValue) (v any, ascii bool, err error) {
+	return typed(tv, true)
+}
+
+// TypedQualified is Typed keeping member names as sent: RFC 7951 module
+// qualifiers stay, so the tree can be written back to a device (a backup
+// restored) in a form it accepts. The tree functions of this package find
+// members with or without their qualifier.
+func TypedQualified(tv *gnmipb.TypedValue) (v any, ascii bool, err error) {
+	return typed(tv, false)
+}
+
+func typed(tv *gnmipb.TypedValue, strip bool) (v any, ascii bool, err error) {
 	switch x := tv.GetValue().(type) {
 	case *gnmipb.TypedValue_JsonIetfVal:
-		v, err = Decode(x.JsonIetfVal)
+		v, err = parse(x.JsonIetfVal, strip)
 		return v, false, err
 	case *gnmipb.TypedValue_JsonVal:
-		v, err = Decode(x.JsonVal)
+		v, err = parse(x.JsonVal, strip)
 		return v, false, err
 	case *gnmipb.TypedValue_StringVal:
 		return x.StringVal, false, nil
@@ -642,7 +688,7 @@ func Typed(tv *gnmipb.TypedValue) (v any, ascii bool, err error) {
 	case *gnmipb.TypedValue_LeaflistVal:
 		var out []any
 		for _, e := range x.LeaflistVal.GetElement() {
-			ev, _, err := Typed(e)
+			ev, _, err := typed(e, strip)
 			if err != nil {
 				return nil, false, err
 			}
@@ -658,7 +704,7 @@ func Typed(tv *gnmipb.TypedValue) (v any, ascii bool, err error) {
 // and ECN), and SONiC BUFFER_PROFILE/BUFFER_POOL sizes (xoff, xon,
 // xon_offset, size).
 func IsBufferLeaf(name string) bool {
-	switch name {
+	switch name = Name(name); name {
 	case "xoff", "xon", "xon_offset", "size":
 		return true
 	}

@@ -69,6 +69,37 @@ func TestCanonHugeNumbers(t *testing.T) {
 	}
 }
 
+// TestQualifiedMembers: trees keep the names a device sent (RFC 7951 module
+// qualifiers) and paths find and merge members in either form.
+func TestQualifiedMembers(t *testing.T) {
+	tv := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(
+		`{"openconfig-qos:queues":{"queue":[{"name":"3","arista-qos-augments:ecn":{"config":{"min-threshold":1}}}]}}`)}}
+	v, _, err := TypedQualified(tv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := map[string]any{}
+	if err := Update(root, []*gnmipb.PathElem{{Name: "qos"}}, v); err != nil {
+		t.Fatal(err)
+	}
+	q := []*gnmipb.PathElem{{Name: "qos"}, {Name: "queues"}, {Name: "queue", Key: map[string]string{"name": "3"}}}
+	// A second read of the same entry, unqualified, merges into it.
+	if err := Update(root, q, map[string]any{"ecn": map[string]any{"config": map[string]any{"max-threshold": json.Number("2")}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := Get(root, q)
+	if !ok {
+		t.Fatalf("Get(%s) found nothing in %s", ElemString(q), text(t, root))
+	}
+	want := `{"arista-qos-augments:ecn":{"config":{"max-threshold":2,"min-threshold":1}},"name":"3"}`
+	if g := text(t, got); g != want {
+		t.Errorf("Get(%s) = %s, want %s", ElemString(q), g, want)
+	}
+	if v, _, _ := Typed(tv); text(t, v) != `{"queues":{"queue":[{"ecn":{"config":{"min-threshold":1}},"name":"3"}]}}` {
+		t.Errorf("Typed kept prefixes: %s", text(t, v))
+	}
+}
+
 func mustDecode(t *testing.T, s string) any {
 	t.Helper()
 	v, err := Decode([]byte(s))
