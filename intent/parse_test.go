@@ -267,3 +267,44 @@ func TestRangeProductIsBounded(t *testing.T) {
 		t.Fatal("Parse did not refuse a 10^10-port range product")
 	}
 }
+
+// TestExpansionBudgetStopsResolving: once the ranges of a fabric exceed the
+// expansion budget, the resolver reports it once and expands nothing more.
+// Before, every later switch rebuilt its whole port list (up to the budget
+// each) and every later link its ranges: a 3 KB file of aliased port lists
+// took a minute and 3.5 GB.
+func TestExpansionBudgetStopsResolving(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(header + "policy: {preset: roce-lossless}\nx-ports: &p\n")
+	for i := range 5 {
+		fmt.Fprintf(&b, "  - {name: 'e%d/{1..100}', speed: 100G}\n", i)
+	}
+	b.WriteString("x-link: &l ['a{1..100}:x', 'b{1..100}:y']\ninventory:\n  switches:\n")
+	for i := range 10 {
+		fmt.Fprintf(&b, "    - {name: s%d, platform: sonic, address: 'a:1', ports: *p}\n", i)
+	}
+	b.WriteString("  links:\n")
+	for range 10 {
+		b.WriteString("    - *l\n")
+	}
+	errs := &errList{limit: maxErrors}
+	parts := decodeSource(Source{Name: "t.yaml", Data: []byte(b.String())}, errs)
+	if len(errs.errs) > 0 {
+		t.Fatalf("decode: %v", errs.result())
+	}
+	const limit = 1000 // 10 switches x 500 ports + 10 x 100 links = 6,000
+	r := &resolver{errs: errs, f: &Fabric{}, limit: limit}
+	r.resolve(parts)
+	n := 0
+	for _, e := range errs.errs {
+		if strings.Contains(e.Msg, "expands to more than") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d 'expands to more than' errors, want 1: %v", n, errs.result())
+	}
+	if r.objects > limit+500 {
+		t.Errorf("resolver expanded %d objects against a budget of %d: it went on after the overrun", r.objects, limit)
+	}
+}

@@ -29,16 +29,36 @@ type resolver struct {
 	errs    *errList
 	f       *Fabric
 	objects int
+	limit   int  // the expansion budget; 0 = MaxObjects
+	over    bool // the budget is spent: expand nothing more
 }
 
-// spend counts n expanded objects against MaxObjects; false when over.
+func (r *resolver) budget() int {
+	if r.limit > 0 {
+		return r.limit
+	}
+	return MaxObjects
+}
+
+// spend counts n expanded objects against the budget (MaxObjects); false
+// when over. The overrun is reported once: after it nothing is expanded, so a
+// short file of aliased ranges cannot make the resolver rebuild millions of
+// ports per switch.
 func (r *resolver) spend(n int, pos Pos, path string) bool {
+	if r.over {
+		return false
+	}
 	r.objects += n
-	if r.objects > MaxObjects {
-		r.errorf(pos, path, "the fabric expands to more than %d ports, NICs and links; split it or check the ranges", MaxObjects)
+	if r.objects > r.budget() {
+		r.overrun(pos, path)
 		return false
 	}
 	return true
+}
+
+func (r *resolver) overrun(pos Pos, path string) {
+	r.over = true
+	r.errorf(pos, path, "the fabric expands to more than %d ports, NICs and links; split it or check the ranges", r.budget())
 }
 
 func (r *resolver) errorf(pos Pos, path, format string, a ...any) {
@@ -391,6 +411,9 @@ func relTo(file, p string) string {
 }
 
 func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[string]Pos) {
+	if r.over {
+		return
+	}
 	pos := withFile(rs.Pos, file)
 	path := fmt.Sprintf("inventory.switches[%d]", idx)
 	if rs.Name != "" && !strings.ContainsAny(rs.Name, "{") {
@@ -437,7 +460,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		}
 	}
 	ports := r.ports(rs, file, path)
-	if !r.spend(len(swNames)*max(1, len(ports)), pos, path) {
+	if r.over || !r.spend(len(swNames)*max(1, len(ports)), pos, path) {
 		return
 	}
 	for i, n := range swNames {
@@ -480,9 +503,9 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			r.errorf(pos, path+".name", "%v", err)
 			continue
 		}
-		if len(out)+len(names) > MaxObjects {
-			r.errorf(pos, path+".name", "the switch expands to more than %d ports; check the ranges", MaxObjects)
-			break
+		if r.objects+len(out)+len(names) > r.budget() {
+			r.overrun(pos, path+".name")
+			return nil
 		}
 		speed := rp.Speed
 		if speed == nil {
@@ -522,6 +545,9 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 }
 
 func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos) {
+	if r.over {
+		return
+	}
 	pos := withFile(rh.Pos, file)
 	path := fmt.Sprintf("inventory.hosts[%d]", idx)
 	if rh.Name != "" && !strings.ContainsAny(rh.Name, "{") {
@@ -538,6 +564,10 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		if ssh.User == "" {
 			ssh.User = "root"
 		}
+	}
+	// Spend before expanding the NICs' address ranges (each up to 100,000).
+	if !r.spend(len(hostNames)*max(1, len(rh.NICs)), pos, path) {
+		return
 	}
 	type nicAddrs struct {
 		nic   NIC
@@ -576,9 +606,6 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		}
 		nics = append(nics, nicAddrs{n, a})
 	}
-	if !r.spend(len(hostNames)*max(1, len(nics)), pos, path) {
-		return
-	}
 	for i, hn := range hostNames {
 		if !r.claim(names, hn, pos, path+".name") {
 			continue
@@ -598,6 +625,9 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 }
 
 func (r *resolver) links(rl *rawLink, file string, idx int) {
+	if r.over {
+		return
+	}
 	pos := withFile(rl.Pos, file)
 	path := fmt.Sprintf("inventory.links[%d]", idx)
 	as, err := Expand(rl.A)
