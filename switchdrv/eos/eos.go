@@ -53,6 +53,11 @@ var quirks = switchdrv.Quirks{
 const (
 	pollMinMS = 5
 	pollMaxMS = 30000
+	// Ethernet interface "mtu" takes 68..9214 on EOS hardware (cEOS/vEOS
+	// stop at 9194); "mtu 9216" is refused and takes the whole CLI update
+	// with it.
+	mtuMin = 68
+	mtuMax = 9214
 )
 
 // Platform is the Arista EOS platform.
@@ -200,15 +205,32 @@ func (c *compiler) compile() error {
 			}
 		}
 	}
+	mtus := make([]int, len(c.sw.Ports))
+	var lowered []string
+	for i, port := range c.sw.Ports {
+		mtu := c.f.PortMTU(port)
+		switch {
+		case mtu < mtuMin:
+			return fmt.Errorf("port %s: mtu %d below EOS's minimum %d", port.Name, mtu, mtuMin)
+		case mtu > mtuMax:
+			lowered = append(lowered, port.Name)
+			mtu = mtuMax
+		}
+		mtus[i] = mtu
+	}
+	if len(lowered) > 0 {
+		c.d.Notes = append(c.d.Notes, fmt.Sprintf("EOS interface MTU is at most %d: ports %s get mtu %d (check that hosts send no larger frames)", mtuMax, strings.Join(lowered, ", "), mtuMax))
+	}
 	c.d.Updates = append(c.d.Updates, &gnmipb.Update{
 		Path: &gnmipb.Path{Origin: OriginCLI},
-		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: c.cli(len(lossless) > 0)}},
+		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: c.cli(len(lossless) > 0, mtus)}},
 	})
 	return nil
 }
 
-// cli renders the settings the models lack as EOS configuration lines.
-func (c *compiler) cli(pfc bool) string {
+// cli renders the settings the models lack as EOS configuration lines; mtus
+// are the ports' MTUs, in port order.
+func (c *compiler) cli(pfc bool, mtus []int) string {
 	p := &c.f.Policy
 	var b strings.Builder
 	byTC := map[int][]string{}
@@ -220,9 +242,9 @@ func (c *compiler) cli(pfc bool) string {
 			fmt.Fprintf(&b, "qos map dscp %s to traffic-class %d\n", strings.Join(ds, " "), tc)
 		}
 	}
-	for _, port := range c.sw.Ports {
+	for i, port := range c.sw.Ports {
 		fmt.Fprintf(&b, "interface %s\n", port.Name)
-		fmt.Fprintf(&b, "   mtu %d\n", c.f.PortMTU(port))
+		fmt.Fprintf(&b, "   mtu %d\n", mtus[i])
 		b.WriteString("   qos trust dscp\n")
 		if !p.GlobalPause {
 			b.WriteString("   flowcontrol receive off\n   flowcontrol send off\n")

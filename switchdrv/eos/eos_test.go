@@ -83,6 +83,40 @@ func TestCLI(t *testing.T) {
 	}
 }
 
+// TestMTUWithinEOSRange: EOS takes "mtu" 68..9214 on Ethernet interfaces
+// ("% Max MTU for Ethernet4 is 9194" on cEOS, 9214 on hardware); the
+// intent's default jumbo MTU 9216 would make the whole CLI update fail.
+func TestMTUWithinEOSRange(t *testing.T) {
+	f := testFabric()
+	f.Policy.MTU = 9216
+	d, err := Platform{}.Compile(f, &f.Switches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mtus []string
+	for _, u := range d.Updates {
+		for _, l := range strings.Split(u.GetVal().GetAsciiVal(), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "mtu ") {
+				mtus = append(mtus, strings.TrimSpace(l))
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"mtu 9214", "mtu 9000"}, mtus); diff != "" {
+		t.Errorf("interface mtu lines (-want +got):\n%s", diff)
+	}
+	var noted bool
+	for _, n := range d.Notes {
+		noted = noted || strings.Contains(n, "Ethernet1") && strings.Contains(n, "9214")
+	}
+	if !noted {
+		t.Errorf("Notes %q do not say Ethernet1's MTU became 9214", d.Notes)
+	}
+	f.Switches[0].Ports[1].MTU = 60
+	if _, err := (Platform{}).Compile(f, &f.Switches[0]); err == nil {
+		t.Error("Compile with mtu 60: no error, want EOS's 68 minimum enforced")
+	}
+}
+
 func TestAugments(t *testing.T) {
 	f := testFabric()
 	d, err := Platform{}.Compile(f, &f.Switches[0])
