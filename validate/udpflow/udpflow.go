@@ -284,7 +284,9 @@ func (r *Receiver) Close() error { return r.conn.Close() }
 
 // Run reads packets until ctx ends, every flow of expect has delivered its
 // end marker (expect may be nil: then only ctx and idle end it), or nothing
-// arrived for idle after the first packet. It returns the flows sorted by id.
+// arrived for idle after the first packet. Idle is judged on an empty
+// socket only: packets that queued while the receiver was not scheduled are
+// read first. It returns the flows sorted by id.
 func (r *Receiver) Run(ctx context.Context, expect []uint32, idle time.Duration) ([]FlowStats, error) {
 	buf := make([]byte, MaxSize+HeaderLen)
 	oob := make([]byte, 256)
@@ -299,15 +301,17 @@ func (r *Receiver) Run(ctx context.Context, expect []uint32, idle time.Duration)
 		if len(expect) > 0 && r.allEnded(expect) {
 			break
 		}
-		if !lastArrival.IsZero() && time.Since(lastArrival) > idle {
-			break
-		}
 		_ = r.conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
 		n, oobn, _, src, err := r.conn.ReadMsgUDPAddrPort(buf, oob)
 		now := time.Now()
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
+				// The socket is empty: only now does the time since the
+				// last arrival say the sender went quiet.
+				if !lastArrival.IsZero() && now.Sub(lastArrival) > idle {
+					break
+				}
 				continue
 			}
 			if errors.Is(err, net.ErrClosed) {

@@ -176,3 +176,38 @@ func TestSocketDrops(t *testing.T) {
 		t.Errorf("socket drops = %d, want at least the %d packets lost before the receiver read (sent %d, got %d)", f.SocketDrops, lost, st.Sent, got[0].Unique)
 	}
 }
+
+// TestIdleCountsOnlyAnEmptySocket queues packets before the receiver reads
+// them, as when the receiving goroutine is descheduled for longer than idle
+// in the middle of a flow: every queued packet must still be counted. Idle
+// means "nothing arrived", not "nothing was read yet".
+func TestIdleCountsOnlyAnEmptySocket(t *testing.T) {
+	r := listen(t)
+	c, err := Dial(r.Addr(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 64)
+	const n = 200
+	for seq := range uint64(n) {
+		header{kind: kindData, flow: 3, seq: seq, sent: time.Now().UnixNano()}.put(buf)
+		if _, err := c.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// An idle far shorter than the time between two reads.
+	got, err := r.Run(ctx, nil, time.Nanosecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Flow != 3 || got[0].Unique != n {
+		var unique uint64
+		if len(got) > 0 {
+			unique = got[0].Unique
+		}
+		t.Fatalf("got %d flows, %d unique packets; want flow 3 with %d", len(got), unique, n)
+	}
+}
