@@ -180,6 +180,13 @@ func (c *compiler) compile() error {
 			return fmt.Errorf("pfc watchdog poll %dms outside EOS's %d..%d ms", poll, pollMinMS, pollMaxMS)
 		case 2*poll > min(det, rec):
 			return fmt.Errorf("pfc watchdog poll %dms is more than half of min(detect %dms, restore %dms), which EOS rejects", poll, det, rec)
+		// The augments carry the timers as decimal64 seconds with 2
+		// (timeout, recovery) and 3 (polling) fraction digits: anything
+		// finer would be rounded silently.
+		case wd.Detect%(10*time.Millisecond) != 0 || wd.Restore%(10*time.Millisecond) != 0:
+			return fmt.Errorf("pfc watchdog detect %v and restore %v: EOS takes them in steps of 10ms", wd.Detect, wd.Restore)
+		case wd.Poll%time.Millisecond != 0:
+			return fmt.Errorf("pfc watchdog poll %v: EOS takes it in steps of 1ms", wd.Poll)
 		}
 		var w watchdog
 		act, ok := watchdogAction[wd.Action]

@@ -117,6 +117,31 @@ func TestMTUWithinEOSRange(t *testing.T) {
 	}
 }
 
+// TestWatchdogSteps: default-timeout and default-recovery-time are
+// decimal64 seconds with 2 fraction digits, default-polling-interval with 3:
+// a finer intent value would be rounded silently (205 ms sent as 0.20 s,
+// and the poll <= half the timeout rule checked on values the switch never
+// gets).
+func TestWatchdogSteps(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		detect, restore, poll time.Duration
+		ok                    bool
+	}{
+		{"steps", 200 * time.Millisecond, 400 * time.Millisecond, 50 * time.Millisecond, true},
+		{"detect 205ms", 205 * time.Millisecond, 400 * time.Millisecond, 100 * time.Millisecond, false},
+		{"restore 415ms", 200 * time.Millisecond, 415 * time.Millisecond, 50 * time.Millisecond, false},
+		{"poll 50.5ms", 200 * time.Millisecond, 400 * time.Millisecond, 50500 * time.Microsecond, false},
+	} {
+		f := testFabric()
+		f.Policy.Watchdog.Detect, f.Policy.Watchdog.Restore, f.Policy.Watchdog.Poll = tc.detect, tc.restore, tc.poll
+		_, err := Platform{}.Compile(f, &f.Switches[0])
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: Compile error = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+}
+
 func TestAugments(t *testing.T) {
 	f := testFabric()
 	d, err := Platform{}.Compile(f, &f.Switches[0])
