@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,7 +38,8 @@ type Source interface {
 var ErrNotApplicable = errors.New("counters not available on this target")
 
 // Delta returns after - before per target and counter. A counter that went
-// down (a reset, a driver reload) is reported as its after value; counters
+// down (a reset, a driver reload) is reported as its after value, a lower
+// bound (Resets lists them, and Run reports them as errors); counters
 // present on one side only are left out.
 func Delta(before, after Sample) map[string]map[string]int64 {
 	out := map[string]map[string]int64{}
@@ -60,6 +62,23 @@ func Delta(before, after Sample) map[string]map[string]int64 {
 			}
 			out[t][k] = d
 		}
+	}
+	return out
+}
+
+// Resets returns, per target, the counters that went down between before
+// and after ("name before->after", sorted): cleared by someone, reset by a
+// driver reload, or wrapped. Their Delta is only a lower bound.
+func Resets(before, after Sample) map[string][]string {
+	out := map[string][]string{}
+	for t, a := range after {
+		b := before[t]
+		for k, av := range a {
+			if bv, ok := b[k]; ok && av < bv {
+				out[t] = append(out[t], fmt.Sprintf("%s %d->%d", k, bv, av))
+			}
+		}
+		sort.Strings(out[t])
 	}
 	return out
 }

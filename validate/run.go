@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,6 +187,14 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 	rep.Deltas = Delta(before, after)
 	if len(rep.Deltas) == 0 {
 		rep.Deltas = nil
+	}
+	for t, rs := range Resets(before, after) {
+		if len(rs) == 0 {
+			continue
+		}
+		rep.Checks = append(rep.Checks, Check{Name: "counters.reset", Phase: PhaseCounters, Target: t, Status: Error,
+			Observed: strings.Join(rs, " "), Limit: "monotonic during the run",
+			Message: "counters went backwards during the run (cleared, driver reload or wrap): what they counted before is lost, so their deltas are only lower bounds"})
 	}
 	if len(o.Sources) > 0 {
 		rep.Checks = append(rep.Checks, counterChecks(verdictInput{policy: &f.Policy, deltas: rep.Deltas, incastRan: incastRan})...)

@@ -391,3 +391,55 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("partial report verdict %s, want an error check saying it was interrupted", rep.Verdict())
 	}
 }
+
+// scriptedCounters is a TEST DOUBLE counter source that returns its samples
+// in turn.
+type scriptedCounters struct {
+	name    string
+	mu      sync.Mutex
+	samples []Sample
+}
+
+func (c *scriptedCounters) Name() string { return c.name }
+func (c *scriptedCounters) Kind() string { return "host" }
+func (c *scriptedCounters) Read(context.Context) (Sample, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.samples[0]
+	if len(c.samples) > 1 {
+		c.samples = c.samples[1:]
+	}
+	return s, nil
+}
+
+// TestRunCounterReset: a counter that went backwards between the two reads
+// (cleared by someone, a driver reload) has an unknown delta. The errors it
+// may have counted before the reset must not turn into a pass.
+func TestRunCounterReset(t *testing.T) {
+	src := &scriptedCounters{name: "gpu01 rdma mlx5_0/1", samples: []Sample{
+		{"gpu01/rdma/mlx5_0/1": {"out_of_sequence": 50, "packet_seq_err": 3, "local_ack_timeout_err": 0}},
+		{"gpu01/rdma/mlx5_0/1": {"out_of_sequence": 0, "packet_seq_err": 3, "local_ack_timeout_err": 0}},
+	}}
+	rep, err := Run(context.Background(), fabric(2), Options{Engine: &fakeEngine{}, Sources: []Source{src}, AllPairs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Status{}
+	for _, c := range rep.Checks {
+		if c.Phase == PhaseCounters {
+			got[c.ID()] = c.Status
+		}
+	}
+	want := map[string]Status{
+		"counters.reset[gpu01/rdma/mlx5_0/1]":         Error,
+		"host.rdma.seq_errors[gpu01/rdma/mlx5_0/1]":   Pass, // the lower bound: 0 since the reset
+		"host.rdma.ack_timeouts[gpu01/rdma/mlx5_0/1]": Pass,
+		"host.rdma.ecn_cnp":                           Skip,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("counter checks mismatch (-want +got):\n%s", diff)
+	}
+	if v := rep.Verdict(); v == "PASS" {
+		t.Errorf("verdict = %s with a counter reset during the run, want it not to pass", v)
+	}
+}
