@@ -273,7 +273,30 @@ func TestRules(t *testing.T) {
 		{"watchdog detect below sonic min only", func(f *intent.Fabric) {
 			f.Policy.Watchdog.Detect = 50 * time.Millisecond
 			f.Policy.Watchdog.Poll = 0
-		}, Options{}, []got{{"FC115", Error, "policy.watchdog.detect"}}},
+		}, Options{}, []got{
+			{"FC115", Error, "policy.watchdog.detect"}, // sonic; srlinux takes 10-1500 ms
+			{"FC115", Error, "policy.watchdog.poll"},   // sonic: 0 is not "unset", its compiler refuses it
+		}},
+		{"watchdog restore 0 outside srlinux and sonic ranges", func(f *intent.Fabric) {
+			f.Policy.Watchdog.Restore = 0
+		}, Options{}, []got{
+			{"FC114", Warning, "policy.watchdog.restore"},
+			{"FC115", Error, "policy.watchdog.restore"}, // sonic
+			{"FC115", Error, "policy.watchdog.restore"}, // srlinux
+		}},
+		{"watchdog poll above half of detect on eos", func(f *intent.Fabric) {
+			f.Switches[2].Platform, f.Switches[3].Platform = intent.PlatformEOS, intent.PlatformEOS
+			f.Policy.Watchdog.Poll = 150 * time.Millisecond
+		}, Options{}, []got{{"FC115", Error, "policy.watchdog.poll"}}},
+		{"watchdog poll at half of detect on eos", func(f *intent.Fabric) {
+			f.Switches[2].Platform, f.Switches[3].Platform = intent.PlatformEOS, intent.PlatformEOS
+		}, Options{}, nil},
+		{"watchdog poll below eos min", func(f *intent.Fabric) {
+			f.Switches = f.Switches[2:]
+			f.Switches[0].Platform, f.Switches[1].Platform = intent.PlatformEOS, intent.PlatformEOS
+			f.Links = nil
+			f.Policy.Watchdog.Poll = 2 * time.Millisecond
+		}, Options{}, []got{{"FC115", Error, "policy.watchdog.poll"}}},
 		// FC116
 		{"global pause on", func(f *intent.Fabric) { f.Policy.GlobalPause = true },
 			Options{}, []got{{"FC116", Error, "policy.globalPause"}}},

@@ -18,6 +18,9 @@ type PlatformInfo struct {
 	// accepts. A zero Range means the timer is not configurable there (or no
 	// published bound is known) and is not checked.
 	Detect, Restore, Poll Range
+	// PollHalf: the poll interval may be at most half the smaller of detect
+	// and restore (EOS refuses a longer one).
+	PollHalf bool
 	// BufferCellBytes is the buffer cell the headroom is rounded up to (0 = exact).
 	BufferCellBytes int64
 	// DCBXAdvertise is true where fabricctl configures the switch to
@@ -45,8 +48,10 @@ func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 //   - srlinux: deadlock detection-timer 10-1500 ms and recovery-timer
 //     100-1500 ms (srl_nokia-qos.yang; DOMAIN.md rounds both to 10-1500), no
 //     configurable poll interval, 2 lossless priorities.
-//   - eos: 2 lossless priorities; the arista-qos-augments watchdog leaves are
-//     unbounded decimal64 seconds, so no range is checked.
+//   - eos: 2 lossless priorities; watchdog timeout and recovery-time
+//     10-60000 ms, polling-interval 5-30000 ms and at most half the smaller
+//     of the two (EOS CLI; the arista-qos-augments leaves are unbounded
+//     decimal64 seconds, so the EOS compiler enforces these and so must check).
 //   - openconfig: openconfig-qos has no PFC model at all.
 func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 	switch p {
@@ -66,7 +71,14 @@ func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 			Restore:               Range{ms(100), ms(1500)},
 		}, true
 	case intent.PlatformEOS:
-		return PlatformInfo{PFC: true, MaxLosslessPriorities: 2}, true
+		return PlatformInfo{
+			PFC:                   true,
+			MaxLosslessPriorities: 2,
+			Detect:                Range{ms(10), ms(60000)},
+			Restore:               Range{ms(10), ms(60000)},
+			Poll:                  Range{ms(5), ms(30000)},
+			PollHalf:              true,
+		}, true
 	case intent.PlatformOpenConfig:
 		return PlatformInfo{PFC: false, MaxLosslessPriorities: 2}, true
 	}

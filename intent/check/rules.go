@@ -675,19 +675,27 @@ func (c *checker) watchdogPlatform() {
 		if !ok || !pi.PFC {
 			continue
 		}
+		sws := by[p]
+		// A zero timer is not "unset" here: the intent's defaults fill every
+		// timer, so 0 was written, and the compilers refuse it.
 		for _, t := range []struct {
 			name string
 			val  time.Duration
 			r    Range
 		}{{"detect", w.Detect, pi.Detect}, {"restore", w.Restore, pi.Restore}, {"poll", w.Poll, pi.Poll}} {
-			if t.r.IsZero() || t.val == 0 || t.r.Contains(t.val) {
+			if t.r.IsZero() || t.r.Contains(t.val) {
 				continue
 			}
-			sws := by[p]
 			c.report(Error, at, "policy.watchdog."+t.name,
 				fmt.Sprintf("set %s within %v-%v", t.name, t.r.Min, t.r.Max),
 				"PFC watchdog %s %v is outside the %v-%v that %s accepts (%d %s: %s)",
 				t.name, t.val, t.r.Min, t.r.Max, p, len(sws), plural(len(sws), "switch", "switches"), names(sws, 5))
+		}
+		if bound := min(w.Detect, w.Restore); pi.PollHalf && w.Poll > 0 && 2*w.Poll > bound {
+			c.report(Error, at, "policy.watchdog.poll",
+				fmt.Sprintf("set poll to at most %v", bound/2),
+				"PFC watchdog poll %v is more than half of min(detect %v, restore %v), which %s refuses (%d %s: %s)",
+				w.Poll, w.Detect, w.Restore, p, len(sws), plural(len(sws), "switch", "switches"), names(sws, 5))
 		}
 	}
 }
