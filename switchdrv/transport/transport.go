@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/fabricctl/fabricctl/intent"
 )
@@ -404,8 +405,15 @@ func (c *Client) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 	return resp, nil
 }
 
+// MaxOnceBytes bounds what one SubscribeOnce keeps (the wire size of the
+// updates): a target that streams without ever sending the sync response
+// would otherwise be buffered until the timeout, gigabytes on a fast link.
+// A whole switch's counters are a few MiB.
+const MaxOnceBytes = 64 << 20
+
 // SubscribeOnce sends a ONCE subscription for paths under prefix and returns
-// every notification received before the sync response.
+// every notification received before the sync response (at most
+// MaxOnceBytes of them).
 func (c *Client) SubscribeOnce(ctx context.Context, prefix *gnmipb.Path, paths []*gnmipb.Path) ([]*gnmipb.Notification, error) {
 	subs := make([]*gnmipb.Subscription, len(paths))
 	for i, p := range paths {
@@ -427,6 +435,7 @@ func (c *Client) SubscribeOnce(ctx context.Context, prefix *gnmipb.Path, paths [
 			}
 			return err
 		}
+		size := 0
 		for {
 			resp, err := stream.Recv()
 			if err == io.EOF {
@@ -437,6 +446,9 @@ func (c *Client) SubscribeOnce(ctx context.Context, prefix *gnmipb.Path, paths [
 			}
 			switch r := resp.GetResponse().(type) {
 			case *gnmipb.SubscribeResponse_Update:
+				if size += proto.Size(r.Update); size > MaxOnceBytes {
+					return fmt.Errorf("target sent more than %d MiB of updates without the sync response that ends a ONCE subscription", MaxOnceBytes>>20)
+				}
 				out = append(out, r.Update)
 			case *gnmipb.SubscribeResponse_SyncResponse:
 				return stream.CloseSend()

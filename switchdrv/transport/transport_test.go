@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -369,5 +370,59 @@ func TestParsePath(t *testing.T) {
 		if got := transport.PathString(p); got != tc.want {
 			t.Errorf("PathString(ParsePath(%q)) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// endless is a misbehaving gNMI target: its Subscribe streams updates and
+// never sends the sync response a ONCE subscription ends with.
+type endless struct {
+	gnmipb.UnimplementedGNMIServer
+	sent atomic.Int64
+}
+
+func (e *endless) Subscribe(s gnmipb.GNMI_SubscribeServer) error {
+	if _, err := s.Recv(); err != nil {
+		return err
+	}
+	n := &gnmipb.Notification{Update: []*gnmipb.Update{{Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "x"}}},
+		Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_StringVal{StringVal: strings.Repeat("v", 4096)}}}}}
+	for {
+		if err := s.Send(&gnmipb.SubscribeResponse{Response: &gnmipb.SubscribeResponse_Update{Update: n}}); err != nil {
+			return err
+		}
+		e.sent.Add(1)
+	}
+}
+
+// TestSubscribeOnceBounded: a target that streams without ever sending the
+// sync response must not make SubscribeOnce buffer everything it sends until
+// the timeout (gigabytes on a fast link); it stops at a bound with an error
+// naming the switch.
+func TestSubscribeOnceBounded(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	e := &endless{}
+	gnmipb.RegisterGNMIServer(srv, e)
+	go srv.Serve(lis)
+	defer srv.Stop()
+	sw := intent.Switch{Name: "leaf1", Address: lis.Addr().String(), TLS: intent.TLS{Insecure: true}}
+	c, err := transport.Dial(t.Context(), sw, transport.Options{Timeout: 20 * time.Second, Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	notes, err := c.SubscribeOnce(t.Context(), nil, []*gnmipb.Path{mustPath(t, "/x")})
+	if err == nil {
+		t.Fatalf("SubscribeOnce without a sync response = %d notifications, no error", len(notes))
+	}
+	if !strings.Contains(err.Error(), "leaf1") {
+		t.Errorf("error %q does not name the switch", err)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("SubscribeOnce returned after %v (%d notifications sent): not bounded before the timeout", took, e.sent.Load())
 	}
 }
