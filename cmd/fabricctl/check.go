@@ -65,7 +65,7 @@ func (o *checkOptions) validate() error {
 	if len(o.files) == 0 {
 		return usagef("no intent file given: use -f FILE (or --list-rules)")
 	}
-	if o.cellFactor < 1 || o.cellFactor > 10 {
+	if !(o.cellFactor >= 1 && o.cellFactor <= 10) { // NaN too
 		return usagef("--cell-factor %g: want 1 to 10", o.cellFactor)
 	}
 	return nil

@@ -69,7 +69,7 @@ func (o *headroomOptions) input() (intent.HeadroomInput, error) {
 	if o.mtu < 64 || o.mtu > 65535 {
 		return in, usagef("--mtu %d: want 64 to 65535", o.mtu)
 	}
-	if o.cellFactor < 1 || o.cellFactor > 10 {
+	if !(o.cellFactor >= 1 && o.cellFactor <= 10) { // NaN too
 		return in, usagef("--cell-factor %g: want 1 to 10", o.cellFactor)
 	}
 	return intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: o.mtu, CellFactor: o.cellFactor}, nil

@@ -72,7 +72,45 @@ failed, 4 apply failed and was rolled back, 64 usage.`,
 	for _, f := range commands {
 		root.AddCommand(f(d))
 	}
+	root.InitDefaultCompletionCmd() // now, so usageArgs covers it too
+	for _, c := range root.Commands() {
+		usageArgs(c)
+	}
 	return root
+}
+
+// usageArgs makes c and its subcommands treat argument mistakes as usage
+// errors (exit 64): a wrong argument count (cobra's Args validators return
+// plain errors, which would exit 1), and a command group run without a
+// subcommand or with an unknown one (cobra prints the group's help and
+// exits 0, so a typo such as "fabricctl host aply" in a script succeeded
+// doing nothing).
+func usageArgs(c *cobra.Command) {
+	if c.HasSubCommands() && !c.Runnable() {
+		c.RunE = func(cmd *cobra.Command, _ []string) error {
+			var subs []string
+			for _, s := range cmd.Commands() {
+				if s.IsAvailableCommand() {
+					subs = append(subs, s.Name())
+				}
+			}
+			return usagef("%s needs a subcommand: %s (see %s --help)", cmd.CommandPath(), strings.Join(subs, ", "), cmd.CommandPath())
+		}
+		if c.Args == nil {
+			c.Args = cobra.NoArgs
+		}
+	}
+	if validate := c.Args; validate != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := validate(cmd, args); err != nil {
+				return &usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, s := range c.Commands() {
+		usageArgs(s)
+	}
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
