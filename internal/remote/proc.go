@@ -8,23 +8,45 @@ import (
 	"sync/atomic"
 )
 
-// syncBuffer is a bytes.Buffer that one goroutine writes while others read.
+// maxOutput bounds what is kept of each output stream of a command (far
+// above anything perftest or `fabricctl host` prints): a runaway command
+// cannot make fabricctl hold all it writes. The head is kept, the rest is
+// read and dropped, so the command is never blocked on a full pipe.
+const maxOutput = 64 << 20
+
+// truncNote ends a stream that went past maxOutput.
+const truncNote = "\n[fabricctl: output truncated: %d more bytes dropped]\n"
+
+// syncBuffer is a bytes.Buffer that one goroutine writes while others read,
+// holding at most maxOutput bytes.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	dropped int64
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	room := max(maxOutput-s.b.Len(), 0)
+	if len(p) > room {
+		s.b.Write(p[:room])
+		s.dropped += int64(len(p) - room)
+		return len(p), nil
+	}
 	return s.b.Write(p)
 }
 
-// Bytes returns a copy of what was written so far.
+// Bytes returns a copy of what was written so far (with a note at the end
+// when some of it was dropped).
 func (s *syncBuffer) Bytes() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
+	out := bytes.Clone(s.b.Bytes())
+	if s.dropped > 0 {
+		out = fmt.Appendf(out, truncNote, s.dropped)
+	}
+	return out
 }
 
 // proc is what local and SSH processes share: the output buffers, the result
