@@ -242,7 +242,7 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 
 	vo := validate.Options{Engine: engine, AllPairs: !o.noAllPairs, Incast: !o.noIncast, Latency: !o.noLatency, Log: d.log}
 	if !o.noReadback {
-		vo.Readback = func(ctx context.Context) (*plan.Plan, error) { return o.readback(ctx, d, f, eng, nsOf) }
+		vo.Readback = func(ctx context.Context) (*plan.Plan, error) { return o.readback(ctx, d, f, eng, nsOf, runnerFor) }
 	}
 	if !o.noCounters {
 		srcs, closeAll := o.sources(ctx, d, f, nsOf, runnerFor)
@@ -273,10 +273,11 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 }
 
 // readback plans the switches (gNMI) and the hosts (local ones in this
-// process, remote ones with `fabricctl host plan` over SSH, --remote-fabricctl)
-// against the intent. Hosts mapped to a network namespace are left
-// out: their NICs are lab veths.
-func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabric, eng *switchdrv.Engine, nsOf map[string]string) (*plan.Plan, error) {
+// process, remote ones with `fabricctl host plan` over SSH, --remote-fabricctl,
+// through the runners of runnerFor) against the intent. Hosts mapped to a
+// network namespace are left out: their NICs are lab veths.
+func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabric, eng *switchdrv.Engine, nsOf map[string]string,
+	runnerFor func(string) (remote.Runner, error)) (*plan.Plan, error) {
 	p := &plan.Plan{Fabric: f.Name}
 	if len(f.Switches) > 0 {
 		sp, err := eng.Plan(ctx, f, o.switches)
@@ -322,12 +323,43 @@ func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabri
 		}
 	}
 	if len(remoteHosts) > 0 {
+		// The Fleet runs `<Binary> host plan ...`; a --remote-fabricctl of
+		// several words ("sudo fabricctl") keeps all of them through
+		// commandRunner, and the host's runner stays open for the traffic.
 		bin := strings.Fields(o.fabricctl)
-		fl := &hostdrv.Fleet{Binary: bin[0], ExtraArgs: nil, Log: d.log}
+		fl := &hostdrv.Fleet{Binary: bin[0], Log: d.log, Runner: func(h intent.Host) (remote.Runner, error) {
+			r, err := runnerFor(h.Name)
+			if err != nil {
+				return nil, err
+			}
+			return commandRunner{Runner: r, command: bin}, nil
+		}}
 		ts, _ := fl.Run(ctx, "plan", remoteHosts, bundle)
 		p.Targets = append(p.Targets, ts...)
 	}
 	return p, nil
+}
+
+// commandRunner runs argv with its first word replaced by command (the
+// words of --remote-fabricctl). It does not expose the Close of the runner
+// it wraps: that runner belongs to validate and serves the traffic later.
+type commandRunner struct {
+	remote.Runner
+	command []string
+}
+
+func (c commandRunner) argv(argv []string) []string {
+	return append(append([]string{}, c.command...), argv[1:]...)
+}
+
+// Run implements remote.Runner.
+func (c commandRunner) Run(ctx context.Context, argv []string, stdin io.Reader) (remote.Result, error) {
+	return c.Runner.Run(ctx, c.argv(argv), stdin)
+}
+
+// Start implements remote.Runner.
+func (c commandRunner) Start(ctx context.Context, argv []string) (remote.Process, error) {
+	return c.Runner.Start(ctx, c.argv(argv))
 }
 
 func (o *validateOptions) write(out io.Writer, rep *validate.Report) error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/xml"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/netnstest"
+	"github.com/fabricctl/fabricctl/internal/remote"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
@@ -197,5 +199,44 @@ inventory:
 				}
 			}
 		})
+	}
+}
+
+// TestValidateReadbackRemoteCommand: --remote-fabricctl may be several words
+// ("sudo fabricctl"); the readback of remote hosts must run all of them, as
+// the udp engine does, and over the runner validate already holds for the
+// host. Here the host's runner is local and the command is
+// "env FABRICCTL_WRAPPED=1 <fake fabricctl>", which answers `host plan` with
+// a plan only when it was started through the wrapper.
+func TestValidateReadbackRemoteCommand(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "fabricctl")
+	script := `#!/bin/sh
+cat >/dev/null
+[ "$FABRICCTL_WRAPPED" = 1 ] || { echo "not wrapped: $*" >&2; exit 1; }
+[ "$1 $2" = "host plan" ] || { echo "unexpected: $*" >&2; exit 1; }
+echo '{"version":1,"fabric":"pod1","targets":[{"name":"gpu9","kind":"host","changes":[]}]}'
+`
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := &intent.Fabric{Name: "pod1", Hosts: []intent.Host{{Name: "gpu9", Address: "gpu9.example.net",
+		NICs: []intent.NIC{{Interface: "eth0"}}}}}
+	o := &validateOptions{fabricctl: "env FABRICCTL_WRAPPED=1 " + fake}
+	var used []string
+	runnerFor := func(host string) (remote.Runner, error) {
+		used = append(used, host)
+		return remote.Local{Name: host}, nil
+	}
+	d := &deps{log: slog.New(slog.DiscardHandler)}
+	p, err := o.readback(context.Background(), d, f, nil, nil, runnerFor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Targets) != 1 || p.Targets[0].Name != "gpu9" || p.Targets[0].Error != "" {
+		t.Fatalf("readback targets = %+v, want gpu9 read without error", p.Targets)
+	}
+	if len(used) != 1 || used[0] != "gpu9" {
+		t.Errorf("runners used = %v, want validate's runner for gpu9", used)
 	}
 }
