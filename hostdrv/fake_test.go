@@ -22,6 +22,8 @@ type fakeKernel struct {
 	nics   map[string]*fakeNIC
 	writes int
 	flaps  int // PFC writes that changed pfc_en (an mlx5 link flap)
+	// sent are the dcbnl SET/DEL requests received, as wire bytes (seq 1, pid 0).
+	sent [][]byte
 }
 
 type fakeNIC struct {
@@ -122,6 +124,9 @@ func (k *fakeKernel) DCB(req dcbnl.Request) ([][]byte, error) {
 	}
 	if n.noDCB {
 		return nil, syscall.EOPNOTSUPP
+	}
+	if r.Type == dcbnl.RTMSetDCB {
+		k.sent = append(k.sent, raw)
 	}
 	switch r.Cmd {
 	case dcbnl.CmdIEEEGet:

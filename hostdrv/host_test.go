@@ -60,6 +60,7 @@ func TestWriteNetlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	var dcbSteps, lines int
+	var printed [][]byte // the dcb requests as -o netlink shows them
 	for _, s := range p.Steps {
 		if strings.HasPrefix(s.Command, "dcb ") {
 			dcbSteps++
@@ -90,9 +91,27 @@ func TestWriteNetlink(t *testing.T) {
 		if req.Type != dcbnl.RTMSetDCB || !strings.Contains(cmd, req.Ifname()) {
 			t.Errorf("%q: request type %d for %q, want RTM_SETDCB for its interface", cmd, req.Type, req.Ifname())
 		}
+		printed = append(printed, raw)
 	}
 	if want := dcbSteps + 2; lines != want { // + one RTM_SETLINK per NIC
 		t.Errorf("%d hex lines, want %d (dcb steps + MTU)", lines, want)
+	}
+	// What was printed is what apply sends, byte for byte (sequence number
+	// and port id aside), in the same order.
+	if _, err := r.d.Apply(context.Background(), p); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	mask := func(msgs [][]byte) []string {
+		var out []string
+		for _, m := range msgs {
+			c := bytes.Clone(m)
+			clear(c[8:16])
+			out = append(out, hex.EncodeToString(c))
+		}
+		return out
+	}
+	if diff := cmp.Diff(mask(printed), mask(r.k.sent)); diff != "" {
+		t.Errorf("-o netlink differs from the requests apply sent (-printed +sent):\n%s", diff)
 	}
 	var c bytes.Buffer
 	if err := WriteCommands(&c, p); err != nil {
