@@ -107,6 +107,9 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		if p.IntentHash != "" && p.IntentHash != intentHash(f.Files) {
 			fmt.Fprintf(d.stderr, "fabricctl: warning: the intent files changed since %s was made; applying the plan as saved\n", o.planFile)
 		}
+		if err := o.checkPlanTargets(f, p); err != nil {
+			return err
+		}
 		filtered := len(o.switches) > 0 || len(o.hosts) > 0
 		p.Targets = slices.DeleteFunc(p.Targets, func(t plan.TargetPlan) bool {
 			if t.Kind == plan.KindHost {
@@ -154,6 +157,30 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return withCode(ExitRolledBack, err)
 	}
 	return withCode(ExitError, err)
+}
+
+// checkPlanTargets refuses a --switch or --host that names no target of the
+// saved plan p: filtering the plan on it would apply nothing and succeed.
+// An unknown or local --host is a usage error, as when planning afresh.
+func (o *applyOptions) checkPlanTargets(f *intent.Fabric, p *plan.Plan) error {
+	if _, err := o.selectHosts(f); err != nil {
+		return err
+	}
+	check := func(kind string, names []string) error {
+		for _, n := range names {
+			if !slices.ContainsFunc(p.Targets, func(t plan.TargetPlan) bool { return t.Kind == kind && t.Name == n }) {
+				return withCode(ExitError, fmt.Errorf("--%s %s: %s has no plan for that %s", kind, n, o.planFile, kind))
+			}
+		}
+		return nil
+	}
+	if err := check(plan.KindSwitch, o.switches); err != nil {
+		return err
+	}
+	if o.skipHosts {
+		return nil
+	}
+	return check(plan.KindHost, o.hosts)
 }
 
 // applyOutput is the JSON summary: the switches' result plus the hosts'.

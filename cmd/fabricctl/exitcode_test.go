@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,48 @@ func TestGroupHelpStillWorks(t *testing.T) {
 		out, errOut, code := runFabricctl(t, args...)
 		if code != ExitOK || out == "" {
 			t.Errorf("fabricctl %s: exit %d with %d bytes of output, want 0 and some output\nstderr:\n%s", strings.Join(args, " "), code, len(out), errOut)
+		}
+	}
+}
+
+// TestUnknownTargetIsRefused: a --switch or --host naming no target fails,
+// never exits 0 having done nothing. With a saved plan the names are
+// checked against the plan's targets (before, apply PLAN --switch leaf9
+// filtered every target away, applied nothing and exited 0). An unknown
+// --switch is an error (1), an unknown --host a usage error (64), as
+// when planning afresh.
+func TestUnknownTargetIsRefused(t *testing.T) {
+	clean := writeIntent(t, cleanIntent)
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(plan, []byte(`{"version": 1, "fabric": "pod1", "targets": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withHost := writeIntent(t, cleanIntent+`  hosts:
+    - {name: gpu1, address: 192.0.2.1, nics: [{interface: eth1}]}
+`)
+	for _, tt := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"plan", "-f", clean, "--switch", "leaf9"}, ExitError},
+		{[]string{"diff", "-f", clean, "--switch", "leaf9"}, ExitError},
+		{[]string{"apply", "-f", clean, "--switch", "leaf9"}, ExitError},
+		{[]string{"render", "-f", clean, "--switch", "leaf9"}, ExitError},
+		{[]string{"diff", "-f", clean, "--host", "gpu9"}, ExitUsage},
+		{[]string{"apply", "-f", clean, "--switch", "leaf9", plan}, ExitError},
+		{[]string{"apply", "-f", clean, "--switch", "leaf1", plan}, ExitError}, // in the intent, not in the plan
+		{[]string{"apply", "-f", clean, "--host", "gpu9", plan}, ExitUsage},
+		{[]string{"apply", "-f", withHost, "--host", "gpu1", plan}, ExitError}, // in the intent, not in the plan
+		{[]string{"apply", "-f", withHost, "--host", "gpu1", "--skip-hosts", "--backup-dir", dir, plan}, ExitOK},
+	} {
+		out, errOut, code := runFabricctl(t, tt.args...)
+		name := tt.args[len(tt.args)-1]
+		if strings.HasSuffix(name, ".json") {
+			name = tt.args[4]
+		}
+		if code != tt.want || (code != ExitOK && !strings.Contains(errOut, name)) {
+			t.Errorf("fabricctl %s: exit %d, want %d naming %s\nstdout:\n%s\nstderr:\n%s", strings.Join(tt.args, " "), code, tt.want, name, out, errOut)
 		}
 	}
 }
