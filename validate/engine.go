@@ -262,24 +262,46 @@ func (e *UDPEngine) exec(host string, f func() error) error {
 	return e.Exec(host, f)
 }
 
+// udpSettings are the per-flow settings of the udp engines (UDPEngine,
+// RemoteUDPEngine) with their defaults applied.
+type udpSettings struct {
+	size, packets int
+	rate          float64
+	base          int
+	idle          time.Duration
+}
+
+// newUDPSettings applies the defaults: 1000-byte payloads, 2000 packets at
+// 10000 packets/s, ports from 47000, 1s idle.
+func newUDPSettings(size, packets int, rate float64, base int, idle time.Duration) udpSettings {
+	u := udpSettings{size: size, packets: packets, rate: rate, base: base, idle: idle}
+	if u.size == 0 {
+		u.size = 1000
+	}
+	if u.packets == 0 {
+		u.packets = 2000
+	}
+	if u.rate == 0 {
+		u.rate = 10000
+	}
+	if u.base == 0 {
+		u.base = 47000
+	}
+	if u.idle == 0 {
+		u.idle = time.Second
+	}
+	return u
+}
+
+// flowTime is how long one flow takes to send at the paced rate.
+func (u udpSettings) flowTime() time.Duration {
+	return time.Duration(float64(u.packets) / u.rate * float64(time.Second))
+}
+
 // Run implements Engine: receivers first, then all senders at once.
 func (e *UDPEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowResult {
-	size, packets, rate, base, idle := e.Size, e.Packets, e.Rate, e.BasePort, e.Idle
-	if size == 0 {
-		size = 1000
-	}
-	if packets == 0 {
-		packets = 2000
-	}
-	if rate == 0 {
-		rate = 10000
-	}
-	if base == 0 {
-		base = 47000
-	}
-	if idle == 0 {
-		idle = time.Second
-	}
+	u := newUDPSettings(e.Size, e.Packets, e.Rate, e.BasePort, e.Idle)
+	size, packets, rate, base, idle := u.size, u.packets, u.rate, u.base, u.idle
 	out := make([]FlowResult, len(flows))
 	recv := make([]*udpflow.Receiver, len(flows))
 	for i, f := range flows {
@@ -308,7 +330,7 @@ func (e *UDPEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowRe
 	var wg sync.WaitGroup
 	stats := make([][]udpflow.FlowStats, len(flows))
 	sent := make([]udpflow.SendStats, len(flows))
-	rctx, cancel := context.WithTimeout(ctx, time.Duration(float64(packets)/rate*float64(time.Second))+10*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, u.flowTime()+10*time.Second)
 	defer cancel()
 	for i := range flows {
 		if recv[i] == nil {

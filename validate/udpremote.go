@@ -135,26 +135,12 @@ func lastJSON(out []byte) []byte {
 
 // Run implements Engine.
 func (e *RemoteUDPEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowResult {
-	size, packets, rate, base, idle, ready := e.Size, e.Packets, e.Rate, e.BasePort, e.Idle, e.ReadyTimeout
-	if size == 0 {
-		size = 1000
-	}
-	if packets == 0 {
-		packets = 2000
-	}
-	if rate == 0 {
-		rate = 10000
-	}
-	if base == 0 {
-		base = 47000
-	}
-	if idle == 0 {
-		idle = time.Second
-	}
+	u := newUDPSettings(e.Size, e.Packets, e.Rate, e.BasePort, e.Idle)
+	size, packets, rate, base, idle, ready := u.size, u.packets, u.rate, u.base, u.idle, e.ReadyTimeout
 	if ready == 0 {
 		ready = 10 * time.Second
 	}
-	budget := time.Duration(float64(packets)/rate*float64(time.Second)) + 10*time.Second + ready
+	budget := u.flowTime() + 10*time.Second + ready
 	out := make([]FlowResult, len(flows))
 	procs := make([]remote.Process, len(flows))
 	targets := make([]string, len(flows))
