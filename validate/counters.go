@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing/fstest"
 
 	"github.com/fabricctl/fabricctl/internal/remote"
+	"github.com/fabricctl/fabricctl/validate/perftest"
 )
 
 // Sample is one reading of counters: target -> counter name -> value.
@@ -126,7 +126,7 @@ func (c *RDMACounters) Read(ctx context.Context) (Sample, error) {
 		if err != nil && !(errors.As(err, &ee) && ee.ExitCode == 2 && len(res.Stdout) > 0) {
 			return nil, fmt.Errorf("host %s: read rdma hw_counters of %s port %d: %w", c.Host, c.Device, c.Port, err)
 		}
-		fsys = grepFS(res.Stdout, root)
+		fsys = perftest.GrepFS(res.Stdout, root)
 	}
 	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
@@ -145,21 +145,6 @@ func (c *RDMACounters) Read(ctx context.Context) (Sample, error) {
 		m[e.Name()] = v
 	}
 	return Sample{c.Target(): m}, nil
-}
-
-// grepFS turns "path:content" lines of grep -r -H into an in-memory tree
-// rooted at root.
-func grepFS(out []byte, root string) fs.FS {
-	m := fstest.MapFS{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		p, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || !strings.HasPrefix(p, root+"/") {
-			continue
-		}
-		m[strings.TrimPrefix(p, root+"/")] = &fstest.MapFile{Data: []byte(v + "\n")}
-	}
-	return m
 }
 
 // StatsReader reads a netdev's driver statistics (`ethtool -S`).

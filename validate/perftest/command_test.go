@@ -161,7 +161,7 @@ func TestGIDIndex(t *testing.T) {
 	}
 }
 
-// TestGIDSameRuleBothEnds: the sysfs tree read directly and the same tree
+// TestGrepFS: the sysfs tree read directly and the same tree
 // read through grep output give the same answer.
 func TestGrepFS(t *testing.T) {
 	out := []byte("/sys/class/infiniband/mlx5_1/ports/1/gids/0:fe80:0000:0000:0000:0e42:a1ff:fe6c:2b11\n" +
@@ -170,7 +170,7 @@ func TestGrepFS(t *testing.T) {
 		"/sys/class/infiniband/mlx5_1/ports/1/gid_attrs/types/1:RoCE v2\n" +
 		"/sys/class/infiniband/mlx5_1/ports/1/gid_attrs/ndevs/0:ens1f1np1\n" +
 		"/sys/class/infiniband/mlx5_1/ports/1/gid_attrs/ndevs/1:ens1f1np1\n")
-	got, err := GIDIndex(grepFS(out), "mlx5_1", 1, "ens1f1np1", netip.Addr{})
+	got, err := GIDIndex(GrepFS(out, ""), "mlx5_1", 1, "ens1f1np1", netip.Addr{})
 	if err != nil {
 		t.Fatal(err)
 	}

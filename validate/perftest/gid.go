@@ -135,7 +135,7 @@ func RemoteGIDIndex(ctx context.Context, r remote.Runner, dev string, port int, 
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode == 2 && len(res.Stdout) > 0) {
 		return GID{}, fmt.Errorf("host %s: read gid table of %s port %d: %w", r.Host(), dev, port, err)
 	}
-	fsys := grepFS(res.Stdout)
+	fsys := GrepFS(res.Stdout, "")
 	g, err := GIDIndex(fsys, dev, port, netdev, addr)
 	if err != nil {
 		return GID{}, fmt.Errorf("host %s: %w", r.Host(), err)
@@ -143,16 +143,21 @@ func RemoteGIDIndex(ctx context.Context, r remote.Runner, dev string, port int, 
 	return g, nil
 }
 
-// grepFS turns "path:content" lines of grep -H into an in-memory tree.
-func grepFS(out []byte) fs.FS {
+// GrepFS turns the "path:content" lines of `grep -r -H . DIR...` (one line
+// per one-line sysfs file) into an in-memory tree rooted at root ("" = "/"),
+// so files read over a remote runner go through the same fs.FS code as a
+// local os.DirFS("/"). Lines outside root are ignored. Paths must not contain
+// ':' (sysfs names of ib devices and counters do not).
+func GrepFS(out []byte, root string) fs.FS {
+	prefix := strings.TrimSuffix(root, "/") + "/"
 	m := fstest.MapFS{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		p, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || !strings.HasPrefix(p, "/") {
+		if !ok || !strings.HasPrefix(p, prefix) {
 			continue
 		}
-		m[strings.TrimPrefix(p, "/")] = &fstest.MapFile{Data: []byte(v + "\n")}
+		m[strings.TrimPrefix(p, prefix)] = &fstest.MapFile{Data: []byte(v + "\n")}
 	}
 	return m
 }
