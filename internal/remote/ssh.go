@@ -72,9 +72,10 @@ type SSH struct {
 	keepAliveMax int
 	log          *slog.Logger
 
-	mu     sync.Mutex
-	conns  []*sshConn
-	closed bool
+	mu      sync.Mutex
+	conns   []*sshConn
+	closed  bool
+	running map[*proc]struct{} // started and not yet finished; Close stops them
 }
 
 var _ Runner = (*SSH)(nil)
@@ -213,9 +214,25 @@ func expandHome(p, home string) (string, error) {
 // Host implements Runner.
 func (s *SSH) Host() string { return s.name }
 
-// Close closes the connections. Commands still running are cut off: sshd
-// does not kill them, so Stop them first.
+// Close stops the commands still running (as Stop does: sshd would not kill
+// them when the connection goes), then closes the connections.
 func (s *SSH) Close() error {
+	s.mu.Lock()
+	procs := make([]*proc, 0, len(s.running))
+	for p := range s.running {
+		procs = append(procs, p)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = p.Stop()
+		}()
+	}
+	wg.Wait()
+
 	s.mu.Lock()
 	conns := s.conns
 	s.conns, s.closed = nil, true
@@ -275,8 +292,10 @@ func (s *SSH) start(ctx context.Context, argv []string, stdin io.Reader) (*proc,
 	}
 	s.log.Debug("ssh command started", "target", s.name, "argv", argv[0])
 	p.kill = func() { s.kill(ctx, c, sess, pf, p) }
+	s.track(p, true)
 	stopWatch := context.AfterFunc(ctx, p.killNow)
 	go func() {
+		defer s.track(p, false)
 		werr := sess.Wait()
 		stopWatch()
 		pf.flush()
@@ -303,6 +322,20 @@ func (s *SSH) start(ctx context.Context, argv []string, stdin io.Reader) (*proc,
 		p.finish(ctx, code, signal, werr)
 	}()
 	return p, nil
+}
+
+// track adds p to (or removes it from) the commands Close must stop.
+func (s *SSH) track(p *proc, running bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !running {
+		delete(s.running, p)
+		return
+	}
+	if s.running == nil {
+		s.running = map[*proc]struct{}{}
+	}
+	s.running[p] = struct{}{}
 }
 
 // kill stops a remote command: a "signal" request to the session (OpenSSH

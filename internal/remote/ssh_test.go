@@ -748,3 +748,24 @@ func TestSSHChattyLoginShell(t *testing.T) {
 	}
 	waitGone(t, pids...)
 }
+
+// TestSSHCloseStopsRunning: closing the runner while a started command still
+// runs (a caller that forgot Stop, or an error path that closes early) must
+// not leave the command and its children running on the host: sshd does not
+// kill them when the connection goes.
+func TestSSHCloseStopsRunning(t *testing.T) {
+	f := newSSHFixture(t, sshtest.Options{})
+	s := newTestSSH(t, f.host(), SSHOptions{})
+	p, err := s.Start(t.Context(), []string{"sh", "-c", "sleep 30 & echo child $!; echo self $$; wait"})
+	if err != nil {
+		t.Fatalf("Start() error = %v", err)
+	}
+	out := waitOutput(t, p, "self")
+	if err := s.Close(); err != nil {
+		t.Errorf("Close() error = %v", err)
+	}
+	waitGone(t, pidsIn(t, out, "child", "self")...)
+	if _, err := p.Wait(); err != nil {
+		t.Errorf("Wait() after Close() = %v, want nil (stopped by Close, as by Stop)", err)
+	}
+}
