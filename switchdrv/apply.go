@@ -288,13 +288,14 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	e.emit(Event{Switch: w.sw.Name, Step: "verify"})
 	snap, err := observe(ctx, w.c, w.sw, ownedPaths(w.req))
 	if err == nil {
-		d := &Desired{Switch: w.sw.Name, Replaces: w.req.GetReplace(), Updates: w.req.GetUpdate()}
+		d := &Desired{Switch: w.sw.Name, Replaces: w.req.GetReplace(), Updates: w.req.GetUpdate(), Deletes: w.req.GetDelete()}
 		var left []plan.Change
 		if left, err = Compare(d, snap, w.q); err == nil {
 			// Leaves the switch added inside a replaced subtree are its
 			// defaults, not a failed write: only missing or different
-			// leaves fail the verification.
-			left = slices.DeleteFunc(left, func(c plan.Change) bool { return c.Action == plan.Delete })
+			// leaves, and subtrees still there that were deleted, fail
+			// the verification.
+			left = slices.DeleteFunc(left, func(c plan.Change) bool { return c.Action == plan.Delete && c.Reason != ReasonAbsent })
 			if len(left) > 0 {
 				err = fmt.Errorf("switch %s: verify: %d paths differ after the Set (first: %s %s)", w.sw.Name, len(left), left[0].Action, left[0].Path)
 			}

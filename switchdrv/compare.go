@@ -51,9 +51,23 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 			out = append(out, compareTree(key, lastKeys(u.GetPath()), want, got, op.replace, q.BufferCellBytes)...)
 		}
 	}
+	for _, p := range d.Deletes {
+		key := pathKey(p)
+		if e, _ := snap.entry(key); e.Exists {
+			before := string(e.JSON)
+			if e.ASCII != nil {
+				before = *e.ASCII
+			}
+			out = append(out, plan.Change{Action: plan.Delete, Path: key, Before: before, Reason: ReasonAbsent})
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }
+
+// ReasonAbsent is the reason of a change that deletes a subtree the intent
+// wants absent (Desired.Deletes).
+const ReasonAbsent = "the intent wants it absent"
 
 // Drift compares two snapshots of the same paths (a backup and a read-back)
 // and lists what differs, as the changes that would take got back to want.

@@ -151,12 +151,6 @@ func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*pl
 func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Quirks) plan.TargetPlan {
 	tp := plan.TargetPlan{Name: sw.Name, Kind: plan.KindSwitch, Platform: string(sw.Platform), Notes: d.Notes, Changes: []plan.Change{}}
 	req := d.SetRequest()
-	payload, err := protojson.Marshal(req)
-	if err != nil {
-		tp.Error = fmt.Sprintf("switch %s: encode SetRequest: %v", sw.Name, err)
-		return tp
-	}
-	tp.Payload = payload
 	c, err := transport.Dial(ctx, *sw, e.Transport)
 	if err != nil {
 		tp.Error = err.Error()
@@ -174,6 +168,31 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Q
 		tp.Error = err.Error()
 		return tp
 	}
+	// Delete only what is there: some targets (sonic-gnmi's JSON Patch)
+	// refuse to remove a path that does not exist.
+	var dels []*gnmipb.Path
+	for _, p := range req.GetDelete() {
+		if en, _ := snap.entry(pathKey(p)); en.Exists {
+			dels = append(dels, p)
+		}
+	}
+	if len(dels) < len(req.GetDelete()) {
+		// apply reads back exactly the paths of the payload: the basis
+		// must be of those.
+		req.Delete = dels
+		keep := map[string]bool{}
+		for _, p := range ownedPaths(req) {
+			keep[pathKey(p)] = true
+		}
+		snap.Entries = slices.DeleteFunc(snap.Entries, func(en Entry) bool { return !keep[en.Path] })
+		tp.Basis = snap.basis()
+	}
+	payload, err := protojson.Marshal(req)
+	if err != nil {
+		tp.Error = fmt.Sprintf("switch %s: encode SetRequest: %v", sw.Name, err)
+		return tp
+	}
+	tp.Payload = payload
 	tp.Changes = changes
 	e.log().Info("planned", "target", sw.Name, "changes", len(changes))
 	return tp

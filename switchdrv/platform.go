@@ -28,6 +28,11 @@ type Desired struct {
 	Encoding gnmipb.Encoding
 	Replaces []*gnmipb.Update
 	Updates  []*gnmipb.Update
+	// Deletes are subtrees fabricctl owns that the intent wants absent
+	// (e.g. SONiC PFC_WD|<port> when the watchdog is off: SONiC keeps
+	// watching a port while its entry exists). Plan lists and sends only
+	// those present on the switch.
+	Deletes []*gnmipb.Path
 	// Notes are things the platform cannot express (e.g. PFC on plain
 	// OpenConfig) or that need operator action.
 	Notes []string
@@ -35,7 +40,7 @@ type Desired struct {
 
 // SetRequest returns the one SetRequest that applies d.
 func (d *Desired) SetRequest() *gnmipb.SetRequest {
-	return &gnmipb.SetRequest{Replace: d.Replaces, Update: d.Updates}
+	return &gnmipb.SetRequest{Delete: d.Deletes, Replace: d.Replaces, Update: d.Updates}
 }
 
 // Quirks are the documented per-platform differences, as data.

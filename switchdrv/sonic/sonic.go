@@ -10,7 +10,8 @@
 //   - SCHEDULER|FABRICCTL_<CLASS>, WRED_PROFILE|FABRICCTL_ECN_<CLASS>,
 //     BUFFER_PROFILE|FABRICCTL_PG_<bytes> (one per distinct headroom),
 //   - per inventory port: PORT_QOS_MAP|<port>, QUEUE|<port>|<prio> for every
-//     class, BUFFER_PG|<port>|<prio> for every lossless priority, PFC_WD|<port>.
+//     class, BUFFER_PG|<port>|<prio> for every lossless priority, PFC_WD|<port>
+//     (deleted when the watchdog is off or no class is lossless).
 //
 // Merged: the inventory ports' fields of CABLE_LENGTH|AZURE (one update),
 // and single fields PORT|<port>/mtu,
@@ -394,6 +395,9 @@ func (c *compiler) compile() error {
 		}
 		if len(lossless) > 0 && wd.Enabled {
 			c.raw("PFC_WD", port.Name, wdJSON)
+		} else {
+			// pfcwd keeps watching a port while PFC_WD|<port> exists.
+			c.d.Deletes = append(c.d.Deletes, path("PFC_WD", port.Name))
 		}
 		mtu := c.f.PortMTU(port)
 		if mtu < 68 || mtu > 9216 {
