@@ -393,7 +393,7 @@ func fillUDP(r *FlowResult, sent udpflow.SendStats, stats []udpflow.FlowStats, i
 		r.Gbps = s.Gbps
 		r.P50, r.P99, r.P999 = s.P50, s.P99, s.P999
 		for t, n := range s.ToS {
-			if int(t)>>2 != tos>>2 { // compare DSCP; the ECN bits may be CE-marked on the way
+			if remarked(tos, int(t)) {
 				r.ToSMismatch += n
 			}
 			if t&3 == 3 {
@@ -403,6 +403,18 @@ func fillUDP(r *FlowResult, sent udpflow.SendStats, stats []udpflow.FlowStats, i
 		return
 	}
 	r.Lost = sent.Sent
+}
+
+// remarked reports whether a packet sent with ToS sent arrived re-marked:
+// another DSCP, or ECN bits other than those sent and CE. A congested queue
+// may turn ECT into CE; a device that clears ECT to Not-ECT (ECN bleaching)
+// leaves WRED nothing to mark, so it drops where it should have marked.
+func remarked(sent, got int) bool {
+	if got>>2 != sent>>2 {
+		return true
+	}
+	se, ge := sent&3, got&3
+	return ge != se && !(ge == 3 && se != 0)
 }
 
 // errNoHosts is returned when the intent has fewer than two hosts with a NIC.

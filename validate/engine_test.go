@@ -219,6 +219,25 @@ func TestFillUDP(t *testing.T) {
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("fillUDP mismatch (-want +got):\n%s", diff)
 	}
+	// ECN bleached on the way (ECT(0) 106 -> Not-ECT 104): the DSCP survived,
+	// but no switch can mark these packets CE any more (WRED drops them
+	// instead), so they count as re-marked. ECT -> CE (107) is what a
+	// congested queue does and is not.
+	r = FlowResult{ToS: 106}
+	fillUDP(&r, udpflow.SendStats{Flow: 1, Sent: 10}, []udpflow.FlowStats{
+		{Flow: 1, Received: 10, Unique: 10, ToS: map[uint8]uint64{104: 6, 107: 3, 106: 1}},
+	}, 1, 106)
+	if r.ToSMismatch != 6 || r.ECNMarked != 3 {
+		t.Errorf("ECN bleached: tosMismatch %d ecnMarked %d, want 6 and 3", r.ToSMismatch, r.ECNMarked)
+	}
+	// Sent Not-ECT (ToS 104): arriving as 104 is intact.
+	r = FlowResult{ToS: 104}
+	fillUDP(&r, udpflow.SendStats{Flow: 1, Sent: 4}, []udpflow.FlowStats{
+		{Flow: 1, Received: 4, Unique: 4, ToS: map[uint8]uint64{104: 4}},
+	}, 1, 104)
+	if r.ToSMismatch != 0 {
+		t.Errorf("Not-ECT kept: tosMismatch %d, want 0", r.ToSMismatch)
+	}
 	// Nothing arrived: everything sent is lost.
 	r = FlowResult{ToS: 106}
 	fillUDP(&r, udpflow.SendStats{Flow: 3, Sent: 50}, nil, 3, 106)

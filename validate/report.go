@@ -71,8 +71,9 @@ type FlowResult struct {
 	// SocketDrops were dropped by the receiving host's socket buffer, not by
 	// the network.
 	SocketDrops uint64 `json:"socketDrops,omitempty"`
-	// ToS is the byte sent with; ToSMismatch counts packets that arrived with
-	// another one (re-marked on the way).
+	// ToS is the byte sent with; ToSMismatch counts packets that arrived
+	// re-marked on the way: another DSCP, or ECN bits changed other than
+	// ECT -> CE (ECN bleached to Not-ECT, say).
 	ToS         int    `json:"tos"`
 	ToSMismatch uint64 `json:"tosMismatch,omitempty"`
 	// ECNMarked counts packets that arrived CE-marked (ECN bits 11): a

@@ -330,7 +330,7 @@ func trafficChecks(flows []FlowResult, val intent.Validation, engine string) []C
 			c = Check{Name: "traffic.dscp", Target: target, Status: Pass, Limit: fmt.Sprintf("DSCP %d preserved", f.ToS>>2), Observed: fmt.Sprintf("%d re-marked", f.ToSMismatch)}
 			switch {
 			case f.ToSMismatch > 0:
-				c.Status, c.Message = Fail, "packets arrived with another DSCP (re-marked on the way)"
+				c.Status, c.Message = Fail, "packets arrived with another DSCP or with their ECN bits cleared (re-marked on the way)"
 			case !arrived:
 				c.Status, c.Observed, c.Message = Skip, "", "no packet arrived"
 			}
