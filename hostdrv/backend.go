@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"net/netip"
 	"path"
 	"sort"
 	"strings"
@@ -329,8 +330,23 @@ func gidNotes(fsys fs.FS, nic intent.NIC) []string {
 	if !exists(fsys, path.Join("sys/class/infiniband", nic.RDMADevice)) {
 		return []string{fmt.Sprintf("%s: RDMA device %s not found under /sys/class/infiniband (driver not loaded, or a different name: see `rdma link`)", nic.Interface, nic.RDMADevice)}
 	}
-	if len(RoCEv2GIDs(fsys, nic.RDMADevice, port, nic.Interface)) == 0 {
+	gids := RoCEv2GIDs(fsys, nic.RDMADevice, port, nic.Interface)
+	if len(gids) == 0 {
 		return []string{fmt.Sprintf("%s: %s port %d has no RoCE v2 GID on %s: give the interface an IP address (RoCE v2 GIDs are made from its addresses)", nic.Interface, nic.RDMADevice, port, nic.Interface)}
 	}
-	return nil
+	base := path.Join("sys/class/infiniband", nic.RDMADevice, "ports", fmt.Sprint(port), "gids")
+	for _, i := range gids {
+		b, err := fs.ReadFile(fsys, path.Join(base, fmt.Sprint(i)))
+		if err == nil && !linkLocalGID(string(b)) {
+			return nil
+		}
+	}
+	return []string{fmt.Sprintf("%s: %s port %d has only link-local (fe80::) RoCE v2 GIDs on %s, which route nowhere in an L3 fabric: give the interface an IPv4 address (fabricctl validate uses its RoCE v2 IPv4 GID)", nic.Interface, nic.RDMADevice, port, nic.Interface)}
+}
+
+// linkLocalGID reports whether a GID as sysfs prints it
+// ("fe80:0000:...:0001") is an IPv6 link-local address (fe80::/10).
+func linkLocalGID(gid string) bool {
+	a, err := netip.ParseAddr(strings.TrimSpace(gid))
+	return err == nil && a.Is6() && !a.Is4In6() && a.IsLinkLocalUnicast()
 }

@@ -310,7 +310,13 @@ func mlx5Tree(t testing.TB, o treeOpts, ifnames ...string) string {
 		link("../../"+rel+"/infiniband/"+ib, "sys/class/infiniband/"+ib)
 		for g := range 4 {
 			base := dev + "/infiniband/" + ib + "/ports/1/"
-			w(base+fmt.Sprintf("gids/%d", g), fmt.Sprintf("fe80:0000:0000:0000:0e42:a1ff:fe00:%04x\n", g))
+			// As on mlx5: the link-local GIDs (RoCE v1, v2) at 0 and 1, those
+			// of the IPv4 address 10.0.<i>.1 (IPv4-mapped) at 2 and 3.
+			gid := fmt.Sprintf("fe80:0000:0000:0000:0e42:a1ff:fe00:%04x", g)
+			if g >= 2 {
+				gid = fmt.Sprintf("0000:0000:0000:0000:0000:ffff:0a00:%02x01", i)
+			}
+			w(base+fmt.Sprintf("gids/%d", g), gid+"\n")
 			typ := "IB/RoCE v1"
 			if g%2 == 1 {
 				typ = "RoCE v2"

@@ -18,9 +18,11 @@ func TestRoCEv2GIDs(t *testing.T) {
 		wantNotes int
 	}{
 		{"v2 GIDs at 1 and 3", func(string) error { return nil }, []int{1, 3}, 0},
+		// GID 3 unused (all zero): only the link-local RoCE v2 GID is left,
+		// which routes nowhere in an L3 fabric, so the NIC gets a note.
 		{"GID 3 unused (all zero)", func(root string) error {
 			return os.WriteFile(filepath.Join(root, "sys/class/infiniband/mlx5_0/ports/1/gids/3"), []byte("0000:0000:0000:0000:0000:0000:0000:0000\n"), 0o644)
-		}, []int{1}, 0},
+		}, []int{1}, 1},
 		{"GIDs on another netdev", func(root string) error {
 			for _, i := range []string{"1", "3"} {
 				if err := os.WriteFile(filepath.Join(root, "sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs", i), []byte("bond0\n"), 0o644); err != nil {
@@ -29,6 +31,9 @@ func TestRoCEv2GIDs(t *testing.T) {
 			}
 			return nil
 		}, nil, 1},
+		{"global IPv6 address", func(root string) error {
+			return os.WriteFile(filepath.Join(root, "sys/class/infiniband/mlx5_0/ports/1/gids/3"), []byte("fd00:0000:0000:0000:0000:0000:0000:0001\n"), 0o644)
+		}, []int{1, 3}, 0},
 		{"no RDMA device", func(root string) error {
 			return os.Remove(filepath.Join(root, "sys/class/infiniband/mlx5_0"))
 		}, nil, 1},
