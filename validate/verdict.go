@@ -103,12 +103,16 @@ func counterChecks(v verdictInput) []Check {
 	for _, t := range rdma {
 		m := v.deltas[t]
 		seq := []string{"out_of_sequence", "packet_seq_err", "implied_nak_seq_err"}
+		// Devices without these counters (Soft-RoCE names its own) give no
+		// evidence either way: a skip that says so, not silence.
 		if has(m, seq...) {
 			c := Check{Name: "host.rdma.seq_errors", Target: t, Status: Pass, Limit: "0", Observed: "0"}
 			if s := listNonZero(m, seq...); s != "" {
 				c.Status, c.Observed, c.Message = Fail, s, "packets were lost or reordered on the lossless class"
 			}
 			add(c)
+		} else {
+			add(Check{Name: "host.rdma.seq_errors", Target: t, Status: Skip, Message: "the device reports none of " + strings.Join(seq, ", ")})
 		}
 		if has(m, "local_ack_timeout_err") {
 			c := Check{Name: "host.rdma.ack_timeouts", Target: t, Status: Pass, Limit: "0", Observed: fmt.Sprint(m["local_ack_timeout_err"])}
@@ -116,6 +120,8 @@ func counterChecks(v verdictInput) []Check {
 				c.Status, c.Message = Fail, "the transport timed out waiting for ACKs (drops or a PFC deadlock)"
 			}
 			add(c)
+		} else {
+			add(Check{Name: "host.rdma.ack_timeouts", Target: t, Status: Skip, Message: "the device does not report local_ack_timeout_err"})
 		}
 		if has(m, "rp_cnp_ignored") {
 			c := Check{Name: "host.rdma.cnp_ignored", Target: t, Status: Pass, Limit: "0", Observed: fmt.Sprint(m["rp_cnp_ignored"])}

@@ -83,31 +83,51 @@ func TestCounterChecks(t *testing.T) {
 				"lab2/rdma/rxe0/1": {"rcvd_seq_err": 0, "out_of_seq_request": 0, "retry_exceeded_err": 0},
 			},
 			incast: true,
-			want:   []verdictRow{{"host.rdma.ecn_cnp", "", Skip}},
+			want: []verdictRow{
+				{"host.rdma.seq_errors", "lab1/rdma/rxe0/1", Skip},
+				{"host.rdma.ack_timeouts", "lab1/rdma/rxe0/1", Skip},
+				{"host.rdma.seq_errors", "lab2/rdma/rxe0/1", Skip},
+				{"host.rdma.ack_timeouts", "lab2/rdma/rxe0/1", Skip},
+				{"host.rdma.ecn_cnp", "", Skip},
+			},
 		},
 		{
 			name: "incast where the CNP handling counter is missing everywhere: skipped",
 			deltas: map[string]map[string]int64{
-				"gpu1/rdma/mlx5_0/1": {"np_ecn_marked_roce_packets": 0, "np_cnp_sent": 0},
+				"gpu1/rdma/mlx5_0/1": {"np_ecn_marked_roce_packets": 0, "np_cnp_sent": 0, "out_of_sequence": 0, "local_ack_timeout_err": 0},
 			},
 			incast: true,
-			want:   []verdictRow{{"host.rdma.ecn_cnp", "", Skip}},
+			want: []verdictRow{
+				{"host.rdma.seq_errors", "gpu1/rdma/mlx5_0/1", Pass},
+				{"host.rdma.ack_timeouts", "gpu1/rdma/mlx5_0/1", Pass},
+				{"host.rdma.ecn_cnp", "", Skip},
+			},
 		},
 		{
 			name: "incast with the ECN/CNP counters present but still: fail",
 			deltas: map[string]map[string]int64{
-				"gpu1/rdma/mlx5_0/1": {"np_ecn_marked_roce_packets": 0, "np_cnp_sent": 0},
-				"gpu2/rdma/mlx5_0/1": {"rp_cnp_handled": 0},
+				"gpu1/rdma/mlx5_0/1": {"np_ecn_marked_roce_packets": 0, "np_cnp_sent": 0, "packet_seq_err": 0, "local_ack_timeout_err": 0},
+				"gpu2/rdma/mlx5_0/1": {"rp_cnp_handled": 0, "packet_seq_err": 0, "local_ack_timeout_err": 0},
 			},
 			incast: true,
-			want:   []verdictRow{{"host.rdma.ecn_cnp", "", Fail}},
+			want: []verdictRow{
+				{"host.rdma.seq_errors", "gpu1/rdma/mlx5_0/1", Pass},
+				{"host.rdma.ack_timeouts", "gpu1/rdma/mlx5_0/1", Pass},
+				{"host.rdma.seq_errors", "gpu2/rdma/mlx5_0/1", Pass},
+				{"host.rdma.ack_timeouts", "gpu2/rdma/mlx5_0/1", Pass},
+				{"host.rdma.ecn_cnp", "", Fail},
+			},
 		},
 		{
 			name: "no incast: ECN/CNP not judged",
 			deltas: map[string]map[string]int64{
 				"gpu1/rdma/mlx5_0/1": {"np_cnp_sent": 0},
 			},
-			want: []verdictRow{{"host.rdma.ecn_cnp", "", Skip}},
+			want: []verdictRow{
+				{"host.rdma.seq_errors", "gpu1/rdma/mlx5_0/1", Skip},
+				{"host.rdma.ack_timeouts", "gpu1/rdma/mlx5_0/1", Skip},
+				{"host.rdma.ecn_cnp", "", Skip},
+			},
 		},
 		{
 			name: "switch: drops on the lossless queue, watchdog, PFC on prio 0, ECN marked",
