@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
@@ -70,6 +71,22 @@ func (d *Desired) Update(v any, elems ...*gnmipb.PathElem) error {
 	}
 	d.Updates = append(d.Updates, u)
 	return nil
+}
+
+// KeyPart turns a class name into a part of a device key: upper case,
+// characters outside [A-Z0-9_-] made '_', cut to max bytes (max <= 0: no
+// cut).
+func KeyPart(class string, max int) string {
+	b := []byte(strings.ToUpper(class))
+	for i, ch := range b {
+		if !(ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
+			b[i] = '_'
+		}
+	}
+	if max > 0 && len(b) > max {
+		b = b[:max]
+	}
+	return string(b)
 }
 
 // PortHeadroom is the XOFF headroom one lossless priority of port needs:

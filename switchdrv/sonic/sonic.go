@@ -88,20 +88,8 @@ func WREDName(class string) string { return wredPrefix + token(class, maxKeyLen-
 // maxKeyLen: sonic-yang names are [a-zA-Z0-9][-a-zA-Z0-9_]{0,31}.
 const maxKeyLen = 32
 
-// token turns a class name into an upper-case key part: characters outside
-// [A-Z0-9_-] become '_', and it is cut to max bytes.
-func token(class string, max int) string {
-	b := []byte(strings.ToUpper(class))
-	for i, ch := range b {
-		if !(ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
-			b[i] = '_'
-		}
-	}
-	if len(b) > max {
-		b = b[:max]
-	}
-	return string(b)
-}
+// token turns a class name into an upper-case key part cut to max bytes.
+func token(class string, max int) string { return switchdrv.KeyPart(class, max) }
 
 // Compile implements switchdrv.Platform.
 func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
@@ -199,15 +198,7 @@ func pfcQueue(prio int) string { return "pfc" + strconv.Itoa(prio) }
 
 // ECNProfile is the queue-management profile name of a class (characters
 // other than letters, digits, '_' and '-' become '_').
-func ECNProfile(class string) string {
-	b := []byte(strings.ToUpper(class))
-	for i, ch := range b {
-		if !(ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
-			b[i] = '_'
-		}
-	}
-	return ecnPrefix + string(b)
-}
+func ECNProfile(class string) string { return ecnPrefix + switchdrv.KeyPart(class, 0) }
 
 // Compile implements switchdrv.Platform.
 func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
