@@ -110,6 +110,9 @@ func TestValidateUsage(t *testing.T) {
 		{"validate", "-f", "x.yaml", "--engine", "udp", "--netns", "gpu1"},
 		{"validate", "-f", "x.yaml", "-o", "yaml"},
 		{"validate", "-f", "x.yaml", "--no-all-pairs", "--no-incast"},
+		// udpflow refuses these rates on every flow: refuse them up front.
+		{"validate", "-f", "x.yaml", "--engine", "udp", "--udp-rate", "NaN"},
+		{"validate", "-f", "x.yaml", "--engine", "udp", "--udp-rate", "+Inf"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != ExitUsage {
