@@ -458,15 +458,23 @@ func (d *Driver) Apply(ctx context.Context, p *Plan) (*Plan, error) {
 	}
 	log := d.log().With("target", p.host.Name)
 	var errs []error
-	for _, s := range p.Steps {
+	var applied []string
+	for i, s := range p.Steps {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("host %s: %w", p.host.Name, err)
+			// Half-applied: say what was written, so nobody has to guess.
+			done := "none"
+			if len(applied) > 0 {
+				done = strings.Join(applied, ", ")
+			}
+			return nil, fmt.Errorf("host %s: apply interrupted after %d of %d steps (applied: %s; apply again to finish): %w",
+				p.host.Name, i, len(p.Steps), done, errors.Join(append(errs, err)...))
 		}
 		if err := s.run(); err != nil {
 			log.Warn("host step failed", "path", s.Path, "err", err)
 			errs = append(errs, err)
 			continue
 		}
+		applied = append(applied, s.Path)
 		log.Info("host step applied", "path", s.Path, "command", s.Command)
 	}
 	after, rerr := d.Plan(ctx, p.fabric, p.host)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -576,5 +577,36 @@ func TestRDMACMENODEVNamesTheRDMADevice(t *testing.T) {
 	// The writes that followed the failed mkdir name their file.
 	if !strings.Contains(msg, "/sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos") {
 		t.Errorf("error %q does not name the file that could not be written", msg)
+	}
+}
+
+// TestApplyInterrupted: Ctrl-C in the middle of an apply stops before the
+// next step, and the error says the host is half-applied: how many steps
+// ran and which settings they were, so the operator knows what changed.
+func TestApplyInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := newRig(t, treeOpts{configfs: true})
+	f, h := loadIntent(t, nil)
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.k.onSetMTU = cancel // the first step (ens1f0np0/mtu) runs, then Ctrl-C
+	after, err := r.d.Apply(ctx, p)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Apply = %v, want context.Canceled", err)
+	}
+	if after != nil {
+		t.Errorf("Apply returned a read-back after it was interrupted")
+	}
+	msg := err.Error()
+	for _, want := range []string{"gpu1", fmt.Sprintf("1 of %d steps", len(p.Steps)), "ens1f0np0/mtu"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	if r.writes() != 1 {
+		t.Errorf("%d writes after the interrupt, want only the one before it", r.writes())
 	}
 }

@@ -24,6 +24,9 @@ type fakeKernel struct {
 	flaps  int // PFC writes that changed pfc_en (an mlx5 link flap)
 	// sent are the dcbnl SET/DEL requests received, as wire bytes (seq 1, pid 0).
 	sent [][]byte
+	// onSetMTU, when set, runs after each MTU write (a test hook, e.g. to
+	// cancel the apply's context there).
+	onSetMTU func()
 }
 
 type fakeNIC struct {
@@ -79,6 +82,9 @@ func (k *fakeKernel) SetMTU(ifname string, mtu int) error {
 	}
 	k.writes++
 	n.mtu = mtu
+	if k.onSetMTU != nil {
+		k.onSetMTU()
+	}
 	return nil
 }
 
