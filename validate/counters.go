@@ -40,7 +40,9 @@ var ErrNotApplicable = errors.New("counters not available on this target")
 // Delta returns after - before per target and counter. A counter that went
 // down (a reset, a driver reload) is reported as its after value, a lower
 // bound (Resets lists them, and Run reports them as errors); counters
-// present on one side only are left out.
+// present on one side only are left out. A target read on both sides is
+// always present, with an empty map when it has no counter, so the verdict
+// can say its evidence is missing.
 func Delta(before, after Sample) map[string]map[string]int64 {
 	out := map[string]map[string]int64{}
 	for t, a := range after {
@@ -48,6 +50,7 @@ func Delta(before, after Sample) map[string]map[string]int64 {
 		if !ok {
 			continue
 		}
+		out[t] = map[string]int64{}
 		for k, av := range a {
 			bv, ok := b[k]
 			if !ok {
@@ -56,9 +59,6 @@ func Delta(before, after Sample) map[string]map[string]int64 {
 			d := int64(av - bv)
 			if av < bv {
 				d = int64(av)
-			}
-			if out[t] == nil {
-				out[t] = map[string]int64{}
 			}
 			out[t][k] = d
 		}

@@ -20,9 +20,9 @@ import (
 )
 
 func TestDelta(t *testing.T) {
-	before := Sample{"a": {"x": 10, "y": 5, "gone": 1}, "old": {"z": 1}}
-	after := Sample{"a": {"x": 15, "y": 2, "new": 9}, "fresh": {"z": 3}}
-	want := map[string]map[string]int64{"a": {"x": 5, "y": 2}}
+	before := Sample{"a": {"x": 10, "y": 5, "gone": 1}, "old": {"z": 1}, "empty": {}, "disjoint": {"p": 1}}
+	after := Sample{"a": {"x": 15, "y": 2, "new": 9}, "fresh": {"z": 3}, "empty": {}, "disjoint": {"q": 1}}
+	want := map[string]map[string]int64{"a": {"x": 5, "y": 2}, "empty": {}, "disjoint": {}}
 	if diff := cmp.Diff(want, Delta(before, after)); diff != "" {
 		t.Errorf("Delta mismatch (-want +got):\n%s", diff)
 	}

@@ -443,3 +443,31 @@ func TestRunCounterReset(t *testing.T) {
 		t.Errorf("verdict = %s with a counter reset during the run, want it not to pass", v)
 	}
 }
+
+// TestRunTargetWithoutCounters: a switch port for which the platform
+// returned no counter at all (a port name the device does not know, a
+// model it does not serve) must show up as skipped checks, not vanish from
+// the report.
+func TestRunTargetWithoutCounters(t *testing.T) {
+	src := &scriptedCounters{name: "switch leaf1", samples: []Sample{
+		{"leaf1/Ethernet0": {"q3.drops": 0}, "leaf1/Ethernet8": {}},
+		{"leaf1/Ethernet0": {"q3.drops": 0}, "leaf1/Ethernet8": {}},
+	}}
+	rep, err := Run(context.Background(), fabric(2), Options{Engine: &fakeEngine{}, Sources: []Source{src}, AllPairs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Status{}
+	for _, c := range rep.Checks {
+		if c.Name == "switch.lossless_drops" {
+			got[c.ID()] = c.Status
+		}
+	}
+	want := map[string]Status{
+		"switch.lossless_drops[leaf1/Ethernet0]": Pass,
+		"switch.lossless_drops[leaf1/Ethernet8]": Skip,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("switch checks mismatch (-want +got):\n%s", diff)
+	}
+}
