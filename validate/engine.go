@@ -60,7 +60,7 @@ func lineGbps(a, b intent.NIC) float64 {
 
 func newResult(f Flow, tos int) FlowResult {
 	return FlowResult{Test: f.Test, Round: f.Round, Client: f.Client.String(), Server: f.Server.String(),
-		LineGbps: lineGbps(f.Client.NIC, f.Server.NIC), ToS: tos}
+		LineGbps: lineGbps(f.Client.NIC, f.Server.NIC), ServerLineGbps: float64(f.Server.NIC.Speed) / 1e9, ToS: tos}
 }
 
 // RDMAEngine runs perftest between host NICs.

@@ -58,6 +58,9 @@ type FlowResult struct {
 	// throughput); LineGbps the slower NIC's line rate (0 = unknown).
 	Gbps     float64 `json:"gbps"`
 	LineGbps float64 `json:"lineGbps,omitempty"`
+	// ServerLineGbps is the receiving NIC's line rate (0 = unknown): an
+	// incast fills at most min(it, the senders' line rates summed).
+	ServerLineGbps float64 `json:"serverLineGbps,omitempty"`
 	// Latency percentiles (RDMA latency tests; UDP one-way). Zero = not measured.
 	P50  time.Duration `json:"p50Ns,omitempty"`
 	P99  time.Duration `json:"p99Ns,omitempty"`

@@ -395,10 +395,19 @@ func trafficChecks(flows []FlowResult, val intent.Validation, engine string) []C
 		if engine != "rdma" || val.MinBandwidthShare <= 0 {
 			break
 		}
-		var sum, line float64
+		// The receiver's link can be filled up to min(its line rate, the
+		// senders' line rates summed); LineGbps is min(sender, receiver) per
+		// flow. Without the receiver's speed, the fastest flow's line rate
+		// is the lower bound it used to be.
+		var sum, line, senders, server float64
 		for _, f := range incast {
 			sum += f.Gbps
 			line = max(line, f.LineGbps)
+			senders += f.LineGbps
+			server = max(server, f.ServerLineGbps)
+		}
+		if server > 0 {
+			line = min(server, senders)
 		}
 		c := Check{Name: "traffic.incast_bandwidth", Target: fmt.Sprintf("%d->1 %s", len(incast), srv), Observed: gbps(sum)}
 		if line == 0 {

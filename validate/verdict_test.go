@@ -208,6 +208,23 @@ func TestTrafficChecks(t *testing.T) {
 			},
 		},
 		{
+			// Three 100G senders into a 400G receiver can fill 300G of it,
+			// not just one sender's 100G.
+			name: "rdma incast from slower senders: judged against what they can fill", engine: "rdma",
+			flows: []FlowResult{
+				{Test: "incast", Round: 1, Client: "a:e", Server: "d:e", Gbps: 50, LineGbps: 100, ServerLineGbps: 400},
+				{Test: "incast", Round: 1, Client: "b:e", Server: "d:e", Gbps: 50, LineGbps: 100, ServerLineGbps: 400},
+				{Test: "incast", Round: 1, Client: "c:e", Server: "d:e", Gbps: 50, LineGbps: 100, ServerLineGbps: 400},
+				{Test: "incast", Round: 1, Client: "a:f", Server: "d:f", Gbps: 130, LineGbps: 400, ServerLineGbps: 400},
+				{Test: "incast", Round: 1, Client: "b:f", Server: "d:f", Gbps: 130, LineGbps: 400, ServerLineGbps: 400},
+				{Test: "incast", Round: 1, Client: "c:f", Server: "d:f", Gbps: 130, LineGbps: 400, ServerLineGbps: 400},
+			},
+			want: []verdictRow{
+				{"traffic.incast_bandwidth", "3->1 d:e", Fail},
+				{"traffic.incast_bandwidth", "3->1 d:f", Pass},
+			},
+		},
+		{
 			name: "udp loss, reordering, re-marking", engine: "udp",
 			flows: []FlowResult{
 				{Test: "incast", Round: 1, Client: "a:e", Server: "b:e", Sent: 100, Lost: 3, Reordered: 1, ToS: 106, ToSMismatch: 2},
