@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
 	"github.com/fabricctl/fabricctl/intent"
@@ -93,6 +94,11 @@ func (d *Driver) Plan(ctx context.Context, f *intent.Fabric, h *intent.Host) (*P
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("host %s: %w", h.Name, err)
 		}
+		if err := checkNICNames(nic); err != nil {
+			errs = append(errs, settingErr(nic.Interface, "name", err))
+			basis = append(basis, nicObs{Interface: nic.Interface})
+			continue
+		}
 		be := d.backends().For(driverName(d.Files, nic.Interface))
 		platforms[be.Name()] = true
 		obs, nerrs := d.observe(nic)
@@ -118,6 +124,37 @@ func (d *Driver) Plan(ctx context.Context, f *intent.Fabric, h *intent.Host) (*P
 		return p, fmt.Errorf("host %s: %w", h.Name, err)
 	}
 	return p, nil
+}
+
+// checkNICNames rejects interface and RDMA device names that are not plain
+// names: both become sysfs, configfs and debugfs paths, so a slash or a
+// dot-dot would reach outside /sys. Netdev names follow the kernel's
+// dev_valid_name (at most 15 bytes, no '/', ':' or white space, not "." or
+// ".."); RDMA device names the same rules within IB_DEVICE_NAME_MAX.
+func checkNICNames(nic intent.NIC) error {
+	if err := plainName(nic.Interface, 15); err != nil {
+		return fmt.Errorf("interface name %q: %w", nic.Interface, err)
+	}
+	if nic.RDMADevice != "" {
+		if err := plainName(nic.RDMADevice, 63); err != nil {
+			return fmt.Errorf("RDMA device name %q (nics[].rdma): %w", nic.RDMADevice, err)
+		}
+	}
+	return nil
+}
+
+func plainName(s string, maxLen int) error {
+	switch {
+	case s == "":
+		return errors.New("empty")
+	case s == "." || s == "..":
+		return errors.New("not a device name")
+	case len(s) > maxLen:
+		return fmt.Errorf("longer than %d bytes", maxLen)
+	case strings.ContainsFunc(s, func(r rune) bool { return r == '/' || r == ':' || r == 0 || unicode.IsSpace(r) }):
+		return errors.New("contains '/', ':', NUL or white space")
+	}
+	return nil
 }
 
 // observe reads one NIC. A missing interface stops there (index 0).

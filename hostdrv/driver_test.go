@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -608,5 +609,73 @@ func TestApplyInterrupted(t *testing.T) {
 	}
 	if r.writes() != 1 {
 		t.Errorf("%d writes after the interrupt, want only the one before it", r.writes())
+	}
+}
+
+// TestNICNamesCannotLeaveSysfs: the interface and RDMA device names from the
+// intent become sysfs/configfs paths; a name with a slash or a dot-dot
+// (a typo, or a hostile pull request to a GitOps repo) must not make the
+// host agent read, mkdir or write outside /sys as root.
+func TestNICNamesCannotLeaveSysfs(t *testing.T) {
+	tests := []struct{ name, iface, rdma string }{
+		{"rdma device climbs out of configfs", "ens1f0np0", "../../../../evil/made"},
+		{"rdma device with a slash", "ens1f0np0", "mlx5_0/../../../../../evil/made"},
+		{"rdma device dot-dot", "ens1f0np0", ".."},
+		{"interface with a slash", "ens1f0np0/../../../../../evil", "mlx5_0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, treeOpts{configfs: true, ecn: "sysfs"})
+			r.k.nics[tc.iface] = r.k.nics["ens1f0np0"] // the fake kernel would even accept it
+			os.MkdirAll(filepath.Join(r.files.Root, "evil"), 0o755)
+			f, h := loadIntent(t, nil)
+			h.NICs[0].Interface, h.NICs[0].RDMADevice = tc.iface, tc.rdma
+			p, err := r.d.Plan(context.Background(), f, h)
+			var se *SettingError
+			if !errors.As(err, &se) || se.Interface != tc.iface {
+				t.Errorf("Plan = %v, want a *SettingError for %q", err, tc.iface)
+			}
+			if p == nil {
+				t.Fatal("no plan: the other NIC should still be planned")
+			}
+			for _, s := range p.Steps {
+				if strings.Contains(s.Command, "evil") || strings.Contains(s.Command, "..") {
+					t.Errorf("step %q reaches outside sysfs", s.Command)
+				}
+			}
+			if _, err := r.d.Apply(context.Background(), p); err == nil {
+				t.Errorf("Apply = nil error, want the bad name reported again")
+			}
+			ents, _ := os.ReadDir(filepath.Join(r.files.Root, "evil"))
+			if len(ents) != 0 {
+				t.Errorf("apply created %d entries outside sysfs", len(ents))
+			}
+		})
+	}
+}
+
+// TestDirFilesStayUnderRoot: writes and mkdirs, like reads through
+// os.DirFS, refuse names that climb out of the root.
+func TestDirFilesStayUnderRoot(t *testing.T) {
+	parent := t.TempDir()
+	root := filepath.Join(parent, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(parent, "outside"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := NewDirFiles(root)
+	if err := d.Mkdir("../made"); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("Mkdir(../made) = %v, want fs.ErrInvalid", err)
+	}
+	if err := d.WriteFile("../outside", []byte("106\n")); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("WriteFile(../outside) = %v, want fs.ErrInvalid", err)
+	}
+	if _, err := os.Stat(filepath.Join(parent, "made")); err == nil {
+		t.Errorf("Mkdir created a directory outside the root")
+	}
+	if b, _ := os.ReadFile(filepath.Join(parent, "outside")); string(b) != "x\n" {
+		t.Errorf("WriteFile wrote outside the root: %q", b)
 	}
 }

@@ -30,7 +30,12 @@ func NewDirFiles(root string) *DirFiles {
 }
 
 // WriteFile implements Files. CLI twin: `echo VALUE > /ROOT/NAME`.
+// Like reads through os.DirFS, a name that is not a valid fs path (one that
+// climbs out of Root) is refused.
 func (d *DirFiles) WriteFile(name string, data []byte) error {
+	if !fs.ValidPath(name) {
+		return &fs.PathError{Op: "write", Path: name, Err: fs.ErrInvalid}
+	}
 	f, err := os.OpenFile(filepath.Join(d.Root, filepath.FromSlash(name)), os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		return err
@@ -44,5 +49,8 @@ func (d *DirFiles) WriteFile(name string, data []byte) error {
 
 // Mkdir implements Files. CLI twin: `mkdir /ROOT/NAME`.
 func (d *DirFiles) Mkdir(name string) error {
+	if !fs.ValidPath(name) {
+		return &fs.PathError{Op: "mkdir", Path: name, Err: fs.ErrInvalid}
+	}
 	return os.Mkdir(filepath.Join(d.Root, filepath.FromSlash(name)), 0o755)
 }
