@@ -30,6 +30,10 @@ type Options struct {
 	// with bandwidth).
 	Latency bool
 	Log     *slog.Logger
+	// CounterTimeout bounds each counter source's read (default 2 minutes):
+	// a host stuck in `ethtool -S` (a driver waiting on its firmware) or a
+	// silent switch becomes an error check instead of hanging the run.
+	CounterTimeout time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -83,7 +87,7 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 		}
 	}
 
-	before, errs := readAll(ctx, o.Sources)
+	before, errs := readAll(ctx, o.Sources, o.CounterTimeout)
 	rep.Checks = append(rep.Checks, errs...)
 	failed := map[string]bool{}
 	for _, c := range errs {
@@ -182,7 +186,7 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 			again = append(again, s)
 		}
 	}
-	after, errs := readAll(ctx, again)
+	after, errs := readAll(ctx, again, o.CounterTimeout)
 	rep.Checks = append(rep.Checks, errs...)
 	rep.Deltas = Delta(before, after)
 	if len(rep.Deltas) == 0 {
@@ -214,9 +218,16 @@ func (r *Report) partial(now func() time.Time, start time.Time) *Report {
 	return r
 }
 
-// readAll reads every source concurrently; a failed source becomes an error
-// check and is left out of the sample.
-func readAll(ctx context.Context, sources []Source) (Sample, []Check) {
+// defaultCounterTimeout is Options.CounterTimeout's default.
+const defaultCounterTimeout = 2 * time.Minute
+
+// readAll reads every source concurrently, each bounded by timeout (0 =
+// defaultCounterTimeout); a failed source becomes an error check and is
+// left out of the sample.
+func readAll(ctx context.Context, sources []Source, timeout time.Duration) (Sample, []Check) {
+	if timeout <= 0 {
+		timeout = defaultCounterTimeout
+	}
 	type res struct {
 		s   Sample
 		err error
@@ -227,8 +238,24 @@ func readAll(ctx context.Context, sources []Source) (Sample, []Check) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := src.Read(ctx)
-			out[i] = res{s, err}
+			rctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			// Not every read honours its context (an ioctl takes none): a
+			// source that does not answer in time is left behind.
+			ch := make(chan res, 1)
+			go func() {
+				s, err := src.Read(rctx)
+				ch <- res{s, err}
+			}()
+			select {
+			case r := <-ch:
+				out[i] = r
+			case <-rctx.Done():
+				out[i] = res{nil, rctx.Err()}
+			}
+			if out[i].err != nil && ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+				out[i].err = fmt.Errorf("%s: no answer within %v: %w", src.Name(), timeout, out[i].err)
+			}
 		}()
 	}
 	wg.Wait()

@@ -471,3 +471,48 @@ func TestRunTargetWithoutCounters(t *testing.T) {
 		t.Errorf("switch checks mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// hangingCounters is a TEST DOUBLE of a host whose counter read never
+// returns (a driver stuck in a firmware command under the ETHTOOL_GSTATS
+// ioctl, which takes no context): it ignores its context and blocks until
+// release is closed.
+type hangingCounters struct{ release chan struct{} }
+
+func (hangingCounters) Name() string { return "gpu01 ethtool ens1f0np0" }
+func (hangingCounters) Kind() string { return "host" }
+func (h hangingCounters) Read(context.Context) (Sample, error) {
+	<-h.release
+	return nil, errors.New("released")
+}
+
+// TestRunCounterReadTimeout: one stuck counter source must not hang the
+// whole validation; it becomes an error check after CounterTimeout.
+func TestRunCounterReadTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	done := make(chan struct{})
+	var rep *Report
+	var err error
+	go func() {
+		defer close(done)
+		rep, err = Run(context.Background(), fabric(2), Options{Engine: &fakeEngine{}, Sources: []Source{hangingCounters{release}},
+			AllPairs: true, CounterTimeout: 100 * time.Millisecond})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return: a hanging counter source blocks the validation")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range rep.Checks {
+		if c.Name == "counters.read" && c.Target == "gpu01 ethtool ens1f0np0" && c.Status == Error {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("want an error check for the stuck source; checks:\n%s", checkLines(rep))
+	}
+}
