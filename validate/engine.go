@@ -111,9 +111,14 @@ func (e *RDMAEngine) Spec(kind string) perftest.Spec {
 	if tool == "" {
 		tool = "ib_write_bw"
 	}
+	// perftest's -D runs whole seconds: unset is 10s, anything shorter than
+	// a second is its shortest run.
 	d := e.Duration.Truncate(time.Second)
-	if d < time.Second {
+	switch {
+	case e.Duration <= 0:
 		d = 10 * time.Second
+	case d < time.Second:
+		d = time.Second
 	}
 	return perftest.Spec{Tool: tool, Duration: d, Size: e.Size, ToS: e.ToS, RDMACM: e.RDMACM}
 }

@@ -245,3 +245,22 @@ func TestFillUDP(t *testing.T) {
 		t.Errorf("no receiver stats: lost %d, want 50", r.Lost)
 	}
 }
+
+// TestRDMASpecDuration: perftest's -D takes whole seconds. An unset duration
+// is the 10s default; a shorter one than a second (the intent allows 500ms)
+// is perftest's shortest run, not twenty times what was asked.
+func TestRDMASpecDuration(t *testing.T) {
+	for _, tt := range []struct {
+		in, want time.Duration
+	}{
+		{0, 10 * time.Second},
+		{500 * time.Millisecond, time.Second},
+		{time.Second, time.Second},
+		{2500 * time.Millisecond, 2 * time.Second},
+		{30 * time.Second, 30 * time.Second},
+	} {
+		if got := (&RDMAEngine{Duration: tt.in}).Spec(KindBandwidth).Duration; got != tt.want {
+			t.Errorf("Duration %v: perftest -D %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
