@@ -298,6 +298,12 @@ func newUDPSettings(size, packets int, rate float64, base int, idle time.Duratio
 	return u
 }
 
+// gapIdle is the shortest idle that does not end a flow between two of its
+// paced packets: three packet intervals.
+func (u udpSettings) gapIdle() time.Duration {
+	return time.Duration(3 / u.rate * float64(time.Second))
+}
+
 // flowTime is how long one flow takes to send at the paced rate.
 func (u udpSettings) flowTime() time.Duration {
 	return time.Duration(float64(u.packets) / u.rate * float64(time.Second))
@@ -335,16 +341,25 @@ func (e *UDPEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowRe
 	var wg sync.WaitGroup
 	stats := make([][]udpflow.FlowStats, len(flows))
 	sent := make([]udpflow.SendStats, len(flows))
-	rctx, cancel := context.WithTimeout(ctx, u.flowTime()+10*time.Second)
+	budget := u.flowTime() + 10*time.Second
+	rctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
+	// A receiver here knows when its sender is done: until then a pause
+	// (a slow rate, a descheduled sender) is not the end of the flow. Once
+	// the sender returned, idle is what the last packets (and lost end
+	// markers) get to arrive.
+	senderDone := make([]func(), len(flows))
 	for i := range flows {
 		if recv[i] == nil {
 			continue
 		}
+		fctx, fcancel := context.WithCancel(rctx)
+		senderDone[i] = func() { time.AfterFunc(idle, fcancel) }
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats[i], _ = recv[i].Run(rctx, []uint32{uint32(i + 1)}, idle)
+			defer fcancel()
+			stats[i], _ = recv[i].Run(fctx, []uint32{uint32(i + 1)}, budget)
 		}()
 	}
 	var swg sync.WaitGroup
@@ -355,6 +370,7 @@ func (e *UDPEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowRe
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
+			defer senderDone[i]()
 			var c *net.UDPConn
 			err := e.exec(f.Client.Host, func() error {
 				var err error

@@ -264,3 +264,44 @@ func TestRDMASpecDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestUDPEngineSlowSender: a flow paced slower than the receiver's idle
+// (--udp-rate 5 with a 100ms idle: a packet every 200ms) is a sender that is
+// still sending, not one that went quiet. The receiver must keep counting
+// until the sender is done; a clean loopback loses nothing.
+func TestUDPEngineSlowSender(t *testing.T) {
+	ep := func(host string) Endpoint {
+		return Endpoint{Host: host, NIC: intent.NIC{Interface: "lo", Address: "127.0.0.1"}}
+	}
+	e := &UDPEngine{ToS: 106, Size: 64, Packets: 4, Rate: 5, Idle: 100 * time.Millisecond, BasePort: freePorts(t, 1)}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got := e.Run(ctx, KindBandwidth, []Flow{{Test: "all-pairs", Round: 1, Client: ep("a"), Server: ep("b")}})
+	if len(got) != 1 || got[0].Err != "" {
+		t.Fatalf("flows = %+v, want one flow without error", got)
+	}
+	if got[0].Sent != 4 || got[0].Lost != 0 {
+		t.Errorf("sent %d, lost %d; want 4 sent and none lost on loopback", got[0].Sent, got[0].Lost)
+	}
+}
+
+// TestRemoteUDPEngineSlowSender: the same slow flow through `fabricctl
+// validate udp-recv|udp-send` processes (here local ones): the receiver
+// process cannot see its sender, so its idle must outlast the gap between
+// two paced packets.
+func TestRemoteUDPEngineSlowSender(t *testing.T) {
+	ep := func(host string) Endpoint {
+		return Endpoint{Host: host, NIC: intent.NIC{Interface: "lo", Address: "127.0.0.1"}}
+	}
+	e := &RemoteUDPEngine{Runner: func(h string) (remote.Runner, error) { return remote.Local{Name: h}, nil },
+		Fabricctl: []string{fabricctlDouble(t)}, ToS: 106, Size: 64, Packets: 4, Rate: 5, Idle: 100 * time.Millisecond, BasePort: freePorts(t, 1)}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got := e.Run(ctx, KindBandwidth, []Flow{{Test: "all-pairs", Round: 1, Client: ep("a"), Server: ep("b")}})
+	if len(got) != 1 || got[0].Err != "" {
+		t.Fatalf("flows = %+v, want one flow without error", got)
+	}
+	if got[0].Sent != 4 || got[0].Lost != 0 {
+		t.Errorf("sent %d, lost %d; want 4 sent and none lost on loopback", got[0].Sent, got[0].Lost)
+	}
+}

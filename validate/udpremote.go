@@ -141,6 +141,9 @@ func (e *RemoteUDPEngine) Run(ctx context.Context, kind string, flows []Flow) []
 		ready = 10 * time.Second
 	}
 	budget := u.flowTime() + 10*time.Second + ready
+	// The receiver process cannot see its sender: it must not take the gap
+	// between two paced packets for the end of the flow.
+	idle = max(idle, u.gapIdle())
 	out := make([]FlowResult, len(flows))
 	procs := make([]remote.Process, len(flows))
 	targets := make([]string, len(flows))
