@@ -256,23 +256,49 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
+// decodeMerge applies the value of a merge key (<<) to v: a mapping, or a
+// list of mappings of which the earlier ones win (YAML's merge key type, as
+// yaml.v3 implements it). A merged mapping's own merge keys apply first, so
+// its explicit keys override them. Every merge counts against the alias
+// budget: lists of aliased lists would otherwise double at every level.
 func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey map[string]fieldInfo) {
+	if d.bombed {
+		return
+	}
 	d.visits++
+	if d.visits > d.maxVisits {
+		d.bombed = true
+		d.errorf(n, path, "document expands to more than %d nodes through aliases (alias bomb?); refusing to read further", d.maxVisits)
+		return
+	}
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Value == "<<" && k.Tag == "!!merge" {
+				d.decodeMerge(n.Content[i+1], v, path, byKey)
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if f, ok := byKey[k.Value]; ok {
 				d.decode(n.Content[i+1], v.Field(f.index), joinPath(path, k.Value))
-			} else if k.Value != "<<" {
+			} else if k.Value != "<<" || k.Tag != "!!merge" {
 				d.errorf(k, path, "unknown field %q (merged from line %d)", k.Value, n.Line)
 			}
 		}
 	case yaml.SequenceNode:
-		for _, c := range n.Content {
+		for i := len(n.Content) - 1; i >= 0; i-- {
+			c := n.Content[i]
+			for c.Kind == yaml.AliasNode && c.Alias != nil {
+				c = c.Alias
+			}
+			if c.Kind != yaml.MappingNode {
+				d.errorf(c, path, "merge key << wants a mapping or a list of mappings")
+				continue
+			}
 			d.decodeMerge(c, v, path, byKey)
 		}
 	default:

@@ -308,3 +308,62 @@ func TestExpansionBudgetStopsResolving(t *testing.T) {
 		t.Errorf("resolver expanded %d objects against a budget of %d: it went on after the overrun", r.objects, limit)
 	}
 }
+
+// TestMergeKeyBombIsRefused: merge keys whose values are lists of aliases
+// of lists double at every level; 40 levels were 2^40 merges, uncounted by
+// the alias budget (a 1.5 KB file that never finished).
+func TestMergeKeyBombIsRefused(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(header + "x-0: &x0 {}\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "x-%d: &x%d [*x%d, *x%d]\n", i, i, i-1, i-1)
+	}
+	b.WriteString("policy: {<<: *x40, preset: roce-lossless}\n")
+	done := make(chan error, 1)
+	go func() { _, err := Parse("bomb.yaml", []byte(b.String())); done <- err }()
+	select {
+	case err := <-done:
+		var es Errors
+		if !errors.As(err, &es) {
+			t.Fatalf("merge bomb: error = %v, want intent.Errors", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Parse did not refuse a merge-key bomb")
+	}
+}
+
+// TestMergeKeySemantics: a merged mapping's own merge keys apply (nested
+// merges), and in a list of merged mappings the earlier ones win, as YAML's
+// merge key type and yaml.v3 define them.
+func TestMergeKeySemantics(t *testing.T) {
+	f := mustParse(t, header+`policy: {preset: roce-lossless}
+x-base: &base {speed: 100G, mtu: 9000}
+x-mid: &mid
+  <<: *base
+  cable: 3m
+x-a: &a {speed: 400G}
+x-b: &b {speed: 200G, cable: 7m}
+inventory:
+  switches:
+    - name: leaf1
+      platform: sonic
+      address: "10.0.0.1:8080"
+      portDefaults:
+        <<: *mid
+      ports: [{name: "Ethernet0"}]
+    - name: leaf2
+      platform: sonic
+      address: "10.0.0.2:8080"
+      portDefaults:
+        <<: [*a, *b]
+      ports: [{name: "Ethernet0"}]
+`)
+	got := []Port{f.Switches[0].Ports[0], f.Switches[1].Ports[0]}
+	want := []Port{
+		{Name: "Ethernet0", Speed: 100e9, CableMeters: 3, MTU: 9000},
+		{Name: "Ethernet0", Speed: 400e9, CableMeters: 7},
+	}
+	if d := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Pos" }, cmp.Ignore())); d != "" {
+		t.Errorf("merged ports mismatch (-want +got):\n%s", d)
+	}
+}
