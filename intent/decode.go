@@ -69,15 +69,24 @@ func kindName(n *yaml.Node) string {
 	return "an alias"
 }
 
-// decode fills v (addressable) from n. It reports errors and never panics.
-func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+// visit counts one node against the alias budget; false once it is spent
+// (reported once).
+func (d *decoder) visit(n *yaml.Node, path string) bool {
 	if d.bombed {
-		return
+		return false
 	}
 	d.visits++
 	if d.visits > d.maxVisits {
 		d.bombed = true
 		d.errorf(n, path, "document expands to more than %d nodes through aliases (alias bomb?); refusing to read further", d.maxVisits)
+		return false
+	}
+	return true
+}
+
+// decode fills v (addressable) from n. It reports errors and never panics.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	if !d.visit(n, path) {
 		return
 	}
 	if n.Kind == yaml.AliasNode {
@@ -262,13 +271,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 // its explicit keys override them. Every merge counts against the alias
 // budget: lists of aliased lists would otherwise double at every level.
 func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey map[string]fieldInfo) {
-	if d.bombed {
-		return
-	}
-	d.visits++
-	if d.visits > d.maxVisits {
-		d.bombed = true
-		d.errorf(n, path, "document expands to more than %d nodes through aliases (alias bomb?); refusing to read further", d.maxVisits)
+	if !d.visit(n, path) {
 		return
 	}
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
