@@ -40,14 +40,16 @@ func newLabCmd(d *deps) *cobra.Command {
 SONiC and EOS): in-process gNMI targets on 127.0.0.1 that announce the platform's
 models, keep a datastore and answer Capabilities/Get/Set/Subscribe over real
 gRPC with TLS (a throw-away CA) and a generated password. They are simulators,
-not switches: they do not validate against YANG or forward packets.
+not switches: they forward no packets, and they check a Set against the vendors'
+YANG only when the YANG is at hand ($FABRICCTL_YANG_DIR or ../shared/yang).
 
 It then runs the main job against them: check the intent, plan, apply (with
 backups), and diff to show the fabric is in sync. --keep leaves the twins
 running, writes the intent that points at them and prints commands to try,
 until Ctrl-C.
 
-Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed.`,
+Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed,
+4 apply failed and the twins were rolled back, 64 usage.`,
 		Example: `  fabricctl lab
   fabricctl lab --keep`,
 		Args: cobra.NoArgs,
