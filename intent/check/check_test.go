@@ -203,23 +203,27 @@ func TestRules(t *testing.T) {
 			Options{}, []got{{"FC110", Error, "policy.classes[roce].ecn.min"}}},
 		{"ecn probability zero", func(f *intent.Fabric) { class(f, "roce").ECN.Probability = 0 },
 			Options{}, []got{{"FC110", Error, "policy.classes[roce].ecn.probability"}}},
-		// FC111: 400G, 3 m, 9216 needs 148,059 B (mlx5); 1.6 MB - that < 1.5 MB.
+		// FC111: 400G, 3 m, 9216 needs 148,059 B (mlx5), which the compilers
+		// program rounded up to 1 KiB: 148,480 B; 1.6 MB - that < 1.5 MB.
 		{"ecn max above xoff depth", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 1_600_000 },
 			Options{}, []got{{"FC111", Error, "policy.classes[roce].ecn.max"}}},
-		{"ecn max just below xoff depth", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 1_501_500 + 148_059 },
+		{"ecn max just below xoff depth", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 1_501_500 + 148_480 },
 			Options{}, nil},
 		// FC112
 		{"buffer too small for headroom", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 100_000 },
 			Options{}, []got{{"FC112", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
 		{"buffer exactly the headroom", func(f *intent.Fabric) {
-			f.Switches[0].BufferBytes = 148_059
+			f.Switches[0].BufferBytes = 148_480
 			class(f, "roce").ECN.MinBytes = 100_000
-			class(f, "roce").ECN.MaxBytes = 148_059 // not checked: no room before XOFF
+			class(f, "roce").ECN.MaxBytes = 148_480 // not checked: no room before XOFF
 		}, Options{}, nil},
-		{"buffer one cell short", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 148_059 },
+		{"buffer holds the exact model, not the 1 KiB-rounded headroom the switch gets", func(f *intent.Fabric) {
+			f.Switches[0].BufferBytes = 148_059 // switchdrv.PortHeadroom programs 148,480 B
+		}, Options{}, []got{{"FC112", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
+		{"buffer one cell short", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 148_480 },
 			Options{Platform: func(p intent.Platform) (PlatformInfo, bool) {
 				pi, ok := DefaultPlatform(p)
-				pi.BufferCellBytes = 256
+				pi.BufferCellBytes = 254 // Tomahawk: 585 cells = 148,590 B
 				return pi, ok
 			}}, []got{{"FC112", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
 		{"no buffer given", func(f *intent.Fabric) {

@@ -371,9 +371,12 @@ type headroomKey struct {
 	cell  int64
 }
 
+// headroomRound is what the compilers round the per-priority headroom up to.
+const headroomRound = 1024
+
 type headroomValue struct {
 	models  []intent.HeadroomResult
-	perPrio int64 // required per lossless priority, rounded up to the cell
+	perPrio int64 // required per lossless priority, rounded up to 1 KiB and the cell
 }
 
 // portHeadroom returns the headroom of one lossless priority on p, memoised
@@ -386,6 +389,10 @@ func (c *checker) portHeadroom(p *intent.Port, cell int64) (headroomKey, headroo
 	models, req := intent.Headroom(intent.HeadroomInput{
 		Speed: k.speed, CableMeters: k.cable, MTU: k.mtu, CellFactor: c.opts.CellFactor,
 	})
+	// The switch compilers program the largest model rounded up to 1 KiB
+	// (switchdrv.PortHeadroom; SONiC's buffer_headroom lua rounds xoff the
+	// same way): the buffer must hold that, not the exact figure.
+	req = (req + headroomRound - 1) / headroomRound * headroomRound
 	if cell > 0 && req%cell != 0 {
 		req += cell - req%cell
 	}
@@ -403,7 +410,7 @@ func (v headroomValue) breakdown() string {
 	for i, m := range v.models {
 		s[i] = fmt.Sprintf("%s %s", modelShort(m.Model), bytesStr(m.Bytes))
 	}
-	return strings.Join(s, ", ")
+	return strings.Join(s, ", ") + "; the largest rounded up to 1 KiB, as the switches are programmed"
 }
 
 func modelShort(m intent.HeadroomModel) string {
