@@ -239,6 +239,13 @@ func TestRules(t *testing.T) {
 		{"ets zero weight", func(f *intent.Fabric) {
 			class(f, "roce").Weight = 100
 			class(f, "default").Weight = 0
+		}, Options{}, []got{{"FC113", Error, "policy.classes[default].weight"}}}, // SR Linux and SONiC refuse weight 0
+		{"ets zero weight where the platforms take it", func(f *intent.Fabric) {
+			for i := range f.Switches {
+				f.Switches[i].Platform = intent.PlatformEOS
+			}
+			class(f, "roce").Weight = 100
+			class(f, "default").Weight = 0
 		}, Options{}, []got{{"FC113", Warning, "policy.classes[default].weight"}}},
 		// FC114
 		{"watchdog off", func(f *intent.Fabric) { f.Policy.Watchdog.Enabled = false },

@@ -21,6 +21,9 @@ type PlatformInfo struct {
 	// PollHalf: the poll interval may be at most half the smaller of detect
 	// and restore (EOS refuses a longer one).
 	PollHalf bool
+	// MinWeight is the smallest ETS/DWRR weight the platform's scheduler
+	// takes (SR Linux and SONiC refuse 0; 0 = any).
+	MinWeight int
 	// BufferCellBytes is the buffer cell the headroom is rounded up to (0 = exact).
 	BufferCellBytes int64
 	// DCBXAdvertise is true where fabricctl configures the switch to
@@ -62,6 +65,7 @@ func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 			Detect:                Range{ms(100), ms(5000)},
 			Restore:               Range{ms(100), ms(60000)},
 			Poll:                  Range{ms(100), ms(1000)},
+			MinWeight:             1, // SCHEDULER DWRR weight 1..100
 		}, true
 	case intent.PlatformSRLinux:
 		return PlatformInfo{
@@ -69,6 +73,7 @@ func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 			MaxLosslessPriorities: 2,
 			Detect:                Range{ms(10), ms(1500)},
 			Restore:               Range{ms(100), ms(1500)},
+			MinWeight:             1, // scheduler input weight 1..255
 		}, true
 	case intent.PlatformEOS:
 		return PlatformInfo{

@@ -607,9 +607,7 @@ func (c *checker) etsWeights() {
 		sum += cl.Weight
 		parts = append(parts, fmt.Sprintf("%s %d%%", cl.Name, cl.Weight))
 		if cl.Weight <= 0 {
-			c.report(Warning, pos(cl.Pos, p.Pos), classPath(cl)+".weight",
-				"give the class a weight, or make it strict",
-				"class %s has ETS weight %d%%: it gets no guaranteed bandwidth and starves under load", cl.Name, cl.Weight)
+			c.zeroWeight(cl)
 		}
 	}
 	if first != nil && sum != 100 {
@@ -617,6 +615,39 @@ func (c *checker) etsWeights() {
 			"adjust the weights of the non-strict classes so they add up to 100",
 			"ETS weights of the non-strict classes sum to %d%%, not 100%% (%s)", sum, strings.Join(parts, ", "))
 	}
+}
+
+// zeroWeight reports a non-strict class without an ETS weight: an error
+// where a switch's platform refuses the weight (its compiler fails), a
+// warning otherwise.
+func (c *checker) zeroWeight(cl *intent.Class) {
+	at, path := pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".weight"
+	by := map[intent.Platform][]string{}
+	var plats []intent.Platform
+	for i := range c.f.Switches {
+		sw := &c.f.Switches[i]
+		if pi, ok := c.platform(sw); ok && cl.Weight < pi.MinWeight {
+			if by[sw.Platform] == nil {
+				plats = append(plats, sw.Platform)
+			}
+			by[sw.Platform] = append(by[sw.Platform], sw.Name)
+		}
+	}
+	if len(plats) == 0 {
+		c.report(Warning, at, path,
+			"give the class a weight, or make it strict",
+			"class %s has ETS weight %d%%: it gets no guaranteed bandwidth and starves under load", cl.Name, cl.Weight)
+		return
+	}
+	slices.Sort(plats)
+	var on []string
+	for _, pl := range plats {
+		sws := by[pl]
+		on = append(on, fmt.Sprintf("%s (%d %s: %s)", pl, len(sws), plural(len(sws), "switch", "switches"), names(sws, 5)))
+	}
+	c.report(Error, at, path,
+		"give the class a weight of at least 1%, or make it strict",
+		"class %s has ETS weight %d%%, which %s refuse: a scheduler weight starts at 1", cl.Name, cl.Weight, strings.Join(on, " and "))
 }
 
 // FC114
