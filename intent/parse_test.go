@@ -367,3 +367,17 @@ inventory:
 		t.Errorf("merged ports mismatch (-want +got):\n%s", d)
 	}
 }
+
+// TestLinkDuplicateKeyIsAnError: duplicate keys are errors everywhere, also
+// in a link written as a mapping (the second a silently replaced the first).
+func TestLinkDuplicateKeyIsAnError(t *testing.T) {
+	_, err := Parse("t.yaml", []byte(header+`policy: {preset: roce-lossless}
+inventory:
+  links:
+    - {a: "gpu1:eth0", a: "gpu2:eth0", b: "leaf1:e1"}
+`))
+	var es Errors
+	if !errors.As(err, &es) || len(es) != 1 || es[0].Pos.Line != 6 || !strings.Contains(es[0].Msg, "duplicate") {
+		t.Errorf("error = %v, want one 'duplicate' error on line 6", err)
+	}
+}

@@ -189,11 +189,13 @@ func (l *rawLink) decodeNode(n *yaml.Node) error {
 		a, b = n.Content[0], n.Content[1]
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			switch k := n.Content[i].Value; k {
-			case "a":
+			switch k := n.Content[i].Value; {
+			case k == "a" && a == nil:
 				a = n.Content[i+1]
-			case "b":
+			case k == "b" && b == nil:
 				b = n.Content[i+1]
+			case k == "a" || k == "b":
+				return fmt.Errorf("duplicate link field %q (line %d)", k, n.Content[i].Line)
 			default:
 				return fmt.Errorf("unknown link field %q (want a and b)", k)
 			}
