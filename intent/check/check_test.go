@@ -161,7 +161,11 @@ func TestRules(t *testing.T) {
 			f.Policy.MaxLosslessPriorities = 4
 			f.Switches[0].MaxLosslessPriorities = 3
 			f.Switches[1].MaxLosslessPriorities = 3
-		}, Options{}, []got{{"FC105", Error, "policy.classes[ml].lossless"}}}, // spines: sonic limit 2
+		}, Options{}, []got{{"FC105", Error, "policy.classes[ml].lossless"}}}, // spines: sonic limit 2; the fix names the switches' override, not the policy cap
+		{"two lossless, policy cap 1", func(f *intent.Fabric) {
+			lossless(f, "storage", 4, 24)
+			f.Policy.MaxLosslessPriorities = 1
+		}, Options{}, []got{{"FC105", Error, "policy.classes[storage].lossless"}}}, // the fix names the policy cap
 		// FC106
 		{"openconfig switch with lossless class", func(f *intent.Fabric) { f.Switches[2].Platform = intent.PlatformOpenConfig },
 			Options{}, []got{{"FC106", Error, "inventory.switches[spine1].platform"}}},

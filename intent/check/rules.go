@@ -205,9 +205,15 @@ func (c *checker) losslessLimit() {
 		if len(g.sws) > 0 {
 			on = fmt.Sprintf(" on %d %s (%s)", len(g.sws), plural(len(g.sws), "switch", "switches"), names(g.sws, 5))
 		}
+		// Only what set the limit can raise it: the policy cap never lifts a
+		// platform limit, only a switch's own maxLosslessPriorities does.
+		raise := "the switches' maxLosslessPriorities"
+		if len(g.why) == 1 && g.why[0] == "policy.maxLosslessPriorities" {
+			raise = "policy.maxLosslessPriorities"
+		}
 		cl := c.lossless[limit]
 		c.report(Error, pos(cl.Pos, p.Pos), classPath(cl)+".lossless",
-			fmt.Sprintf("make at most %d classes lossless, or raise maxLosslessPriorities (policy or switch) if the ASIC buffer profile really allows more", limit),
+			fmt.Sprintf("make at most %d classes lossless, or raise %s if the ASIC buffer profile really allows more", limit, raise),
 			"%d lossless priorities (%s) exceed the limit of %d per port (%s)%s",
 			n, c.losslessPrios(), limit, strings.Join(g.why, ", "), on)
 	}
