@@ -306,6 +306,16 @@ func TestRules(t *testing.T) {
 		{"watchdog poll at half of detect on eos", func(f *intent.Fabric) {
 			f.Switches[2].Platform, f.Switches[3].Platform = intent.PlatformEOS, intent.PlatformEOS
 		}, Options{}, nil},
+		{"watchdog detect off eos's 10ms step", func(f *intent.Fabric) {
+			f.Switches[2].Platform, f.Switches[3].Platform = intent.PlatformEOS, intent.PlatformEOS
+			f.Policy.Watchdog.Detect = 205 * time.Millisecond
+		}, Options{}, []got{{"FC115", Error, "policy.watchdog.detect"}}},
+		{"watchdog restore below a millisecond step", func(f *intent.Fabric) {
+			f.Policy.Watchdog.Restore = 400*time.Millisecond + 500*time.Microsecond
+		}, Options{}, []got{
+			{"FC115", Error, "policy.watchdog.restore"}, // sonic
+			{"FC115", Error, "policy.watchdog.restore"}, // srlinux
+		}},
 		{"watchdog poll below eos min", func(f *intent.Fabric) {
 			f.Switches = f.Switches[2:]
 			f.Switches[0].Platform, f.Switches[1].Platform = intent.PlatformEOS, intent.PlatformEOS

@@ -33,14 +33,22 @@ type PlatformInfo struct {
 	DCBXAdvertise bool
 }
 
-// Range is an inclusive range of durations.
-type Range struct{ Min, Max time.Duration }
+// Range is an inclusive range of durations, optionally in steps: the
+// platform's leaf counts whole Steps (whole milliseconds on SONiC and SR
+// Linux; EOS takes detect and restore in 10 ms steps).
+type Range struct{ Min, Max, Step time.Duration }
 
 // IsZero reports whether r is unset.
 func (r Range) IsZero() bool { return r.Min == 0 && r.Max == 0 }
 
-// Contains reports whether d is within r.
-func (r Range) Contains(d time.Duration) bool { return d >= r.Min && d <= r.Max }
+// Contains reports whether d is within r and a whole number of steps.
+func (r Range) Contains(d time.Duration) bool { return r.InBounds(d) && r.OnStep(d) }
+
+// InBounds reports whether d is within r's bounds.
+func (r Range) InBounds(d time.Duration) bool { return d >= r.Min && d <= r.Max }
+
+// OnStep reports whether d is a whole number of r's steps (always, without a step).
+func (r Range) OnStep(d time.Duration) bool { return r.Step <= 0 || d%r.Step == 0 }
 
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
@@ -52,8 +60,8 @@ func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 //     100-1500 ms (srl_nokia-qos.yang; DOMAIN.md rounds both to 10-1500), no
 //     configurable poll interval, 2 lossless priorities.
 //   - eos: 2 lossless priorities; watchdog timeout and recovery-time
-//     10-60000 ms, polling-interval 5-30000 ms and at most half the smaller
-//     of the two (EOS CLI; the arista-qos-augments leaves are unbounded
+//     10-60000 ms in 10 ms steps, polling-interval 5-30000 ms in 1 ms steps
+//     and at most half the smaller of the two (EOS CLI; the arista-qos-augments leaves are unbounded
 //     decimal64 seconds, so the EOS compiler enforces these and so must check).
 //   - openconfig: openconfig-qos has no PFC model at all.
 func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
@@ -62,26 +70,26 @@ func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 		return PlatformInfo{
 			PFC:                   true,
 			MaxLosslessPriorities: 2,
-			Detect:                Range{ms(100), ms(5000)},
-			Restore:               Range{ms(100), ms(60000)},
-			Poll:                  Range{ms(100), ms(1000)},
+			Detect:                Range{Min: ms(100), Max: ms(5000), Step: ms(1)},
+			Restore:               Range{Min: ms(100), Max: ms(60000), Step: ms(1)},
+			Poll:                  Range{Min: ms(100), Max: ms(1000), Step: ms(1)},
 			MinWeight:             1, // SCHEDULER DWRR weight 1..100
 		}, true
 	case intent.PlatformSRLinux:
 		return PlatformInfo{
 			PFC:                   true,
 			MaxLosslessPriorities: 2,
-			Detect:                Range{ms(10), ms(1500)},
-			Restore:               Range{ms(100), ms(1500)},
+			Detect:                Range{Min: ms(10), Max: ms(1500), Step: ms(1)},
+			Restore:               Range{Min: ms(100), Max: ms(1500), Step: ms(1)},
 			MinWeight:             1, // scheduler input weight 1..255
 		}, true
 	case intent.PlatformEOS:
 		return PlatformInfo{
 			PFC:                   true,
 			MaxLosslessPriorities: 2,
-			Detect:                Range{ms(10), ms(60000)},
-			Restore:               Range{ms(10), ms(60000)},
-			Poll:                  Range{ms(5), ms(30000)},
+			Detect:                Range{Min: ms(10), Max: ms(60000), Step: ms(10)},
+			Restore:               Range{Min: ms(10), Max: ms(60000), Step: ms(10)},
+			Poll:                  Range{Min: ms(5), Max: ms(30000), Step: ms(1)},
 			PollHalf:              true,
 		}, true
 	case intent.PlatformOpenConfig:

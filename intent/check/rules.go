@@ -730,6 +730,13 @@ func (c *checker) watchdogPlatform() {
 			if t.r.IsZero() || t.r.Contains(t.val) {
 				continue
 			}
+			if t.r.InBounds(t.val) {
+				c.report(Error, at, "policy.watchdog."+t.name,
+					fmt.Sprintf("set %s to a multiple of %v", t.name, t.r.Step),
+					"PFC watchdog %s %v is not a multiple of the %v that %s counts it in (%d %s: %s)",
+					t.name, t.val, t.r.Step, p, len(sws), plural(len(sws), "switch", "switches"), names(sws, 5))
+				continue
+			}
 			c.report(Error, at, "policy.watchdog."+t.name,
 				fmt.Sprintf("set %s within %v-%v", t.name, t.r.Min, t.r.Max),
 				"PFC watchdog %s %v is outside the %v-%v that %s accepts (%d %s: %s)",
