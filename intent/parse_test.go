@@ -381,3 +381,40 @@ inventory:
 		t.Errorf("error = %v, want one 'duplicate' error on line 6", err)
 	}
 }
+
+func TestDeviceNamesFollowKernelRules(t *testing.T) {
+	for _, tt := range []struct {
+		nic  string
+		want string // path of the error, "" = accepted
+	}{
+		{"{interface: ens1f0np0, rdma: mlx5_0}", ""},
+		{"{interface: eth0.100, rdma: rxe0}", ""},
+		{"{interface: ../../etc, rdma: mlx5_0}", "inventory.hosts[h].nics[../../etc].interface"},
+		{"{interface: eth0, rdma: ../../../evil}", "inventory.hosts[h].nics[eth0].rdma"},
+		{"{interface: averyveryverylongname0}", "inventory.hosts[h].nics[averyveryverylongname0].interface"},
+		{"{interface: \"eth 0\"}", "inventory.hosts[h].nics[eth 0].interface"},
+		{"{interface: \"..\"}", "inventory.hosts[h].nics[..].interface"},
+		{"{interface: \"eth0:1\"}", "inventory.hosts[h].nics[eth0:1].interface"},
+	} {
+		src := header + "policy: {preset: roce-lossless}\ninventory:\n  hosts:\n    - name: h\n      nics: [" + tt.nic + "]\n"
+		_, err := Parse("t.yaml", []byte(src))
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%s: unexpected error %v", tt.nic, err)
+			}
+			continue
+		}
+		var es Errors
+		if !errors.As(err, &es) || len(es) != 1 || es[0].Path != tt.want || es[0].Pos.Line != 7 {
+			t.Errorf("%s: error = %v, want one error at line 7, path %s", tt.nic, err, tt.want)
+		}
+	}
+}
+
+func TestLatencyIterationsAtLeastFive(t *testing.T) {
+	_, err := Parse("t.yaml", []byte(header+"policy: {preset: roce-lossless}\nvalidation: {iterations: 4}\n"))
+	var es Errors
+	if !errors.As(err, &es) || es[0].Path != "validation.iterations" {
+		t.Errorf("iterations 4 (perftest needs 5): error = %v", err)
+	}
+}

@@ -161,7 +161,7 @@ type rawValidation struct {
 	MaxP99Latency  *Duration `yaml:"maxP99Latency" doc:"maximum p99 latency (default: not checked)"`
 	MaxP999Latency *Duration `yaml:"maxP999Latency" doc:"maximum p99.9 latency (default: not checked)"`
 	Duration       *Duration `yaml:"duration" doc:"length of each bandwidth test (default 10s)"`
-	Iterations     *int      `yaml:"iterations" range:"1,100000000" doc:"iterations of each latency test (default 10000)"`
+	Iterations     *int      `yaml:"iterations" range:"5,100000000" doc:"iterations of each latency test (default 10000; perftest needs at least 5)"`
 	MessageSize    *Size     `yaml:"messageSize" doc:"message size (default 64KiB for bandwidth)"`
 	Incast         *int      `yaml:"incast" range:"0,100000" doc:"senders in the incast test (default: all other hosts)"`
 	Pos            Pos

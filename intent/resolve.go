@@ -579,11 +579,24 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		rn := &rh.NICs[i]
 		npos := withFile(rn.Pos, file)
 		npath := fmt.Sprintf("%s.nics[%d]", path, i)
+		if rn.Interface != "" && len(rn.Interface) < 80 { // name elements as the decoder does
+			npath = path + ".nics[" + rn.Interface + "]"
+		}
 		if seen[rn.Interface] {
 			r.errorf(npos, npath+".interface", "interface %q is listed twice", rn.Interface)
 			continue
 		}
 		seen[rn.Interface] = true
+		if err := checkDevName(rn.Interface, "interface"); err != nil {
+			r.errorf(npos, npath+".interface", "%v", err)
+			continue
+		}
+		if rn.RDMA != "" {
+			if err := checkDevName(rn.RDMA, "RDMA device"); err != nil {
+				r.errorf(npos, npath+".rdma", "%v", err)
+				continue
+			}
+		}
 		a, err := Expand(rn.Address)
 		if err != nil {
 			r.errorf(npos, npath+".address", "%v", err)
@@ -660,6 +673,28 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 			r.f.Links = append(r.f.Links, Link{A: a, B: b, Pos: pos})
 		}
 	}
+}
+
+// checkDevName applies the kernel's rules for netdev names (dev_valid_name:
+// 1-15 bytes, not "." or "..", no '/', ':' or white space); RDMA device names
+// follow the same rules. hostdrv builds sysfs and configfs paths from these
+// names, so a name that could leave the directory is refused here, at its
+// position in the intent.
+func checkDevName(name, what string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%s name is empty", what)
+	case len(name) > 15:
+		return fmt.Errorf("%s name %q is longer than 15 bytes (the kernel's IFNAMSIZ-1)", what, name)
+	case name == "." || name == "..":
+		return fmt.Errorf("%s name %q is not a device name", what, name)
+	}
+	for _, c := range name {
+		if c == '/' || c == ':' || c <= ' ' || c == 0x7f {
+			return fmt.Errorf("%s name %q has a character the kernel refuses in device names (%q)", what, name, c)
+		}
+	}
+	return nil
 }
 
 func splitEndpoint(s string) (Endpoint, bool) {
