@@ -244,9 +244,16 @@ func (c *compiler) cli(pfc bool, mtus []int) string {
 	for d, prio := range p.DSCPToPriority() {
 		byTC[prio] = append(byTC[prio], strconv.Itoa(d))
 	}
+	// EOS configurations list at most 8 DSCP values per `qos map dscp`
+	// command (as EOS itself writes its default map); longer lists go on
+	// several lines, which every EOS accepts.
+	const dscpPerLine = 8
 	for tc := 0; tc < 8; tc++ {
-		if ds := byTC[tc]; len(ds) > 0 {
-			fmt.Fprintf(&b, "qos map dscp %s to traffic-class %d\n", strings.Join(ds, " "), tc)
+		ds := byTC[tc]
+		for len(ds) > 0 {
+			n := min(len(ds), dscpPerLine)
+			fmt.Fprintf(&b, "qos map dscp %s to traffic-class %d\n", strings.Join(ds[:n], " "), tc)
+			ds = ds[n:]
 		}
 	}
 	for i, port := range c.sw.Ports {
