@@ -248,6 +248,7 @@ func TestRules(t *testing.T) {
 			for i := range f.Switches {
 				f.Switches[i].Platform = intent.PlatformEOS
 			}
+			f.Policy.MTU = 9214 // EOS's port maximum (FC125)
 			class(f, "roce").Weight = 100
 			class(f, "default").Weight = 0
 		}, Options{}, []got{{"FC113", Warning, "policy.classes[default].weight"}}},
@@ -301,13 +302,16 @@ func TestRules(t *testing.T) {
 		}},
 		{"watchdog poll above half of detect on eos", func(f *intent.Fabric) {
 			f.Switches[2].Platform, f.Switches[3].Platform = intent.PlatformEOS, intent.PlatformEOS
+			f.Policy.MTU = 9214 // EOS's port maximum (FC125)
 			f.Policy.Watchdog.Poll = 150 * time.Millisecond
 		}, Options{}, []got{{"FC115", Error, "policy.watchdog.poll"}}},
 		{"watchdog poll at half of detect on eos", func(f *intent.Fabric) {
 			f.Switches[2].Platform, f.Switches[3].Platform = intent.PlatformEOS, intent.PlatformEOS
+			f.Policy.MTU = 9214 // EOS's port maximum (FC125)
 		}, Options{}, nil},
 		{"watchdog detect off eos's 10ms step", func(f *intent.Fabric) {
 			f.Switches[2].Platform, f.Switches[3].Platform = intent.PlatformEOS, intent.PlatformEOS
+			f.Policy.MTU = 9214 // EOS's port maximum (FC125)
 			f.Policy.Watchdog.Detect = 205 * time.Millisecond
 		}, Options{}, []got{{"FC115", Error, "policy.watchdog.detect"}}},
 		{"watchdog restore below a millisecond step", func(f *intent.Fabric) {
@@ -319,6 +323,7 @@ func TestRules(t *testing.T) {
 		{"watchdog poll below eos min", func(f *intent.Fabric) {
 			f.Switches = f.Switches[2:]
 			f.Switches[0].Platform, f.Switches[1].Platform = intent.PlatformEOS, intent.PlatformEOS
+			f.Policy.MTU = 9214 // EOS's port maximum (FC125)
 			f.Links = nil
 			f.Policy.Watchdog.Poll = 2 * time.Millisecond
 		}, Options{}, []got{{"FC115", Error, "policy.watchdog.poll"}}},
@@ -408,6 +413,41 @@ func TestRules(t *testing.T) {
 		{"link cable length mismatch", func(f *intent.Fabric) { f.Hosts[0].NICs[0].CableMeters = 5 },
 			Options{}, []got{{"FC124", Warning, "inventory.links[0]"}}},
 		{"host NIC cable length matches", func(f *intent.Fabric) { f.Hosts[0].NICs[0].CableMeters = 3 }, Options{}, nil},
+		// FC125
+		{"eos port at the policy default mtu 9216", func(f *intent.Fabric) {
+			f.Switches[2].Platform = intent.PlatformEOS
+		}, Options{}, []got{{"FC125", Error, "inventory.switches[spine1].ports[Ethernet0]"}}},
+		{"eos ports at 9214 with their peers", func(f *intent.Fabric) {
+			f.Switches[2].Platform = intent.PlatformEOS
+			for j := range f.Switches[2].Ports {
+				f.Switches[2].Ports[j].MTU = 9214
+			}
+			f.Switches[0].Ports[2].MTU = 9214 // leaf1:ethernet-1/3 - spine1:Ethernet0
+			f.Switches[1].Ports[2].MTU = 9214 // leaf2:ethernet-1/3 - spine1:Ethernet4
+		}, Options{}, nil},
+		{"one eos port above 9214 among good ones", func(f *intent.Fabric) {
+			f.Policy.MTU = 9214
+			f.Switches[2].Platform = intent.PlatformEOS
+			f.Switches[2].Ports[3].MTU = 9216 // unlinked
+		}, Options{}, []got{{"FC125", Error, "inventory.switches[spine1].ports[Ethernet12]"}}},
+		{"srlinux port mtu below 1450", func(f *intent.Fabric) {
+			f.Policy.HostMTU, f.Policy.RoCEPathMTU = 1200, 1024
+			f.Switches[0].Ports[5].MTU = 1400 // unlinked
+		}, Options{}, []got{{"FC125", Error, "inventory.switches[leaf1].ports[ethernet-1/6]"}}},
+		{"srlinux ports at 9500 are fine, sonic ports above 9216 are not", func(f *intent.Fabric) {
+			f.Policy.MTU = 9500
+		}, Options{}, []got{
+			{"FC125", Error, "inventory.switches[spine1].ports[Ethernet0]"},
+			{"FC125", Error, "inventory.switches[spine2].ports[Ethernet0]"},
+		}},
+		{"openconfig has no mtu range to check", func(f *intent.Fabric) {
+			f.Policy.MTU = 9500
+			f.Switches = f.Switches[:2]
+			f.Switches[0].Platform, f.Switches[1].Platform = intent.PlatformOpenConfig, intent.PlatformOpenConfig
+			f.Policy.Classes = f.Policy.Classes[:1]
+			f.Policy.Classes[0].Weight = 100
+			f.Links = f.Links[:4]
+		}, Options{}, nil},
 		{"chain of switches without hosts", func(f *intent.Fabric) {
 			f.Links = []intent.Link{
 				{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/3"}, B: intent.Endpoint{Node: "spine1", Port: "Ethernet0"}, Pos: at(100)},

@@ -31,7 +31,19 @@ type PlatformInfo struct {
 	// No platform driver compiles LLDP/DCBX settings yet, so it is false for
 	// all four built-in platforms.
 	DCBXAdvertise bool
+	// MTU bounds the port MTU the platform's interface model accepts (a zero
+	// MTURange is not checked).
+	MTU MTURange
 }
+
+// MTURange is an inclusive range of port MTUs in bytes.
+type MTURange struct{ Min, Max int }
+
+// IsZero reports whether r is unset.
+func (r MTURange) IsZero() bool { return r.Min == 0 && r.Max == 0 }
+
+// Contains reports whether mtu is within r.
+func (r MTURange) Contains(mtu int) bool { return mtu >= r.Min && mtu <= r.Max }
 
 // Range is an inclusive range of durations, optionally in steps: the
 // platform's leaf counts whole Steps (whole milliseconds on SONiC and SR
@@ -63,7 +75,12 @@ func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 //     10-60000 ms in 10 ms steps, polling-interval 5-30000 ms in 1 ms steps
 //     and at most half the smaller of the two (EOS CLI; the arista-qos-augments leaves are unbounded
 //     decimal64 seconds, so the EOS compiler enforces these and so must check).
-//   - openconfig: openconfig-qos has no PFC model at all.
+//   - openconfig: openconfig-qos has no PFC model at all; the
+//     openconfig-interfaces mtu leaf is a bare uint16, so no MTU range.
+//
+// Port MTU ranges: sonic 68-9216 (sonic-port.yang PORT mtu), srlinux
+// 1450-9500 (srl_nokia-interfaces.yang interface mtu), eos 68-9214 (EOS
+// CLI: hardware refuses more, cEOS stops at 9194; the compiler caps it).
 func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 	switch p {
 	case intent.PlatformSONiC:
@@ -73,7 +90,8 @@ func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 			Detect:                Range{Min: ms(100), Max: ms(5000), Step: ms(1)},
 			Restore:               Range{Min: ms(100), Max: ms(60000), Step: ms(1)},
 			Poll:                  Range{Min: ms(100), Max: ms(1000), Step: ms(1)},
-			MinWeight:             1, // SCHEDULER DWRR weight 1..100
+			MinWeight:             1,                            // SCHEDULER DWRR weight 1..100
+			MTU:                   MTURange{Min: 68, Max: 9216}, // sonic-port.yang: PORT mtu range 68..9216
 		}, true
 	case intent.PlatformSRLinux:
 		return PlatformInfo{
@@ -81,7 +99,8 @@ func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 			MaxLosslessPriorities: 2,
 			Detect:                Range{Min: ms(10), Max: ms(1500), Step: ms(1)},
 			Restore:               Range{Min: ms(100), Max: ms(1500), Step: ms(1)},
-			MinWeight:             1, // scheduler input weight 1..255
+			MinWeight:             1,                              // scheduler input weight 1..255
+			MTU:                   MTURange{Min: 1450, Max: 9500}, // srl_nokia-interfaces.yang: interface mtu range 1450..9500
 		}, true
 	case intent.PlatformEOS:
 		return PlatformInfo{
@@ -91,6 +110,9 @@ func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 			Restore:               Range{Min: ms(10), Max: ms(60000), Step: ms(10)},
 			Poll:                  Range{Min: ms(5), Max: ms(30000), Step: ms(1)},
 			PollHalf:              true,
+			// EOS CLI "mtu" on Ethernet interfaces: 68..9214 on hardware (cEOS
+			// stops at 9194); "mtu 9216" is refused (switchdrv/eos caps it).
+			MTU: MTURange{Min: 68, Max: 9214},
 		}, true
 	case intent.PlatformOpenConfig:
 		return PlatformInfo{PFC: false, MaxLosslessPriorities: 2}, true

@@ -51,6 +51,7 @@ var ruleTable = []Rule{
 	{"FC122", "link-port-reuse", Error, "no switch port or host NIC is used by two links", (*checker).linkPortReuse},
 	{"FC123", "pfc-deadlock", Warning, "no cyclic buffer dependency among switches for lossless traffic (links form an up-down Clos)", (*checker).pfcDeadlock},
 	{"FC124", "link-ends", Warning, "both ends of a link agree on speed and cable length (headroom is computed from them)", (*checker).linkEnds},
+	{"FC125", "port-mtu-platform", Error, "every switch port's MTU is within the range its platform accepts (EOS 68-9214, SONiC 68-9216, SR Linux 1450-9500)", (*checker).portMTUPlatform},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the
@@ -1006,6 +1007,55 @@ func (c *checker) linkEnds() {
 				"give both ends the length of the cable between them",
 				"link %s (%s m) - %s (%s m): one cable, two lengths; PFC headroom grows with the cable, so the shorter figure under-reserves",
 				l.A, trimFloat(ca), l.B, trimFloat(cb))
+		}
+	}
+}
+
+// FC125
+func (c *checker) portMTUPlatform() {
+	for i := range c.f.Switches {
+		sw := &c.f.Switches[i]
+		pi, ok := c.platform(sw)
+		if !ok || pi.MTU.IsZero() {
+			continue // FC106 reports an unknown platform
+		}
+		// One finding per switch and out-of-range MTU, ports in port order.
+		type span struct {
+			first *intent.Port
+			last  string
+			n     int
+		}
+		bad := map[int]*span{}
+		var order []int
+		for j := range sw.Ports {
+			p := &sw.Ports[j]
+			m := c.f.PortMTU(*p)
+			if pi.MTU.Contains(m) {
+				continue
+			}
+			s := bad[m]
+			if s == nil {
+				s = &span{first: p}
+				bad[m] = s
+				order = append(order, m)
+			}
+			s.n++
+			s.last = p.Name
+		}
+		for _, m := range order {
+			s := bad[m]
+			ports := "port " + s.first.Name
+			if s.n > 1 {
+				ports = fmt.Sprintf("%d ports %s..%s", s.n, s.first.Name, s.last)
+			}
+			to, edge := pi.MTU.Max, "above"
+			if m < pi.MTU.Min {
+				to, edge = pi.MTU.Min, "below"
+			}
+			c.report(Error, pos(s.first.Pos, sw.Pos), portPath(sw, s.first),
+				fmt.Sprintf("set mtu: %d on the %s ports and on their link peers (link MTUs must match, FC117)", to, sw.Platform),
+				"switch %s (%s), %s: MTU %d is %s the %d-%d that %s accepts, so the switch refuses or lowers it",
+				sw.Name, sw.Platform, ports, m, edge, pi.MTU.Min, pi.MTU.Max, sw.Platform)
 		}
 	}
 }
