@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/plan"
@@ -23,6 +25,11 @@ type applyOptions struct {
 	canary    int
 	backupDir string
 	planFile  string
+	// interactive: show the plan and apply only after "yes" on the terminal.
+	interactive bool
+	// stdinTerminal reports whether the command's stdin is a terminal
+	// (nil = the real check, promptTerminal); tests set it.
+	stdinTerminal func(io.Reader) bool
 }
 
 func newApplyCmd(d *deps) *cobra.Command {
@@ -45,12 +52,21 @@ hosts of the inventory are applied after the switches succeeded, by running
 have no rollback); --skip-hosts leaves them out. A progress line per
 switch goes to stderr when it is a terminal; -o json prints a summary.
 
+apply never asks anything unless --interactive is given: then stdin must be
+a terminal (else exit 64: a CI job must never wait for an answer), the plan
+(or the saved PLAN.json) is shown as "fabricctl plan" shows it (on stderr
+with -o json), and apply asks on stderr, reading one line from stdin; only
+"yes" applies. Any other answer, end of input or Ctrl-C cancels: exit 1,
+"apply cancelled: nothing was changed". Without changes it does not ask.
+
 Exit codes: 0 applied or no changes, 1 error (nothing changed; or a rollback
-failed: see the backups; or a host failed after the switches were applied),
-4 apply failed and every changed switch was rolled back and verified, 64 usage.`,
+failed: see the backups; or a host failed after the switches were applied;
+or --interactive was not answered "yes": nothing changed), 4 apply failed and
+every changed switch was rolled back and verified, 64 usage.`,
 		Example: `  fabricctl apply -f fabric.yaml
   fabricctl plan -f fabric.yaml --out plan.json && fabricctl apply -f fabric.yaml plan.json
-  fabricctl apply -f fabric.yaml --canary 1 --parallel 16 -o json`,
+  fabricctl apply -f fabric.yaml --canary 1 --parallel 16 -o json
+  fabricctl apply -f fabric.yaml --interactive`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -67,6 +83,7 @@ failed: see the backups; or a host failed after the switches were applied),
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().IntVar(&o.canary, "canary", 0, "apply to this many switches first, then the rest in batches of --parallel")
 	cmd.Flags().StringVar(&o.backupDir, "backup-dir", ".fabricctl/backups", "directory for the per-switch backups taken before any write")
+	cmd.Flags().BoolVar(&o.interactive, "interactive", false, "show the plan and ask for \"yes\" before applying (stdin must be a terminal)")
 	return cmd
 }
 
@@ -84,6 +101,15 @@ func (o *applyOptions) validate() error {
 }
 
 func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
+	if o.interactive {
+		isTerm := o.stdinTerminal
+		if isTerm == nil {
+			isTerm = promptTerminal
+		}
+		if !isTerm(d.stdin) {
+			return usagef("--interactive: stdin is not a terminal, and a prompt needs one; leave --interactive out when nobody is at the keyboard (CI, scripts)")
+		}
+	}
 	f, eng, err := o.load(d)
 	if err != nil {
 		return err
@@ -121,10 +147,23 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		if p, err = o.planTargets(ctx, d, f, eng, "plan"); err != nil {
 			return err
 		}
-		if o.output == "text" {
-			if err := plan.WriteText(out, p); err != nil {
-				return withCode(ExitError, err)
-			}
+	}
+	// A fresh plan is shown in text output; a saved one only when asking
+	// about it. With -o json stdout is for the summary, so the plan a
+	// question is about goes to stderr, next to the question.
+	switch {
+	case o.output == "text" && (o.planFile == "" || o.interactive):
+		if err := plan.WriteText(out, p); err != nil {
+			return withCode(ExitError, err)
+		}
+	case o.interactive:
+		if err := plan.WriteText(d.stderr, p); err != nil {
+			return withCode(ExitError, err)
+		}
+	}
+	if o.interactive {
+		if err := promptApply(ctx, d, p); err != nil {
+			return err
 		}
 	}
 	res, err := eng.Apply(ctx, f, p)
@@ -157,6 +196,87 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return withCode(ExitRolledBack, err)
 	}
 	return withCode(ExitError, err)
+}
+
+// errApplyCancelled is the outcome of a prompt not answered "yes".
+var errApplyCancelled = errors.New("apply cancelled: nothing was changed")
+
+// promptApply asks on d.stderr whether to apply p and reads one line from
+// d.stdin: only "yes" proceeds. A plan without changes is not asked about,
+// nor one with errors (Apply refuses it before writing anything).
+func promptApply(ctx context.Context, d *deps, p *plan.Plan) error {
+	if p.HasErrors() {
+		return nil
+	}
+	var switches, hosts int
+	for i := range p.Targets {
+		switch t := &p.Targets[i]; {
+		case !t.HasChanges():
+		case t.Kind == plan.KindHost:
+			hosts++
+		default:
+			switches++
+		}
+	}
+	if switches+hosts == 0 {
+		fmt.Fprintln(d.stderr, "No changes: nothing to apply, so nothing to ask.")
+		return nil
+	}
+	what := promptCount(switches, "switch", "switches")
+	switch {
+	case switches == 0:
+		what = promptCount(hosts, "host", "hosts")
+	case hosts > 0:
+		what += " and " + promptCount(hosts, "host", "hosts")
+	}
+	fmt.Fprintf(d.stderr, "Apply these changes to %s? Only 'yes' is accepted: ", what)
+	answer, err := promptLine(ctx, d.stdin)
+	if err != nil {
+		fmt.Fprintln(d.stderr) // end the prompt's line
+		return withCode(ExitError, errApplyCancelled)
+	}
+	if answer != "yes" {
+		return withCode(ExitError, errApplyCancelled)
+	}
+	return nil
+}
+
+func promptCount(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// promptLine reads one line from r without its line ending. End of input
+// before the newline is an error, as is ctx ending (Ctrl-C) while waiting:
+// the read itself cannot be interrupted, so it is left behind.
+func promptLine(ctx context.Context, r io.Reader) (string, error) {
+	type line struct {
+		s   string
+		err error
+	}
+	ch := make(chan line, 1)
+	go func() {
+		s, err := bufio.NewReader(r).ReadString('\n')
+		ch <- line{s, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case l := <-ch:
+		if l.err != nil {
+			return "", l.err
+		}
+		return strings.TrimSuffix(strings.TrimSuffix(l.s, "\n"), "\r"), nil
+	}
+}
+
+// promptTerminal reports whether r is a terminal, i.e. someone can answer
+// a prompt. Unlike isTerminal, NO_COLOR plays no part: it is about colour.
+func promptTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // checkPlanTargets refuses a --switch or --host that names no target of the
