@@ -208,10 +208,15 @@ const (
 )
 
 func isNumber(s string) bool {
-	if s == "" || len(s) > maxNumberLen || bigExponent(s) {
+	if s == "" || len(s) > maxNumberLen {
 		return false
 	}
+	// The first byte rules out almost every string leaf (names, enums)
+	// before anything that allocates.
 	if c := s[0]; c != '-' && c != '.' && (c < '0' || c > '9') {
+		return false
+	}
+	if bigExponent(s) {
 		return false
 	}
 	_, ok := new(big.Rat).SetString(s)
@@ -255,6 +260,9 @@ func stripIdentityPrefix(s string) string {
 // Int returns the integer value of a scalar number (or number string).
 func Int(v any) (int64, bool) {
 	s := Canon(v)
+	if !plainInt(s) { // not an integer: no need for ParseInt's error
+		return 0, false
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil
 }
