@@ -125,6 +125,16 @@ func TestExamplesMatchJSONSchema(t *testing.T) {
 			}
 		}
 	}
+	// The schema must accept what the parser accepts: merge keys, anchors
+	// under x-*, a bare 0 duration.
+	good := "apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nx-wd: &wd {detect: 200ms, restore: 0}\n" +
+		"policy:\n  preset: roce-lossless\n  watchdog:\n    <<: *wd\n    poll: 100ms\n"
+	if _, err := intent.Parse("good.yaml", []byte(good)); err != nil {
+		t.Fatalf("parser refused the merge-key intent: %v", err)
+	}
+	if err := validate("good", []byte(good)); err != nil {
+		t.Errorf("schema refused a merge key / zero duration the parser accepts: %v", err)
+	}
 	// The schema must reject what the parser rejects.
 	bad := "apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\npolicy: {preset: roce-lossless, mtus: 9000}\n"
 	if err := validate("bad", []byte(bad)); err == nil {

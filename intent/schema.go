@@ -18,7 +18,10 @@ func Schema() ([]byte, error) {
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["$id"] = "https://fabricctl.io/schemas/" + strings.TrimPrefix(APIVersion, "fabricctl.io/") + "/fabric.json"
 	root["title"] = "fabricctl fabric intent"
-	root["patternProperties"] = map[string]any{"^x-": map[string]any{"description": "free-form; holds YAML anchors"}}
+	root["patternProperties"] = map[string]any{
+		"^x-": map[string]any{"description": "free-form; holds YAML anchors"},
+		"^<<$": map[string]any{"description": "YAML merge key"},
+	}
 	return json.MarshalIndent(root, "", "  ")
 }
 
@@ -34,7 +37,8 @@ var unitPatterns = map[reflect.Type]map[string]any{
 		"oneOf": []any{map[string]any{"type": "number", "minimum": 0, "maximum": 100},
 			map[string]any{"type": "string", "pattern": `^[0-9.]+\s*%?$`}}},
 	reflect.TypeOf(Duration(0)): {"description": "duration: 100ms, 2s, 1m",
-		"type": "string", "pattern": `^([0-9.]+(ns|us|µs|ms|s|m|h))+$`},
+		"oneOf": []any{map[string]any{"const": 0},
+			map[string]any{"type": "string", "pattern": `^(0|([0-9.]+(ns|us|µs|ms|s|m|h))+)$`}}},
 	reflect.TypeOf(rawLink{}): {"description": "a cable: [node:port, node:port] or {a: node:port, b: node:port}",
 		"oneOf": []any{
 			map[string]any{"type": "array", "items": map[string]any{"type": "string", "pattern": "^[^:]+:.+$"}, "minItems": 2, "maxItems": 2},
@@ -96,7 +100,9 @@ func schemaOf(t reflect.Type) map[string]any {
 				req = append(req, key)
 			}
 		}
-		out := map[string]any{"type": "object", "additionalProperties": false, "properties": props}
+		// "<<" is YAML's merge key, which the parser honours in every mapping.
+		out := map[string]any{"type": "object", "additionalProperties": false, "properties": props,
+			"patternProperties": map[string]any{"^<<$": map[string]any{"description": "YAML merge key"}}}
 		if len(req) > 0 {
 			out["required"] = req
 		}
