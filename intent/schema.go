@@ -19,7 +19,7 @@ func Schema() ([]byte, error) {
 	root["$id"] = "https://fabricctl.io/schemas/" + strings.TrimPrefix(APIVersion, "fabricctl.io/") + "/fabric.json"
 	root["title"] = "fabricctl fabric intent"
 	root["patternProperties"] = map[string]any{
-		"^x-": map[string]any{"description": "free-form; holds YAML anchors"},
+		"^x-":  map[string]any{"description": "free-form; holds YAML anchors"},
 		"^<<$": map[string]any{"description": "YAML merge key"},
 	}
 	return json.MarshalIndent(root, "", "  ")
