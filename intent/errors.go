@@ -47,14 +47,8 @@ func (es Errors) Error() string {
 func (es Errors) Sort() {
 	sort.SliceStable(es, func(i, j int) bool {
 		a, b := es[i], es[j]
-		if a.Pos.File != b.Pos.File {
-			return a.Pos.File < b.Pos.File
-		}
-		if a.Pos.Line != b.Pos.Line {
-			return a.Pos.Line < b.Pos.Line
-		}
-		if a.Pos.Col != b.Pos.Col {
-			return a.Pos.Col < b.Pos.Col
+		if c := a.Pos.Compare(b.Pos); c != 0 {
+			return c < 0
 		}
 		if a.Path != b.Path {
 			return a.Path < b.Path

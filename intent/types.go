@@ -1,8 +1,10 @@
 package intent
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -384,6 +386,17 @@ func (p Pos) String() string {
 		return p.File
 	}
 	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Compare orders positions by file, line, then column: -1, 0 or +1.
+func (p Pos) Compare(o Pos) int {
+	if c := strings.Compare(p.File, o.File); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(p.Line, o.Line); c != 0 {
+		return c
+	}
+	return cmp.Compare(p.Col, o.Col)
 }
 
 // IsValid reports whether p names a place in a file.

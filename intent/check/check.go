@@ -115,14 +115,8 @@ func Run(f *intent.Fabric, opts Options) []Finding {
 func Sort(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
-		if a.Pos.File != b.Pos.File {
-			return a.Pos.File < b.Pos.File
-		}
-		if a.Pos.Line != b.Pos.Line {
-			return a.Pos.Line < b.Pos.Line
-		}
-		if a.Pos.Col != b.Pos.Col {
-			return a.Pos.Col < b.Pos.Col
+		if c := a.Pos.Compare(b.Pos); c != 0 {
+			return c < 0
 		}
 		if a.ID != b.ID {
 			return a.ID < b.ID
