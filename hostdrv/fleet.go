@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -44,23 +43,6 @@ func RemoteHosts(f *intent.Fabric) []intent.Host {
 		}
 	}
 	return out
-}
-
-// BundleIntent joins intent files into one multi-document YAML stream (the
-// form `fabricctl host ... -f -` reads from stdin).
-func BundleIntent(paths ...string) ([]byte, error) {
-	var b bytes.Buffer
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("read intent: %w", err)
-		}
-		if b.Len() > 0 {
-			b.WriteString("\n---\n")
-		}
-		b.Write(data)
-	}
-	return b.Bytes(), nil
 }
 
 // Run runs `fabricctl host <verb>` (plan, diff or apply) on hosts and returns

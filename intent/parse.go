@@ -31,9 +31,13 @@ func Parse(name string, data []byte) (*Fabric, error) {
 }
 
 // Load reads and merges intent files: one may hold the policy, others the
-// inventory (GitOps repositories usually keep them apart). The error is an
-// Errors for problems in the files, or a plain error when a file cannot be read.
-func Load(paths ...string) (*Fabric, error) {
+// inventory (GitOps repositories usually keep them apart). "-" reads the
+// process's standard input. The error is an Errors for problems in the files,
+// or a plain error when a file cannot be read.
+func Load(paths ...string) (*Fabric, error) { return LoadFrom(os.Stdin, paths...) }
+
+// LoadFrom is Load with "-" read from stdin (a command's injected input).
+func LoadFrom(stdin io.Reader, paths ...string) (*Fabric, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no intent file given (use -f FILE)")
 	}
@@ -42,7 +46,7 @@ func Load(paths ...string) (*Fabric, error) {
 		var data []byte
 		var err error
 		if p == "-" {
-			data, err = io.ReadAll(io.LimitReader(os.Stdin, MaxFileSize+1))
+			data, err = io.ReadAll(io.LimitReader(stdin, MaxFileSize+1))
 			p = "<stdin>"
 		} else {
 			data, err = readLimited(p)
@@ -64,6 +68,20 @@ func readLimited(path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 }
 
+// Bundle joins the sources into one multi-document YAML stream, which
+// ParseSources reads back as the same fabric (how an intent travels to a
+// remote host on stdin).
+func (f *Fabric) Bundle() []byte {
+	var b bytes.Buffer
+	for _, s := range f.Sources {
+		if b.Len() > 0 {
+			b.WriteString("\n---\n")
+		}
+		b.Write(s.Data)
+	}
+	return b.Bytes()
+}
+
 // ParseSources parses and merges several files.
 func ParseSources(srcs ...Source) (*Fabric, error) {
 	errs := &errList{limit: maxErrors}
@@ -74,7 +92,7 @@ func ParseSources(srcs ...Source) (*Fabric, error) {
 	if len(errs.errs) > 0 {
 		return nil, errs.result()
 	}
-	f := &Fabric{}
+	f := &Fabric{Sources: srcs}
 	for _, s := range srcs {
 		f.Files = append(f.Files, s.Name)
 	}

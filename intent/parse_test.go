@@ -418,3 +418,30 @@ func TestLatencyIterationsAtLeastFive(t *testing.T) {
 		t.Errorf("iterations 4 (perftest needs 5): error = %v", err)
 	}
 }
+
+func TestBundleRoundTrip(t *testing.T) {
+	f, err := ParseSources(
+		Source{Name: "policy.yaml", Data: []byte(header + "metadata: {name: pod}\npolicy: {preset: roce-lossless, mtu: 9100}\n")},
+		Source{Name: "hosts.yaml", Data: []byte(header + "inventory:\n  hosts:\n    - {name: 'h{1..3}', address: '10.0.0.{1..3}'}\n")},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Parse("<stdin>", f.Bundle())
+	if err != nil {
+		t.Fatalf("the bundle does not parse: %v", err)
+	}
+	if g.Name != "pod" || g.Policy.MTU != 9100 || len(g.Hosts) != 3 || g.Hosts[2].Address != "10.0.0.3" {
+		t.Errorf("bundle parsed to name %q, MTU %d, %d hosts; want the same fabric", g.Name, g.Policy.MTU, len(g.Hosts))
+	}
+}
+
+func TestLoadFromReadsTheGivenStdin(t *testing.T) {
+	f, err := LoadFrom(strings.NewReader(header+"policy: {preset: roce-lossless}\n"), "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Sources) != 1 || f.Sources[0].Name != "<stdin>" || f.Files[0] != "<stdin>" {
+		t.Errorf("sources = %+v, want one named <stdin>", f.Files)
+	}
+}

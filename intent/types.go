@@ -55,8 +55,12 @@ const (
 // all rates bits per second, all lengths metres and all times time.Duration.
 // A Fabric is read-only once Parse returns it.
 type Fabric struct {
-	Name       string
-	Files      []string // the files it was read from, in order
+	Name  string
+	Files []string // the files it was read from, in order
+	// Sources are the bytes that were parsed, in order: what a remote host
+	// must be sent and what a saved plan's intent hash covers, without
+	// reading the files (or stdin) again.
+	Sources    []Source
 	Policy     Policy
 	Switches   []Switch // sorted by name
 	Hosts      []Host   // sorted by name

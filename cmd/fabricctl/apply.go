@@ -130,7 +130,7 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		if p.Fabric != f.Name {
 			return withCode(ExitError, fmt.Errorf("%s is a plan for fabric %q, the intent is %q", o.planFile, p.Fabric, f.Name))
 		}
-		if p.IntentHash != "" && p.IntentHash != intentHash(f.Files) {
+		if p.IntentHash != "" && p.IntentHash != intentHash(f) {
 			fmt.Fprintf(d.stderr, "fabricctl: warning: the intent files changed since %s was made; applying the plan as saved\n", o.planFile)
 		}
 		if err := o.checkPlanTargets(f, p); err != nil {

@@ -44,7 +44,7 @@ warnings with --strict), 1 an intent file could not be read, 64 usage.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			return o.run(cmd.OutOrStdout(), d.color)
+			return o.run(cmd.InOrStdin(), cmd.OutOrStdout(), d.color)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&o.files, "file", "f", nil, "intent file (repeatable; - reads stdin)")
@@ -71,11 +71,11 @@ func (o *checkOptions) validate() error {
 	return nil
 }
 
-func (o *checkOptions) run(out io.Writer, color bool) error {
+func (o *checkOptions) run(stdin io.Reader, out io.Writer, color bool) error {
 	if o.listRules {
 		return check.WriteRules(out, o.output)
 	}
-	f, err := intent.Load(o.files...)
+	f, err := intent.LoadFrom(stdin, o.files...)
 	var findings []check.Finding
 	switch {
 	case err != nil:

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -104,23 +103,7 @@ func (o *hostOptions) validate(verb string) error {
 }
 
 func (o *hostOptions) load(stdin io.Reader) (*intent.Fabric, error) {
-	var srcs []intent.Source
-	for _, p := range o.files {
-		var data []byte
-		var err error
-		name := p
-		if p == "-" {
-			name = "<stdin>"
-			data, err = io.ReadAll(io.LimitReader(stdin, intent.MaxFileSize+1))
-		} else {
-			data, err = os.ReadFile(p)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read intent: %w", err)
-		}
-		srcs = append(srcs, intent.Source{Name: name, Data: data})
-	}
-	return intent.ParseSources(srcs...)
+	return intent.LoadFrom(stdin, o.files...)
 }
 
 func (o *hostOptions) run(ctx context.Context, d *deps, verb string, stdin io.Reader, out io.Writer) error {

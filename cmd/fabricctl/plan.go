@@ -89,18 +89,14 @@ func (s *switchFlags) planTargets(ctx context.Context, d *deps, f *intent.Fabric
 		p.Targets = append(p.Targets, hp...)
 		p.Sort()
 	}
-	p.IntentHash = intentHash(f.Files)
+	p.IntentHash = intentHash(f)
 	return p, nil
 }
 
 // runHosts runs `fabricctl host VERB` on hosts (over SSH, intent on stdin).
 func (s *switchFlags) runHosts(ctx context.Context, d *deps, f *intent.Fabric, verb string, hosts []intent.Host) ([]plan.TargetPlan, error) {
-	bundle, err := hostdrv.BundleIntent(f.Files...)
-	if err != nil {
-		return nil, withCode(ExitError, err)
-	}
 	fl := &hostdrv.Fleet{Runner: s.hostRunner, Binary: s.hostBinary, Parallel: s.parallel, Log: d.log}
-	return fl.Run(ctx, verb, hosts, bundle)
+	return fl.Run(ctx, verb, hosts, f.Bundle())
 }
 
 func (s *switchFlags) validate() error {
@@ -118,7 +114,7 @@ func (s *switchFlags) validate() error {
 
 // load reads the intent and builds the engine.
 func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
-	f, err := intent.Load(s.files...)
+	f, err := intent.LoadFrom(d.stdin, s.files...)
 	if err != nil {
 		return nil, nil, withCode(ExitError, fmt.Errorf("load intent (run fabricctl check for details): %w", err))
 	}
@@ -136,14 +132,12 @@ func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
 }
 
 // intentHash identifies the intent files a plan was made from.
-func intentHash(files []string) string {
+// intentHash identifies the bytes the fabric was parsed from (saved in a plan,
+// so apply can warn when the intent changed since).
+func intentHash(f *intent.Fabric) string {
 	var all []byte
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return ""
-		}
-		all = append(all, b...)
+	for _, s := range f.Sources {
+		all = append(all, s.Data...)
 		all = append(all, 0)
 	}
 	return plan.Hash(all)

@@ -53,7 +53,7 @@ be loaded), 3 --validate found violations, 64 usage.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			return o.run(cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return o.run(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringArrayVarP(&o.files, "file", "f", nil, "intent file (repeatable; - reads stdin)")
@@ -77,8 +77,8 @@ func (o *renderOptions) validate() error {
 	return nil
 }
 
-func (o *renderOptions) run(out, errw io.Writer) error {
-	f, err := intent.Load(o.files...)
+func (o *renderOptions) run(stdin io.Reader, out, errw io.Writer) error {
+	f, err := intent.LoadFrom(stdin, o.files...)
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("load intent (run fabricctl check for details): %w", err))
 	}

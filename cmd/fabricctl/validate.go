@@ -300,10 +300,7 @@ func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabri
 	if len(local)+len(remoteHosts) == 0 {
 		return p, nil
 	}
-	bundle, err := hostdrv.BundleIntent(f.Files...)
-	if err != nil {
-		return nil, err
-	}
+	bundle := f.Bundle()
 	if len(local) > 0 {
 		// Local hosts are read in this process, as `fabricctl host plan` does.
 		drv, closeDrv, err := hostdrv.Open("", "", d.log)
