@@ -445,3 +445,37 @@ func TestLoadFromReadsTheGivenStdin(t *testing.T) {
 		t.Errorf("sources = %+v, want one named <stdin>", f.Files)
 	}
 }
+
+func TestHostBuffers(t *testing.T) {
+	f := mustParse(t, header+`policy:
+  preset: roce-lossless
+  hostBuffers:
+    - {buffer: 0, size: 128KB, priorities: [0, 6]}
+    - {buffer: 1, size: 256KB, priorities: [3]}
+`)
+	hb := f.Policy.HostBuffer
+	if hb == nil {
+		t.Fatal("HostBuffer is nil")
+	}
+	if hb.PrioToBuffer != [8]int{0, 0, 0, 1, 0, 0, 0, 0} || hb.Sizes != [8]int64{128000, 256000} {
+		t.Errorf("HostBuffer = %+v", hb)
+	}
+	if mustParse(t, header+"policy: {preset: roce-lossless}\n").Policy.HostBuffer != nil {
+		t.Error("no hostBuffers should leave the NIC's buffers alone (nil)")
+	}
+	_, err := Parse("t.yaml", []byte(header+`policy:
+  preset: roce-lossless
+  hostBuffers:
+    - {buffer: 1, priorities: [3]}
+    - {buffer: 1, priorities: [4]}
+    - {buffer: 2, priorities: [3]}
+`))
+	var es Errors
+	if !errors.As(err, &es) || len(es) != 2 || es[0].Path != "policy.hostBuffers[1].buffer" || es[1].Path != "policy.hostBuffers[2].priorities" {
+		t.Fatalf("want 2 errors (buffer 1 twice, priority 3 twice), got %v", err)
+	}
+	_, err = Parse("t.yaml", []byte(header+"policy:\n  hostBuffers: [{buffer: 8, priorities: [9]}]\n"))
+	if !errors.As(err, &es) || len(es) != 2 {
+		t.Fatalf("want 2 range errors (buffer 8, priority 9), got %v", err)
+	}
+}

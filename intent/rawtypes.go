@@ -36,6 +36,7 @@ type rawPolicy struct {
 	GlobalPause           *bool        `yaml:"globalPause" doc:"802.3x link pause; must stay false where PFC is on (default false)"`
 	MaxLosslessPriorities *int         `yaml:"maxLosslessPriorities" range:"1,8" doc:"lossless priorities allowed per port (default 2; platforms may lower it)"`
 	TrustDSCPFullMap      *bool        `yaml:"trustDSCPFullMap" doc:"hosts get all 64 DSCP->priority APP entries (mlnx_qos --trust dscp style) instead of only the class DSCPs"`
+	HostBuffers           []rawBuffer  `yaml:"hostBuffers" doc:"host NIC receive buffers (dcb buffer): each buffer's size and the priorities it takes; unlisted priorities use buffer 0; absent = leave the NIC's buffers alone"`
 	Watchdog              *rawWatchdog `yaml:"watchdog" doc:"PFC watchdog (storm/deadlock detection)"`
 	RoCE                  *rawRoCE     `yaml:"roce" doc:"what hosts send RoCE and CNP traffic with"`
 	Classes               []rawClass   `yaml:"classes" doc:"traffic classes; with a preset, a class of the same name overrides the preset's field by field"`
@@ -53,6 +54,13 @@ type rawClass struct {
 	CNP      *bool    `yaml:"cnp" doc:"this class carries congestion notification packets"`
 	Default  *bool    `yaml:"default" doc:"catch-all class for every DSCP not listed elsewhere"`
 	Pos      Pos
+}
+
+type rawBuffer struct {
+	Buffer     *int  `yaml:"buffer" required:"true" range:"0,7" doc:"buffer index 0-7"`
+	Size       *Size `yaml:"size" doc:"buffer size (e.g. 256KB); absent = leave the size to the driver"`
+	Priorities []int `yaml:"priorities" range:"0,7" doc:"priorities received into this buffer"`
+	Pos        Pos
 }
 
 type rawECN struct {

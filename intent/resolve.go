@@ -175,6 +175,8 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 	p.MaxLosslessPriorities = deref(rp.MaxLosslessPriorities, DefaultMaxLosslessPriorities)
 	p.TrustDSCPFullMap = deref(rp.TrustDSCPFullMap, false)
 
+	r.hostBuffers(rp.HostBuffers, file)
+
 	p.Watchdog = DefaultWatchdog
 	p.Watchdog.Pos = p.Pos
 	if w := rp.Watchdog; w != nil {
@@ -220,6 +222,45 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 			r.errorf(p.RoCE.Pos, "policy.roce.mode", "unknown RoCE mode %q (want \"RoCE v2\" or \"IB/RoCE v1\")", p.RoCE.Mode)
 		}
 	}
+}
+
+// hostBuffers builds the NIC receive buffer layout: each buffer index at most
+// once, each priority in at most one buffer, unlisted priorities in buffer 0.
+func (r *resolver) hostBuffers(rbs []rawBuffer, file string) {
+	if len(rbs) == 0 {
+		return
+	}
+	hb := &HostBuffer{Pos: withFile(rbs[0].Pos, file)}
+	seenBuf := map[int]bool{}
+	seenPrio := map[int]string{}
+	for i, rb := range rbs {
+		pos := withFile(rb.Pos, file)
+		path := fmt.Sprintf("policy.hostBuffers[%d]", i)
+		if rb.Buffer == nil {
+			continue // reported by the decoder
+		}
+		b := *rb.Buffer
+		if seenBuf[b] {
+			r.errorf(pos, path+".buffer", "buffer %d is listed twice", b)
+			continue
+		}
+		seenBuf[b] = true
+		if rb.Size != nil {
+			hb.Sizes[b] = int64(*rb.Size)
+			if hb.Sizes[b] > 1<<32-1 {
+				r.errorf(pos, path+".size", "%d bytes does not fit the kernel's u32 buffer size", hb.Sizes[b])
+			}
+		}
+		for _, p := range rb.Priorities {
+			if prev, dup := seenPrio[p]; dup {
+				r.errorf(pos, path+".priorities", "priority %d is already in %s", p, prev)
+				continue
+			}
+			seenPrio[p] = fmt.Sprintf("buffer %d", b)
+			hb.PrioToBuffer[p] = b
+		}
+	}
+	r.f.Policy.HostBuffer = hb
 }
 
 func (r *resolver) class(rc *rawClass, file string, idx int, seen map[string]Pos) {

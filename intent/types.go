@@ -91,7 +91,18 @@ type Policy struct {
 	// TrustDSCPFullMap installs all 64 DSCP->priority APP entries on hosts (mlnx_qos
 	// --trust dscp style) instead of only the class DSCPs.
 	TrustDSCPFullMap bool
-	Pos              Pos
+	// HostBuffer is the NIC receive buffer layout (dcbnl BUFFER: priority ->
+	// buffer and buffer sizes); nil leaves the NIC's buffers alone.
+	HostBuffer *HostBuffer
+	Pos        Pos
+}
+
+// HostBuffer is a host NIC's receive buffer layout, as `dcb buffer set dev X
+// prio-buffer 0:0 ... 3:1 buffer-size 0:128K 1:256K` sets it.
+type HostBuffer struct {
+	PrioToBuffer [8]int   // buffer index (0..7) of each priority
+	Sizes        [8]int64 // bytes per buffer index; 0 = leave to the driver
+	Pos          Pos
 }
 
 // Class is one traffic class: a set of DSCP values mapped to one 802.1p
