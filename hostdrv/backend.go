@@ -35,6 +35,14 @@ type Quirks struct {
 	// PFCChangeFlapsLink: changing pfc_en takes the link down briefly
 	// (mlx5_toggle_port_link in mlx5e_dcbnl_ieee_setpfc).
 	PFCChangeFlapsLink bool
+	// BufferCell is the largest unit the driver rounds receive buffer sizes
+	// down to; an observed size up to BufferCell-1 bytes below the desired
+	// one is in sync (0 = exact). mlx5 stores sizes in cells of
+	// port_buff_cell_sz bytes (the firmware's SBCAM cap_cell_size, 128 when
+	// not reported): port_set_buffer divides the size by the cell size and
+	// mlx5e_port_query_buffer multiplies it back, so 256000 B reads back as
+	// 255872 B with 128 B cells.
+	BufferCell uint32
 	// ETSWillingUnreported: the driver never reports the ETS willing bit
 	// (mlx5e_dcbnl_ieee_getets leaves it 0; willing is the firmware DCBX
 	// agent's), so it is not compared.
@@ -76,6 +84,12 @@ func (Generic) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, 
 	return baseDesired(fsys, p, nic)
 }
 
+// mlx5BufferCellMax bounds mlx5's receive buffer cell (port_buff_cell_sz).
+// The driver falls back to 128 B; the firmware may report a larger cell, so
+// sizes are compared with a 1 KiB tolerance, far below any buffer size that
+// matters (a lossless buffer needs xoff + MTU, tens of KB).
+const mlx5BufferCellMax = 1024
+
 // MLX5 is the NVIDIA ConnectX (mlx5_core) backend: Generic plus the cable
 // length in the PFC delay field and the ECN/CNP controls the driver exposes
 // (out-of-tree sysfs ecn/roce_np|roce_rp, or upstream debugfs cc_params).
@@ -86,7 +100,8 @@ func (MLX5) Name() string { return "mlx5" }
 
 // Quirks implements Backend.
 func (MLX5) Quirks() Quirks {
-	return Quirks{PFCDelayIsCable: true, AppAddReplaces: true, PFCChangeFlapsLink: true, ETSWillingUnreported: true}
+	return Quirks{PFCDelayIsCable: true, AppAddReplaces: true, PFCChangeFlapsLink: true, ETSWillingUnreported: true,
+		BufferCell: mlx5BufferCellMax}
 }
 
 // Desired implements Backend.
@@ -221,6 +236,23 @@ func baseDesired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []stri
 		}
 	}
 	st.ETS = &ets
+
+	if hb := p.HostBuffer; hb != nil {
+		var bu Buffer
+		for pr, b := range hb.PrioToBuffer {
+			bu.PrioBuffer[pr] = uint8(b)
+		}
+		for i, sz := range hb.Sizes {
+			switch {
+			case sz <= 0:
+			case sz > math.MaxUint32:
+				notes = append(notes, fmt.Sprintf("%s: receive buffer %d size %d B does not fit dcbnl's 32-bit buffer_size: left to the driver", nic.Interface, i, sz))
+			default:
+				bu.Size[i] = uint32(sz)
+			}
+		}
+		st.Buffer = &bu
+	}
 
 	if len(p.LosslessPriorities()) > 0 || !p.GlobalPause {
 		st.Pause = &Pause{RX: p.GlobalPause, TX: p.GlobalPause}

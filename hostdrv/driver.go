@@ -56,6 +56,7 @@ type nicObs struct {
 	Apps      []dcbnl.App       `json:"apps,omitempty"`
 	PFC       *dcbnl.PFC        `json:"pfc,omitempty"`
 	ETS       *dcbnl.ETS        `json:"ets,omitempty"`
+	Buffer    *dcbnl.Buffer     `json:"buffer,omitempty"`
 	Pause     *Pause            `json:"pause,omitempty"`
 	Files     map[string]string `json:"files,omitempty"`
 
@@ -179,7 +180,7 @@ func (d *Driver) observe(nic intent.NIC) (nicObs, []error) {
 				m := st.DCBX
 				o.DCBX = &m
 			}
-			o.Apps, o.PFC, o.ETS = st.Apps, st.PFC, st.ETS
+			o.Apps, o.PFC, o.ETS, o.Buffer = st.Apps, st.PFC, st.ETS, st.Buffer
 		}
 	}
 	if err != nil {
@@ -339,6 +340,11 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 				d.dcbStep(p, pth("ets"), "ETS", fmt.Sprintf("dcb ets set dev %s %s", ifn, want.ETS.String()), dcbnl.SetETS(ifn, set))
 			}
 		}
+		// Receive buffers, after PFC: the driver derives each buffer's
+		// lossless bit from pfc_en and prio2buffer.
+		if want.Buffer != nil {
+			d.diffBuffer(p, q, ifn, *want.Buffer, obs)
+		}
 	}
 
 	// Global pause.
@@ -400,6 +406,44 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 			}})
 	}
 	return errs
+}
+
+// diffBuffer plans the receive buffer layout. The buffer is the host's own
+// (DCBX does not carry it), so it is written even when the DCB objects are
+// verify-only. A driver that reports no BUFFER object (no dcbnl getbuffer,
+// or mlx5 without MLX5_BUFFER_SUPPORTED: the kernel then leaves the
+// attribute out of IEEE_GET) gets a note, not a step that would fail on
+// every apply.
+func (d *Driver) diffBuffer(p *Plan, q Quirks, ifn string, want Buffer, obs *nicObs) {
+	if obs.Buffer == nil {
+		p.Target.Notes = append(p.Target.Notes, fmt.Sprintf("%s: the driver reports no receive buffer layout (no dcbnl buffer support): policy.hostBuffers not applied (%s)", ifn, want.String()))
+		return
+	}
+	have := want.observed(*obs.Buffer)
+	bs, as := have.format(want), want.String()
+	a := plan.Update
+	if want.matches(have, q.BufferCell) {
+		a, as = plan.NoOp, bs
+	}
+	reason := "policy.hostBuffers"
+	if q.BufferCell > 0 {
+		reason += fmt.Sprintf("; sizes match to within %d B: the driver rounds them down to whole buffer cells", q.BufferCell)
+	}
+	p.add(plan.Change{Action: a, Path: ifn + "/buffer", Before: bs, After: as, Reason: reason}, false)
+	if a == plan.NoOp {
+		return
+	}
+	// GET, merge, SET the whole object, as `dcb buffer set` does; total_size
+	// is read-only and sent as 0.
+	set := *obs.Buffer
+	set.Total = 0
+	set.PrioBuffer = want.PrioBuffer
+	for i, sz := range want.Size {
+		if sz != 0 {
+			set.Size[i] = sz
+		}
+	}
+	d.dcbStep(p, ifn+"/buffer", "buffer", fmt.Sprintf("dcb buffer set dev %s %s", ifn, want.String()), dcbnl.SetBuffer(ifn, set))
 }
 
 // diffApps plans the DSCP APP entries: add the missing or different ones

@@ -101,6 +101,13 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
+// withBuffers adds policy.hostBuffers: priority 3 (RoCE) into buffer 1 of
+// 100001 B (not a whole number of mlx5's 128 B cells, so the driver rounds
+// it), buffer 0 of 131072 B for the rest.
+func withBuffers(s string) string {
+	return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  hostBuffers:\n    - {buffer: 0, size: 128KiB, priorities: [0, 1, 2, 4, 5, 6, 7]}\n    - {buffer: 1, size: 100001B, priorities: [3]}\n", 1)
+}
+
 func TestPlanGolden(t *testing.T) {
 	tests := []struct {
 		name string
@@ -113,6 +120,7 @@ func TestPlanGolden(t *testing.T) {
 		{"fresh-generic-full-map", treeOpts{driver: "ice", configfs: true}, func(s string) string {
 			return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  trustDSCPFullMap: true\n", 1)
 		}},
+		{"fresh-mlx5-buffers", treeOpts{ecn: "sysfs", configfs: true}, withBuffers},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,6 +149,7 @@ func TestApplyConverges(t *testing.T) {
 		{"mlx5-sysfs-ecn", treeOpts{ecn: "sysfs", configfs: true}, nil},
 		{"mlx5-debugfs", treeOpts{ecn: "debugfs", configfs: true}, nil},
 		{"mlx5-bare", treeOpts{}, nil},
+		{"mlx5-buffers", treeOpts{}, withBuffers},
 		{"generic-full-map", treeOpts{driver: "ice", configfs: true}, func(s string) string {
 			return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  trustDSCPFullMap: true\n", 1)
 		}},

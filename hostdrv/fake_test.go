@@ -51,10 +51,20 @@ func newFakeKernel(ifnames ...string) *fakeKernel {
 	for i, n := range ifnames {
 		k.nics[n] = &fakeNIC{index: i + 2, mtu: 1500, mlx5: true, pause: Pause{Autoneg: true, RX: true, TX: true},
 			ieee: dcbnl.IEEE{Ifname: n, ETS: &dcbnl.ETS{ETSCap: 8}, PFC: &dcbnl.PFC{Cap: 8, Delay: 7}, Apps: []dcbnl.App{},
-				DCBX: DCBXVerIEEE | DCBXVerCEE, HasDCBX: true}} // mlx5 in firmware DCBX mode, cable length 7 m (MLX5E_DEFAULT_CABLE_LEN)
+				// mlx5 in firmware DCBX mode, cable length 7 m (MLX5E_DEFAULT_CABLE_LEN),
+				// every priority in buffer 0 (the firmware's default layout).
+				Buffer: &dcbnl.Buffer{Size: [8]uint32{fakeCell * 512}, Total: fakeBufferTotal},
+				DCBX:   DCBXVerIEEE | DCBXVerCEE, HasDCBX: true}}
 	}
 	return k
 }
+
+// fakeCell is the fake mlx5's buffer cell (port_buff_cell_sz; 128 B is the
+// driver's fallback) and fakeBufferTotal its port buffer (total_size).
+const (
+	fakeCell        = 128
+	fakeBufferTotal = fakeCell * 4096
+)
 
 func (k *fakeKernel) nic(n string) (*fakeNIC, error) {
 	if x, ok := k.nics[n]; ok {
@@ -150,6 +160,11 @@ func (k *fakeKernel) DCB(req dcbnl.Request) ([][]byte, error) {
 			pfc.Delay = 0
 			s.PFC = &pfc
 		}
+		if n.noBuffer {
+			// mlx5e_dcbnl_getbuffer fails with EOPNOTSUPP and
+			// dcbnl_ieee_fill leaves DCB_ATTR_DCB_BUFFER out.
+			s.Buffer = nil
+		}
 		if n.mlx5 && s.ETS != nil {
 			// mlx5e_dcbnl_ieee_getets never fills in willing: it reads 0.
 			// mlx5e_dcbnl_ieee_getets reads the firmware's bandwidth
@@ -205,6 +220,10 @@ func (k *fakeKernel) ieeeSetDel(n *fakeNIC, r dcbnl.Request) int8 {
 				if !n.mlx5 || p.Delay > 0 && p.Delay < 1000 { // mlx5 ignores 0 and >= MLX5E_MAX_CABLE_LENGTH
 					n.ieee.PFC.Delay = p.Delay
 				}
+			case dcbnl.AttrIEEEBuffer:
+				if st := n.setBuffer(c.Data); st != 0 {
+					return st
+				}
 			case dcbnl.AttrIEEEETS:
 				var e dcbnl.ETS
 				if err := e.UnmarshalBinary(c.Data); err != nil {
@@ -225,6 +244,36 @@ func (k *fakeKernel) ieeeSetDel(n *fakeNIC, r dcbnl.Request) int8 {
 			}
 		}
 	}
+	return 0
+}
+
+// setBuffer plays mlx5e_dcbnl_setbuffer: EOPNOTSUPP without buffer
+// support, EINVAL when the buffers do not fit the port buffer, and sizes
+// rounded down to whole cells (port_set_buffer divides by the cell size).
+// total_size is read-only: what the request carries is ignored.
+func (n *fakeNIC) setBuffer(data []byte) int8 {
+	if n.noBuffer || n.ieee.Buffer == nil {
+		return -int8(syscall.EOPNOTSUPP)
+	}
+	var b dcbnl.Buffer
+	if err := b.UnmarshalBinary(data); err != nil {
+		return -int8(syscall.EINVAL)
+	}
+	var sum uint32
+	for i := range b.Size {
+		if b.PrioBuffer[i] >= dcbnl.MaxTCs {
+			return -int8(syscall.EINVAL)
+		}
+		if n.mlx5 {
+			b.Size[i] -= b.Size[i] % fakeCell
+		}
+		sum += b.Size[i]
+	}
+	if sum > n.ieee.Buffer.Total {
+		return -int8(syscall.EINVAL)
+	}
+	b.Total = n.ieee.Buffer.Total
+	*n.ieee.Buffer = b
 	return 0
 }
 

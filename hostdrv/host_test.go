@@ -50,7 +50,7 @@ func TestFindHost(t *testing.T) {
 // that parses back to exactly the request the step sends.
 func TestWriteNetlink(t *testing.T) {
 	r := newRig(t, treeOpts{ecn: "sysfs", configfs: true})
-	f, h := loadIntent(t, nil)
+	f, h := loadIntent(t, withBuffers)
 	p, err := r.d.Plan(context.Background(), f, h)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +59,7 @@ func TestWriteNetlink(t *testing.T) {
 	if err := WriteNetlink(&b, p); err != nil {
 		t.Fatal(err)
 	}
+	netlinkOut := b.String()
 	var dcbSteps, lines int
 	var printed [][]byte // the dcb requests as -o netlink shows them
 	for _, s := range p.Steps {
@@ -129,5 +130,12 @@ func TestWriteNetlink(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("WriteCommands lines (-want +got):\n%s", diff)
+	}
+	const bufLine = "dcb buffer set dev ens1f0np0 prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0 buffer-size 0:131072 1:100001\n"
+	if !strings.Contains(c.String(), bufLine) {
+		t.Errorf("-o commands lacks %q:\n%s", bufLine, c.String())
+	}
+	if !strings.Contains(netlinkOut, "# "+bufLine) {
+		t.Errorf("-o netlink lacks the request of %q", bufLine)
 	}
 }

@@ -117,6 +117,74 @@ type Pause struct {
 // String renders p as `ethtool -A` arguments (autoneg is left alone).
 func (p Pause) String() string { return fmt.Sprintf("rx %s tx %s", onOff(p.RX), onOff(p.TX)) }
 
+// Buffer is the receive buffer layout fabricctl manages (dcbnl BUFFER,
+// `dcb buffer set`). Size[i] == 0 means buffer i's size is the driver's: it
+// is neither compared nor written. total_size is read-only and not here.
+type Buffer struct {
+	PrioBuffer [8]uint8  // priority -> buffer index
+	Size       [8]uint32 // bytes per buffer index; 0 = not managed
+}
+
+// String renders b as `dcb buffer set` arguments: every priority's buffer,
+// and the sizes of the managed buffers in bytes (dcb(8) reads a bare
+// integer as bytes).
+func (b Buffer) String() string { return b.format(b) }
+
+// format renders b with the sizes of the buffers that want manages (its
+// non-zero sizes), so an observed size of 0 still shows.
+func (b Buffer) format(want Buffer) string {
+	var s strings.Builder
+	s.WriteString("prio-buffer")
+	for p, bu := range b.PrioBuffer {
+		fmt.Fprintf(&s, " %d:%d", p, bu)
+	}
+	first := true
+	for i, sz := range b.Size {
+		if want.Size[i] == 0 {
+			continue
+		}
+		if first {
+			s.WriteString(" buffer-size")
+			first = false
+		}
+		fmt.Fprintf(&s, " %d:%d", i, sz)
+	}
+	return s.String()
+}
+
+// observed returns the observed layout restricted to the buffers want
+// manages, for comparison and rendering.
+func (b Buffer) observed(have dcbnl.Buffer) Buffer {
+	o := Buffer{PrioBuffer: have.PrioBuffer}
+	for i, sz := range b.Size {
+		if sz != 0 {
+			o.Size[i] = have.Size[i]
+		}
+	}
+	return o
+}
+
+// matches reports whether have is b. A size matches when have is b rounded
+// down by less than cell bytes: drivers keep buffer sizes in cells of their
+// own (mlx5 divides the size by its cell size, port_buff_cell_sz, and reads
+// cells * cell size back), so a size that is not a multiple of the cell never
+// reads back as written. cell 0 means exact comparison.
+func (b Buffer) matches(have Buffer, cell uint32) bool {
+	if b.PrioBuffer != have.PrioBuffer {
+		return false
+	}
+	for i, want := range b.Size {
+		if want == 0 {
+			continue
+		}
+		got := have.Size[i]
+		if got > want || want-got >= max(cell, 1) {
+			return false
+		}
+	}
+	return true
+}
+
 // File is one sysfs / configfs / debugfs control file fabricctl manages.
 type File struct {
 	// Setting is the plan path suffix, e.g. "rdma_cm/default_roce_tos".
@@ -144,7 +212,10 @@ type NICState struct {
 	ETS  *ETS
 	// Pause is global 802.3x pause.
 	Pause *Pause
-	Files []File
+	// Buffer is the receive buffer layout (nil: the NIC's buffers are left
+	// alone).
+	Buffer *Buffer
+	Files  []File
 	// VerifyOnly marks DCB settings (DCBX, APP, PFC, ETS) that another owner
 	// (the switch's DCBX advertisement) sets: they are compared, never written.
 	VerifyOnly bool
