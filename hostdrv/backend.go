@@ -43,6 +43,14 @@ type Quirks struct {
 	// mlx5e_port_query_buffer multiplies it back, so 256000 B reads back as
 	// 255872 B with 128 B cells.
 	BufferCell uint32
+	// BufferSizesFirst: a buffer layout change that both resizes buffers
+	// and moves priorities is sent as two requests, sizes first. mlx5
+	// (mlx5e_port_manual_buffer_config) applies prio2buffer before the new
+	// sizes and checks every buffer that becomes lossless against its
+	// current size (update_xoff_threshold: size >= xoff + max_mtu + cell,
+	// else -ENOMEM), so moving a PFC priority into a buffer that is still
+	// empty fails in a single request.
+	BufferSizesFirst bool
 	// ETSWillingUnreported: the driver never reports the ETS willing bit
 	// (mlx5e_dcbnl_ieee_getets leaves it 0; willing is the firmware DCBX
 	// agent's), so it is not compared.
@@ -101,7 +109,7 @@ func (MLX5) Name() string { return "mlx5" }
 // Quirks implements Backend.
 func (MLX5) Quirks() Quirks {
 	return Quirks{PFCDelayIsCable: true, AppAddReplaces: true, PFCChangeFlapsLink: true, ETSWillingUnreported: true,
-		BufferCell: mlx5BufferCellMax}
+		BufferCell: mlx5BufferCellMax, BufferSizesFirst: true}
 }
 
 // Desired implements Backend.

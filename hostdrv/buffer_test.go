@@ -80,11 +80,19 @@ func TestBufferApply(t *testing.T) {
 	// The SET request, laid out as struct dcbnl_buffer (include/uapi/linux/
 	// dcbnl.h): u8 prio2buffer[8] at 0, u32 buffer_size[8] at 8, u32
 	// total_size at 40 (read-only: 0), 44 bytes, host byte order.
+	// mlx5 (BufferSizesFirst): sizes with the old prio2buffer first, so
+	// buffer 1 is large enough before the PFC priority 3 moves into it.
 	sent := sentBuffers(t, r.k)
-	if len(sent) != 2 {
-		t.Fatalf("%d BUFFER requests sent, want 2 (one per NIC)", len(sent))
+	if len(sent) != 4 {
+		t.Fatalf("%d BUFFER requests sent, want 4 (sizes, then prio2buffer, per NIC)", len(sent))
 	}
-	b := sent[0]
+	if diff := cmp.Diff(make([]byte, 8), sent[0][:8]); diff != "" {
+		t.Errorf("first request's prio2buffer (-want +got; sizes go first with the observed mapping):\n%s", diff)
+	}
+	if diff := cmp.Diff(sent[0][8:], sent[1][8:]); diff != "" {
+		t.Errorf("the two requests' sizes differ (-first +second):\n%s", diff)
+	}
+	b := sent[1]
 	if len(b) != 44 {
 		t.Fatalf("dcbnl_buffer is %d bytes, want 44", len(b))
 	}
@@ -135,6 +143,9 @@ func TestBufferApply(t *testing.T) {
 func TestBufferSizeLeftToDriver(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, treeOpts{})
+	for _, n := range r.k.nics {
+		n.ieee.Buffer.Size[1] = 65536 // room for the lossless priority 3
+	}
 	f, h := loadIntent(t, func(s string) string {
 		return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  hostBuffers:\n    - {buffer: 1, priorities: [3]}\n", 1)
 	})
@@ -148,9 +159,31 @@ func TestBufferSizeLeftToDriver(t *testing.T) {
 	if _, err := r.d.Apply(ctx, p); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
-	want := dcbnl.Buffer{PrioBuffer: [8]uint8{0, 0, 0, 1}, Size: [8]uint32{fakeCell * 512}, Total: fakeBufferTotal}
+	want := dcbnl.Buffer{PrioBuffer: [8]uint8{0, 0, 0, 1}, Size: [8]uint32{fakeCell * 512, 65536}, Total: fakeBufferTotal}
 	if diff := cmp.Diff(want, *r.k.nics["ens1f0np0"].ieee.Buffer); diff != "" {
 		t.Errorf("buffer after apply (-want +got):\n%s", diff)
+	}
+	if n := len(sentBuffers(t, r.k)); n != 2 {
+		t.Errorf("%d BUFFER requests, want 2 (one per NIC: no size changes, nothing to split)", n)
+	}
+}
+
+// TestBufferLosslessTooSmall: moving a PFC priority into a buffer the
+// driver finds too small (mlx5: -ENOMEM) is an apply error naming the
+// interface and the setting, not a silent success.
+func TestBufferLosslessTooSmall(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, treeOpts{})
+	f, h := loadIntent(t, func(s string) string {
+		return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  hostBuffers:\n    - {buffer: 1, priorities: [3]}\n", 1)
+	})
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.d.Apply(ctx, p)
+	if err == nil || !strings.Contains(err.Error(), "ens1f0np0: buffer: ") || !strings.Contains(err.Error(), "ENOMEM") {
+		t.Errorf("Apply error = %v, want one naming ens1f0np0's buffer and ENOMEM", err)
 	}
 }
 
@@ -245,5 +278,44 @@ func TestBufferMatches(t *testing.T) {
 				t.Errorf("matches(%d, cell %d) = %v, want %v", tc.have, tc.cell, got, tc.ok)
 			}
 		})
+	}
+}
+
+// TestBufferGenericOneRequest: the generic backend sends the whole layout in
+// one request (what `dcb buffer set` with both arguments sends), compares
+// sizes exactly, and converges.
+func TestBufferGenericOneRequest(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, treeOpts{driver: "ice", configfs: true})
+	for _, n := range r.k.nics {
+		n.mlx5 = false
+	}
+	f, h := loadIntent(t, withBuffers)
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range p.Steps {
+		if strings.HasPrefix(s.Command, "dcb buffer ") {
+			got = append(got, s.Command)
+		}
+	}
+	want := []string{
+		"dcb buffer set dev ens1f0np0 prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0 buffer-size 0:131072 1:100001",
+		"dcb buffer set dev ens1f1np1 prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0 buffer-size 0:131072 1:100001",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("buffer commands (-want +got):\n%s", diff)
+	}
+	after, err := r.d.Apply(ctx, p)
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if c := bufferChanges(after); len(c) != 2 || c[0].Action != plan.NoOp {
+		t.Errorf("read-back buffer changes %+v, want in sync", c)
+	}
+	if got := r.k.nics["ens1f0np0"].ieee.Buffer.Size[1]; got != 100001 {
+		t.Errorf("buffer 1 size = %d, want 100001 (no rounding outside mlx5)", got)
 	}
 }

@@ -437,12 +437,21 @@ func (d *Driver) diffBuffer(p *Plan, q Quirks, ifn string, want Buffer, obs *nic
 	// is read-only and sent as 0.
 	set := *obs.Buffer
 	set.Total = 0
-	set.PrioBuffer = want.PrioBuffer
+	sized := false
 	for i, sz := range want.Size {
-		if sz != 0 {
-			set.Size[i] = sz
+		if sz != 0 && sz != set.Size[i] {
+			set.Size[i], sized = sz, true
 		}
 	}
+	if q.BufferSizesFirst && sized && set.PrioBuffer != want.PrioBuffer {
+		sizes := want
+		sizes.PrioBuffer = set.PrioBuffer
+		d.dcbStep(p, ifn+"/buffer", "buffer", fmt.Sprintf("dcb buffer set dev %s %s", ifn, sizes.sizesString()), dcbnl.SetBuffer(ifn, set))
+		set.PrioBuffer = want.PrioBuffer
+		d.dcbStep(p, ifn+"/buffer", "buffer", fmt.Sprintf("dcb buffer set dev %s %s", ifn, want.prioString()), dcbnl.SetBuffer(ifn, set))
+		return
+	}
+	set.PrioBuffer = want.PrioBuffer
 	d.dcbStep(p, ifn+"/buffer", "buffer", fmt.Sprintf("dcb buffer set dev %s %s", ifn, want.String()), dcbnl.SetBuffer(ifn, set))
 }
 

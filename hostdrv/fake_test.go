@@ -61,9 +61,13 @@ func newFakeKernel(ifnames ...string) *fakeKernel {
 
 // fakeCell is the fake mlx5's buffer cell (port_buff_cell_sz; 128 B is the
 // driver's fallback) and fakeBufferTotal its port buffer (total_size).
+// fakeLosslessMin is the smallest lossless buffer it takes (mlx5 wants
+// xoff + max_mtu + cell, xoff derived from speed, cable and MTU; a constant
+// here).
 const (
 	fakeCell        = 128
 	fakeBufferTotal = fakeCell * 4096
+	fakeLosslessMin = 40000
 )
 
 func (k *fakeKernel) nic(n string) (*fakeNIC, error) {
@@ -259,6 +263,20 @@ func (n *fakeNIC) setBuffer(data []byte) int8 {
 	if err := b.UnmarshalBinary(data); err != nil {
 		return -int8(syscall.EINVAL)
 	}
+	cur := n.ieee.Buffer
+	pfc := uint8(0)
+	if n.ieee.PFC != nil {
+		pfc = n.ieee.PFC.Enable
+	}
+	// lossless reports whether a PFC priority is mapped to buffer i.
+	lossless := func(prio2buf [8]uint8, i int) bool {
+		for pr, bu := range prio2buf {
+			if int(bu) == i && pfc&(1<<pr) != 0 {
+				return true
+			}
+		}
+		return false
+	}
 	var sum uint32
 	for i := range b.Size {
 		if b.PrioBuffer[i] >= dcbnl.MaxTCs {
@@ -266,6 +284,14 @@ func (n *fakeNIC) setBuffer(data []byte) int8 {
 		}
 		if n.mlx5 {
 			b.Size[i] -= b.Size[i] % fakeCell
+			// mlx5e_port_manual_buffer_config: the new prio2buffer is
+			// checked against the current sizes, then the new sizes.
+			if b.PrioBuffer != cur.PrioBuffer && lossless(b.PrioBuffer, i) && cur.Size[i] < fakeLosslessMin {
+				return -int8(syscall.ENOMEM)
+			}
+			if b.Size != cur.Size && lossless(b.PrioBuffer, i) && b.Size[i] < fakeLosslessMin {
+				return -int8(syscall.ENOMEM)
+			}
 		}
 		sum += b.Size[i]
 	}

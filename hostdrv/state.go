@@ -133,19 +133,33 @@ func (b Buffer) String() string { return b.format(b) }
 // format renders b with the sizes of the buffers that want manages (its
 // non-zero sizes), so an observed size of 0 still shows.
 func (b Buffer) format(want Buffer) string {
+	if s := b.sizesOf(want); s != "" {
+		return b.prioString() + " " + s
+	}
+	return b.prioString()
+}
+
+// prioString renders the prio-buffer argument.
+func (b Buffer) prioString() string {
 	var s strings.Builder
 	s.WriteString("prio-buffer")
 	for p, bu := range b.PrioBuffer {
 		fmt.Fprintf(&s, " %d:%d", p, bu)
 	}
-	first := true
+	return s.String()
+}
+
+// sizesString renders the buffer-size argument of the managed buffers.
+func (b Buffer) sizesString() string { return b.sizesOf(b) }
+
+func (b Buffer) sizesOf(want Buffer) string {
+	var s strings.Builder
 	for i, sz := range b.Size {
 		if want.Size[i] == 0 {
 			continue
 		}
-		if first {
-			s.WriteString(" buffer-size")
-			first = false
+		if s.Len() == 0 {
+			s.WriteString("buffer-size")
 		}
 		fmt.Fprintf(&s, " %d:%d", i, sz)
 	}
