@@ -86,6 +86,12 @@ func ownedPaths(req *gnmipb.SetRequest) []*gnmipb.Path {
 	return out
 }
 
+// RunningConfigCommand is the show command CLI settings are read back with:
+// "all" includes defaults, which EOS otherwise leaves out of the running
+// configuration (flowcontrol receive off, for one), so a setting fabricctl
+// wrote that equals the default still reads back.
+const RunningConfigCommand = "show running-config all"
+
 // observe reads paths from the switch into a Snapshot. Targets answer a Get
 // in different shapes (one value per path, leaf by leaf, or a parent); all
 // updates are merged into one tree per origin and each path is read from it.
@@ -96,10 +102,24 @@ func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths 
 		snap.Basis = snap.basis()
 		return snap, nil
 	}
-	notes, err := c.GetConfig(ctx, paths)
-	if transport.Code(err) == codes.NotFound && len(paths) > 1 {
+	// CLI settings (origin cli) are read as the running configuration
+	// with defaults, through a show command; the rest with a config Get.
+	var cliPaths, modelPaths []*gnmipb.Path
+	for _, p := range paths {
+		if p.GetOrigin() == "cli" {
+			cliPaths = append(cliPaths, p)
+		} else {
+			modelPaths = append(modelPaths, p)
+		}
+	}
+	var notes []*gnmipb.Notification
+	var err error
+	if len(modelPaths) > 0 {
+		notes, err = c.GetConfig(ctx, modelPaths)
+	}
+	if transport.Code(err) == codes.NotFound && len(modelPaths) > 1 {
 		notes, err = nil, nil
-		for _, p := range paths {
+		for _, p := range modelPaths {
 			n, err1 := c.GetConfig(ctx, []*gnmipb.Path{p})
 			if transport.Code(err1) == codes.NotFound {
 				continue
@@ -141,6 +161,15 @@ func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths 
 			if err := jtree.Update(root, full.GetElem(), v); err != nil {
 				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, pathKey(full), err)
 			}
+		}
+	}
+	if len(cliPaths) > 0 {
+		text, err := c.GetCLI(ctx, RunningConfigCommand)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range cliPaths {
+			ascii[pathKey(p)] = text
 		}
 	}
 	snap := &Snapshot{Version: SnapshotVersion, Switch: sw.Name, Platform: sw.Platform, Address: sw.Address, Taken: time.Now().UTC()}

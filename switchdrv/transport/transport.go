@@ -181,7 +181,10 @@ func Dial(ctx context.Context, sw intent.Switch, opts Options) (*Client, error) 
 		}
 		tc = credentials.NewTLS(cfg)
 	}
-	dopts := []grpc.DialOption{grpc.WithTransportCredentials(tc)}
+	// A running configuration read over origin cli can exceed gRPC's default
+	// 4 MiB receive limit; 64 MiB matches the SubscribeOnce bound.
+	dopts := []grpc.DialOption{grpc.WithTransportCredentials(tc),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxReply))}
 	user, pass, err := readCredentials(sw.Credentials, opts.Getenv, opts.ReadFile)
 	if err != nil {
 		return nil, &Error{Switch: sw.Name, Op: "dial", Err: err}
@@ -384,6 +387,35 @@ func (c *Client) get(ctx context.Context, paths []*gnmipb.Path, typ gnmipb.GetRe
 	}
 	c.log.Debug("get", "paths", len(paths), "notifications", len(resp.GetNotification()))
 	return resp.GetNotification(), nil
+}
+
+// maxReply bounds one gNMI reply the client accepts.
+const maxReply = 64 << 20
+
+// GetCLI runs a show command over gNMI the way Arista EOS serves it: origin
+// "cli", the command as the only path element, ASCII encoding
+// (`gnmic get --path "cli:/show running-config all" --encoding ascii`). It
+// returns the command's text output.
+func (c *Client) GetCLI(ctx context.Context, command string) (string, error) {
+	p := &gnmipb.Path{Origin: "cli", Elem: []*gnmipb.PathElem{{Name: command}}}
+	req := &gnmipb.GetRequest{Path: []*gnmipb.Path{p}, Encoding: gnmipb.Encoding_ASCII}
+	var resp *gnmipb.GetResponse
+	err := c.retry(ctx, "get", func(ctx context.Context) error {
+		var err error
+		resp, err = c.gnmi.Get(ctx, req)
+		return err
+	})
+	if err != nil {
+		return "", &Error{Switch: c.name, Op: "get", Path: "cli:/" + command, Err: err}
+	}
+	for _, n := range resp.GetNotification() {
+		for _, u := range n.GetUpdate() {
+			if a, ok := u.GetVal().GetValue().(*gnmipb.TypedValue_AsciiVal); ok {
+				return a.AsciiVal, nil
+			}
+		}
+	}
+	return "", &Error{Switch: c.name, Op: "get", Path: "cli:/" + command, Err: errors.New("the reply has no ascii_val")}
 }
 
 // Set sends one SetRequest, exactly once. A failure whose effect is unknown

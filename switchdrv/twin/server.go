@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
@@ -101,6 +102,11 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 		}
 		n := &gnmipb.Notification{Timestamp: now, Prefix: req.GetPrefix()}
 		ns := t.namespace(p)
+		if p.GetOrigin() == "cli" && !isShowCommand(p) {
+			// EOS runs the path element as a show command; an empty path
+			// is not one.
+			return nil, status.Errorf(codes.InvalidArgument, "path %s: origin cli reads a show command (cli:/show running-config)", pathText(p))
+		}
 		if lines, ok := t.data[ns].([]string); ok || p.GetOrigin() == "cli" {
 			n.Update = append(n.Update, &gnmipb.Update{Path: rp, Val: &gnmipb.TypedValue{
 				Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: jtree.CLIText(lines)}}})
@@ -246,6 +252,13 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 		return nil, status.Error(codes.Unavailable, "twin: connection dropped after commit (injected)")
 	}
 	return &gnmipb.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: ts}, nil
+}
+
+// isShowCommand reports whether a cli-origin path names a show command that
+// prints the running configuration, the only one the twin answers.
+func isShowCommand(p *gnmipb.Path) bool {
+	es := p.GetElem()
+	return len(es) == 1 && strings.HasPrefix(es[0].GetName(), "show running-config")
 }
 
 // write applies one replace or update to data.

@@ -150,7 +150,12 @@ func TestCLIOrigin(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CLI lines mismatch (-want +got):\n%s", diff)
 	}
-	resp, err := c.Get(ctx, &gnmipb.GetRequest{Path: []*gnmipb.Path{{Origin: "cli"}}, Encoding: gnmipb.Encoding_JSON_IETF})
+	// Like EOS, the twin reads origin cli through a show command and
+	// refuses a path that names none.
+	if _, err := c.Get(ctx, &gnmipb.GetRequest{Path: []*gnmipb.Path{{Origin: "cli"}}, Encoding: gnmipb.Encoding_ASCII}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("Get cli:/ (no show command) = %v, want InvalidArgument", err)
+	}
+	resp, err := c.Get(ctx, &gnmipb.GetRequest{Path: []*gnmipb.Path{{Origin: "cli", Elem: []*gnmipb.PathElem{{Name: "show running-config all"}}}}, Encoding: gnmipb.Encoding_ASCII})
 	if err != nil {
 		t.Fatal(err)
 	}
