@@ -172,7 +172,7 @@ for h in "${hosts[@]}"; do
 done
 
 if [[ $topo != srl-leafspine ]]; then
-	step "configure SONiC routing and gNMI (configs/<switch>.sh over SSH)"
+	step "configure SONiC routing and gNMI (sonic-setup.sh + configs/<switch>.sh over SSH)"
 	export SSHPASS=$SONIC_PASSWORD
 	for sw in $(switches); do
 		[[ $(kind_of "$sw") == sonic-* ]] || continue
@@ -180,8 +180,9 @@ if [[ $topo != srl-leafspine ]]; then
 		wait_for "$sw SSH ($ip:22)" tcp_open "$ip" 22
 		wait_for "$sw login" sshpass -e ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
 			"$SONIC_USERNAME@$ip" true
-		sshpass -e ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "$SONIC_USERNAME@$ip" 'bash -s' \
-			<"configs/$sw.sh" >"$reports/setup-$sw.log" 2>&1 || die "configs/$sw.sh failed on $sw (see $reports/setup-$sw.log)"
+		cat "$here/sonic-setup.sh" "configs/$sw.sh" |
+			sshpass -e ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "$SONIC_USERNAME@$ip" 'bash -s' \
+				>"$reports/setup-$sw.log" 2>&1 || die "configs/$sw.sh failed on $sw (see $reports/setup-$sw.log)"
 	done
 fi
 

@@ -1,37 +1,11 @@
 #!/bin/bash
-# Routing and gNMI for the SONiC node spine1. SONiC (sonic-vm) takes no
-# partial startup config, so e2e.sh runs this on the switch after deploy:
-#   sshpass -e ssh admin@<mgmt> 'bash -s' < configs/spine1.sh
-# Routing only: fabricctl owns the QoS.
-set -euo pipefail
-sudo config vlan member del 1000 Ethernet0 2>/dev/null || true  # the L2 preset puts ports in Vlan1000
-sudo config interface startup Ethernet0
-sudo config interface ip add Ethernet0 192.168.1.1/31
-sudo config vlan member del 1000 Ethernet4 2>/dev/null || true  # the L2 preset puts ports in Vlan1000
-sudo config interface startup Ethernet4
-sudo config interface ip add Ethernet4 192.168.1.5/31
-sudo sonic-db-cli CONFIG_DB hset "STATIC_ROUTE|10.20.1.0/24" nexthop "192.168.1.0"
-sudo sonic-db-cli CONFIG_DB hset "STATIC_ROUTE|10.20.2.0/24" nexthop "192.168.1.0"
-sudo sonic-db-cli CONFIG_DB hset "STATIC_ROUTE|10.20.3.0/24" nexthop "192.168.1.4"
-sudo sonic-db-cli CONFIG_DB hset "STATIC_ROUTE|10.20.4.0/24" nexthop "192.168.1.4"
-# gNMI on 8080 over TLS with a self-signed certificate (the intent uses
-# tls.skipVerify: lab only), password authentication, no client certificate.
-# Recent images that find no GNMI|certs serve gNMI without TLS on 127.0.0.1 only.
-sudo mkdir -p /etc/sonic/telemetry
-sudo openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=$(hostname)" \
-  -keyout /etc/sonic/telemetry/gnmi.key -out /etc/sonic/telemetry/gnmi.cer 2>/dev/null
-# GNMI|* for the gnmi container, TELEMETRY|* for images that still run the
-# telemetry container instead.
-for table in GNMI TELEMETRY; do
-  sudo sonic-db-cli CONFIG_DB hset "$table|certs" server_crt /etc/sonic/telemetry/gnmi.cer \
-    server_key /etc/sonic/telemetry/gnmi.key ca_crt /etc/sonic/telemetry/gnmi.cer >/dev/null
-  sudo sonic-db-cli CONFIG_DB hset "$table|gnmi" port 8080 client_auth false user_auth password log_level 2 >/dev/null
-done
-if systemctl cat gnmi.service >/dev/null 2>&1; then
-  sudo config feature state gnmi enabled 2>/dev/null || true
-  sudo systemctl restart gnmi
-else
-  sudo config feature state telemetry enabled 2>/dev/null || true
-  sudo systemctl restart telemetry
-fi
-sudo config save -y
+# SONiC node spine1: its ports, addresses and static routes. Not run alone:
+# e2e.sh sends ../../sonic-setup.sh (which defines port, route and finish)
+# and then this file to the switch over SSH.
+port Ethernet0 192.168.1.1/31
+port Ethernet4 192.168.1.5/31
+route 10.20.1.0/24 192.168.1.0
+route 10.20.2.0/24 192.168.1.0
+route 10.20.3.0/24 192.168.1.4
+route 10.20.4.0/24 192.168.1.4
+finish
