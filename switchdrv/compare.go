@@ -27,7 +27,7 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 	}{{d.Replaces, true}, {d.Updates, false}}
 	for _, op := range ops {
 		for _, u := range op.updates {
-			key := pathKey(u.GetPath())
+			key := jtree.PathKey(u.GetPath())
 			want, isASCII, err := jtree.Typed(u.GetVal())
 			if err != nil {
 				return nil, fmt.Errorf("switch %s: desired %s: %w", d.Switch, key, err)
@@ -52,7 +52,7 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 		}
 	}
 	for _, p := range d.Deletes {
-		key := pathKey(p)
+		key := jtree.PathKey(p)
 		if e, _ := snap.entry(key); e.Exists {
 			before := string(e.JSON)
 			if e.ASCII != nil {

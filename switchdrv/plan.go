@@ -17,6 +17,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 )
 
@@ -172,7 +173,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Q
 	// refuse to remove a path that does not exist.
 	var dels []*gnmipb.Path
 	for _, p := range req.GetDelete() {
-		if en, _ := snap.entry(pathKey(p)); en.Exists {
+		if en, _ := snap.entry(jtree.PathKey(p)); en.Exists {
 			dels = append(dels, p)
 		}
 	}
@@ -182,7 +183,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Q
 		req.Delete = dels
 		keep := map[string]bool{}
 		for _, p := range ownedPaths(req) {
-			keep[pathKey(p)] = true
+			keep[jtree.PathKey(p)] = true
 		}
 		snap.Entries = slices.DeleteFunc(snap.Entries, func(en Entry) bool { return !keep[en.Path] })
 		tp.Basis = snap.basis()

@@ -48,18 +48,6 @@ type Entry struct {
 	tree any // JSON decoded, when observe already had it
 }
 
-// pathKey renders a path the way plans, snapshots and Flatten name it.
-func pathKey(p *gnmipb.Path) string {
-	s := jtree.ElemString(p.GetElem())
-	if s == "" {
-		s = "/"
-	}
-	if p.GetOrigin() != "" {
-		s = p.GetOrigin() + ":" + s
-	}
-	return s
-}
-
 // ownedPaths lists the distinct paths a SetRequest writes, in order.
 func ownedPaths(req *gnmipb.SetRequest) []*gnmipb.Path {
 	var out []*gnmipb.Path
@@ -69,7 +57,7 @@ func ownedPaths(req *gnmipb.SetRequest) []*gnmipb.Path {
 		if full.Origin == "" {
 			full.Origin = req.GetPrefix().GetOrigin()
 		}
-		if k := pathKey(full); !seen[k] {
+		if k := jtree.PathKey(full); !seen[k] {
 			seen[k] = true
 			out = append(out, full)
 		}
@@ -147,10 +135,10 @@ func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths 
 			// augment member (arista-qos-augments:scheduling) without one.
 			v, isASCII, err := jtree.TypedQualified(u.GetVal())
 			if err != nil {
-				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, pathKey(full), err)
+				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, jtree.PathKey(full), err)
 			}
 			if isASCII {
-				ascii[pathKey(full)] = v.(string)
+				ascii[jtree.PathKey(full)] = v.(string)
 				continue
 			}
 			root := trees[full.Origin]
@@ -159,7 +147,7 @@ func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths 
 				trees[full.Origin] = root
 			}
 			if err := jtree.Update(root, full.GetElem(), v); err != nil {
-				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, pathKey(full), err)
+				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, jtree.PathKey(full), err)
 			}
 		}
 	}
@@ -169,12 +157,12 @@ func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths 
 			return nil, err
 		}
 		for _, p := range cliPaths {
-			ascii[pathKey(p)] = text
+			ascii[jtree.PathKey(p)] = text
 		}
 	}
 	snap := &Snapshot{Version: SnapshotVersion, Switch: sw.Name, Platform: sw.Platform, Address: sw.Address, Taken: time.Now().UTC()}
 	for _, p := range paths {
-		e := Entry{Path: pathKey(p)}
+		e := Entry{Path: jtree.PathKey(p)}
 		if s, ok := ascii[e.Path]; ok {
 			e.Exists, e.ASCII = true, &s
 		} else if root := trees[p.GetOrigin()]; root != nil {

@@ -42,17 +42,6 @@ func join(prefix, p *gnmipb.Path) *gnmipb.Path {
 	return out
 }
 
-func pathText(p *gnmipb.Path) string {
-	s := jtree.ElemString(p.GetElem())
-	if s == "" {
-		s = "/"
-	}
-	if p.GetOrigin() != "" {
-		s = p.GetOrigin() + ":" + s
-	}
-	return s
-}
-
 // check says whether the twin knows path p (write = for a Set).
 func (t *Twin) check(p *gnmipb.Path, write bool) error {
 	target := p.GetTarget()
@@ -74,10 +63,10 @@ func (t *Twin) check(p *gnmipb.Path, write bool) error {
 	}
 	name := jtree.Name(p.GetElem()[0].GetName())
 	if !slices.Contains(roots, name) {
-		return status.Errorf(codes.NotFound, "path %s: unknown schema node %q", pathText(p), name)
+		return status.Errorf(codes.NotFound, "path %s: unknown schema node %q", jtree.PathKey(p), name)
 	}
 	if write && p.GetOrigin() == "sonic-db" && name != "CONFIG_DB" {
-		return status.Errorf(codes.PermissionDenied, "path %s: only CONFIG_DB is writable", pathText(p))
+		return status.Errorf(codes.PermissionDenied, "path %s: only CONFIG_DB is writable", jtree.PathKey(p))
 	}
 	return nil
 }
@@ -105,7 +94,7 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 		if p.GetOrigin() == "cli" && !isShowCommand(p) {
 			// EOS runs the path element as a show command; an empty path
 			// is not one.
-			return nil, status.Errorf(codes.InvalidArgument, "path %s: origin cli reads a show command (cli:/show running-config)", pathText(p))
+			return nil, status.Errorf(codes.InvalidArgument, "path %s: origin cli reads a show command (cli:/show running-config)", jtree.PathKey(p))
 		}
 		if lines, ok := t.data[ns].([]string); ok || p.GetOrigin() == "cli" {
 			n.Update = append(n.Update, &gnmipb.Update{Path: rp, Val: &gnmipb.TypedValue{
@@ -117,7 +106,7 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 		if ok {
 			tv, err := encode(v, req.GetEncoding())
 			if err != nil {
-				return nil, status.Errorf(codes.Internal, "path %s: %v", pathText(p), err)
+				return nil, status.Errorf(codes.Internal, "path %s: %v", jtree.PathKey(p), err)
 			}
 			n.Update = append(n.Update, &gnmipb.Update{Path: rp, Val: tv})
 		}
@@ -201,7 +190,7 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 				delete(data, ns)
 			} else if m, ok := data[ns].(map[string]any); ok {
 				if err := jtree.Delete(m, p.GetElem()); err != nil {
-					return status.Errorf(codes.InvalidArgument, "delete %s: %v", pathText(p), err)
+					return status.Errorf(codes.InvalidArgument, "delete %s: %v", jtree.PathKey(p), err)
 				}
 			}
 			res(dp, gnmipb.UpdateResult_DELETE)
@@ -219,7 +208,7 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 				}
 				if t.opts.Validate != nil && p.GetOrigin() != "cli" {
 					if err := t.opts.Validate(req.GetPrefix(), u); err != nil {
-						return status.Errorf(codes.InvalidArgument, "path %s: schema: %v", pathText(p), err)
+						return status.Errorf(codes.InvalidArgument, "path %s: schema: %v", jtree.PathKey(p), err)
 					}
 				}
 				if err := t.write(data, p, u.GetVal(), replace); err != nil {
@@ -267,7 +256,7 @@ func (t *Twin) write(data map[string]any, p *gnmipb.Path, tv *gnmipb.TypedValue,
 	if p.GetOrigin() == "cli" {
 		a, ok := tv.GetValue().(*gnmipb.TypedValue_AsciiVal)
 		if !ok {
-			return status.Errorf(codes.InvalidArgument, "path %s: origin cli takes ascii_val", pathText(p))
+			return status.Errorf(codes.InvalidArgument, "path %s: origin cli takes ascii_val", jtree.PathKey(p))
 		}
 		lines, _ := data[ns].([]string)
 		if replace {
@@ -278,7 +267,7 @@ func (t *Twin) write(data map[string]any, p *gnmipb.Path, tv *gnmipb.TypedValue,
 	}
 	v, err := decode(tv)
 	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "path %s: %v", pathText(p), err)
+		return status.Errorf(codes.InvalidArgument, "path %s: %v", jtree.PathKey(p), err)
 	}
 	root, _ := data[ns].(map[string]any)
 	if root == nil {
@@ -288,7 +277,7 @@ func (t *Twin) write(data map[string]any, p *gnmipb.Path, tv *gnmipb.TypedValue,
 	if len(p.GetElem()) == 0 {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return status.Errorf(codes.InvalidArgument, "path %s: value at the root must be an object", pathText(p))
+			return status.Errorf(codes.InvalidArgument, "path %s: value at the root must be an object", jtree.PathKey(p))
 		}
 		for k := range m {
 			if err := t.check(&gnmipb.Path{Origin: p.GetOrigin(), Target: p.GetTarget(), Elem: []*gnmipb.PathElem{{Name: k}}}, true); err != nil {
@@ -307,7 +296,7 @@ func (t *Twin) write(data map[string]any, p *gnmipb.Path, tv *gnmipb.TypedValue,
 		err = jtree.Update(root, p.GetElem(), v)
 	}
 	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "path %s: %v", pathText(p), err)
+		return status.Errorf(codes.InvalidArgument, "path %s: %v", jtree.PathKey(p), err)
 	}
 	return nil
 }

@@ -285,6 +285,19 @@ type Leaf struct {
 	Canon string // canonical text (for comparison)
 }
 
+// PathKey renders a path as plans, snapshots and the twin name it:
+// "origin:/a/b[k=v]" with module prefixes removed ("/" for the root).
+func PathKey(p *gnmipb.Path) string {
+	s := ElemString(p.GetElem())
+	if s == "" {
+		s = "/"
+	}
+	if p.GetOrigin() != "" {
+		s = p.GetOrigin() + ":" + s
+	}
+	return s
+}
+
 // ElemString renders path elems as /a/b[k=v] with prefixes removed and keys
 // sorted by name.
 func ElemString(elems []*gnmipb.PathElem) string {
