@@ -375,7 +375,12 @@ func (c *Client) GetConfig(ctx context.Context, paths []*gnmipb.Path) ([]*gnmipb
 }
 
 func (c *Client) get(ctx context.Context, paths []*gnmipb.Path, typ gnmipb.GetRequest_DataType) ([]*gnmipb.Notification, error) {
-	req := &gnmipb.GetRequest{Path: paths, Encoding: c.Encoding(), Type: typ}
+	return c.getRequest(ctx, &gnmipb.GetRequest{Path: paths, Encoding: c.Encoding(), Type: typ})
+}
+
+// getRequest sends one GetRequest with read retries; errors name the paths.
+func (c *Client) getRequest(ctx context.Context, req *gnmipb.GetRequest) ([]*gnmipb.Notification, error) {
+	paths := req.GetPath()
 	var resp *gnmipb.GetResponse
 	err := c.retry(ctx, "get", func(ctx context.Context) error {
 		var err error
@@ -398,17 +403,11 @@ const maxReply = 64 << 20
 // returns the command's text output.
 func (c *Client) GetCLI(ctx context.Context, command string) (string, error) {
 	p := &gnmipb.Path{Origin: "cli", Elem: []*gnmipb.PathElem{{Name: command}}}
-	req := &gnmipb.GetRequest{Path: []*gnmipb.Path{p}, Encoding: gnmipb.Encoding_ASCII}
-	var resp *gnmipb.GetResponse
-	err := c.retry(ctx, "get", func(ctx context.Context) error {
-		var err error
-		resp, err = c.gnmi.Get(ctx, req)
-		return err
-	})
+	notes, err := c.getRequest(ctx, &gnmipb.GetRequest{Path: []*gnmipb.Path{p}, Encoding: gnmipb.Encoding_ASCII})
 	if err != nil {
-		return "", &Error{Switch: c.name, Op: "get", Path: "cli:/" + command, Err: err}
+		return "", err
 	}
-	for _, n := range resp.GetNotification() {
+	for _, n := range notes {
 		for _, u := range n.GetUpdate() {
 			if a, ok := u.GetVal().GetValue().(*gnmipb.TypedValue_AsciiVal); ok {
 				return a.AsciiVal, nil
