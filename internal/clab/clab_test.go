@@ -517,7 +517,7 @@ func TestE2EScriptSyntax(t *testing.T) {
 	if out, err := exec.Command(bash, "-n", script).CombinedOutput(); err != nil {
 		t.Errorf("bash -n %s: %v\n%s", script, err, out)
 	}
-	for _, s := range append([]string{script}, mustGlob(t, filepath.Join(labsDir, "*", "configs", "*.sh"))...) {
+	for _, s := range append([]string{script, filepath.Join(labsDir, "sonic-setup.sh")}, mustGlob(t, filepath.Join(labsDir, "*", "configs", "*.sh"))...) {
 		if out, err := exec.Command(bash, "-n", s).CombinedOutput(); err != nil {
 			t.Errorf("bash -n %s: %v\n%s", s, err, out)
 		}
@@ -536,7 +536,7 @@ func TestE2EScriptSyntax(t *testing.T) {
 		t.Log("shellcheck is not installed: syntax checked with bash -n only")
 		return
 	}
-	if out, err := exec.Command(sc, "-x", script, filepath.Join(labsDir, "hosts", "host-setup.sh")).CombinedOutput(); err != nil {
+	if out, err := exec.Command(sc, "-x", script, filepath.Join(labsDir, "hosts", "host-setup.sh"), filepath.Join(labsDir, "sonic-setup.sh")).CombinedOutput(); err != nil {
 		t.Errorf("shellcheck: %v\n%s", err, out)
 	}
 }
