@@ -451,15 +451,21 @@ func relTo(file, p string) string {
 	return filepath.Join(filepath.Dir(file), p)
 }
 
+// inventoryPath names a switch or host entry in errors by its name, or by
+// its index while the name is still a range (leaf{1..4}).
+func inventoryPath(list string, idx int, name string) string {
+	if name != "" && !strings.ContainsAny(name, "{") {
+		return "inventory." + list + "[" + name + "]"
+	}
+	return fmt.Sprintf("inventory.%s[%d]", list, idx)
+}
+
 func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[string]Pos) {
 	if r.over {
 		return
 	}
 	pos := withFile(rs.Pos, file)
-	path := fmt.Sprintf("inventory.switches[%d]", idx)
-	if rs.Name != "" && !strings.ContainsAny(rs.Name, "{") {
-		path = "inventory.switches[" + rs.Name + "]"
-	}
+	path := inventoryPath("switches", idx, rs.Name)
 	plat := Platform(rs.Platform)
 	known := false
 	for _, k := range Platforms() {
@@ -590,10 +596,7 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		return
 	}
 	pos := withFile(rh.Pos, file)
-	path := fmt.Sprintf("inventory.hosts[%d]", idx)
-	if rh.Name != "" && !strings.ContainsAny(rh.Name, "{") {
-		path = "inventory.hosts[" + rh.Name + "]"
-	}
+	path := inventoryPath("hosts", idx, rh.Name)
 	hostNames, addrs, ok := r.zip(pos, path, rh.Name, rh.Address, "address")
 	if !ok {
 		return
