@@ -12,16 +12,16 @@ const PFCQueueDefaultMBS = 51_200
 
 // PFCQueueMBS is the pfc-queue maximum-burst-size fabricctl programs for a
 // lossless class on a platform whose XOFF point is that static depth
-// (SR Linux 7220): the class's ECN Kmax plus one frame of mtu bytes, rounded
-// up to 1 KiB, so that the egress queue marks every packet before its
-// ingress pauses; never below the platform default. A class without ECN
-// keeps the default.
+// (SR Linux 7220): the class's ECN Kmax plus one frame (the IP mtu and an
+// Ethernet header with one VLAN tag), rounded up to 1 KiB, so that the
+// egress queue marks every packet before its ingress pauses; never below the
+// platform default. A class without ECN keeps the default.
 func PFCQueueMBS(cl *Class, mtu int) int64 {
 	mbs := int64(PFCQueueDefaultMBS)
 	if cl == nil || cl.ECN == nil {
 		return mbs
 	}
-	want := cl.ECN.MaxBytes + int64(mtu)
+	want := cl.ECN.MaxBytes + int64(mtu) + 18
 	want = (want + 1023) / 1024 * 1024
 	return max(mbs, want)
 }

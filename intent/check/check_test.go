@@ -213,6 +213,25 @@ func TestRules(t *testing.T) {
 			Options{}, []got{{"FC111", Error, "policy.classes[roce].ecn.max"}}},
 		{"ecn max just below xoff depth", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 1_501_500 + 148_480 },
 			Options{}, nil},
+		// FC111 with the platform's own XOFF point (issue 10 item 12): a
+		// 7220 pfc-queue left at its default maximum-burst-size (51,200 B,
+		// srl_nokia-qos) pauses long before Kmax 1.5 MB, buffer or not.
+		{"ecn max above a static xoff point", func(f *intent.Fabric) {
+			for i := range f.Switches {
+				f.Switches[i].BufferBytes = 0
+			}
+		}, Options{Platform: func(p intent.Platform) (PlatformInfo, bool) {
+			pi, ok := DefaultPlatform(p)
+			if p == intent.PlatformSRLinux {
+				pi.XOFF = func(*intent.Class, int) int64 { return intent.PFCQueueDefaultMBS }
+			}
+			return pi, ok
+		}}, []got{{"FC111", Error, "policy.classes[roce].ecn.max"}, {"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
+		{"srl xoff point as programmed", func(f *intent.Fabric) {
+			for i := range f.Switches {
+				f.Switches[i].BufferBytes = 0
+			}
+		}, Options{}, []got{{"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
 		// FC112
 		{"buffer too small for headroom", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 100_000 },
 			Options{}, []got{{"FC112", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},

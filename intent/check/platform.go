@@ -34,6 +34,11 @@ type PlatformInfo struct {
 	// MTU bounds the port MTU the platform's interface model accepts (a zero
 	// MTURange is not checked).
 	MTU MTURange
+	// XOFF, when set, is the ingress queue depth at which the platform sends
+	// PFC pause for a lossless class as fabricctl programs it (mtu: the
+	// policy's IP MTU). nil means the shared-buffer model: pause when the
+	// priority group holds the switch's buffer minus the headroom.
+	XOFF func(cl *intent.Class, mtu int) int64
 }
 
 // MTURange is an inclusive range of port MTUs in bytes.
@@ -101,6 +106,10 @@ func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 			Restore:               Range{Min: ms(100), Max: ms(1500), Step: ms(1)},
 			MinWeight:             1,                              // scheduler input weight 1..255
 			MTU:                   MTURange{Min: 1450, Max: 9500}, // srl_nokia-interfaces.yang: interface mtu range 1450..9500
+			// 7220 IXR (qos-pfc-xgs): the pfc-queue pauses above its
+			// maximum-burst-size (srl_nokia-qos, default 51200 B), which
+			// switchdrv/srl programs as intent.PFCQueueMBS.
+			XOFF: intent.PFCQueueMBS,
 		}, true
 	case intent.PlatformEOS:
 		return PlatformInfo{

@@ -455,13 +455,15 @@ func (c *checker) worstPort(sw *intent.Switch, cell int64) (*intent.Port, headro
 	return wp, wk, wv
 }
 
-// FC111. Assumption (printed in the message): a switch's buffer is the
-// ingress buffer one port can use for lossless traffic; its priority group
-// sends XOFF when it holds the buffer minus the headroom reserved for all
-// lossless priorities of the port; and the egress queue ECN watches is at
-// most as deep as one ingress port's priority group (a single congested
-// sender — the worst case: with N ingress ports feeding it the queue is N
-// times deeper and ECN fires even earlier).
+// FC111. Assumption (printed in the message): the egress queue ECN watches
+// is at most as deep as one ingress port's priority group (a single
+// congested sender — the worst case: with N ingress ports feeding it the
+// queue is N times deeper and ECN fires even earlier). The ingress sends
+// XOFF at the platform's XOFF point (PlatformInfo.XOFF: SR Linux 7220 at the
+// pfc-queue's maximum-burst-size), and in any case when the priority group
+// holds the switch's buffer (the ingress buffer one port can use for
+// lossless traffic) minus the headroom reserved for all lossless priorities
+// of the port.
 func (c *checker) ecnBeforePFC() {
 	n := int64(len(c.lossless))
 	if n == 0 {
@@ -480,17 +482,28 @@ func (c *checker) ecnBeforePFC() {
 		for i := range c.f.Switches {
 			sw := &c.f.Switches[i]
 			pi, ok := c.platform(sw)
-			if !ok || !pi.PFC || sw.BufferBytes <= 0 {
+			if !ok || !pi.PFC || (sw.BufferBytes <= 0 && pi.XOFF == nil) {
 				continue
 			}
-			wp, _, wv := c.worstPort(sw, pi.BufferCellBytes)
-			if wp == nil {
-				continue
+			depth, head := int64(-1), int64(0)
+			if pi.XOFF != nil {
+				depth = pi.XOFF(cl, c.f.Policy.MTU)
 			}
-			head := wv.perPrio * n
-			depth := sw.BufferBytes - head
-			if depth <= 0 {
-				continue // FC112: the headroom alone does not fit
+			if sw.BufferBytes > 0 {
+				wp, _, wv := c.worstPort(sw, pi.BufferCellBytes)
+				if wp == nil && depth < 0 {
+					continue
+				}
+				if wp != nil {
+					head = wv.perPrio * n
+					shared := sw.BufferBytes - head
+					if shared <= 0 {
+						continue // FC112: the headroom alone does not fit
+					}
+					if depth < 0 || shared < depth {
+						depth = shared
+					}
+				}
 			}
 			if cl.ECN.MaxBytes > depth {
 				bad = append(bad, sw.Name)
@@ -502,10 +515,15 @@ func (c *checker) ecnBeforePFC() {
 		if len(bad) == 0 {
 			continue
 		}
-		c.report(Error, c.ecnPos(cl), classPath(cl)+".ecn.max",
-			fmt.Sprintf("lower ECN max to at most %s, or shorten cables / use fewer lossless priorities to free buffer", bytesStr(minDepth)),
-			"class %s: ECN Kmax %s is above the %s at which PFC XOFF fires on %s (buffer %s - headroom %s; assuming one ingress port feeds the queue), so PFC pauses before ECN marks; %d %s affected: %s",
-			cl.Name, bytesStr(cl.ECN.MaxBytes), bytesStr(minDepth), minSw.Name, bytesStr(minSw.BufferBytes), bytesStr(minHead),
+		why := fmt.Sprintf("buffer %s - headroom %s", bytesStr(minSw.BufferBytes), bytesStr(minHead))
+		fix := fmt.Sprintf("lower ECN max to at most %s, or shorten cables / use fewer lossless priorities to free buffer", bytesStr(minDepth))
+		if minSw.BufferBytes <= 0 || minSw.BufferBytes-minHead > minDepth {
+			why = fmt.Sprintf("the %s ingress queue's XOFF point", minSw.Platform)
+			fix = fmt.Sprintf("lower ECN max to at most %s", bytesStr(minDepth))
+		}
+		c.report(Error, c.ecnPos(cl), classPath(cl)+".ecn.max", fix,
+			"class %s: ECN Kmax %s is above the %s at which PFC XOFF fires on %s (%s; assuming one ingress port feeds the queue), so PFC pauses before ECN marks; %d %s affected: %s",
+			cl.Name, bytesStr(cl.ECN.MaxBytes), bytesStr(minDepth), minSw.Name, why,
 			len(bad), plural(len(bad), "switch", "switches"), names(bad, 5))
 	}
 }

@@ -513,16 +513,13 @@ func (c *compiler) namedObjects(lossless []int) error {
 	return nil
 }
 
-// frameBytes is the largest frame (L2, without FCS) the policy MTU allows.
-func (c *compiler) frameBytes() int { return c.f.Policy.MTU + ethOverhead }
-
 // pfcMBS is the maximum-burst-size of the pfc-queue of priority prio: on
 // 7220 IXR the pfc-queue sends pause when it holds more (srl_nokia-qos
 // buffer-allocation-profile pfc-queue maximum-burst-size, feature
 // qos-pfc-xgs, default 51200), so it sits above the class's ECN Kmax
 // (intent.PFCQueueMBS): the queue marks before its ingress pauses.
 func (c *compiler) pfcMBS(prio int) int64 {
-	return intent.PFCQueueMBS(c.f.Policy.ClassByPriority(prio), c.frameBytes())
+	return intent.PFCQueueMBS(c.f.Policy.ClassByPriority(prio), c.f.Policy.MTU)
 }
 
 // maxMBS is the largest maximum-burst-size srl_nokia-qos takes (uint32).
