@@ -306,6 +306,25 @@ func (p *Policy) PFCBitmap() uint8 {
 	return m
 }
 
+// RoCEClass returns the class RDMA data traffic belongs in: the lossless
+// class of the lowest priority; without one (a platform without PFC, such as
+// plain OpenConfig) the lowest-priority class with ECN that is neither the
+// CNP nor the default class; nil when there is neither. Classes are kept
+// sorted by priority.
+func (p *Policy) RoCEClass() *Class {
+	for i := range p.Classes {
+		if p.Classes[i].Lossless {
+			return &p.Classes[i]
+		}
+	}
+	for i := range p.Classes {
+		if c := &p.Classes[i]; c.ECN != nil && !c.CNP && !c.Default {
+			return c
+		}
+	}
+	return nil
+}
+
 // CNPClass returns the class carrying CNPs, or nil.
 func (p *Policy) CNPClass() *Class {
 	for i := range p.Classes {

@@ -292,7 +292,7 @@ func TestRules(t *testing.T) {
 		{"watchdog off without lossless classes is fine", func(f *intent.Fabric) {
 			f.Policy.Watchdog.Enabled = false
 			class(f, "roce").Lossless = false
-			f.Policy.RoCE.ToS = 0<<2 | 2
+			f.Policy.RoCE.ToS = 26<<2 | 2 // derived from the RoCE (ECN) class, issue 10 item 19
 			class(f, "roce").DSCP = []int{26}
 			f.Policy.Classes[0].DSCP = nil
 		}, Options{}, nil},
@@ -375,6 +375,13 @@ func TestRules(t *testing.T) {
 			Options{}, []got{{"FC119", Error, "policy.roce.tos"}, {"FC119", Warning, "policy.roce.tos"}}},
 		{"tos out of range", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 300 },
 			Options{}, []got{{"FC119", Error, "policy.roce.tos"}}},
+		// Without lossless classes (plain OpenConfig) the RoCE class is the
+		// ECN class: ToS 0 lands outside it and the fix names its DSCP 26,
+		// not the default class's 0 (issue 10 item 19).
+		{"tos 0 without lossless classes", func(f *intent.Fabric) {
+			class(f, "roce").Lossless = false
+			f.Policy.RoCE.ToS = 0
+		}, Options{}, []got{{"FC119", Error, "policy.roce.tos"}, {"FC119", Warning, "policy.roce.tos"}}},
 		// FC120
 		{"dcbx unset", func(f *intent.Fabric) { f.Policy.DCBX = "" },
 			Options{}, []got{{"FC120", Error, "policy.dcbx"}}},

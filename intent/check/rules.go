@@ -857,21 +857,30 @@ func (c *checker) hostToS() {
 	}
 	dscp, ecn := tos>>2, tos&3
 	// The DSCP RDMA traffic should carry: its own, if it lands in a lossless
-	// class; otherwise the first lossless class's first DSCP.
+	// class (or, without lossless classes, in the RoCE class); otherwise the
+	// RoCE class's first DSCP (intent.Policy.RoCEClass).
 	prio := p.DSCPToPriority()[dscp]
 	cl := p.ClassByPriority(prio)
 	want := dscp
-	if len(c.lossless) > 0 && (cl == nil || !cl.Lossless) {
-		if len(c.lossless[0].DSCP) > 0 {
-			want = c.lossless[0].DSCP[0]
+	roce := p.RoCEClass()
+	lossless := len(c.lossless) > 0
+	if roce != nil && (cl == nil || (lossless && !cl.Lossless) || (!lossless && cl != roce)) {
+		if len(roce.DSCP) > 0 {
+			want = roce.DSCP[0]
 		}
 		lands := fmt.Sprintf("priority %d", prio)
 		if cl != nil {
 			lands = fmt.Sprintf("class %s (priority %d)", cl.Name, prio)
 		}
-		c.report(Error, at, "policy.roce.tos",
-			fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want),
-			"ToS %d carries DSCP %d, which lands in %s, not a lossless class: RDMA traffic would be dropped under congestion", tos, dscp, lands)
+		if lossless {
+			c.report(Error, at, "policy.roce.tos",
+				fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want),
+				"ToS %d carries DSCP %d, which lands in %s, not a lossless class: RDMA traffic would be dropped under congestion", tos, dscp, lands)
+		} else {
+			c.report(Error, at, "policy.roce.tos",
+				fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want),
+				"ToS %d carries DSCP %d, which lands in %s, not the RoCE class %s: RDMA traffic would miss its queue and ECN marking", tos, dscp, lands, roce.Name)
+		}
 	}
 	fix := fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want)
 	switch ecn {
@@ -880,7 +889,7 @@ func (c *checker) hostToS() {
 			"ToS %d has ECN bits 11 (CE): every packet arrives marked as congested and DCQCN throttles senders to their minimum rate", tos)
 	case 0:
 		c.report(Warning, at, "policy.roce.tos", fix,
-			"ToS %d has ECN bits 00 (not-ECT): switches cannot mark it, so ECN/DCQCN cannot work and PFC does all the work", tos)
+			"ToS %d has ECN bits 00 (not-ECT): switches cannot mark it, so ECN/DCQCN cannot work%s", tos, map[bool]string{true: " and PFC does all the work", false: " and, without PFC, congestion drops it"}[lossless])
 	case 1:
 		c.report(Warning, at, "policy.roce.tos", fix,
 			"ToS %d has ECN bits 01 (ECT(1)): DCQCN deployments and the NVIDIA defaults use ECT(0); some switches treat ECT(1) as L4S", tos)
