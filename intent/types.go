@@ -75,7 +75,11 @@ type Policy struct {
 	Preset string
 	// Classes sorted by priority. Exactly one has Default set; at most one has CNP set.
 	Classes []Class
-	// MTU is the switch port MTU in bytes (L2 frame payload as the NOS counts it).
+	// MTU is the switch port MTU in bytes, as an IP MTU: the largest IP packet
+	// the port carries, the meaning of SONiC's PORT mtu, EOS's mtu and a Linux
+	// netdev's MTU (so it compares directly with HostMTU). Compilers whose
+	// model counts the frame (SR Linux interface mtu and OpenConfig interface
+	// mtu: L2 without FCS) add the Ethernet header.
 	MTU int
 	// HostMTU is the host netdev MTU in bytes.
 	HostMTU int
@@ -193,7 +197,7 @@ type Port struct {
 	Name        string
 	Speed       int64   // bits/s
 	CableMeters float64 // cable length
-	MTU         int     // 0 = Policy.MTU
+	MTU         int     // IP MTU; 0 = Policy.MTU
 	// Subinterface is the subinterface index classifiers attach to (SR Linux).
 	Subinterface int
 	Pos          Pos

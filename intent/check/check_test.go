@@ -460,8 +460,18 @@ func TestRules(t *testing.T) {
 			f.Policy.HostMTU, f.Policy.RoCEPathMTU = 1200, 1024
 			f.Switches[0].Ports[5].MTU = 1400 // unlinked
 		}, Options{}, []got{{"FC125", Error, "inventory.switches[leaf1].ports[ethernet-1/6]"}}},
-		{"srlinux ports at 9500 are fine, sonic ports above 9216 are not", func(f *intent.Fabric) {
-			f.Policy.MTU = 9500
+		// The intent's MTU is the IP MTU (issue 10 item 16): a 7220 IXR takes
+		// port mtu 9412, the L2 frame without FCS, so IP MTU 9398.
+		{"srlinux ports above ip mtu 9398", func(f *intent.Fabric) {
+			f.Policy.MTU = 9400
+		}, Options{}, []got{
+			{"FC125", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"},
+			{"FC125", Error, "inventory.switches[leaf2].ports[ethernet-1/1]"},
+			{"FC125", Error, "inventory.switches[spine1].ports[Ethernet0]"},
+			{"FC125", Error, "inventory.switches[spine2].ports[Ethernet0]"},
+		}},
+		{"srlinux ports at ip mtu 9398 are fine, sonic ports above 9216 are not", func(f *intent.Fabric) {
+			f.Policy.MTU = 9398
 		}, Options{}, []got{
 			{"FC125", Error, "inventory.switches[spine1].ports[Ethernet0]"},
 			{"FC125", Error, "inventory.switches[spine2].ports[Ethernet0]"},

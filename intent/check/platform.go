@@ -31,8 +31,8 @@ type PlatformInfo struct {
 	// No platform driver compiles LLDP/DCBX settings yet, so it is false for
 	// all four built-in platforms.
 	DCBXAdvertise bool
-	// MTU bounds the port MTU the platform's interface model accepts (a zero
-	// MTURange is not checked).
+	// MTU bounds the port IP MTU the platform accepts, converted from its
+	// interface model's own meaning (a zero MTURange is not checked).
 	MTU MTURange
 	// XOFF, when set, is the ingress queue depth at which the platform sends
 	// PFC pause for a lossless class as fabricctl programs it (mtu: the
@@ -83,9 +83,11 @@ func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 //   - openconfig: openconfig-qos has no PFC model at all; the
 //     openconfig-interfaces mtu leaf is a bare uint16, so no MTU range.
 //
-// Port MTU ranges: sonic 68-9216 (sonic-port.yang PORT mtu), srlinux
-// 1450-9500 (srl_nokia-interfaces.yang interface mtu), eos 68-9214 (EOS
-// CLI: hardware refuses more, cEOS stops at 9194; the compiler caps it).
+// Port MTU ranges, all as IP MTUs (the intent's meaning): sonic 68-9216
+// (sonic-port.yang PORT mtu, the IP MTU), srlinux 1486-9398 (7220 IXR:
+// srl_nokia-interfaces.yang interface mtu 1500-9412 is the L2 frame without
+// FCS), eos 68-9214 (EOS CLI mtu is the IP MTU: hardware refuses more, cEOS
+// stops at 9194; the compiler caps it).
 func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 	switch p {
 	case intent.PlatformSONiC:
@@ -104,8 +106,11 @@ func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 			MaxLosslessPriorities: 2,
 			Detect:                Range{Min: ms(10), Max: ms(1500), Step: ms(1)},
 			Restore:               Range{Min: ms(100), Max: ms(1500), Step: ms(1)},
-			MinWeight:             1,                              // scheduler input weight 1..255
-			MTU:                   MTURange{Min: 1450, Max: 9500}, // srl_nokia-interfaces.yang: interface mtu range 1450..9500
+			MinWeight:             1, // scheduler input weight 1..255
+			// IP MTU: srl_nokia-interfaces.yang interface mtu is the L2 frame
+			// without FCS, 1500..9412 on 7220 IXR-D/H (IP MTU at most 9398);
+			// switchdrv/srl adds the 14-byte Ethernet header.
+			MTU: MTURange{Min: 1486, Max: 9398},
 			// 7220 IXR (qos-pfc-xgs): the pfc-queue pauses above its
 			// maximum-burst-size (srl_nokia-qos, default 51200 B), which
 			// switchdrv/srl programs as intent.PFCQueueMBS.

@@ -1081,7 +1081,7 @@ func (c *checker) portMTUPlatform() {
 			}
 			c.report(Error, pos(s.first.Pos, sw.Pos), portPath(sw, s.first),
 				fmt.Sprintf("set mtu: %d on the %s ports and on their link peers (link MTUs must match, FC117)", to, sw.Platform),
-				"switch %s (%s), %s: MTU %d is %s the %d-%d that %s accepts, so the switch refuses or lowers it",
+				"switch %s (%s), %s: IP MTU %d is %s the %d-%d that %s accepts, so the switch refuses or lowers it",
 				sw.Name, sw.Platform, ports, m, edge, pi.MTU.Min, pi.MTU.Max, sw.Platform)
 		}
 	}

@@ -15,6 +15,9 @@
 //   - /qos/interfaces/interface[interface-id=<port>] and [interface-id=<port>.<sub>]
 //     for every inventory port (the whole QoS binding of that port).
 //
+// The intent's MTU is the IP MTU; /interface/mtu is the L2 frame without
+// FCS, so Compile adds the Ethernet header (PortMTU).
+//
 // Merged (update): /qos/explicit-congestion-notification (presence), the
 // standard forwarding classes fc<N> -> unicast-<N>, the queues unicast-<N>
 // and the pfc-queues pfc<N> of the priorities the intent uses,
@@ -71,9 +74,27 @@ const (
 	maxWeight = 255
 	// ethOverhead is what an untagged Ethernet frame adds to the IP MTU
 	// without FCS (the 7220's maximum IP MTU 9398 against its maximum port
-	// MTU 9412, srl_nokia-interfaces.yang).
+	// MTU 9412, srl_nokia-interfaces.yang); a VLAN tag adds vlanTag.
 	ethOverhead = 14
+	vlanTag     = 4
+	// portMTUMin/Max bound /interface/mtu on 7220 IXR-D/H systems
+	// (srl_nokia-interfaces.yang mtu description; the range 1450..9500 is
+	// VSRL's, and a must keeps ethernet ports at 1500 or more).
+	portMTUMin = 1500
+	portMTUMax = 9412
 )
+
+// PortMTU converts the intent's IP MTU of a port into SR Linux's interface
+// mtu: the L2 frame without FCS ("Port MTU in bytes including ethernet
+// overhead but excluding 4-bytes FCS", srl_nokia-interfaces.yang). The
+// subinterface fabricctl classifies on is taken as untagged when its index
+// is 0 and as carrying one VLAN tag otherwise.
+func PortMTU(ipMTU, subinterface int) int {
+	if subinterface != 0 {
+		return ipMTU + ethOverhead + vlanTag
+	}
+	return ipMTU + ethOverhead
+}
 
 // Platform is the SR Linux platform.
 type Platform struct{}
@@ -444,6 +465,11 @@ func (c *compiler) compile() error {
 			return err
 		}
 	}
+	// srl_nokia-interfaces: a routed subinterface forwards IP packets only
+	// up to its ip-mtu, whose default is /system/mtu/default-ip-mtu (1500);
+	// fabricctl does not know whether the subinterface is routed or bridged
+	// (l2-mtu), so it leaves both alone and says so.
+	c.d.Notes = append(c.d.Notes, fmt.Sprintf("subinterface MTU is not managed: routed subinterfaces need ip-mtu %d (the default-ip-mtu is 1500 out of the box), bridged ones l2-mtu of at least the port mtu", c.f.Policy.MTU))
 	// 802.3x pause: one merge of the flow-control container per port; the
 	// value is the same on every port, so it is encoded once (read-only).
 	fcJSON, err := json.Marshal(flowControl{Receive: p.GlobalPause, Transmit: p.GlobalPause})
@@ -451,9 +477,10 @@ func (c *compiler) compile() error {
 		return fmt.Errorf("marshal flow-control: %w", err)
 	}
 	for _, port := range c.sw.Ports {
-		mtu := c.f.PortMTU(port)
-		if mtu < 1450 || mtu > 9500 {
-			return fmt.Errorf("port %s: mtu %d outside SR Linux's 1450..9500", port.Name, mtu)
+		ipMTU := c.f.PortMTU(port)
+		mtu := PortMTU(ipMTU, port.Subinterface)
+		if mtu < portMTUMin || mtu > portMTUMax {
+			return fmt.Errorf("port %s: IP MTU %d is port mtu %d, outside the 7220 IXR's %d..%d", port.Name, ipMTU, mtu, portMTUMin, portMTUMax)
 		}
 		c.d.Updates = append(c.d.Updates,
 			&gnmipb.Update{

@@ -332,3 +332,36 @@ func TestWatchdogNote(t *testing.T) {
 		}
 	}
 }
+
+// TestMTUIsIPMTU (issue 10 item 16): the intent's MTU is the IP MTU (what
+// SONiC's PORT mtu, EOS's mtu and a Linux netdev take); SR Linux's
+// interface mtu is the L2 frame without FCS (srl_nokia-interfaces.yang:
+// "Port MTU in bytes including ethernet overhead but excluding 4-bytes
+// FCS"; 7220 IXR: IP MTU at most 9398 against port MTU 9412). An untagged
+// subinterface adds 14 bytes, a VLAN-tagged one 18.
+func TestMTUIsIPMTU(t *testing.T) {
+	f := testFabric(
+		intent.Port{Name: "ethernet-1/1", Speed: 400e9, CableMeters: 3},
+		intent.Port{Name: "ethernet-1/2", Speed: 400e9, CableMeters: 3, Subinterface: 10},
+		intent.Port{Name: "ethernet-1/3", Speed: 400e9, CableMeters: 3, MTU: 9398},
+	)
+	d, err := Platform{}.Compile(f, &f.Switches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, u := range d.Updates {
+		el := u.GetPath().GetElem()
+		if len(el) == 2 && el[1].GetName() == "mtu" {
+			got[el[0].GetKey()["name"]] = string(u.GetVal().GetJsonIetfVal())
+		}
+	}
+	want := map[string]string{"ethernet-1/1": "9230", "ethernet-1/2": "9234", "ethernet-1/3": "9412"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("interface mtu (-want +got):\n%s", diff)
+	}
+	f.Switches[0].Ports[2].MTU = 9400 // L2 9414: above the 7220's 9412
+	if _, err := (Platform{}).Compile(f, &f.Switches[0]); err == nil {
+		t.Error("IP MTU 9400 (port mtu 9414) compiled, want an error: the 7220 takes at most 9412")
+	}
+}
