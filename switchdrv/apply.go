@@ -288,7 +288,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	e.emit(Event{Switch: w.sw.Name, Step: "verify"})
 	snap, err := observe(ctx, w.c, w.sw, ownedPaths(w.req))
 	if err == nil {
-		d := &Desired{Switch: w.sw.Name, Replaces: w.req.GetReplace(), Updates: w.req.GetUpdate(), Deletes: w.req.GetDelete()}
+		d := &Desired{Switch: w.sw.Name, Platform: w.sw.Platform, Replaces: w.req.GetReplace(), Updates: w.req.GetUpdate(), Deletes: w.req.GetDelete()}
 		var left []plan.Change
 		if left, err = Compare(d, snap, w.q); err == nil {
 			// Leaves the switch added inside a replaced subtree are its

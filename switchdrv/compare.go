@@ -8,6 +8,7 @@ import (
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
@@ -19,8 +20,24 @@ import (
 // sent as strings and member order do not matter) and thresholds within one
 // buffer cell (q.BufferCellBytes) of each other are equal, because hardware
 // rounds them. The changes are sorted by path.
+//
+// With q.SchemaDefaults the YANG defaults of the platform's models are
+// filled in first (yangcheck.Schema.FillDefaults): into both sides of a
+// replaced subtree (a replace resets what it does not name to the default)
+// and into the observed side of a merged one, so that a target that reports
+// the defaults it populated and one that omits leaves equal to their default
+// both compare equal to the intent. Plan, diff and apply's verify all
+// compare through here.
 func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 	var out []plan.Change
+	var schema *yangcheck.Schema
+	if q.SchemaDefaults {
+		s, err := yangcheck.Platform(d.Platform)
+		if err != nil {
+			return nil, fmt.Errorf("switch %s: schema defaults of %s: %w", d.Switch, d.Platform, err)
+		}
+		schema = s
+	}
 	ops := []struct {
 		updates []*gnmipb.Update
 		replace bool
@@ -47,6 +64,17 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 			}
 			if !e.Exists {
 				got = absent{}
+			} else if schema != nil && u.GetPath().GetOrigin() == "" {
+				// got may be the snapshot's own tree: fill a copy.
+				got = jtree.Clone(got)
+				if err := schema.FillDefaults(u.GetPath(), got); err != nil {
+					return nil, fmt.Errorf("switch %s: %w", d.Switch, err)
+				}
+				if op.replace {
+					if err := schema.FillDefaults(u.GetPath(), want); err != nil {
+						return nil, fmt.Errorf("switch %s: %w", d.Switch, err)
+					}
+				}
 			}
 			out = append(out, compareTree(key, lastKeys(u.GetPath()), want, got, op.replace, q.BufferCellBytes)...)
 		}

@@ -59,6 +59,12 @@ type Quirks struct {
 	CLIFallback bool
 	// WatchdogMin/WatchdogMax bound the PFC watchdog timers.
 	WatchdogMin, WatchdogMax int // milliseconds
+	// SchemaDefaults: the platform's targets may report YANG default leaves
+	// they populated, or omit leaves equal to their default, so Compare
+	// fills the defaults of the platform's YANG (yangcheck.Platform) into
+	// both sides of a replaced subtree and into the observed side of a
+	// merged one before comparing.
+	SchemaDefaults bool
 }
 
 // Registry holds the platforms a fabricctl binary knows. Build one with

@@ -48,6 +48,8 @@ var quirks = switchdrv.Quirks{
 	// leaves are unbounded decimal64, so Compile enforces it).
 	WatchdogMin: 10,
 	WatchdogMax: 60000,
+	// Targets report or omit YANG defaults (issue 10 item 18).
+	SchemaDefaults: true,
 }
 
 const (

@@ -44,6 +44,8 @@ var quirks = switchdrv.Quirks{
 	MaxLosslessPriorities: 0,
 	BufferCellBytes:       0,
 	Origin:                "",
+	// Targets report or omit YANG defaults (issue 10 item 18).
+	SchemaDefaults: true,
 }
 
 // Platform is the plain OpenConfig platform.

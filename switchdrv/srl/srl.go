@@ -62,6 +62,8 @@ var quirks = switchdrv.Quirks{
 	// deadlock detection-timer 10..1500 ms (recovery-timer 100..1500 ms).
 	WatchdogMin: 10,
 	WatchdogMax: 1500,
+	// Targets report or omit YANG defaults (issue 10 item 18).
+	SchemaDefaults: true,
 }
 
 // Limits from srl_nokia-qos that Compile enforces (the device would reject
