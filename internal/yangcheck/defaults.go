@@ -5,8 +5,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/openconfig/goyang/pkg/yang"
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/openconfig/goyang/pkg/yang"
 )
 
 // FillDefaults adds to v, the decoded JSON_IETF value at data path p, every
