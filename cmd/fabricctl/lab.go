@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"time"
 
-	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/spf13/cobra"
 
 	"github.com/fabricctl/fabricctl/examples"
@@ -41,7 +40,7 @@ SONiC and EOS): in-process gNMI targets on 127.0.0.1 that announce the platform'
 models, keep a datastore and answer Capabilities/Get/Set/Subscribe over real
 gRPC with TLS (a throw-away CA) and a generated password. They are simulators,
 not switches: they forward no packets, and they check a Set against the vendors'
-YANG only when the YANG is at hand ($FABRICCTL_YANG_DIR or ../shared/yang).
+YANG fabricctl embeds ($FABRICCTL_YANG_DIR overrides it).
 
 It then runs the main job against them: check the intent, plan, apply (with
 backups), and diff to show the fabric is in sync. --keep leaves the twins
@@ -72,7 +71,7 @@ type labTwins struct {
 	file   string
 	fabric *intent.Fabric
 	twins  []*twin.Twin
-	// yang is where the twins' YANG validation came from ("" = none).
+	// yang is where the twins' YANG came from ("embedded" or a directory).
 	yang string
 }
 
@@ -112,12 +111,13 @@ func startLab(dir string, reg *switchdrv.Registry) (*labTwins, error) {
 		return nil, err
 	}
 	l := &labTwins{dir: dir, file: filepath.Join(dir, "lab.yaml")}
-	// With the vendors' YANG at hand (a checkout next to ../shared/yang, or
-	// $FABRICCTL_YANG_DIR), the twins reject what the schema rejects.
-	yangDir, yerr := yangcheck.Dir()
-	if yerr == nil {
-		l.yang = yangDir
+	// The twins reject what the vendors' YANG rejects: the embedded modules,
+	// or $FABRICCTL_YANG_DIR.
+	tree, err := yangcheck.Open("")
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
 	}
+	l.yang = tree.String()
 	text := string(src)
 	for _, sw := range base.Switches {
 		p, err := reg.Lookup(sw.Platform)
@@ -125,15 +125,12 @@ func startLab(dir string, reg *switchdrv.Registry) (*labTwins, error) {
 			l.close()
 			return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
 		}
-		var validate func(*gnmipb.Path, *gnmipb.Update) error
-		if l.yang != "" {
-			schema, err := yangcheck.LoadPlatform(l.yang, sw.Platform)
-			if err != nil {
-				l.close()
-				return nil, fmt.Errorf("lab: %w", err)
-			}
-			validate = schema.CheckUpdate
+		schema, err := tree.LoadPlatform(sw.Platform)
+		if err != nil {
+			l.close()
+			return nil, fmt.Errorf("lab: %w", err)
 		}
+		validate := schema.CheckUpdate
 		tw, err := twin.Start(twin.Options{Name: sw.Name, Platform: sw.Platform, TLS: serverTLS, Validate: validate,
 			Username: "admin", Password: password, CellBytes: p.Quirks().BufferCellBytes})
 		if err != nil {
@@ -188,11 +185,7 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 		fmt.Fprintf(out, "  twin %-8s %-10s gnmi %s (TLS, lab CA)\n", t.Name(), t.Platform(), t.Addr())
 	}
 	fmt.Fprintf(out, "  intent %s\n", l.file)
-	if l.yang != "" {
-		fmt.Fprintf(out, "  the twins reject any Set the YANG in %s does not allow\n", l.yang)
-	} else {
-		fmt.Fprintf(out, "  no YANG found (set $%s): the twins accept any well-formed payload\n", yangcheck.EnvDir)
-	}
+	fmt.Fprintf(out, "  the twins reject any Set the YANG (%s) does not allow\n", l.yang)
 
 	fmt.Fprintf(out, "\n== 1/4 check %s\n", l.file)
 	findings := check.Run(l.fabric, check.Options{})
