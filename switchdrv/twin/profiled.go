@@ -24,36 +24,36 @@ import (
 // whole Set; its text is the device's reason.
 type DatastoreValidator func(origin string, tree map[string]any) error
 
-// YANGValidator validates a datastore against s: every top-level member of
-// a YANG platform's tree, or sonic-db's /CONFIG_DB/localhost as a whole.
-// The checks are yangcheck's (types, keys, mandatory, config false, unknown
-// members, unreleased features).
-func YANGValidator(s *yangcheck.Schema) DatastoreValidator {
+// YANGValidator validates a datastore against s the way the device of
+// profile prof does (yangcheck.ValidateDatastore): the schema checks, then
+// leafref require-instance, must, when, mandatory nodes and if-feature
+// against the profile's feature set (nil prof: every released feature on).
+func YANGValidator(s *yangcheck.Schema, prof *profile.Profile) DatastoreValidator {
+	opts := yangcheck.DatastoreOptions{Features: FeatureSet(s, prof)}
 	return func(origin string, tree map[string]any) error {
-		var vs yangcheck.Violations
-		if origin == yangcheck.OriginSONiCDB {
-			dbs, _ := tree["CONFIG_DB"].(map[string]any)
-			for _, ns := range slices.Sorted(maps.Keys(dbs)) {
-				b, err := json.Marshal(dbs[ns])
-				if err != nil {
-					return err
-				}
-				vs = append(vs, s.Validate(&gnmipb.Path{Origin: origin, Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: ns}}}, b)...)
-			}
-		} else {
-			for _, k := range slices.Sorted(maps.Keys(tree)) {
-				b, err := json.Marshal(tree[k])
-				if err != nil {
-					return err
-				}
-				vs = append(vs, s.Validate(&gnmipb.Path{Origin: origin, Elem: []*gnmipb.PathElem{{Name: k}}}, b)...)
-			}
-		}
-		if len(vs) > 0 {
+		if vs := s.ValidateDatastore(origin, tree, opts); len(vs) > 0 {
 			return vs
 		}
 		return nil
 	}
+}
+
+// FeatureSet is prof's YANG feature set in the form ValidateDatastore takes
+// ("module:feature" -> on), every feature of the profile's feature module
+// listed; nil when the profile uses no feature module.
+func FeatureSet(s *yangcheck.Schema, prof *profile.Profile) map[string]bool {
+	if prof == nil || prof.Features.Module == "" {
+		return nil
+	}
+	names := s.Features(prof.Features.Module)
+	if names == nil {
+		return nil
+	}
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[prof.Features.Module+":"+n] = prof.FeatureOn(n)
+	}
+	return m
 }
 
 // profiled reports whether the twin imitates a release profile.
