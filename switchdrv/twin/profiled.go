@@ -386,3 +386,45 @@ func (t *Twin) validate(data map[string]any, touched map[string]bool) error {
 	}
 	return nil
 }
+
+// emptyTables refuses a SONiC Set that leaves a CONFIG_DB table with no
+// keys by deleting its keys one by one: GCU (generic_updater.py) raises
+// EmptyTableError since empty tables do not show up in CONFIG_DB; deleting
+// the table itself is fine. (The twin drops emptied containers, so a table
+// that was there and is gone without a table-level delete was emptied.)
+func (t *Twin) emptyTables(before, after map[string]any, deletes []*gnmipb.Path) error {
+	if len(deletes) == 0 {
+		return nil
+	}
+	b, a := configDB(before), configDB(after)
+	tableDeleted := map[string]bool{}
+	keyDeleted := map[string]bool{}
+	for _, p := range deletes {
+		es := pathNames(p.GetElem())
+		switch {
+		case len(es) == 3:
+			tableDeleted[es[2]] = true
+		case len(es) > 3:
+			keyDeleted[es[2]] = true
+		}
+	}
+	var empty []string
+	for tname := range keyDeleted {
+		if _, was := b[tname]; !was || tableDeleted[tname] {
+			continue
+		}
+		if _, is := a[tname]; !is {
+			empty = append(empty, tname)
+		}
+	}
+	if len(empty) == 0 {
+		return nil
+	}
+	sort.Strings(empty)
+	s := ""
+	if len(empty) != 1 {
+		s = "s"
+	}
+	return sonicErr("ApplyPatchDb: localhost: given patch is not valid because it will result in empty tables which is not allowed in ConfigDb. Table%s: %s",
+		s, strings.Join(empty, ", "))
+}

@@ -167,3 +167,20 @@ func TestFactoryNeedsProfile(t *testing.T) {
 		t.Fatal("profile of another platform: no error")
 	}
 }
+
+// generic_updater.py: a patch that leaves a table with no keys raises
+// EmptyTableError; deleting the table itself is fine.
+func TestSONiCEmptyTableRefused(t *testing.T) {
+	ctx := context.Background()
+	tw, c := sonicTwin(t, "sonic-202411", nil)
+	if err := tw.Put(cfg(t, "PFC_WD"), map[string]any{"Ethernet0": map[string]any{"action": "drop"}}); err != nil {
+		t.Fatal(err)
+	}
+	code, msg := set(ctx, c, &gnmipb.SetRequest{Delete: []*gnmipb.Path{cfg(t, "PFC_WD/Ethernet0")}})
+	if code != codes.Unknown || !strings.Contains(msg, "will result in empty tables") || !strings.Contains(msg, "Table: PFC_WD") {
+		t.Fatalf("Set = %v %q", code, msg)
+	}
+	if code, msg := set(ctx, c, &gnmipb.SetRequest{Delete: []*gnmipb.Path{cfg(t, "PFC_WD")}}); code != codes.OK {
+		t.Fatalf("table delete: %v %q", code, msg)
+	}
+}

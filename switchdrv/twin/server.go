@@ -179,6 +179,7 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 	}
 	data := cloneData(t.data)
 	touched := map[string]bool{}
+	var keyDeletes []*gnmipb.Path // SONiC CONFIG_DB deletes (GCU's empty-table rule)
 	var results []*gnmipb.UpdateResult
 	ts := time.Now().UnixNano()
 	res := func(p *gnmipb.Path, op gnmipb.UpdateResult_Operation) {
@@ -192,6 +193,9 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 			}
 			ns := t.namespace(p)
 			touched[ns] = true
+			if t.sonicConfig(p) {
+				keyDeletes = append(keyDeletes, p)
+			}
 			if _, ok := data[ns].([]string); ok || p.GetOrigin() == "cli" {
 				delete(data, ns)
 			} else if m, ok := data[ns].(map[string]any); ok {
@@ -227,6 +231,10 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 		return nil
 	}
 	if err := apply(); err != nil {
+		t.mu.Unlock()
+		return nil, err
+	}
+	if err := t.emptyTables(t.data, data, keyDeletes); err != nil {
 		t.mu.Unlock()
 		return nil, err
 	}
