@@ -61,7 +61,9 @@ var srlMutations = []mutation{
 // The sonic-*.yang modules declare no features: nothing to disable.
 var sonicMutations = []mutation{
 	{name: "dangling leafref: PORT_QOS_MAP to a DSCP_TO_TC_MAP that does not exist",
-		req:  func(t *testing.T) *gnmipb.SetRequest { return sonicSet(t, "PORT_QOS_MAP/Ethernet0/dscp_to_tc_map", `"NOPE"`) },
+		req: func(t *testing.T) *gnmipb.SetRequest {
+			return sonicSet(t, "PORT_QOS_MAP/Ethernet0/dscp_to_tc_map", `"NOPE"`)
+		},
 		code: codes.Unknown, want: []string{"Given patch will produce invalid config", "dscp_to_tc_map", "NOPE"}},
 	{name: "violated must: watchdog detection_time below the GLOBAL POLL_INTERVAL",
 		setup: func(t *testing.T, tw interface {
@@ -76,7 +78,9 @@ var sonicMutations = []mutation{
 		},
 		code: codes.Unknown, want: []string{"detection_time must be greater than or equal to POLL_INTERVAL"}},
 	{name: "missing mandatory: PORT without lanes",
-		req:  func(t *testing.T) *gnmipb.SetRequest { return sonicSet(t, "PORT/Ethernet0", `{"speed":"100000","mtu":"9100"}`) },
+		req: func(t *testing.T) *gnmipb.SetRequest {
+			return sonicSet(t, "PORT/Ethernet0", `{"speed":"100000","mtu":"9100"}`)
+		},
 		code: codes.Unknown, want: []string{"Given patch will produce invalid config", "lanes"}},
 }
 
