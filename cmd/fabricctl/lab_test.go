@@ -238,3 +238,31 @@ inventory:
 		t.Errorf("nothing under /qos on the OpenConfig twin")
 	}
 }
+
+func TestLabProfileFlags(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"lab", "--empty", "--strict"}, ExitUsage, "--empty runs bare twins"},
+		{[]string{"lab", "--profile", "srlinux-9.9"}, ExitUsage, `unknown profile "srlinux-9.9" (known: eos, openconfig, sonic-202405`},
+		{[]string{"lab", "--profile", "sonic-202405", "--profile", "sonic-202411"}, ExitUsage, "two profiles for platform sonic"},
+	} {
+		code, _, stderr := runCLI(t, ctx, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// lab --profile runs profiled twins and says which profiles it runs.
+func TestLabSaysWhichProfiles(t *testing.T) {
+	_, stdout, _ := runCLI(t, context.Background(), "lab", "--profile", "srlinux-24.10", "--profile", "sonic-202405")
+	for _, want := range []string{"profile srlinux-24.10 (Nokia 7220 IXR-H4", "profile sonic-202405 (NVIDIA/Mellanox SN3800", "profile eos (", "factory-default datastore"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("lab output lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -103,6 +103,9 @@ type Schema struct {
 	refs     map[leafrefKey]*yang.Entry // leafref -> target leaf (nil = unresolvable)
 	modOf    map[*yang.Entry]string     // entry -> instantiating module
 	patterns map[*yang.YangType][]pattern
+	xerrs    map[string]string                  // XPath that antchfx cannot compile
+	prefixes map[*yang.Module]map[string]string // import prefixes per module
+	conds    map[*yang.Entry]*conds             // when/if-feature/must of an entry
 }
 
 // Load reads every .yang file in dirs (directories on disk: the first
