@@ -21,8 +21,11 @@ import (
 //     user functions);
 //   - re-match(s, p) becomes matches(s, concat('^(?:', p, ')$')): YANG's
 //     XSD regular expressions are anchored, XPath 2.0 matches() is not;
-//   - a string literal 'prefix:identity' becomes 'module:identity', the
-//     JSON (RFC 7951) form the navigator gives identityref leaves.
+//   - a string literal 'prefix:identity' becomes 'identity': the navigator
+//     gives identityref leaves their bare identity name, because SR Linux
+//     compares them with unprefixed literals (type = 'bridged') while
+//     OpenConfig prefixes them ('ianaift:ethernetCsmacd'); the models here
+//     define no two identities of one name that such a test compares.
 //
 // The other functions the modules use (not, starts-with, string,
 // string-length, substring-before/after, concat, count, boolean, number,
@@ -71,7 +74,7 @@ func (r *xrewriter) run(end int) {
 			}
 			lit := r.src[r.i+1 : r.i+1+j]
 			if p, local, ok := strings.Cut(lit, ":"); ok && r.prefixes[p] != "" && !strings.ContainsAny(local, ": /") {
-				lit = r.prefixes[p] + ":" + local
+				lit = local
 			}
 			q := string(c)
 			if strings.Contains(lit, q) {
