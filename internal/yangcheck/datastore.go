@@ -520,6 +520,42 @@ func (s *Schema) condsOf(e *yang.Entry) *conds {
 			stmtConds(a, true, c)
 		}
 	}
+	// An augment's conditions: goyang keeps the augments merged into the
+	// parent (the node's own statement may sit in a grouping the augment
+	// uses, e.g. openconfig-if-ethernet's ethernet container).
+	if e.Parent != nil {
+		for _, a := range e.Parent.Augmented {
+			if _, ok := a.Dir[e.Name]; ok {
+				if an, ok := a.Node.(*yang.Augment); ok && (e.Node == nil || an != e.Node.ParentNode()) {
+					stmtConds(an, true, c)
+				}
+			}
+		}
+	}
+	// A "uses" statement's when and if-feature: goyang copies them into
+	// the Extra of the nodes the grouping brings (openconfig-if-ethernet
+	// augments interface with "uses ethernet-top { when ... }"). The
+	// context of such a when is the parent data node.
+	have := map[string]bool{}
+	for _, w := range c.whens {
+		have[w.expr] = true
+	}
+	for _, x := range e.Extra["when"] {
+		if v, ok := x.(*yang.Value); ok && !have[v.Name] {
+			have[v.Name] = true
+			c.whens = append(c.whens, condition{expr: v.Name, node: valueNode(v, e), up: true})
+		}
+	}
+	haveF := map[string]bool{}
+	for _, f := range c.features {
+		haveF[f.expr] = true
+	}
+	for _, x := range e.Extra["if-feature"] {
+		if v, ok := x.(*yang.Value); ok && !haveF[v.Name] {
+			haveF[v.Name] = true
+			c.features = append(c.features, condition{expr: v.Name, node: valueNode(v, e), up: true})
+		}
+	}
 	for p := e.Parent; p != nil && (p.IsChoice() || p.IsCase()); p = p.Parent {
 		stmtConds(p.Node, true, c)
 		if p.Node != nil {
@@ -535,6 +571,15 @@ func (s *Schema) condsOf(e *yang.Entry) *conds {
 	s.conds[e] = c
 	s.mu.Unlock()
 	return c
+}
+
+// valueNode is the statement a Value belongs to (for its module's
+// prefixes), else e's.
+func valueNode(v *yang.Value, e *yang.Entry) yang.Node {
+	if v.Parent != nil {
+		return v.Parent
+	}
+	return e.Node
 }
 
 type dsValidator struct {
@@ -651,6 +696,9 @@ func (v *dsValidator) featureName(t string, pm map[string]string) bool {
 	mod := pm[""]
 	if ok {
 		mod = pm[p]
+		if mod == "" {
+			mod = p // SR Linux's if-feature extension names modules
+		}
 	} else {
 		name = t
 	}
@@ -729,6 +777,9 @@ func (v *dsValidator) walk(d *dnode) {
 			continue
 		}
 		for _, m := range cs.musts {
+			if !v.mustOn(m) {
+				continue
+			}
 			e, err := v.x.compile(m.Name, m)
 			if err != nil {
 				continue
@@ -754,30 +805,84 @@ func (v *dsValidator) walk(d *dnode) {
 	}
 }
 
-// leafref checks require-instance of a leafref leaf.
-func (v *dsValidator) leafref(k *dnode) {
-	t := k.e.Type
-	if t == nil || t.Kind != yang.Yleafref || t.OptionalInstance || t.Path == "" {
-		return
-	}
-	e, err := v.x.compile(t.Path, typeNode(k.e))
-	if err != nil {
-		return
-	}
-	for _, n := range evalNodes(e, k) {
-		if n.val == k.val {
-			return
+// mustOn reports whether a must applies under the feature set: SR Linux
+// gates some with its own extension, srl_nokia-ext:if-feature "expr"
+// (srl_nokia-interfaces swap-src-dst-mac: "not srl_nokia-features:fpcx").
+// libyang ignores the extension; the referee's module copy drops such a
+// must where the expression is false.
+func (v *dsValidator) mustOn(m *yang.Must) bool {
+	for _, ext := range m.Extensions {
+		if strings.HasSuffix(ext.Keyword, ":if-feature") && !v.featureOn(ext.Argument, m) {
+			return false
 		}
 	}
-	v.addf(k.path, RuleLeafref, "leafref %q: no %s with value %q exists (require-instance)", t.Path, lastStep(t.Path), k.val)
+	return true
 }
 
-// typeNode is the statement whose module the leafref path is written in.
-func typeNode(e *yang.Entry) yang.Node {
-	if e.Type != nil && e.Type.Base != nil {
-		return e.Type.Base
+// leafref checks require-instance of a leafref leaf, or of a union with
+// leafref members: a union value is valid when a non-leafref member takes
+// it or a leafref member finds its instance (libyang's union resolution;
+// SONiC's BUFFER_PG profile is leafref | "NULL").
+func (v *dsValidator) leafref(k *dnode) {
+	t := k.e.Type
+	if t == nil {
+		return
 	}
-	return e.Node
+	switch t.Kind {
+	case yang.Yleafref:
+		if t.OptionalInstance || t.Path == "" || v.hasInstance(k, t) {
+			return
+		}
+		v.addf(k.path, RuleLeafref, "leafref %q: no %s with value %q exists (require-instance)", t.Path, lastStep(t.Path), k.val)
+	case yang.Yunion:
+		var refs []*yang.YangType
+		for _, m := range flatUnion(t) {
+			if m.Kind == yang.Yleafref {
+				if m.OptionalInstance || v.hasInstance(k, m) {
+					return
+				}
+				refs = append(refs, m)
+				continue
+			}
+			if (&checker{s: v.s, strs: true}).value(k.e, m, k.val, true) == "" {
+				return
+			}
+		}
+		if len(refs) > 0 {
+			v.addf(k.path, RuleLeafref, "union with leafref %q: no %s with value %q exists and no other member type takes it", refs[0].Path, lastStep(refs[0].Path), k.val)
+		}
+	}
+}
+
+func flatUnion(t *yang.YangType) []*yang.YangType {
+	var out []*yang.YangType
+	for _, m := range t.Type {
+		if m.Kind == yang.Yunion {
+			out = append(out, flatUnion(m)...)
+		} else {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// hasInstance evaluates the leafref path of type t from leaf k and reports
+// whether a node with k's value is there.
+func (v *dsValidator) hasInstance(k *dnode, t *yang.YangType) bool {
+	n := yang.Node(k.e.Node)
+	if t.Base != nil {
+		n = t.Base
+	}
+	e, err := v.x.compile(t.Path, n)
+	if err != nil {
+		return true
+	}
+	for _, m := range evalNodes(e, k) {
+		if m.val == k.val {
+			return true
+		}
+	}
+	return false
 }
 
 func lastStep(p string) string {

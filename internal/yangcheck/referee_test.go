@@ -38,6 +38,7 @@ func yanglint(t testing.TB) string {
 type refereeVerdict struct {
 	ok       bool
 	location string // data (or schema) location of the first error
+	schema   bool   // location is a schema path (no list keys)
 	msg      string
 }
 
@@ -56,7 +57,8 @@ func runYanglint(t testing.TB, s *Schema, p intent.Platform, data []byte, feats 
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := filepath.Join(t.TempDir(), "datastore.json")
+	tmp := t.TempDir()
+	f := filepath.Join(tmp, "datastore.json")
 	if err := os.WriteFile(f, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +67,12 @@ func runYanglint(t testing.TB, s *Schema, p intent.Platform, data []byte, feats 
 		args = append(args, "-F", fa)
 	}
 	seen := map[string]bool{}
+	mdir := refereeModels(t, s, dirs, feats, tmp)
 	for _, d := range dirs {
-		args = append(args, "-p", filepath.Join("models", d))
+		args = append(args, "-p", filepath.Join(mdir, d))
 	}
 	for _, d := range dirs {
-		fs, _ := filepath.Glob(filepath.Join("models", d, "*.yang"))
+		fs, _ := filepath.Glob(filepath.Join(mdir, d, "*.yang"))
 		for _, m := range fs {
 			if b, _ := os.ReadFile(m); regexp.MustCompile(`(?m)^submodule `).Match(b) {
 				continue // yanglint loads it through its module
@@ -87,12 +90,108 @@ func runYanglint(t testing.TB, s *Schema, p intent.Platform, data []byte, feats 
 		v.msg = m[1]
 		if l := reLocation.FindStringSubmatch(m[1]); l != nil {
 			v.location = l[1]
+			v.schema = strings.Contains(m[1], "(Schema location")
 		}
 	}
 	if !v.ok && v.msg == "" {
 		v.msg = strings.TrimSpace(string(out))
 	}
 	return v
+}
+
+// refereeModels writes the modules yanglint reads: the shipped ones with
+// the two vendor idioms libyang reads differently from the device made
+// explicit (see vendorBooleans and (*dsValidator).mustOn): SR Linux's
+// boolean comparisons rewritten, and the musts its srl_nokia-ext:if-feature
+// extension turns off under feats removed.
+func refereeModels(t testing.TB, s *Schema, dirs []string, feats map[string]bool, tmp string) string {
+	t.Helper()
+	out := filepath.Join(tmp, "models")
+	v := &dsValidator{s: s, opts: DatastoreOptions{Features: feats}}
+	for _, d := range dirs {
+		if err := os.MkdirAll(filepath.Join(out, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fs, _ := filepath.Glob(filepath.Join("models", d, "*.yang"))
+		for _, f := range fs {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := vendorBooleans(string(b))
+			if m := reModName.FindStringSubmatch(text); m != nil && s.ms.Modules[m[1]] != nil {
+				text = dropGatedMusts(text, v, s.ms.Modules[m[1]])
+			}
+			if err := os.WriteFile(filepath.Join(out, d, filepath.Base(f)), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+var (
+	reMustStart = regexp.MustCompile(`\bmust\s`)
+	reExtIfFeat = regexp.MustCompile(`srl_nokia-ext:if-feature\s+"([^"]*)"`)
+)
+
+// dropGatedMusts removes the must statements of a module text whose
+// srl_nokia-ext:if-feature is false.
+func dropGatedMusts(text string, v *dsValidator, mod *yang.Module) string {
+	var b strings.Builder
+	i := 0
+	for {
+		loc := reMustStart.FindStringIndex(text[i:])
+		if loc == nil {
+			b.WriteString(text[i:])
+			return b.String()
+		}
+		start := i + loc[0]
+		end := blockEnd(text, start)
+		block := text[start:end]
+		b.WriteString(text[i:start])
+		if m := reExtIfFeat.FindStringSubmatch(block); m != nil && end > start && !v.featureOn(m[1], mod) {
+			b.WriteString("/* dropped by the referee: srl_nokia-ext:if-feature false */")
+		} else {
+			b.WriteString(block)
+		}
+		if end <= start {
+			end = start + len("must")
+			b.WriteString(text[start+len(block) : end])
+		}
+		i = end
+	}
+}
+
+// blockEnd returns the index after the statement starting at start: after
+// its ";" or its matching "}" (quoted strings skipped).
+func blockEnd(s string, start int) int {
+	depth := 0
+	for i := start; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\'':
+			j := i + 1
+			for j < len(s) && s[j] != c {
+				if c == '"' && s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			i = j
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ';':
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(s)
 }
 
 // yanglintFeatures renders a feature set as yanglint -F arguments, one per
@@ -457,7 +556,28 @@ func agree(ours Violations, ref refereeVerdict) (bool, string) {
 	}
 	for _, v := range ours {
 		p := comparablePath(v.Path)
+		if ref.schema {
+			p = predicateRE.ReplaceAllString(p, "")
+			if strings.HasPrefix(v.Path, OriginSONiCDB+":") {
+				// A sonic-yang schema location reads TABLE/TABLE_LIST/
+				// field where ours reads TABLE/KEY/field.
+				lp, op := strings.Split(loc, "/"), strings.Split(p, "/")
+				if len(lp) == len(op) && lp[0] == op[0] && lp[len(lp)-1] == op[len(op)-1] {
+					return true, ""
+				}
+				continue
+			}
+		}
 		if p == loc || strings.HasPrefix(p, loc+"/") || strings.HasPrefix(loc, p+"/") {
+			return true, ""
+		}
+	}
+	// libyang names a list entry it has not finished parsing without its
+	// keys: compare without predicates.
+	bare := predicateRE.ReplaceAllString(loc, "")
+	for _, v := range ours {
+		p := predicateRE.ReplaceAllString(comparablePath(v.Path), "")
+		if p == bare || strings.HasPrefix(p, bare+"/") || strings.HasPrefix(bare, p+"/") {
 			return true, ""
 		}
 	}
