@@ -588,6 +588,8 @@ type dsValidator struct {
 	x        *xexprs
 	out      Violations
 	featMemo map[string]bool
+	exprMemo map[featKey]bool
+	refSets  map[*xpath.Expr]map[string]bool // values of absolute leafref paths
 }
 
 // topEntries are the top-level data nodes of the schema, the OpenConfig one
@@ -628,8 +630,25 @@ func (v *dsValidator) addf(path, rule, format string, a ...any) {
 // featureOn evaluates an if-feature expression (YANG 1.1: names, not, and,
 // or, parentheses) written in the module of n.
 func (v *dsValidator) featureOn(expr string, n yang.Node) bool {
-	toks := strings.Fields(strings.NewReplacer("(", " ( ", ")", " ) ").Replace(expr))
 	pm := v.s.prefixesOf(n)
+	key := featKey{expr, pm[""]}
+	if r, ok := v.exprMemo[key]; ok {
+		return r
+	}
+	r := v.evalFeature(expr, pm)
+	if v.exprMemo == nil {
+		v.exprMemo = map[featKey]bool{}
+	}
+	v.exprMemo[key] = r
+	return r
+}
+
+type featKey struct{ expr, mod string }
+
+var featTokens = strings.NewReplacer("(", " ( ", ")", " ) ")
+
+func (v *dsValidator) evalFeature(expr string, pm map[string]string) bool {
+	toks := strings.Fields(featTokens.Replace(expr))
 	i := 0
 	var or func() bool
 	atom := func() bool {
@@ -759,7 +778,7 @@ func (v *dsValidator) allowed(d, k *dnode, cs *conds) bool {
 		if err != nil {
 			continue
 		}
-		if !evalBool(e, ctx) {
+		if !v.x.evalBool(e, ctx) {
 			if !k.dflt {
 				v.addf(k.path, RuleWhen, "when condition %q not satisfied", w.expr)
 			}
@@ -784,7 +803,7 @@ func (v *dsValidator) walk(d *dnode) {
 			if err != nil {
 				continue
 			}
-			if !evalBool(e, k) {
+			if !v.x.evalBool(e, k) {
 				msg := fmt.Sprintf("must condition %q not satisfied", m.Name)
 				if m.ErrorMessage != nil && m.ErrorMessage.Name != "" {
 					msg = m.ErrorMessage.Name
@@ -877,7 +896,23 @@ func (v *dsValidator) hasInstance(k *dnode, t *yang.YangType) bool {
 	if err != nil {
 		return true
 	}
-	for _, m := range evalNodes(e, k) {
+	// An absolute path that does not use current() selects the same
+	// nodes from every leaf: collect their values once per validation.
+	if src := e.String(); strings.HasPrefix(src, "/") && !strings.Contains(src, "@") {
+		set, ok := v.refSets[e]
+		if !ok {
+			set = map[string]bool{}
+			for _, m := range v.x.evalNodes(e, k) {
+				set[m.val] = true
+			}
+			if v.refSets == nil {
+				v.refSets = map[*xpath.Expr]map[string]bool{}
+			}
+			v.refSets[e] = set
+		}
+		return set[k.val]
+	}
+	for _, m := range v.x.evalNodes(e, k) {
 		if m.val == k.val {
 			return true
 		}
@@ -965,7 +1000,7 @@ func (v *dsValidator) couldExist(d *dnode, ch *yang.Entry) bool {
 		if err != nil {
 			return false
 		}
-		if !evalBool(e, ctx) {
+		if !v.x.evalBool(e, ctx) {
 			return false
 		}
 	}

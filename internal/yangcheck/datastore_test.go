@@ -27,7 +27,7 @@ type exampleDatastore struct {
 	tree     map[string]any
 }
 
-func exampleDatastores(t *testing.T) []exampleDatastore {
+func exampleDatastores(t testing.TB) []exampleDatastore {
 	t.Helper()
 	r := switchdrv.NewRegistry()
 	for _, reg := range []func(*switchdrv.Registry) error{srl.Register, sonic.Register, eos.Register, oc.Register} {
