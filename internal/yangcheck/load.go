@@ -106,6 +106,8 @@ type Schema struct {
 	xerrs    map[string]string                  // XPath that antchfx cannot compile
 	prefixes map[*yang.Module]map[string]string // import prefixes per module
 	conds    map[*yang.Entry]*conds             // when/if-feature/must of an entry
+	ixSpecs  []ixSpec                           // indexed lookups (xpath.go)
+	ixByKey  map[string]int
 }
 
 // Load reads every .yang file in dirs (directories on disk: the first
