@@ -102,7 +102,7 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 			notes = append(notes, n)
 			continue
 		}
-		v, ok := jtree.Get(t.tree(ns), p.GetElem())
+		v, ok := jtree.Get(t.readTree(ns), p.GetElem())
 		if ok {
 			tv, err := encode(v, req.GetEncoding())
 			if err != nil {
@@ -386,7 +386,7 @@ func (s *server) Subscribe(stream gnmipb.GNMI_SubscribeServer) error {
 			t.mu.Unlock()
 			return err
 		}
-		v, ok := jtree.Get(t.tree(t.namespace(p)), p.GetElem())
+		v, ok := jtree.Get(t.readTree(t.namespace(p)), p.GetElem())
 		if !ok {
 			continue
 		}

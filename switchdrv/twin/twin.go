@@ -20,6 +20,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/profile"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
@@ -61,6 +62,9 @@ type Options struct {
 	// Defaults overrides the profile's Get defaults mode (OpenConfig):
 	// profile.PopulateDefaults or profile.TrimDefaults.
 	Defaults string
+	// Schema is the YANG the defaults mode reads default values from
+	// (required when a defaults mode is in effect).
+	Schema *yangcheck.Schema
 }
 
 // targetProfile is what a platform announces and accepts.
@@ -165,6 +169,18 @@ func Start(opts Options) (*Twin, error) {
 		}
 	} else if opts.Factory {
 		return nil, fmt.Errorf("twin %s: factory defaults need a profile", opts.Name)
+	}
+	if opts.Defaults == "" && opts.Profile != nil {
+		opts.Defaults = opts.Profile.Write.Defaults
+	}
+	switch opts.Defaults {
+	case "":
+	case profile.PopulateDefaults, profile.TrimDefaults:
+		if opts.Schema == nil {
+			return nil, fmt.Errorf("twin %s: defaults mode %s needs Options.Schema", opts.Name, opts.Defaults)
+		}
+	default:
+		return nil, fmt.Errorf("twin %s: defaults mode %q (want %s or %s)", opts.Name, opts.Defaults, profile.PopulateDefaults, profile.TrimDefaults)
 	}
 	prof, err := profileFor(opts.Platform)
 	if err != nil {
