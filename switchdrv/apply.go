@@ -105,7 +105,9 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		}
 		var q Quirks
 		if plat, err := e.Registry.Lookup(sw.Platform); err == nil {
-			q = plat.Quirks()
+			if q, err = e.quirks(plat); err != nil {
+				return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
+			}
 		}
 		tr.Status = StatusSkipped
 		ws = append(ws, &work{tp: tp, sw: sw, q: q, req: req, res: tr})
@@ -386,7 +388,9 @@ func (e *Engine) Restore(ctx context.Context, sw *intent.Switch, snap *Snapshot)
 	var q Quirks
 	if e.Registry != nil {
 		if p, err := e.Registry.Lookup(sw.Platform); err == nil {
-			q = p.Quirks()
+			if q, err = e.quirks(p); err != nil {
+				return err
+			}
 		}
 	}
 	c, err := transport.Dial(ctx, *sw, e.Transport)

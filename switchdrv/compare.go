@@ -8,7 +8,7 @@ import (
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
-	"github.com/fabricctl/fabricctl/internal/yangcheck"
+	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
@@ -22,7 +22,7 @@ import (
 // rounds them. The changes are sorted by path.
 //
 // With q.SchemaDefaults the YANG defaults of the platform's models are
-// filled in first (yangcheck.Schema.FillDefaults): into both sides of a
+// filled in first (q.Defaults, yangcheck.Schema.FillDefaults): into both sides of a
 // replaced subtree (a replace resets what it does not name to the default)
 // and into the observed side of a merged one, so that a target that reports
 // the defaults it populated and one that omits leaves equal to their default
@@ -30,13 +30,13 @@ import (
 // compare through here.
 func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 	var out []plan.Change
-	var schema *yangcheck.Schema
+	plat := d.Platform
+	if plat == "" && q.Profile != nil {
+		plat = intent.Platform(q.Profile.Platform)
+	}
+	var schema DefaultsFiller
 	if q.SchemaDefaults {
-		s, err := yangcheck.Platform(d.Platform)
-		if err != nil {
-			return nil, fmt.Errorf("switch %s: schema defaults of %s: %w", d.Switch, d.Platform, err)
-		}
-		schema = s
+		schema = q.Defaults
 	}
 	ops := []struct {
 		updates []*gnmipb.Update
@@ -64,7 +64,7 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 			}
 			if !e.Exists {
 				got = absent{}
-			} else if schema != nil && u.GetPath().GetOrigin() == "" {
+			} else if o := u.GetPath().GetOrigin(); schema != nil && (o == "" || o == "openconfig") {
 				// got may be the snapshot's own tree: fill a copy.
 				got = jtree.Clone(got)
 				if err := schema.FillDefaults(u.GetPath(), got); err != nil {

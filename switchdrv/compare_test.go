@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
@@ -136,7 +138,11 @@ func TestCompareSchemaDefaults(t *testing.T) {
 				d.Updates = []*gnmipb.Update{u}
 			}
 			snap := &switchdrv.Snapshot{Switch: "oc1", Entries: []switchdrv.Entry{{Path: p, Exists: true, JSON: json.RawMessage(tc.got)}}}
-			got, err := switchdrv.Compare(d, snap, switchdrv.Quirks{SchemaDefaults: true})
+			schema, err := yangcheck.Platform(intent.PlatformOpenConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := switchdrv.Compare(d, snap, switchdrv.Quirks{SchemaDefaults: true, Defaults: schema})
 			if err != nil {
 				t.Fatal(err)
 			}

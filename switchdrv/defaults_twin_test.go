@@ -53,7 +53,8 @@ inventory:
 			if err := oc.Register(reg); err != nil {
 				t.Fatal(err)
 			}
-			eng := &switchdrv.Engine{Registry: reg, BackupDir: t.TempDir(), Parallel: 1}
+			eng := &switchdrv.Engine{Registry: reg, BackupDir: t.TempDir(), Parallel: 1,
+				Defaults: func(p intent.Platform) (switchdrv.DefaultsFiller, error) { return schemas[p], nil }}
 			p, err := eng.Plan(t.Context(), f, nil)
 			if err != nil || p.HasErrors() {
 				t.Fatalf("Plan: %v %v", err, switchdrv.Errors(p))

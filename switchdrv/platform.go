@@ -68,6 +68,11 @@ type Quirks struct {
 	// both sides of a replaced subtree and into the observed side of a
 	// merged one before comparing.
 	SchemaDefaults bool
+	// Defaults fills the platform's YANG defaults (a *yangcheck.Schema);
+	// Engine sets it from Engine.Defaults. switchdrv cannot import
+	// yangcheck itself: yangcheck's tests compile the examples with the
+	// switchdrv compilers.
+	Defaults DefaultsFiller
 	// Profile is the release profile the quirks were read from (all the
 	// other platform facts: MTU meaning, timer steps, feature set, write
 	// semantics, factory defaults).
@@ -100,6 +105,12 @@ func DefaultQuirks(platform intent.Platform) Quirks {
 		panic("switchdrv: " + err.Error())
 	}
 	return QuirksFor(p)
+}
+
+// DefaultsFiller fills the YANG default values into a decoded JSON value at
+// a data path (yangcheck.Schema implements it).
+type DefaultsFiller interface {
+	FillDefaults(p *gnmipb.Path, v any) error
 }
 
 // Registry holds the platforms a fabricctl binary knows. Build one with

@@ -176,7 +176,7 @@ func startLabWith(dir string, reg *switchdrv.Registry, strict labProfiles) (*lab
 					return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
 				}
 			}
-			opts.Profile, opts.Factory, opts.Validator = prof, true, twin.YANGValidator(schema, prof)
+			opts.Profile, opts.Factory, opts.Validator, opts.Schema = prof, true, twin.YANGValidator(schema, prof), schema
 			l.profiles = append(l.profiles, prof.Name)
 		} else {
 			opts.Validate = schema.CheckUpdate
@@ -266,7 +266,7 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 	}
 
 	eng := &switchdrv.Engine{Registry: reg, Log: d.log, BackupDir: filepath.Join(dir, "backups"),
-		Transport: transport.Options{Timeout: o.timeout, Log: d.log}}
+		Transport: transport.Options{Timeout: o.timeout, Log: d.log}, Defaults: yangDefaults}
 	fmt.Fprintf(out, "\n== 2/4 plan (reads the twins over gNMI)\n")
 	p, err := eng.Plan(ctx, l.fabric, nil)
 	if err != nil {

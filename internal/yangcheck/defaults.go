@@ -1,6 +1,7 @@
 package yangcheck
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -8,6 +9,155 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/openconfig/goyang/pkg/yang"
 )
+
+// Defaults edits a datastore tree (the data root of a YANG origin, RFC 7951
+// member names, qualified or not) the way targets differ in reporting YANG
+// default values (gNMI specification 2.4.3; RFC 6243's report-all and trim
+// modes):
+//   - populate (trim false): every container and list entry present gets
+//     the leaves with a YANG default that it lacks (e.g. openconfig-qos
+//     red/uniform/config drop and enable-ecn = false);
+//   - trim (trim true): leaves equal to their default are removed.
+//
+// Leaves inside a choice are left alone (which case holds is the data's
+// business). tree is changed in place and returned.
+func (s *Schema) Defaults(tree map[string]any, trim bool) map[string]any {
+	for k, v := range tree {
+		_, local := splitQName(k)
+		for _, e := range s.top[local] {
+			s.defaults(e, v, trim)
+		}
+	}
+	return tree
+}
+
+func (s *Schema) defaults(e *yang.Entry, v any, trim bool) {
+	switch {
+	case e.IsList():
+		list, _ := v.([]any)
+		for _, it := range list {
+			if m, ok := it.(map[string]any); ok {
+				s.object(e, m, trim)
+			}
+		}
+	case e.IsContainer():
+		if m, ok := v.(map[string]any); ok {
+			s.object(e, m, trim)
+		}
+	}
+}
+
+func (s *Schema) object(e *yang.Entry, obj map[string]any, trim bool) {
+	keys := map[string]bool{}
+	if e.IsList() {
+		for _, k := range strings.Fields(e.Key) {
+			keys[k] = true
+		}
+	}
+	for _, ch := range e.Dir {
+		if ch.IsChoice() || ch.IsCase() {
+			continue
+		}
+		name, v, ok := memberOf(obj, ch.Name)
+		if ch.IsLeaf() {
+			if len(ch.Default) != 1 || keys[ch.Name] {
+				continue
+			}
+			def := defaultValue(ch.Type, ch.Default[0])
+			switch {
+			case !trim && !ok:
+				obj[ch.Name] = def
+			case trim && ok && scalarString(v) == scalarString(def):
+				delete(obj, name)
+			}
+			continue
+		}
+		if ok {
+			s.defaults(ch, v, trim)
+		}
+	}
+}
+
+// memberOf finds member local of obj, qualified or not.
+func memberOf(obj map[string]any, local string) (string, any, bool) {
+	if v, ok := obj[local]; ok {
+		return local, v, true
+	}
+	for k, v := range obj {
+		if _, l := splitQName(k); l == local {
+			return k, v, true
+		}
+	}
+	return "", nil, false
+}
+
+// defaultValue is a YANG default in RFC 7951 JSON: booleans as booleans,
+// 8-32 bit integers as numbers, everything else (64-bit integers,
+// decimal64, enumerations, identities, strings) as strings.
+func defaultValue(t *yang.YangType, def string) any {
+	if t == nil {
+		return def
+	}
+	switch t.Kind {
+	case yang.Ybool:
+		return def == "true"
+	case yang.Yint8, yang.Yint16, yang.Yint32, yang.Yuint8, yang.Yuint16, yang.Yuint32:
+		return json.Number(def)
+	}
+	return def
+}
+
+// DefaultsAt is Defaults for the value v of the node at path elems (names
+// qualified or not, keys ignored): populate (trim false) or trim the YANG
+// defaults below it. v is changed in place and returned; a path the schema
+// does not know leaves v as it is.
+func (s *Schema) DefaultsAt(elems []string, v any, trim bool) any {
+	if len(elems) == 0 {
+		if m, ok := v.(map[string]any); ok {
+			s.Defaults(m, trim)
+		}
+		return v
+	}
+	_, local := splitQName(elems[0])
+	for _, e := range s.top[local] {
+		cur := e
+		for _, n := range elems[1:] {
+			_, l := splitQName(n)
+			cur = dataChild(cur, l)
+			if cur == nil {
+				break
+			}
+		}
+		if cur == nil {
+			continue
+		}
+		if cur.IsList() {
+			// a path to one list entry (keys given) holds the entry itself
+			if m, ok := v.(map[string]any); ok {
+				s.object(cur, m, trim)
+				return v
+			}
+		}
+		s.defaults(cur, v, trim)
+		return v
+	}
+	return v
+}
+
+// dataChild is the data child local of e, looking through choices and cases.
+func dataChild(e *yang.Entry, local string) *yang.Entry {
+	if ch := e.Dir[local]; ch != nil && !ch.IsChoice() && !ch.IsCase() {
+		return ch
+	}
+	for _, ch := range e.Dir {
+		if ch.IsChoice() || ch.IsCase() {
+			if f := dataChild(ch, local); f != nil {
+				return f
+			}
+		}
+	}
+	return nil
+}
 
 // FillDefaults adds to v, the decoded JSON_IETF value at data path p, every
 // config leaf the schema gives a default (its own or its type's) that v
@@ -17,10 +167,10 @@ import (
 // parent does). Leaves inside choice cases are left alone (their default
 // applies only to the active case), as are state nodes. Member names are
 // matched with or without module prefixes; added members get the local
-// name. Boolean defaults are added as JSON booleans, every other default as
-// its YANG string form (a comparison in canonical form treats "0" and 0
-// alike). v is changed in place; a path the schema does not know is an
-// error.
+// name, in RFC 7951 form (defaultValue). Unlike Defaults (what a target
+// reports), it creates the missing non-presence containers and uses type
+// defaults too, so that two trees compare equal whatever the target left
+// out. v is changed in place; a path the schema does not know is an error.
 func (s *Schema) FillDefaults(p *gnmipb.Path, v any) error {
 	e, err := s.entryAt(p)
 	if err != nil {
@@ -100,7 +250,7 @@ func (s *Schema) fillObject(e *yang.Entry, obj map[string]any) {
 			s.fill(ch, val)
 		case ch.IsLeaf():
 			if d, ok := ch.SingleDefaultValue(); ok {
-				obj[ch.Name] = defaultJSON(ch, d)
+				obj[ch.Name] = defaultValue(ch.Type, d)
 			}
 		case ch.IsContainer() && !isPresence(ch) && s.hasDefaults(ch):
 			sub := map[string]any{}
@@ -141,11 +291,4 @@ func (s *Schema) hasDefaults(e *yang.Entry) bool {
 	}
 	hasDefaultsCache.Store(e, found)
 	return found
-}
-
-func defaultJSON(e *yang.Entry, d string) any {
-	if e.Type != nil && e.Type.Kind == yang.Ybool {
-		return d == "true"
-	}
-	return d
 }

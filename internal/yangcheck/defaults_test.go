@@ -27,7 +27,7 @@ func TestFillDefaults(t *testing.T) {
 			`{"name":"X","red":{"uniform":{"config":{"drop":false,"enable-ecn":false}}},"wred":{"uniform":{"config":{"drop":false,"enable-ecn":true,"min-threshold":"1"}}}}`},
 		{intent.PlatformSRLinux, []string{"qos", "buffer-management", "buffer-allocation-profile"}, "name",
 			`{"name":"X","queues":{"pfc-queue":[{"pfc-queue-name":"pfc3","maximum-burst-size":1511424}]}}`,
-			`{"name":"X","queues":{"pfc-queue":[{"pfc-queue-name":"pfc3","maximum-burst-size":1511424,"committed-burst-size":"102400","maximum-pfc-reserved-share-percentage":"10","pfc-off-threshold":"80","pfc-on-threshold":"100"}]}}`},
+			`{"name":"X","queues":{"pfc-queue":[{"pfc-queue-name":"pfc3","maximum-burst-size":1511424,"committed-burst-size":102400,"maximum-pfc-reserved-share-percentage":10,"pfc-off-threshold":80,"pfc-on-threshold":100}]}}`},
 	} {
 		s, err := Platform(tc.pl)
 		if err != nil {
@@ -49,6 +49,14 @@ func TestFillDefaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := s.FillDefaults(p, got); err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(got) // json.Number and string defaults alike
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = nil
+		if err := json.Unmarshal(b, &got); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
 // DatastoreValidator validates a whole datastore (the JSON tree of one
@@ -428,3 +429,18 @@ func (t *Twin) emptyTables(before, after map[string]any, deletes []*gnmipb.Path)
 	return sonicErr("ApplyPatchDb: localhost: given patch is not valid because it will result in empty tables which is not allowed in ConfigDb. Table%s: %s",
 		s, strings.Join(empty, ", "))
 }
+
+// readTree is the datastore of ns as the target reports it: with the YANG
+// defaults populated or trimmed (Options.Defaults) for the default origin.
+func (t *Twin) readTree(ns string) map[string]any {
+	tree := t.tree(ns)
+	if t.opts.Defaults == "" || ns != "@" {
+		return tree
+	}
+	view, _ := jtree.Clone(tree).(map[string]any)
+	return t.opts.Schema.Defaults(view, t.opts.Defaults == profile.TrimDefaults)
+}
+
+// DefaultsMode is how the twin reports YANG default leaves on Get and
+// Subscribe ("" = as written).
+func (t *Twin) DefaultsMode() string { return t.opts.Defaults }

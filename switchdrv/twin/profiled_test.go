@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fabricctl/fabricctl/internal/profile"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
 
@@ -182,5 +183,52 @@ func TestSONiCEmptyTableRefused(t *testing.T) {
 	}
 	if code, msg := set(ctx, c, &gnmipb.SetRequest{Delete: []*gnmipb.Path{cfg(t, "PFC_WD")}}); code != codes.OK {
 		t.Fatalf("table delete: %v %q", code, msg)
+	}
+}
+
+// OpenConfig targets differ in reporting YANG defaults (gNMI spec 2.4.3):
+// populate-defaults returns openconfig-qos red/uniform/config drop and
+// enable-ecn (default false) although nobody wrote them; trim-defaults
+// omits leaves equal to their default even when they were written.
+func TestOpenConfigDefaultsModes(t *testing.T) {
+	ctx := context.Background()
+	prof, _ := profile.Lookup("openconfig")
+	s, err := yangcheck.Platform("openconfig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/qos/queue-management-profiles/queue-management-profile[name=ECN]"
+	val := `{"name":"ECN","config":{"name":"ECN"},"red":{"uniform":{"config":{"min-threshold":"150000","max-threshold":"1500000","enable-ecn":false}}}}`
+	for _, tc := range []struct {
+		mode      string
+		want, not []string
+	}{
+		{profile.PopulateDefaults, []string{`"drop":false`, `"enable-ecn":false`, `"min-threshold":"150000"`}, nil},
+		{profile.TrimDefaults, []string{`"min-threshold":"150000"`}, []string{`"enable-ecn"`, `"drop"`}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			_, c := client(t, twin.Options{Name: "oc", Profile: prof, Schema: s, Defaults: tc.mode})
+			if code, msg := set(ctx, c, &gnmipb.SetRequest{Replace: []*gnmipb.Update{{Path: p(t, path), Val: ietf(val)}}}); code != codes.OK {
+				t.Fatal(code, msg)
+			}
+			res, err := c.Get(ctx, &gnmipb.GetRequest{Encoding: gnmipb.Encoding_JSON_IETF, Path: []*gnmipb.Path{p(t, path+"/red/uniform/config")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := string(res.GetNotification()[0].GetUpdate()[0].GetVal().GetJsonIetfVal())
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("Get = %s, want %s", got, w)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(got, w) {
+					t.Errorf("Get = %s, must not hold %s", got, w)
+				}
+			}
+		})
+	}
+	if _, err := twin.Start(twin.Options{Name: "oc", Profile: prof}); err == nil {
+		t.Error("a defaults mode without a schema: no error")
 	}
 }
