@@ -165,7 +165,8 @@ type (
 		Name   string `json:"name"`
 		Index  int    `json:"forwarding-class-index"`
 		Output struct {
-			UnicastQueue string `json:"unicast-queue"`
+			UnicastQueue   string `json:"unicast-queue"`
+			MulticastQueue string `json:"multicast-queue"`
 		} `json:"output"`
 	}
 	namedQueue struct {
@@ -246,6 +247,7 @@ type (
 func fc(prio int) string       { return "fc" + strconv.Itoa(prio) }
 func queue(prio int) string    { return "unicast-" + strconv.Itoa(prio) }
 func pfcQueue(prio int) string { return "pfc" + strconv.Itoa(prio) }
+func mcQueue(prio int) string  { return "multicast-" + strconv.Itoa(prio) }
 
 // ECNProfile is the queue-management profile name of a class (characters
 // other than letters, digits, '_' and '-' become '_').
@@ -459,7 +461,9 @@ func (c *compiler) compile() error {
 	// up to its ip-mtu, whose default is /system/mtu/default-ip-mtu (1500);
 	// fabricctl does not know whether the subinterface is routed or bridged
 	// (l2-mtu), so it leaves both alone and says so.
-	c.d.Notes = append(c.d.Notes, fmt.Sprintf("subinterface MTU is not managed: routed subinterfaces need ip-mtu %d (the default-ip-mtu is 1500 out of the box), bridged ones l2-mtu of at least the port mtu", c.f.Policy.MTU))
+	if len(c.sw.Ports) > 0 {
+		c.d.Notes = append(c.d.Notes, fmt.Sprintf("subinterfaces are not created: the DSCP classifier attaches to each port's subinterface (e.g. %s.%d), which must exist (a leafref); their MTU is not managed either: routed subinterfaces need ip-mtu %d (the default-ip-mtu is 1500 out of the box), bridged ones l2-mtu of at least the port mtu", c.sw.Ports[0].Name, c.sw.Ports[0].Subinterface, c.f.Policy.MTU))
+	}
 	// 802.3x pause: one merge of the flow-control container per port; the
 	// value is the same on every port, so it is encoded once (read-only).
 	fcJSON, err := json.Marshal(flowControl{Receive: p.GlobalPause, Transmit: p.GlobalPause})
@@ -493,7 +497,11 @@ func (c *compiler) compile() error {
 // forwarding classes"). fabricctl uses the standard names with their own
 // index, which every release accepts (the unicast-queue must allows fc[0-7]
 // on a default queue; the pfc-queue must keeps pfc<N> on index N), and
-// merges them so that what an upgrade created stays as it is.
+// merges them so that what an upgrade created stays as it is. On 7220 IXR
+// (feature qos-multicast-queue) a forwarding class has a unicast and a
+// multicast queue, which must differ (must ". != ../multicast-queue"): the
+// default multicast-<N> (the name the multicast-queue must builds with
+// concat("multicast-", queue-index)).
 func (c *compiler) namedObjects(lossless []int) error {
 	p := &c.f.Policy
 	used := map[int]bool{}
@@ -511,14 +519,16 @@ func (c *compiler) namedObjects(lossless []int) error {
 	var names []string
 	for _, prio := range prios {
 		fcObj := forwardingClass{Name: fc(prio), Index: prio}
-		fcObj.Output.UnicastQueue = queue(prio)
+		fcObj.Output.UnicastQueue, fcObj.Output.MulticastQueue = queue(prio), mcQueue(prio)
 		if err := c.d.Update(fcObj, switchdrv.Elem("qos"), switchdrv.Elem("forwarding-classes"), switchdrv.Elem("forwarding-class", "name", fcObj.Name)); err != nil {
 			return err
 		}
-		if err := c.d.Update(namedQueue{Name: queue(prio), Index: prio}, switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("queue", "name", queue(prio))); err != nil {
-			return err
+		for _, q := range []string{queue(prio), mcQueue(prio)} {
+			if err := c.d.Update(namedQueue{Name: q, Index: prio}, switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("queue", "name", q)); err != nil {
+				return err
+			}
 		}
-		names = append(names, fc(prio)+"->"+queue(prio))
+		names = append(names, fc(prio)+"->"+queue(prio)+"/"+mcQueue(prio))
 	}
 	for _, prio := range lossless {
 		if err := c.d.Update(namedPFCQueue{Name: pfcQueue(prio), Index: prio}, switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("pfc-queue", "pfc-queue-name", pfcQueue(prio))); err != nil {

@@ -2,9 +2,11 @@ package srl_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"path"
 	"sort"
+	"strings"
 	"testing"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
@@ -85,9 +87,30 @@ func TestCompiledAcceptedOnFreshSwitch(t *testing.T) {
 						continue
 					}
 					c := strictTwin(t, name)
+					// The operator's base configuration: the routed
+					// subinterface the classifier attaches to (fabricctl
+					// does not create it; the plan says so).
+					base := &gnmipb.SetRequest{}
+					for _, port := range sw.Ports {
+						base.Update = append(base.Update, &gnmipb.Update{
+							Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "interface", Key: map[string]string{"name": port.Name}}}},
+							Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(fmt.Sprintf(
+								`{"name":%q,"admin-state":"enable","subinterface":[{"index":%d,"type":"srl_nokia-interfaces:routed","admin-state":"enable"}]}`,
+								port.Name, port.Subinterface))}},
+						})
+					}
+					if _, err := c.Set(context.Background(), base); err != nil {
+						t.Fatalf("%s: base configuration refused: %v", name, err)
+					}
 					if _, err := c.Set(context.Background(), d.SetRequest()); err != nil {
 						st, _ := status.FromError(err)
-						t.Errorf("%s:%s: %s refused the Set: %s", path.Base(file), sw.Name, name, st.Message())
+						for _, v := range strings.Split(st.Message(), "; ") {
+							if known := instrumentDisagreement(v); known != "" {
+								t.Logf("%s:%s: %s: twin refuses what the device accepts (%s): %s", path.Base(file), sw.Name, name, known, v)
+								continue
+							}
+							t.Errorf("%s:%s: %s refused: %s", path.Base(file), sw.Name, name, v)
+						}
 					}
 				}
 			}
@@ -96,4 +119,29 @@ func TestCompiledAcceptedOnFreshSwitch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// instrumentDisagreement names the recorded cases where the twin's XPath
+// evaluation refuses what SR Linux accepts ("" for any other refusal, which
+// fails the test). Reported to the YANG validator (issue 9):
+//   - "scheduler with sequence 0 must be strict priority and scheduler
+//     with sequence 1 must be weighted RR": the must compares
+//     "../priority != 'strict'" and priority (enum strict only) is absent
+//     on a weighted scheduler; XPath 1.0 makes a comparison with an empty
+//     node-set false, SR Linux treats the absent leaf as not strict (Nokia
+//     QoS guide: weighted scheduler 1 has no priority).
+//   - "cannot be configured without setting maximum burst size" although the
+//     output buffer-allocation-profile lists the queue with a non-zero
+//     maximum-burst-size (TestOutputQueueManagementNeedsMBS checks the
+//     payload): the node-set comparison "P[...current()...]/queue-name =
+//     ../queue-name" evaluates false in the twin's XPath engine while each
+//     side alone holds the same value.
+func instrumentDisagreement(v string) string {
+	switch {
+	case strings.Contains(v, "scheduler[sequence=1]/sequence: scheduler with sequence 0 must be strict priority"):
+		return "absent leaf != literal"
+	case strings.Contains(v, "queue-management-profile: cannot be configured without setting maximum burst size"):
+		return "node-set comparison with current() predicates"
+	}
+	return ""
 }
