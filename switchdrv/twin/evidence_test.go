@@ -48,7 +48,7 @@ func strictTwin(t testing.TB, name string) *twin.Twin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw, err := twin.Start(twin.Options{Name: "sw", Profile: prof, Factory: true, Validator: twin.YANGValidator(s, prof)})
+	tw, err := twin.Start(twin.Options{Name: "sw", Profile: prof, Factory: true, Validator: twin.YANGValidator(s, prof), Schema: s})
 	if err != nil {
 		t.Fatal(err)
 	}
