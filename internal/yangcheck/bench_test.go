@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
 )
@@ -87,9 +89,24 @@ func benchDatastore(b *testing.B, p intent.Platform) {
 	vs := s.ValidateDatastore(ds.origin, tree, DatastoreOptions{})
 	b.Logf("%s (%s) widened to 64 ports: %d violation(s)", ds.name, p, len(vs))
 	b.ResetTimer()
+	cpu0 := cpuTime()
+	n := 0
 	for b.Loop() {
 		s.ValidateDatastore(ds.origin, tree, DatastoreOptions{})
+		n++
 	}
+	// The machine the tests share may be busy: CPU time per validation
+	// is the figure to hold against the 20 ms goal.
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(n)/1e6, "cpu-ms/op")
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkValidateDatastoreSRLinux64: full validation of one SR Linux

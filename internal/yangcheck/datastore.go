@@ -60,6 +60,7 @@ func (s *Schema) ValidateDatastore(origin string, tree map[string]any, opts Data
 		return nil
 	}
 	root, c, v := s.build(origin, tree, opts)
+	defer v.x.release()
 	v.out = c.out
 	v.walk(root)
 	v.mandatory(root, nil)
@@ -70,7 +71,9 @@ func (s *Schema) ValidateDatastore(origin string, tree map[string]any, opts Data
 // build turns a datastore into a data tree (with the schema's defaults),
 // running the schema checks on the way.
 func (s *Schema) build(origin string, tree map[string]any, opts DatastoreOptions) (*dnode, *checker, *dsValidator) {
-	tree = normalize(tree).(map[string]any)
+	if needsNormalize(tree) {
+		tree = normalize(tree).(map[string]any)
+	}
 	c := &checker{s: s, ds: true}
 	v := &dsValidator{s: s, opts: opts, x: &xexprs{s: s, cache: map[xkey]*xpath.Expr{}}}
 	root := &dnode{}
@@ -90,6 +93,27 @@ func (s *Schema) build(origin string, tree map[string]any, opts DatastoreOptions
 		}
 	}
 	return root, c, v
+}
+
+// needsNormalize reports whether v holds Go numbers (not json.Number).
+func needsNormalize(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, c := range x {
+			if needsNormalize(c) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range x {
+			if needsNormalize(c) {
+				return true
+			}
+		}
+	case int, int64, uint64, uint32, float64:
+		return true
+	}
+	return false
 }
 
 // normalize turns Go numbers into json.Number so every leaf has one
@@ -140,6 +164,15 @@ type dnode struct {
 	dflt bool
 }
 
+// where is the data path of d for messages; a node the defaults added has
+// its path made only when a message needs it.
+func (d *dnode) where() string {
+	if d.path == "" && d.parent != nil {
+		return d.parent.where() + "/" + d.name
+	}
+	return d.path
+}
+
 func (d *dnode) add(k *dnode) *dnode {
 	k.parent = d
 	k.idx = len(d.kids)
@@ -185,9 +218,12 @@ func (b *builder) object(d *dnode, e *yang.Entry, obj map[string]any, path strin
 // libyang does, unless a feature they need is off. A choice's defaults are
 // added only for the case in use.
 func (b *builder) defaults(d *dnode, e *yang.Entry) {
-	present := map[*yang.Entry]bool{}
-	for _, k := range d.kids {
-		present[k.e] = true
+	var present map[*yang.Entry]bool
+	if len(d.kids) > 0 {
+		present = make(map[*yang.Entry]bool, len(d.kids))
+		for _, k := range d.kids {
+			present[k.e] = true
+		}
 	}
 	var dir []*yang.Entry
 	if e == nil {
@@ -214,7 +250,6 @@ func (b *builder) defaultsIn(d *dnode, dir []*yang.Entry, present map[*yang.Entr
 		if present[ch] || !b.v.featuresOn(ch) {
 			continue
 		}
-		path := d.path + "/" + ch.Name
 		switch {
 		case ch.IsLeaf():
 			if ch.Mandatory == yang.TSTrue {
@@ -228,16 +263,16 @@ func (b *builder) defaultsIn(d *dnode, dir []*yang.Entry, present map[*yang.Entr
 			} else {
 				continue
 			}
-			d.add(&dnode{e: ch, name: ch.Name, path: path, isLeaf: true, val: b.canon(ch, def), dflt: true})
+			d.add(&dnode{e: ch, name: ch.Name, isLeaf: true, val: b.canon(ch, def), dflt: true})
 		case ch.IsLeafList():
 			for _, def := range ch.Default {
-				d.add(&dnode{e: ch, name: ch.Name, path: path, isLeaf: true, val: b.canon(ch, def), dflt: true})
+				d.add(&dnode{e: ch, name: ch.Name, isLeaf: true, val: b.canon(ch, def), dflt: true})
 			}
 		case ch.IsContainer():
 			if c, ok := ch.Node.(*yang.Container); ok && c.Presence != nil {
 				continue
 			}
-			b.defaults(d.add(&dnode{e: ch, name: ch.Name, path: path, dflt: true}), ch)
+			b.defaults(d.add(&dnode{e: ch, name: ch.Name, dflt: true}), ch)
 		}
 	}
 }
@@ -258,7 +293,7 @@ func activeCase(d *dnode, ch *yang.Entry, present map[*yang.Entry]bool) *yang.En
 func (b *builder) value(d *dnode, ch *yang.Entry, v any, path string) {
 	switch {
 	case ch.IsLeaf():
-		d.add(&dnode{e: ch, name: ch.Name, path: path, isLeaf: true, val: b.canon(ch, v), raw: v})
+		d.add(&dnode{e: ch, name: ch.Name, isLeaf: true, val: b.canon(ch, v), raw: v})
 	case ch.IsLeafList():
 		arr, ok := v.([]any)
 		if !ok {
@@ -507,13 +542,10 @@ func stmtConds(n yang.Node, up bool, c *conds) {
 // the augment that adds it, and those of the choices and cases between it
 // and its parent data node.
 func (s *Schema) condsOf(e *yang.Entry) *conds {
-	s.mu.Lock()
-	c, ok := s.conds[e]
-	s.mu.Unlock()
-	if ok {
-		return c
+	if c, ok := s.conds.Load(e); ok {
+		return c.(*conds)
 	}
-	c = &conds{}
+	c := &conds{}
 	stmtConds(e.Node, false, c)
 	if e.Node != nil {
 		if a, ok := e.Node.ParentNode().(*yang.Augment); ok {
@@ -564,12 +596,7 @@ func (s *Schema) condsOf(e *yang.Entry) *conds {
 			}
 		}
 	}
-	s.mu.Lock()
-	if s.conds == nil {
-		s.conds = map[*yang.Entry]*conds{}
-	}
-	s.conds[e] = c
-	s.mu.Unlock()
+	s.conds.Store(e, c)
 	return c
 }
 
@@ -590,6 +617,7 @@ type dsValidator struct {
 	featMemo map[string]bool
 	exprMemo map[featKey]bool
 	refSets  map[*xpath.Expr]map[string]bool // values of absolute leafref paths
+	entryOn  map[*yang.Entry]bool            // featuresOn by entry
 }
 
 // topEntries are the top-level data nodes of the schema, the OpenConfig one
@@ -615,12 +643,21 @@ func (v *dsValidator) topEntries() []*yang.Entry {
 
 // featuresOn reports whether every if-feature of entry e is true.
 func (v *dsValidator) featuresOn(e *yang.Entry) bool {
+	if on, ok := v.entryOn[e]; ok {
+		return on
+	}
+	on := true
 	for _, f := range v.s.condsOf(e).features {
 		if !v.featureOn(f.expr, f.node) {
-			return false
+			on = false
+			break
 		}
 	}
-	return true
+	if v.entryOn == nil {
+		v.entryOn = map[*yang.Entry]bool{}
+	}
+	v.entryOn[e] = on
+	return on
 }
 
 func (v *dsValidator) addf(path, rule, format string, a ...any) {
@@ -762,9 +799,12 @@ func (v *dsValidator) featureEnabled(mod, name string) bool {
 // of d); it reports and returns false when k may not exist.
 func (v *dsValidator) allowed(d, k *dnode, cs *conds) bool {
 	for _, f := range cs.features {
+		if v.featuresOn(k.e) {
+			break
+		}
 		if !v.featureOn(f.expr, f.node) {
 			if !k.dflt {
-				v.addf(k.path, RuleFeature, "unknown element %q: if-feature %q is false on this device", k.name, f.expr)
+				v.addf(k.where(), RuleFeature, "unknown element %q: if-feature %q is false on this device", k.name, f.expr)
 			}
 			return false
 		}
@@ -780,7 +820,7 @@ func (v *dsValidator) allowed(d, k *dnode, cs *conds) bool {
 		}
 		if !v.x.evalBool(e, ctx) {
 			if !k.dflt {
-				v.addf(k.path, RuleWhen, "when condition %q not satisfied", w.expr)
+				v.addf(k.where(), RuleWhen, "when condition %q not satisfied", w.expr)
 			}
 			return false
 		}
@@ -808,7 +848,7 @@ func (v *dsValidator) walk(d *dnode) {
 				if m.ErrorMessage != nil && m.ErrorMessage.Name != "" {
 					msg = m.ErrorMessage.Name
 				}
-				vi := Violation{Path: k.path, Rule: RuleMust, Msg: msg}
+				vi := Violation{Path: k.where(), Rule: RuleMust, Msg: msg}
 				if m.ErrorAppTag != nil {
 					vi.AppTag = m.ErrorAppTag.Name
 				}
@@ -852,7 +892,7 @@ func (v *dsValidator) leafref(k *dnode) {
 		if t.OptionalInstance || t.Path == "" || v.hasInstance(k, t) {
 			return
 		}
-		v.addf(k.path, RuleLeafref, "leafref %q: no %s with value %q exists (require-instance)", t.Path, lastStep(t.Path), k.val)
+		v.addf(k.where(), RuleLeafref, "leafref %q: no %s with value %q exists (require-instance)", t.Path, lastStep(t.Path), k.val)
 	case yang.Yunion:
 		var refs []*yang.YangType
 		for _, m := range flatUnion(t) {
@@ -868,7 +908,7 @@ func (v *dsValidator) leafref(k *dnode) {
 			}
 		}
 		if len(refs) > 0 {
-			v.addf(k.path, RuleLeafref, "union with leafref %q: no %s with value %q exists and no other member type takes it", refs[0].Path, lastStep(refs[0].Path), k.val)
+			v.addf(k.where(), RuleLeafref, "union with leafref %q: no %s with value %q exists and no other member type takes it", refs[0].Path, lastStep(refs[0].Path), k.val)
 		}
 	}
 }
@@ -960,15 +1000,14 @@ func (v *dsValidator) mandatoryIn(d *dnode, dir []*yang.Entry, present map[*yang
 		if !v.couldExist(d, ch) {
 			continue
 		}
-		path := d.path + "/" + ch.Name
 		switch {
 		case ch.IsLeaf():
 			if ch.Mandatory == yang.TSTrue {
-				v.addf(path, RuleMandatory, "mandatory leaf %q is missing", ch.Name)
+				v.addf(d.where()+"/"+ch.Name, RuleMandatory, "mandatory leaf %q is missing", ch.Name)
 			}
 		case ch.IsList() || ch.IsLeafList():
 			if ch.ListAttr != nil && uint64(present[ch]) < ch.ListAttr.MinElements {
-				v.addf(path, RuleMandatory, "%q has %d entries, min-elements is %d", ch.Name, present[ch], ch.ListAttr.MinElements)
+				v.addf(d.where()+"/"+ch.Name, RuleMandatory, "%q has %d entries, min-elements is %d", ch.Name, present[ch], ch.ListAttr.MinElements)
 			}
 		case ch.IsContainer():
 			if c, ok := ch.Node.(*yang.Container); ok && c.Presence != nil {
@@ -976,7 +1015,7 @@ func (v *dsValidator) mandatoryIn(d *dnode, dir []*yang.Entry, present map[*yang
 			}
 			// A non-presence container exists when its parent does: its
 			// mandatory descendants are required.
-			dummy := &dnode{e: ch, name: ch.Name, path: path, parent: d, idx: -1}
+			dummy := &dnode{e: ch, name: ch.Name, parent: d, idx: -1}
 			v.mandatory(dummy, ch)
 		}
 	}
@@ -1017,7 +1056,7 @@ func (v *dsValidator) choice(d *dnode, ch *yang.Entry, present map[*yang.Entry]i
 	active := activeCase(d, ch, has)
 	if active == nil {
 		if ch.Mandatory == yang.TSTrue && v.couldExist(d, ch) {
-			v.addf(d.path+"/"+ch.Name, RuleMandatory, "mandatory choice %q has no case", ch.Name)
+			v.addf(d.where()+"/"+ch.Name, RuleMandatory, "mandatory choice %q has no case", ch.Name)
 		}
 		return
 	}

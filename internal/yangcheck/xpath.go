@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/antchfx/xpath"
 	"github.com/openconfig/goyang/pkg/yang"
@@ -218,6 +219,11 @@ func (x *xexprs) compile(expr string, n yang.Node) (*xpath.Expr, error) {
 		}
 		return e, nil
 	}
+	pool, _ := x.s.exprPool.LoadOrStore(k, &sync.Pool{})
+	if e, ok := pool.(*sync.Pool).Get().(*xpath.Expr); ok {
+		x.cache[k] = e
+		return e, nil
+	}
 	e, err := xpath.Compile(x.s.indexLookups(rewriteXPath(vendorBooleans(expr), x.s.prefixesOf(n))))
 	if err != nil {
 		x.s.noteXPathError(expr, err)
@@ -226,6 +232,20 @@ func (x *xexprs) compile(expr string, n yang.Node) (*xpath.Expr, error) {
 	}
 	x.cache[k] = e
 	return e, nil
+}
+
+// release gives the compiled expressions back to the schema's pools for
+// the next validation (a compiled expression is used by one at a time).
+func (x *xexprs) release() {
+	for k, e := range x.cache {
+		if e == nil {
+			continue
+		}
+		if pool, ok := x.s.exprPool.Load(k); ok {
+			pool.(*sync.Pool).Put(e)
+		}
+	}
+	x.cache = nil
 }
 
 // XPathErrors returns the must/when/leafref expressions of the schema that
