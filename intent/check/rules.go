@@ -37,7 +37,7 @@ var ruleTable = []Rule{
 	{"FC108", "cnp-host", Error, "the CNP DSCP and priority hosts send with match the switches' CNP class", (*checker).cnpHost},
 	{"FC109", "ecn-lossless", Error, "every lossless class has ECN marking (DCQCN)", (*checker).ecnLossless},
 	{"FC110", "ecn-thresholds", Error, "ECN Kmin < Kmax, Kmin >= one MTU, mark probability 1-100%", (*checker).ecnThresholds},
-	{"FC111", "ecn-before-pfc", Error, "ECN Kmax is at most the queue depth at which the ingress priority group reaches XOFF, so ECN fires before PFC", (*checker).ecnBeforePFC},
+	{"FC111", "ecn-before-pfc", Error, "ECN Kmax is at most the queue depth at which the ingress sends XOFF (the platform's own XOFF point: SR Linux 7220 the pfc-queue maximum-burst-size; else buffer minus headroom), so ECN fires before PFC", (*checker).ecnBeforePFC},
 	{"FC112", "headroom", Error, "each port's buffer holds the PFC headroom of all its lossless priorities (max of the IEEE, SONiC and mlx5 models)", (*checker).headroomFits},
 	{"FC113", "ets-weights", Error, "ETS weights of the non-strict classes sum to 100%", (*checker).etsWeights},
 	{"FC114", "watchdog-timers", Error, "PFC watchdog on where PFC is used, with poll < detect <= restore (poll above detect or restore is an error, the rest warnings)", (*checker).watchdogTimers},
@@ -45,13 +45,13 @@ var ruleTable = []Rule{
 	{"FC116", "global-pause", Error, "802.3x global pause is off where PFC is on", (*checker).globalPause},
 	{"FC117", "link-mtu", Error, "MTU is equal on both ends of switch links and the host MTU is not above the switch port MTU", (*checker).linkMTU},
 	{"FC118", "roce-path-mtu", Error, "the RoCE path MTU is 256-4096 and fits in the host MTU with the RoCEv2 headers", (*checker).rocePathMTU},
-	{"FC119", "host-tos", Error, "host RoCE ToS is a lossless class DSCP << 2 with ECT(0): never CE, not not-ECT", (*checker).hostToS},
+	{"FC119", "host-tos", Error, "host RoCE ToS is the RoCE class DSCP << 2 with ECT(0) (the lossless class; without PFC the ECN class): never CE, not not-ECT", (*checker).hostToS},
 	{"FC120", "dcbx-owner", Error, "a single owner of host DCB settings: host-static, or switch-willing only where fabricctl configures the host-facing switches to advertise DCBX", (*checker).dcbxOwner},
 	{"FC121", "link-endpoints", Error, "links join existing switch ports and host NICs, never an endpoint to itself", (*checker).linkEndpoints},
 	{"FC122", "link-port-reuse", Error, "no switch port or host NIC is used by two links", (*checker).linkPortReuse},
 	{"FC123", "pfc-deadlock", Warning, "no cyclic buffer dependency among switches for lossless traffic (links form an up-down Clos)", (*checker).pfcDeadlock},
 	{"FC124", "link-ends", Warning, "both ends of a link agree on speed and cable length (headroom is computed from them)", (*checker).linkEnds},
-	{"FC125", "port-mtu-platform", Error, "every switch port's MTU is within the range its platform accepts (EOS 68-9214, SONiC 68-9216, SR Linux 7220 IXR 1500-9412; from the switch's profile)", (*checker).portMTUPlatform},
+	{"FC125", "port-mtu-platform", Error, "every switch port's IP MTU is within the range its platform accepts (EOS 68-9214, SONiC 68-9216, SR Linux 7220 IXR 1486-9398 = port mtu 1500-9412 less the Ethernet header; from the switch's profile)", (*checker).portMTUPlatform},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the
