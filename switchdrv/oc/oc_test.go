@@ -2,6 +2,7 @@ package oc
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -69,8 +70,12 @@ func TestInterfaceMTUIsL2(t *testing.T) {
 	got := map[string]string{}
 	for _, u := range d.Updates {
 		el := u.GetPath().GetElem()
-		if el[len(el)-1].GetName() == "mtu" {
-			got[el[1].GetKey()["name"]] = string(u.GetVal().GetJsonIetfVal())
+		if el[0].GetName() == "interfaces" {
+			var ifc ocInterface
+			if err := json.Unmarshal(u.GetVal().GetJsonIetfVal(), &ifc); err != nil {
+				t.Fatal(err)
+			}
+			got[el[1].GetKey()["name"]] = strconv.Itoa(ifc.Config.MTU)
 		}
 	}
 	if diff := cmp.Diff(map[string]string{"Ethernet1": "9230", "Ethernet2": "1514"}, got); diff != "" {
