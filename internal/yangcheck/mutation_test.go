@@ -171,3 +171,23 @@ func TestMutatedDatastores(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateDatastoreConcurrent: one Schema serves concurrent validations
+// (twins validate Sets in parallel); run with -race.
+func TestValidateDatastoreConcurrent(t *testing.T) {
+	s := platformSchema(t, intent.PlatformSRLinux)
+	done := make(chan Violations, 4)
+	for i := 0; i < 4; i++ {
+		go func() {
+			var tree map[string]any
+			_ = json.Unmarshal([]byte(strings.Replace(srlBase, `"fc3"}]}]}`, `"fc5"}]}]}`, 1)), &tree)
+			done <- s.ValidateDatastore("", tree, DatastoreOptions{})
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		vs := <-done
+		if len(vs) != 1 || vs[0].Rule != RuleLeafref {
+			t.Errorf("concurrent validation %d: %v, want the one dangling leafref", i, vs)
+		}
+	}
+}
