@@ -857,10 +857,47 @@ func (v *dsValidator) walk(d *dnode) {
 		}
 		if k.isLeaf {
 			v.leafref(k)
+			v.enumFeature(k)
 			continue
 		}
 		v.walk(k)
 		v.mandatory(k, k.e)
+	}
+}
+
+// enumFeature reports an enumeration value whose enum statement has an
+// if-feature that is false: the device does not know the value (SR Linux
+// gates port-speed values by platform: enum 10M { if-feature
+// "srl_nokia-feat:port-speed-10M"; }).
+func (v *dsValidator) enumFeature(k *dnode) {
+	t := k.e.Type
+	if t == nil || t.Kind != yang.Yenum || t.Base == nil {
+		return
+	}
+	// goyang keeps an enum's if-feature only in the statement tree: the
+	// leaf's "type enumeration { enum ... }".
+	if k.e.Node == nil || k.e.Node.Statement() == nil {
+		return
+	}
+	var src *yang.Statement
+	for _, st := range k.e.Node.Statement().SubStatements() {
+		if st.Keyword == "type" {
+			src = st
+		}
+	}
+	if src == nil {
+		return
+	}
+	for _, en := range src.SubStatements() {
+		if en.Keyword != "enum" || en.Argument != k.val {
+			continue
+		}
+		for _, f := range en.SubStatements() {
+			if f.Keyword == "if-feature" && !v.featureOn(f.Argument, k.e.Node) {
+				v.addf(k.where(), RuleFeature, "enum value %q is not supported on this device (if-feature %q is false)", k.val, f.Argument)
+				return
+			}
+		}
 	}
 }
 
