@@ -196,3 +196,32 @@ func TestValidateDatastoreConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateDatastoreOddShapes: a datastore of the wrong shapes (a list
+// given as an object, a container as a string, numbers where strings go,
+// null) gives violations, never a panic.
+func TestValidateDatastoreOddShapes(t *testing.T) {
+	for _, tc := range []struct {
+		p    intent.Platform
+		text string
+	}{
+		{intent.PlatformSRLinux, `{"interface": {"name": "ethernet-1/1"}, "qos": "x"}`},
+		{intent.PlatformSRLinux, `{"qos": {"interfaces": {"interface": [1, null, {"interface-id": null}]}}}`},
+		{intent.PlatformSRLinux, `{"qos": {"forwarding-classes": {"forwarding-class": [{"name": ["fc3"]}]}}}`},
+		{intent.PlatformSONiC, `{"CONFIG_DB": {"localhost": {"PORT": ["Ethernet0"], "QUEUE": {"Ethernet0|3": "x"}, "DSCP_TO_TC_MAP": {"AZURE": {"26": 3}}}}}`},
+		{intent.PlatformSONiC, `{"CONFIG_DB": "x"}`},
+		{intent.PlatformOpenConfig, `{"interfaces": {"interface": [{"config": {"name": 5}}]}, "qos": null}`},
+	} {
+		var tree map[string]any
+		if err := json.Unmarshal([]byte(tc.text), &tree); err != nil {
+			t.Fatal(err)
+		}
+		origin := ""
+		if tc.p == intent.PlatformSONiC {
+			origin = OriginSONiCDB
+		}
+		if vs := platformSchema(t, tc.p).ValidateDatastore(origin, tree, DatastoreOptions{}); len(vs) == 0 {
+			t.Errorf("%s %s: accepted", tc.p, tc.text)
+		}
+	}
+}
