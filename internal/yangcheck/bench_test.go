@@ -1,4 +1,4 @@
-package yangcheck
+package yangcheck_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 )
 
 // widen copies the per-port entries of a compiled example datastore to n
@@ -85,14 +86,14 @@ func benchDatastore(b *testing.B, p intent.Platform) {
 		b.Fatalf("no %s example", p)
 	}
 	tree := widen(b, *ds, 64)
-	s := platformSchema(b, p)
-	vs := s.ValidateDatastore(ds.origin, tree, DatastoreOptions{})
+	s := yangcheck.PlatformSchema(b, p)
+	vs := s.ValidateDatastore(ds.origin, tree, yangcheck.DatastoreOptions{})
 	b.Logf("%s (%s) widened to 64 ports: %d violation(s)", ds.name, p, len(vs))
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	n := 0
 	for b.Loop() {
-		s.ValidateDatastore(ds.origin, tree, DatastoreOptions{})
+		s.ValidateDatastore(ds.origin, tree, yangcheck.DatastoreOptions{})
 		n++
 	}
 	// The machine the tests share may be busy: CPU time per validation

@@ -583,3 +583,12 @@ func agree(ours Violations, ref refereeVerdict) (bool, string) {
 	}
 	return false, "both reject but yanglint's first error is at " + loc + " (" + ref.msg + "), which none of ours names: " + ours.Error()
 }
+
+func platformSchema(t testing.TB, p intent.Platform) *Schema {
+	t.Helper()
+	s, err := Platform(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
