@@ -1,6 +1,7 @@
 package yangcheck_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -21,8 +22,11 @@ func widen(t testing.TB, ds exampleDatastore, n int) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Numbers stay json.Number, as a twin keeps them.
 	var tree map[string]any
-	if err := json.Unmarshal(b, &tree); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&tree); err != nil {
 		t.Fatal(err)
 	}
 	port := func(i int) string { return fmt.Sprintf("ethernet-1/%d", i+1) }
@@ -35,7 +39,9 @@ func widen(t testing.TB, ds exampleDatastore, n int) map[string]any {
 		s := strings.ReplaceAll(string(b), `"`+first+`"`, `"`+to+`"`)
 		s = strings.ReplaceAll(s, `"`+first+`.`, `"`+to+`.`)
 		var out any
-		_ = json.Unmarshal([]byte(s), &out)
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		_ = dec.Decode(&out)
 		return out
 	}
 	var walk func(v any)

@@ -201,6 +201,8 @@ type xexprs struct {
 	cache    map[xkey]*xpath.Expr
 	index    map[int]map[string]*dnode // indexed lookups, built on first use
 	specCopy []ixSpec
+	absolute map[*xpath.Expr]bool // contextFree, by expression
+	results  map[*xpath.Expr]bool // values of the context-free ones
 }
 
 type xkey struct {
@@ -426,8 +428,91 @@ func (v *nav) MoveTo(o xpath.NodeNavigator) bool {
 }
 
 // evalBool evaluates a compiled expression with context node ctx (also
-// current()) and returns its boolean value (XPath 1.0 boolean()).
+// current()) and returns its boolean value (XPath 1.0 boolean()). An
+// expression that does not depend on its context (sonic-port's when on
+// lanes reads only DEVICE_METADATA) is evaluated once per validation.
 func (x *xexprs) evalBool(e *xpath.Expr, ctx *dnode) bool {
+	abs, known := x.absolute[e]
+	if !known {
+		abs = contextFree(e.String())
+		if x.absolute == nil {
+			x.absolute = map[*xpath.Expr]bool{}
+		}
+		x.absolute[e] = abs
+	}
+	if abs {
+		if r, ok := x.results[e]; ok {
+			return r
+		}
+	}
+	r := x.evalBoolNow(e, ctx)
+	if abs {
+		if x.results == nil {
+			x.results = map[*xpath.Expr]bool{}
+		}
+		x.results[e] = r
+	}
+	return r
+}
+
+// contextFree reports whether a rewritten expression reads only absolute
+// paths: outside predicates no relative step (a name not after "/", ".",
+// "..") and no current() (/@_current_, /@_ix_N). Predicates are evaluated
+// on the nodes the absolute path selects, so their relative names do not
+// depend on the context node. Function names and operator names are not
+// steps.
+func contextFree(expr string) bool {
+	if strings.Contains(expr, "/@") {
+		return false
+	}
+	depth := 0
+	prev := byte(0) // previous non-space character outside literals
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(expr[i+1:], c)
+			if j < 0 {
+				return false
+			}
+			i += j + 1
+			prev = c
+			continue
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case c == '*' && depth == 0 && prev != '/' && prev != ')' && prev != ']' && prev != 'a' && !(prev >= '0' && prev <= '9'):
+			return false // a relative wildcard step, not a product
+		case c == '.' && depth == 0 && !(prev >= '0' && prev <= '9') && !(i+1 < len(expr) && expr[i+1] >= '0' && expr[i+1] <= '9'):
+			return false
+		case isNameStart(c):
+			j := i
+			for j < len(expr) && isNameChar(expr[j]) {
+				j++
+			}
+			name := expr[i:j]
+			k := j
+			for k < len(expr) && (expr[k] == ' ' || expr[k] == '\t' || expr[k] == '\n') {
+				k++
+			}
+			isCall := k < len(expr) && expr[k] == '('
+			operator := name == "and" || name == "or" || name == "div" || name == "mod"
+			if depth == 0 && !isCall && !operator && prev != '/' {
+				return false
+			}
+			i = j - 1
+			prev = 'a'
+			continue
+		}
+		if c != ' ' && c != '\t' && c != '\n' {
+			prev = c
+		}
+	}
+	return true
+}
+
+func (x *xexprs) evalBoolNow(e *xpath.Expr, ctx *dnode) bool {
 	res := e.Evaluate(&nav{n: ctx, cur: ctx, x: x})
 	switch r := res.(type) {
 	case bool:
