@@ -32,7 +32,8 @@ const (
  "BUFFER_PG": {"Ethernet0|3": {"profile": "pg_lossless_100000_5m_profile"}},
  "SCHEDULER": {"scheduler.0": {"type": "DWRR", "weight": "14"}},
  "WRED_PROFILE": {"AZURE_LOSSLESS": {"ecn": "ecn_all", "wred_green_enable": "true", "green_min_threshold": "250000", "green_max_threshold": "2097152", "green_drop_probability": "5"}},
- "QUEUE": {"Ethernet0|3": {"scheduler": "scheduler.0", "wred_profile": "AZURE_LOSSLESS"}}
+ "QUEUE": {"Ethernet0|3": {"scheduler": "scheduler.0", "wred_profile": "AZURE_LOSSLESS"}},
+ "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "200"}, "Ethernet0": {"action": "drop", "detection_time": "200", "restoration_time": "200"}}
 }}}`
 
 	ocBase = `{
@@ -119,6 +120,8 @@ func mutations(t testing.TB) []mutation {
 			rule: RuleLeafref, pathHas: "BUFFER_PG/Ethernet8|3"},
 		{name: "sonic-must-wred-thresholds", platform: intent.PlatformSONiC, from: `"green_max_threshold": "2097152"`, to: `"green_max_threshold": "1000"`,
 			rule: RuleMust, pathHas: "WRED_PROFILE/AZURE_LOSSLESS/green_max_threshold", msgHas: "Green max threshold must be greater than or equal to min threshold"},
+		{name: "sonic-must-pfcwd-detection-below-poll", platform: intent.PlatformSONiC, from: `"detection_time": "200"`, to: `"detection_time": "100"`,
+			rule: RuleMust, pathHas: "PFC_WD/Ethernet0/detection_time", msgHas: "detection_time must be greater than or equal to POLL_INTERVAL"},
 		{name: "sonic-missing-mandatory", platform: intent.PlatformSONiC, from: `"lanes": "0,1,2,3", `, to: ``,
 			rule: RuleMandatory, pathHas: "PORT/Ethernet0/lanes"},
 		{name: "oc-base", platform: intent.PlatformOpenConfig},

@@ -201,6 +201,7 @@ type xexprs struct {
 	cache    map[xkey]*xpath.Expr
 	index    map[int]map[string]*dnode // indexed lookups, built on first use
 	specCopy []ixSpec
+	relIndex map[relKey]map[string]*dnode
 	absolute map[*xpath.Expr]bool // contextFree, by expression
 	results  map[*xpath.Expr]bool // values of the context-free ones
 }
@@ -556,36 +557,54 @@ func (x *xexprs) evalNodes(e *xpath.Expr, ctx *dnode) []*dnode {
 var reIndexed = regexp.MustCompile(`(^|[\s(,=<>!|+*])((?:/[A-Za-z_][\w.-]*)+)\[\s*([A-Za-z_][\w.-]*)\s*=\s*/@` + currentName + `((?:/(?:\.\.|[A-Za-z_][\w.-]*))*)\s*\]`)
 
 type ixSpec struct {
-	list  []string // steps of the list's absolute path
+	list  []string // steps of the list's path (from the root, or from base)
 	key   string
 	value []string // steps from current(): ".." or a child name
+	// up > 0: the list's path starts at current()'s up-th ancestor and the
+	// key is compared with the literal constant (sonic-pfcwd:
+	// current()/../../PFC_WD_LIST[ifname='GLOBAL']).
+	up       int
+	constant string
 }
+
+// reRelIndexed is the relative form: current() up to an ancestor, down to a
+// list, one key compared with a string literal.
+var reRelIndexed = regexp.MustCompile(`/@` + currentName + `((?:/\.\.)+)((?:/[A-Za-z_][\w.-]*)+)\[\s*([A-Za-z_][\w.-]*)\s*=\s*'([^']*)'\s*\]`)
 
 func ixName(i int) string { return "_ix_" + strconv.Itoa(i) }
 
 // indexLookups rewrites the indexed lookups of an (already rewritten)
 // expression, registering their specs with the schema.
 func (s *Schema) indexLookups(expr string) string {
+	expr = reRelIndexed.ReplaceAllStringFunc(expr, func(m string) string {
+		g := reRelIndexed.FindStringSubmatch(m)
+		spec := ixSpec{up: strings.Count(g[1], ".."), list: strings.Split(strings.TrimPrefix(g[2], "/"), "/"), key: g[3], constant: g[4]}
+		return "/@" + ixName(s.registerIndex(m, spec))
+	})
 	return reIndexed.ReplaceAllStringFunc(expr, func(m string) string {
 		g := reIndexed.FindStringSubmatch(m)
 		spec := ixSpec{list: strings.Split(strings.TrimPrefix(g[2], "/"), "/"), key: g[3]}
 		if g[4] != "" {
 			spec.value = strings.Split(strings.TrimPrefix(g[4], "/"), "/")
 		}
-		k := g[2] + "|" + g[3] + "|" + g[4]
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.ixByKey == nil {
-			s.ixByKey = map[string]int{}
-		}
-		i, ok := s.ixByKey[k]
-		if !ok {
-			i = len(s.ixSpecs)
-			s.ixSpecs = append(s.ixSpecs, spec)
-			s.ixByKey[k] = i
-		}
-		return g[1] + "/@" + ixName(i)
+		return g[1] + "/@" + ixName(s.registerIndex(g[2]+"|"+g[3]+"|"+g[4], spec))
 	})
+}
+
+// registerIndex returns the number of an indexed lookup, adding it.
+func (s *Schema) registerIndex(k string, spec ixSpec) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ixByKey == nil {
+		s.ixByKey = map[string]int{}
+	}
+	i, ok := s.ixByKey[k]
+	if !ok {
+		i = len(s.ixSpecs)
+		s.ixSpecs = append(s.ixSpecs, spec)
+		s.ixByKey[k] = i
+	}
+	return i
 }
 
 func (x *xexprs) specs() []ixSpec {
@@ -600,6 +619,25 @@ func (x *xexprs) specs() []ixSpec {
 // lookup returns the entry spec i finds for current node cur, or nil.
 func (x *xexprs) lookup(i int, cur *dnode) *dnode {
 	sp := x.specs()[i]
+	if sp.up > 0 {
+		base := cur
+		for j := 0; j < sp.up && base != nil; j++ {
+			base = base.parent
+		}
+		if base == nil {
+			return nil
+		}
+		k := relKey{i, base}
+		idx, ok := x.relIndex[k]
+		if !ok {
+			idx = buildIndex(base, sp)
+			if x.relIndex == nil {
+				x.relIndex = map[relKey]map[string]*dnode{}
+			}
+			x.relIndex[k] = idx
+		}
+		return idx[sp.constant]
+	}
 	d := cur
 	for _, st := range sp.value {
 		if d == nil {
@@ -627,34 +665,46 @@ func (x *xexprs) lookup(i int, cur *dnode) *dnode {
 		for root.parent != nil {
 			root = root.parent
 		}
-		idx = map[string]*dnode{}
-		level := []*dnode{root}
-		for _, st := range sp.list {
-			var next []*dnode
-			for _, n := range level {
-				for _, k := range n.kids {
-					if k.name == st {
-						next = append(next, k)
-					}
-				}
-			}
-			level = next
-		}
-		for _, e := range level {
-			for _, k := range e.kids {
-				if k.name == sp.key && k.isLeaf {
-					if _, dup := idx[k.val]; !dup {
-						idx[k.val] = e
-					}
-				}
-			}
-		}
+		idx = buildIndex(root, sp)
 		if x.index == nil {
 			x.index = map[int]map[string]*dnode{}
 		}
 		x.index[i] = idx
 	}
 	return idx[d.val]
+}
+
+type relKey struct {
+	spec int
+	base *dnode
+}
+
+// buildIndex maps the key values of the entries of spec's list below base
+// to the (first) entry.
+func buildIndex(base *dnode, sp ixSpec) map[string]*dnode {
+	idx := map[string]*dnode{}
+	level := []*dnode{base}
+	for _, st := range sp.list {
+		var next []*dnode
+		for _, n := range level {
+			for _, k := range n.kids {
+				if k.name == st {
+					next = append(next, k)
+				}
+			}
+		}
+		level = next
+	}
+	for _, e := range level {
+		for _, k := range e.kids {
+			if k.name == sp.key && k.isLeaf {
+				if _, dup := idx[k.val]; !dup {
+					idx[k.val] = e
+				}
+			}
+		}
+	}
+	return idx
 }
 
 // SR Linux writes boolean tests as `. = false()`, `true() = ../vlan-tagging`
