@@ -191,7 +191,9 @@ type builder struct {
 // object adds the members of obj (the value of node e, nil = data root)
 // under d.
 func (b *builder) object(d *dnode, e *yang.Entry, obj map[string]any, path string) {
-	for _, name := range sortedKeys(obj) {
+	// Member order does not matter to the checks (violations are sorted at
+	// the end; members have distinct names), so the map is not sorted.
+	for name, val := range obj {
 		mod, local := splitQName(name)
 		var ch *yang.Entry
 		if e == nil {
@@ -208,7 +210,7 @@ func (b *builder) object(d *dnode, e *yang.Entry, obj map[string]any, path strin
 		if ch == nil || ch.ReadOnly() {
 			continue
 		}
-		b.value(d, ch, obj[name], path+"/"+name)
+		b.value(d, ch, val, path+"/"+name)
 	}
 	b.defaults(d, e)
 }
