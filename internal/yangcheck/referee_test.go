@@ -118,7 +118,10 @@ func refereeModels(t testing.TB, s *Schema, dirs []string, feats map[string]bool
 			if err != nil {
 				t.Fatal(err)
 			}
-			text := vendorBooleans(string(b))
+			text := string(b)
+			if d == "srlinux" {
+				text = vendorBooleans(text)
+			}
 			if m := reModName.FindStringSubmatch(text); m != nil && s.ms.Modules[m[1]] != nil {
 				text = dropGatedMusts(text, v, s.ms.Modules[m[1]])
 			}

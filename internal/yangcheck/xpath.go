@@ -227,7 +227,12 @@ func (x *xexprs) compile(expr string, n yang.Node) (*xpath.Expr, error) {
 		x.cache[k] = e
 		return e, nil
 	}
-	e, err := xpath.Compile(x.s.indexLookups(rewriteXPath(vendorBooleans(expr), x.s.prefixesOf(n))))
+	src := expr
+	if pm := x.s.prefixesOf(n); strings.HasPrefix(pm[""], "srl_nokia") {
+		// SR Linux's idiom only: SONiC validates with libyang itself.
+		src = vendorBooleans(expr)
+	}
+	e, err := xpath.Compile(x.s.indexLookups(rewriteXPath(src, x.s.prefixesOf(n))))
 	if err != nil {
 		x.s.noteXPathError(expr, err)
 		x.cache[k] = nil
