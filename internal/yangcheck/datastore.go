@@ -1015,6 +1015,11 @@ func (v *dsValidator) mandatory(d *dnode, e *yang.Entry) {
 	for _, k := range d.kids {
 		present[k.e]++
 	}
+	for ch, n := range present {
+		if ch.ListAttr != nil && uint64(n) > ch.ListAttr.MaxElements && !ch.ReadOnly() {
+			v.addf(d.where()+"/"+ch.Name, RuleSchema, "%q has %d entries, max-elements is %d", ch.Name, n, ch.ListAttr.MaxElements)
+		}
+	}
 	var dir []*yang.Entry
 	if e == nil {
 		dir = v.topEntries()

@@ -60,8 +60,8 @@
 //
 // SR Linux idioms that libyang reads differently are evaluated as the device
 // means them (vendorBooleans in xpath.go: ". = false()" compares the value;
-// mustOn: the srl_nokia-ext:if-feature extension on a must). Not evaluated:
-// unique statements and max-elements.
+// mustOn: the srl_nokia-ext:if-feature extension on a must). max-elements
+// is checked (RuleSchema); unique statements are not.
 //
 // Cost: indexed key lookups (list[key=current()...], and
 // current()/../list[key='const']), per-validation leafref value sets and
