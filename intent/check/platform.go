@@ -35,6 +35,9 @@ type PlatformInfo struct {
 	// MTU bounds the port MTU the platform's interface model accepts (a zero
 	// MTURange is not checked).
 	MTU MTURange
+	// MTUMeaning is what the port MTU counts: profile.MTUL2NoFCS (SR Linux:
+	// the Ethernet header included, FCS not) or profile.MTUIP (SONiC, EOS).
+	MTUMeaning string
 }
 
 // MTURange is an inclusive range of port MTUs in bytes.
@@ -78,6 +81,7 @@ func InfoFor(p *profile.Profile) PlatformInfo {
 		BufferCellBytes:       p.BufferCellBytes,
 		DCBXAdvertise:         p.DCBXAdvertise,
 		MTU:                   MTURange{Min: p.MTU.Min, Max: p.MTU.Max},
+		MTUMeaning:            p.MTU.Meaning,
 	}
 }
 
