@@ -50,8 +50,17 @@ func newLabCmd(d *deps) *cobra.Command {
 SONiC and EOS): in-process gNMI targets on 127.0.0.1 that announce the platform's
 models, keep a datastore and answer Capabilities/Get/Set/Subscribe over real
 gRPC with TLS (a throw-away CA) and a generated password. They are simulators,
-not switches: they forward no packets, and they check a Set against the vendors'
-YANG fabricctl embeds ($FABRICCTL_YANG_DIR overrides it).
+not switches: they forward no packets.
+
+With --strict (or --profile NAME, repeatable, e.g. --profile sonic-202405) the
+twins are PROFILED: each imitates its switch's release profile (see the README's
+"Platform profiles and device twins"), starts from that profile's factory-default
+datastore and validates the whole result of every Set as the device does (types,
+leafref, must, when, mandatory, the profile's YANG features; SONiC's write
+semantics per branch), refusing it with the device's reason. --empty runs bare
+twins: empty datastores, each payload checked against the YANG alone (the
+default while the compilers' payloads are still refused by profiled twins).
+Lab prints which profile each twin runs.
 
 It then runs the main job against them: check the intent, plan, apply (with
 backups), and diff to show the fabric is in sync. --keep leaves the twins

@@ -41,6 +41,10 @@ type PlatformInfo struct {
 	// policy's IP MTU). nil means the shared-buffer model: pause when the
 	// priority group holds the switch's buffer minus the headroom.
 	XOFF func(cl *intent.Class, mtu int) int64
+	// MTUMeaning is what the platform's own interface mtu counts:
+	// profile.MTUL2NoFCS (SR Linux: the Ethernet header included, FCS not)
+	// or profile.MTUIP (SONiC, EOS). MTU above is already in IP MTUs.
+	MTUMeaning string
 }
 
 // ipMTURange converts a profile's MTU range into IP MTUs: an L2 MTU without
@@ -95,6 +99,7 @@ func InfoFor(p *profile.Profile) PlatformInfo {
 		BufferCellBytes:       p.BufferCellBytes,
 		DCBXAdvertise:         p.DCBXAdvertise,
 		MTU:                   ipMTURange(p.MTU),
+		MTUMeaning:            p.MTU.Meaning,
 	}
 	if p.Platform == string(intent.PlatformSRLinux) && p.PFC {
 		// 7220 IXR (qos-pfc-xgs): the pfc-queue pauses above its
