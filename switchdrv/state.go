@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -326,6 +327,37 @@ func (s *Snapshot) paths() ([]*gnmipb.Path, error) {
 		out[i] = p
 	}
 	return out, nil
+}
+
+// lookup returns the value at p inside the snapshot's subtrees (module
+// prefixes stripped), for Refiner.Refine.
+func (s *Snapshot) lookup(p *gnmipb.Path) (any, bool) {
+	for _, e := range s.Entries {
+		ep, err := transport.ParsePath(e.Path)
+		if err != nil || !e.Exists || ep.GetOrigin() != p.GetOrigin() || len(ep.GetElem()) > len(p.GetElem()) {
+			continue
+		}
+		if !slices.EqualFunc(ep.GetElem(), p.GetElem()[:len(ep.GetElem())], func(a, b *gnmipb.PathElem) bool {
+			return a.GetName() == b.GetName() && maps.Equal(a.GetKey(), b.GetKey())
+		}) {
+			continue
+		}
+		v, err := e.value()
+		if err != nil {
+			continue
+		}
+		if rest := p.GetElem()[len(ep.GetElem()):]; len(rest) > 0 {
+			root, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			if v, ok = jtree.Get(root, rest); !ok {
+				continue
+			}
+		}
+		return v, true
+	}
+	return nil, false
 }
 
 func (s *Snapshot) entry(path string) (Entry, bool) {

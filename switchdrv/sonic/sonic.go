@@ -194,6 +194,9 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// egressLosslessJSON is BUFFER_QUEUE's hash for a lossless queue.
+var egressLosslessJSON = encodeHash([]kv{{"profile", egressLossless}})
+
 // raw replaces table|key with an already encoded hash (shared, read-only).
 func (c *compiler) raw(table, key string, hash []byte) {
 	v := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: hash}}
@@ -289,9 +292,17 @@ func (c *compiler) compile() error {
 			continue
 		}
 		mn, mx, pr := strconv.FormatInt(cl.ECN.MinBytes, 10), strconv.FormatInt(cl.ECN.MaxBytes, 10), itoa(cl.ECN.Probability)
+		// Mark only, as on the other platforms (issue 10 item 8):
+		// orchagent qosorch.cpp maps "ecn" to SAI_WRED_ATTR_ECN_MARK_MODE
+		// (ecn_all: ECT packets of every colour are marked on the
+		// curve) and wred_<colour>_enable to SAI_WRED_ATTR_<COLOUR>_ENABLE,
+		// the WRED drop of that colour, which would also drop non-ECT
+		// packets of the lossless queue (up to 100 % past the max
+		// threshold). Drop stays off; the thresholds and probability
+		// shape the marking.
 		w := map[string]string{"ecn": "ecn_all"}
 		for _, color := range []string{"green", "yellow", "red"} {
-			w["wred_"+color+"_enable"] = "true"
+			w["wred_"+color+"_enable"] = "false"
 			w[color+"_min_threshold"] = mn
 			w[color+"_max_threshold"] = mx
 			w[color+"_drop_probability"] = pr
@@ -381,6 +392,14 @@ func (c *compiler) compile() error {
 				return err
 			}
 		}
+		// Egress: the templates give only queues 3-4 the lossless egress
+		// profile (buffers_config.j2: BUFFER_QUEUE port|3-4
+		// egress_lossless_profile, |0-2 and |5-6 egress_lossy_profile);
+		// a lossless class on another priority must not keep a lossy
+		// profile, which can tail-drop (issue 10 item 7).
+		for _, l := range lossless {
+			c.raw("BUFFER_QUEUE", port.Name+"|"+itoa(l), egressLosslessJSON)
+		}
 		if len(lossless) > 0 && wd.Enabled {
 			c.raw("PFC_WD", port.Name, wdJSON)
 		} else {
@@ -396,14 +415,14 @@ func (c *compiler) compile() error {
 		}
 	}
 	if len(lossless) > 0 && len(c.sw.Ports) > 0 {
-		// One merge of the inventory ports' fields into CABLE_LENGTH|AZURE
-		// (the other ports' lengths stay).
-		cl := make([]kv, len(c.sw.Ports))
-		for i, port := range c.sw.Ports {
-			cl[i] = kv{port.Name, strconv.Itoa(int(math.Ceil(port.CableMeters))) + "m"}
+		// One field per inventory port: an update at CABLE_LENGTH|AZURE
+		// would be a JSON patch add of the whole hash, wiping every other
+		// port's length (sonic-gnmi json_client.go; issue 10 item 2).
+		for _, port := range c.sw.Ports {
+			if err := c.field("CABLE_LENGTH", cableLengthTable, port.Name, strconv.Itoa(int(math.Ceil(port.CableMeters)))+"m"); err != nil {
+				return err
+			}
 		}
-		v := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: encodeHash(cl)}}
-		c.d.Updates = append(c.d.Updates, &gnmipb.Update{Path: path("CABLE_LENGTH", cableLengthTable), Val: v})
 	}
 	for _, fc := range []string{"PFCWD", "QUEUE", "PG_WATERMARK"} {
 		if fc == "PFCWD" && (len(lossless) == 0 || !wd.Enabled) {
