@@ -101,6 +101,8 @@ type rawSwitch struct {
 	Address               string          `yaml:"address" required:"true" doc:"gNMI host:port (ranges zip with the name)"`
 	Credentials           *rawCredentials `yaml:"credentials" doc:"where to read the gNMI username/password; never the values themselves"`
 	TLS                   *rawTLS         `yaml:"tls" doc:"gNMI TLS settings (TLS is on by default)"`
+	Profile               string          `yaml:"profile" enumfrom:"profiles" doc:"platform release profile (internal/profile), e.g. srlinux-25.3 or sonic-202411; default: the platform's newest"`
+	ASIC                  string          `yaml:"asic" enumfrom:"asics" doc:"switching ASIC, e.g. spectrum2, tomahawk4, trident4, jericho2 (default: the profile's model)"`
 	MaxLosslessPriorities *int            `yaml:"maxLosslessPriorities" range:"1,8" doc:"override the platform's lossless priorities per port"`
 	Buffer                *Size           `yaml:"buffer" doc:"ingress headroom available per port (e.g. 200KB); headroom is checked against it"`
 	PortDefaults          *rawPort        `yaml:"portDefaults" doc:"speed, cable, mtu applied to ports that do not set them"`

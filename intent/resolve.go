@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fabricctl/fabricctl/internal/profile"
 )
 
 // part is one decoded YAML document with the file it came from.
@@ -486,6 +488,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		r.errorf(pos, path+".address", "%d switches share the address %q; give the address a range like 10.0.0.{1..%d}", len(swNames), rs.Address, len(swNames))
 		return
 	}
+	prof, asic := r.profile(pos, path, plat, known, rs)
 	var creds Credentials
 	if c := rs.Credentials; c != nil {
 		cp := withFile(c.Pos, file)
@@ -515,7 +518,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 			continue
 		}
 		sw := Switch{Name: n, Platform: plat, Address: addrs[min(i, len(addrs)-1)], Credentials: creds, TLS: tls,
-			MaxLosslessPriorities: deref(rs.MaxLosslessPriorities, 0), Pos: pos}
+			Profile: prof, ASIC: asic, MaxLosslessPriorities: deref(rs.MaxLosslessPriorities, 0), Pos: pos}
 		if rs.Buffer != nil {
 			sw.BufferBytes = int64(*rs.Buffer)
 		}
@@ -525,6 +528,26 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		sw.Ports = append([]Port(nil), ports...)
 		r.f.Switches = append(r.f.Switches, sw)
 	}
+}
+
+// profile resolves switches[].profile (default: the platform's newest) and
+// switches[].asic against the profiles and ASICs internal/profile knows.
+func (r *resolver) profile(pos Pos, path string, plat Platform, known bool, rs *rawSwitch) (string, string) {
+	name := rs.Profile
+	if known {
+		p, err := profile.LookupFor(string(plat), rs.Profile)
+		if err != nil {
+			r.errorf(pos, path+".profile", "%v", err)
+		} else {
+			name = p.Name
+		}
+	}
+	if rs.ASIC != "" {
+		if _, err := profile.LookupASIC(rs.ASIC); err != nil {
+			r.errorf(pos, path+".asic", "%v", err)
+		}
+	}
+	return name, rs.ASIC
 }
 
 func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {

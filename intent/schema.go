@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/fabricctl/fabricctl/internal/profile"
 )
 
 // Schema returns a JSON Schema (draft 2020-12) of the intent file format,
@@ -92,6 +94,13 @@ func schemaOf(t reflect.Type) map[string]any {
 				}
 				p["enum"] = vals
 			}
+			if src := f.Tag.Get("enumfrom"); src != "" {
+				var vals []any
+				for _, v := range enumSources[src]() {
+					vals = append(vals, v)
+				}
+				p["enum"] = vals
+			}
 			if strings.HasPrefix(f.Tag.Get("doc"), "NOT ALLOWED") {
 				p["not"] = map[string]any{}
 			}
@@ -119,4 +128,11 @@ func schemaOf(t reflect.Type) map[string]any {
 		return map[string]any{"type": "number"}
 	}
 	return map[string]any{}
+}
+
+// enumSources fill the enum of fields tagged enumfrom (values that live in
+// data, not in the struct tag).
+var enumSources = map[string]func() []string{
+	"profiles": func() []string { return profile.Names("") },
+	"asics":    profile.ASICNames,
 }

@@ -179,6 +179,11 @@ type Switch struct {
 	Address     string // gNMI host:port
 	Credentials Credentials
 	TLS         TLS
+	// Profile is the platform release profile (internal/profile); the
+	// parser fills in the platform's newest when the intent names none.
+	Profile string
+	// ASIC is the switching ASIC the intent names ("" = the profile's).
+	ASIC string
 	// MaxLosslessPriorities overrides the platform limit (0 = platform default).
 	MaxLosslessPriorities int
 	// BufferBytes is the ingress headroom pool available per port (0 = unknown,

@@ -8,6 +8,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
 )
 
 // Platform compiles the intent for one switch platform. Compile is pure: no
@@ -64,7 +65,9 @@ func (d *Desired) SetRequest() *gnmipb.SetRequest {
 	return &gnmipb.SetRequest{Delete: d.Deletes, Replace: d.Replaces, Update: d.Updates}
 }
 
-// Quirks are the documented per-platform differences, as data.
+// Quirks are the documented per-platform differences, as data. They are read
+// from the platform's profile (internal/profile): QuirksFor builds them, so
+// check, the compilers and the twins agree.
 type Quirks struct {
 	// PFC is false where the platform's model cannot express PFC at all.
 	PFC bool
@@ -78,8 +81,37 @@ type Quirks struct {
 	Origin string
 	// CLIFallback: settings the model lacks are sent as CLI over gNMI (origin "cli").
 	CLIFallback bool
-	// WatchdogMin/WatchdogMax bound the PFC watchdog timers.
+	// WatchdogMin/WatchdogMax bound the PFC watchdog detection timer.
 	WatchdogMin, WatchdogMax int // milliseconds
+	// Profile is the release profile the quirks were read from (all the
+	// other platform facts: MTU meaning, timer steps, feature set, write
+	// semantics, factory defaults).
+	Profile *profile.Profile
+}
+
+// QuirksFor returns the quirks of profile p.
+func QuirksFor(p *profile.Profile) Quirks {
+	return Quirks{
+		PFC:                   p.PFC,
+		MaxLosslessPriorities: p.MaxLosslessPriorities,
+		BufferCellBytes:       p.BufferCellBytes,
+		Origin:                p.Origin,
+		CLIFallback:           p.CLIFallback,
+		WatchdogMin:           p.Watchdog.Detect.MinMS,
+		WatchdogMax:           p.Watchdog.Detect.MaxMS,
+		Profile:               p,
+	}
+}
+
+// DefaultQuirks returns the quirks of the newest profile of platform; it
+// panics on a platform without a profile (a build defect: every platform
+// package registers one that has).
+func DefaultQuirks(platform intent.Platform) Quirks {
+	p, err := profile.Default(string(platform))
+	if err != nil {
+		panic("switchdrv: " + err.Error())
+	}
+	return QuirksFor(p)
 }
 
 // Registry holds the platforms a fabricctl binary knows. Build one with

@@ -84,7 +84,8 @@ func (f Finding) String() string {
 
 // Options carries what Run needs to know beyond the intent.
 type Options struct {
-	// Platform describes a switch platform; nil means DefaultPlatform. A
+	// Platform describes a switch platform; nil means each switch's release
+	// profile (switches[].profile, default the platform's newest). A
 	// platform it does not know is reported as an error on the switches using it.
 	Platform func(intent.Platform) (PlatformInfo, bool)
 	// CellFactor multiplies in-flight bytes in the SONiC headroom model for
@@ -161,20 +162,24 @@ type checker struct {
 	ends [][2]end // per link: its two endpoints, resolved once
 
 	findings []Finding
+	// byProfile: platform facts come from each switch's profile.
+	byProfile bool
 }
 
 func newChecker(f *intent.Fabric, opts Options) *checker {
+	byProfile := opts.Platform == nil
 	if opts.Platform == nil {
 		opts.Platform = DefaultPlatform
 	}
 	c := &checker{
-		f:        f,
-		opts:     opts,
-		switches: make(map[string]*intent.Switch, len(f.Switches)),
-		ports:    make(map[string]map[string]*intent.Port, len(f.Switches)),
-		hosts:    make(map[string]*intent.Host, len(f.Hosts)),
-		nics:     make(map[string]map[string]*intent.NIC, len(f.Hosts)),
-		headroom: map[headroomKey]headroomValue{},
+		byProfile: byProfile,
+		f:         f,
+		opts:      opts,
+		switches:  make(map[string]*intent.Switch, len(f.Switches)),
+		ports:     make(map[string]map[string]*intent.Port, len(f.Switches)),
+		hosts:     make(map[string]*intent.Host, len(f.Hosts)),
+		nics:      make(map[string]map[string]*intent.NIC, len(f.Hosts)),
+		headroom:  map[headroomKey]headroomValue{},
 	}
 	for i := range f.Switches {
 		sw := &f.Switches[i]
@@ -231,6 +236,9 @@ func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string,
 
 // platform returns the platform info for sw.
 func (c *checker) platform(sw *intent.Switch) (PlatformInfo, bool) {
+	if c.byProfile {
+		return switchPlatform(sw)
+	}
 	return c.opts.Platform(sw.Platform)
 }
 

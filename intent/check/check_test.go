@@ -430,12 +430,12 @@ func TestRules(t *testing.T) {
 			f.Switches[2].Platform = intent.PlatformEOS
 			f.Switches[2].Ports[3].MTU = 9216 // unlinked
 		}, Options{}, []got{{"FC125", Error, "inventory.switches[spine1].ports[Ethernet12]"}}},
-		{"srlinux port mtu below 1450", func(f *intent.Fabric) {
+		{"srlinux port mtu below 1500 (7220 IXR minimum)", func(f *intent.Fabric) {
 			f.Policy.HostMTU, f.Policy.RoCEPathMTU = 1200, 1024
 			f.Switches[0].Ports[5].MTU = 1400 // unlinked
 		}, Options{}, []got{{"FC125", Error, "inventory.switches[leaf1].ports[ethernet-1/6]"}}},
-		{"srlinux ports at 9500 are fine, sonic ports above 9216 are not", func(f *intent.Fabric) {
-			f.Policy.MTU = 9500
+		{"srlinux ports at 9412 (7220 IXR maximum) are fine, sonic ports above 9216 are not", func(f *intent.Fabric) {
+			f.Policy.MTU = 9412
 		}, Options{}, []got{
 			{"FC125", Error, "inventory.switches[spine1].ports[Ethernet0]"},
 			{"FC125", Error, "inventory.switches[spine2].ports[Ethernet0]"},

@@ -4,11 +4,12 @@ import (
 	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
 )
 
-// PlatformInfo is what the rules need to know about a switch platform. The
-// switch drivers own the authoritative data (switchdrv.Quirks); callers that
-// have a registry can adapt it into Options.Platform.
+// PlatformInfo is what the rules need to know about a switch platform. It is
+// read from the switch's release profile (internal/profile), the same data
+// switchdrv.Quirks, the compilers and the twins read.
 type PlatformInfo struct {
 	// PFC is false where the platform's configuration model cannot express PFC.
 	PFC bool
@@ -62,60 +63,46 @@ func (r Range) InBounds(d time.Duration) bool { return d >= r.Min && d <= r.Max 
 // OnStep reports whether d is a whole number of r's steps (always, without a step).
 func (r Range) OnStep(d time.Duration) bool { return r.Step <= 0 || d%r.Step == 0 }
 
-func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-
-// DefaultPlatform returns the built-in data for the four platforms:
-//
-//   - sonic: watchdog detect 100-5000 ms, restore 100-60000 ms, poll
-//     100-1000 ms (sonic-pfcwd.yang), 2 lossless priorities (pfc_enable "3,4").
-//   - srlinux: deadlock detection-timer 10-1500 ms and recovery-timer
-//     100-1500 ms (srl_nokia-qos.yang; DOMAIN.md rounds both to 10-1500), no
-//     configurable poll interval, 2 lossless priorities.
-//   - eos: 2 lossless priorities; watchdog timeout and recovery-time
-//     10-60000 ms in 10 ms steps, polling-interval 5-30000 ms in 1 ms steps
-//     and at most half the smaller of the two (EOS CLI; the arista-qos-augments leaves are unbounded
-//     decimal64 seconds, so the EOS compiler enforces these and so must check).
-//   - openconfig: openconfig-qos has no PFC model at all; the
-//     openconfig-interfaces mtu leaf is a bare uint16, so no MTU range.
-//
-// Port MTU ranges: sonic 68-9216 (sonic-port.yang PORT mtu), srlinux
-// 1450-9500 (srl_nokia-interfaces.yang interface mtu), eos 68-9214 (EOS
-// CLI: hardware refuses more, cEOS stops at 9194; the compiler caps it).
-func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
-	switch p {
-	case intent.PlatformSONiC:
-		return PlatformInfo{
-			PFC:                   true,
-			MaxLosslessPriorities: 2,
-			Detect:                Range{Min: ms(100), Max: ms(5000), Step: ms(1)},
-			Restore:               Range{Min: ms(100), Max: ms(60000), Step: ms(1)},
-			Poll:                  Range{Min: ms(100), Max: ms(1000), Step: ms(1)},
-			MinWeight:             1,                            // SCHEDULER DWRR weight 1..100
-			MTU:                   MTURange{Min: 68, Max: 9216}, // sonic-port.yang: PORT mtu range 68..9216
-		}, true
-	case intent.PlatformSRLinux:
-		return PlatformInfo{
-			PFC:                   true,
-			MaxLosslessPriorities: 2,
-			Detect:                Range{Min: ms(10), Max: ms(1500), Step: ms(1)},
-			Restore:               Range{Min: ms(100), Max: ms(1500), Step: ms(1)},
-			MinWeight:             1,                              // scheduler input weight 1..255
-			MTU:                   MTURange{Min: 1450, Max: 9500}, // srl_nokia-interfaces.yang: interface mtu range 1450..9500
-		}, true
-	case intent.PlatformEOS:
-		return PlatformInfo{
-			PFC:                   true,
-			MaxLosslessPriorities: 2,
-			Detect:                Range{Min: ms(10), Max: ms(60000), Step: ms(10)},
-			Restore:               Range{Min: ms(10), Max: ms(60000), Step: ms(10)},
-			Poll:                  Range{Min: ms(5), Max: ms(30000), Step: ms(1)},
-			PollHalf:              true,
-			// EOS CLI "mtu" on Ethernet interfaces: 68..9214 on hardware (cEOS
-			// stops at 9194); "mtu 9216" is refused (switchdrv/eos caps it).
-			MTU: MTURange{Min: 68, Max: 9214},
-		}, true
-	case intent.PlatformOpenConfig:
-		return PlatformInfo{PFC: false, MaxLosslessPriorities: 2}, true
+// InfoFor adapts a release profile (internal/profile, the one place that
+// holds the platform facts) into what the rules need.
+func InfoFor(p *profile.Profile) PlatformInfo {
+	tr := func(r profile.TimerRange) Range { return Range{Min: r.Min(), Max: r.Max(), Step: r.Step()} }
+	return PlatformInfo{
+		PFC:                   p.PFC,
+		MaxLosslessPriorities: p.MaxLosslessPriorities,
+		Detect:                tr(p.Watchdog.Detect),
+		Restore:               tr(p.Watchdog.Restore),
+		Poll:                  tr(p.Watchdog.Poll),
+		PollHalf:              p.Watchdog.PollHalf,
+		MinWeight:             p.MinWeight,
+		BufferCellBytes:       p.BufferCellBytes,
+		DCBXAdvertise:         p.DCBXAdvertise,
+		MTU:                   MTURange{Min: p.MTU.Min, Max: p.MTU.Max},
 	}
-	return PlatformInfo{}, false
+}
+
+// DefaultPlatform returns the facts of the platform's newest profile
+// (internal/profile/data/profiles/*.json, each naming its sources: the
+// watchdog ranges of sonic-pfcwd.yang, srl_nokia-qos.yang and the EOS CLI,
+// the port MTU ranges of sonic-port.yang, srl_nokia-interfaces.yang (7220
+// IXR: 1500..9412) and the EOS CLI, openconfig-qos having no PFC model).
+func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
+	prof, err := profile.Default(string(p))
+	if err != nil {
+		return PlatformInfo{}, false
+	}
+	return InfoFor(prof), true
+}
+
+// switchPlatform returns the facts of sw's profile (its platform's newest
+// when it names none or an unknown one, which the parser reported).
+func switchPlatform(sw *intent.Switch) (PlatformInfo, bool) {
+	if sw.Profile != "" {
+		if prof, err := profile.LookupFor(string(sw.Platform), sw.Profile); err == nil {
+			if prof, err = prof.WithASIC(sw.ASIC); err == nil {
+				return InfoFor(prof), true
+			}
+		}
+	}
+	return DefaultPlatform(sw.Platform)
 }

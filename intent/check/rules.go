@@ -51,7 +51,7 @@ var ruleTable = []Rule{
 	{"FC122", "link-port-reuse", Error, "no switch port or host NIC is used by two links", (*checker).linkPortReuse},
 	{"FC123", "pfc-deadlock", Warning, "no cyclic buffer dependency among switches for lossless traffic (links form an up-down Clos)", (*checker).pfcDeadlock},
 	{"FC124", "link-ends", Warning, "both ends of a link agree on speed and cable length (headroom is computed from them)", (*checker).linkEnds},
-	{"FC125", "port-mtu-platform", Error, "every switch port's MTU is within the range its platform accepts (EOS 68-9214, SONiC 68-9216, SR Linux 1450-9500)", (*checker).portMTUPlatform},
+	{"FC125", "port-mtu-platform", Error, "every switch port's MTU is within the range its platform accepts (EOS 68-9214, SONiC 68-9216, SR Linux 7220 IXR 1500-9412; from the switch's profile)", (*checker).portMTUPlatform},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the

@@ -36,19 +36,8 @@ const OriginCLI = "cli"
 
 const aug = "arista-qos-augments:"
 
-var quirks = switchdrv.Quirks{
-	PFC:                   true,
-	MaxLosslessPriorities: 2,
-	BufferCellBytes:       256,
-	Origin:                "",
-	CLIFallback:           true,
-	// priority-flow-control pause watchdog default timeout and recovery-time
-	// take 0.01..60 s, polling-interval 0.005..30 s, and the polling
-	// interval may be at most half the smaller of the two (EOS CLI; the YANG
-	// leaves are unbounded decimal64, so Compile enforces it).
-	WatchdogMin: 10,
-	WatchdogMax: 60000,
-}
+// quirks are read from the EOS profile (internal/profile/data/profiles/eos.json).
+var quirks = switchdrv.DefaultQuirks(intent.PlatformEOS)
 
 const (
 	pollMinMS = 5

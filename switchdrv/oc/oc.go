@@ -34,12 +34,8 @@ const (
 // NotePFC is the note Compile adds when the intent has lossless classes.
 const NotePFC = "PFC (priority flow control, its watchdog and headroom) is not expressible in openconfig-qos: configure it out of band on this switch"
 
-var quirks = switchdrv.Quirks{
-	PFC:                   false,
-	MaxLosslessPriorities: 0,
-	BufferCellBytes:       0,
-	Origin:                "",
-}
+// quirks are read from the OpenConfig profile (internal/profile/data/profiles/openconfig.json).
+var quirks = switchdrv.DefaultQuirks(intent.PlatformOpenConfig)
 
 // Platform is the plain OpenConfig platform.
 type Platform struct{}

@@ -56,14 +56,8 @@ const (
 	pollMaxMS    = 1000
 )
 
-var quirks = switchdrv.Quirks{
-	PFC:                   true,
-	MaxLosslessPriorities: 2, // SONiC default pfc_enable "3,4"
-	BufferCellBytes:       256,
-	Origin:                Origin,
-	WatchdogMin:           100,
-	WatchdogMax:           5000,
-}
+// quirks are read from the newest SONiC profile (internal/profile/data/profiles/sonic-*.json).
+var quirks = switchdrv.DefaultQuirks(intent.PlatformSONiC)
 
 // Platform is the SONiC platform.
 type Platform struct{}

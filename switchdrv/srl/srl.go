@@ -38,18 +38,8 @@ const (
 	bufferPrefix    = "FABRICCTL_PFC_"
 )
 
-// quirks are SR Linux's documented differences (srl_nokia-qos 25.3).
-var quirks = switchdrv.Quirks{
-	PFC: true,
-	// 7220 IXR (Broadcom XGS) supports two lossless priorities per port.
-	MaxLosslessPriorities: 2,
-	// Broadcom XGS buffer cell (assumed 256 B; Tomahawk uses 254 B).
-	BufferCellBytes: 256,
-	Origin:          "",
-	// deadlock detection-timer 10..1500 ms (recovery-timer 100..1500 ms).
-	WatchdogMin: 10,
-	WatchdogMax: 1500,
-}
+// quirks are read from the newest SR Linux profile (internal/profile/data/profiles/srlinux-*.json).
+var quirks = switchdrv.DefaultQuirks(intent.PlatformSRLinux)
 
 // Limits from srl_nokia-qos that Compile enforces (the device would reject
 // anything else).
