@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/fabricctl/fabricctl/internal/profile"
 )
 
 // ModelVendor is the fourth headroom model: the xoff the switch vendor
@@ -236,4 +238,41 @@ func vendorAssumptions(in HeadroomInput) []string {
 		return []string{fmt.Sprintf("%s table (%s) ends before %gm: the vendor figure is extrapolated from its two longest rows", a.Name, a.Table.Source, in.CableMeters)}
 	}
 	return []string{fmt.Sprintf("%s vendor figure: the %s/%gm row of %s", a.Name, FormatRate(r.Speed), r.CableMeters, a.Table.Source)}
+}
+
+// SwitchASIC is the ASIC of sw: the one the intent names, else its
+// release profile's (internal/profile), "" when neither says.
+func SwitchASIC(sw *Switch) string {
+	if sw.ASIC != "" {
+		return sw.ASIC
+	}
+	if p, err := profile.LookupFor(string(sw.Platform), sw.Profile); err == nil {
+		return p.ASIC
+	}
+	return ""
+}
+
+// HeadroomInputFor is the headroom input of port on sw: the port's speed,
+// cable and MTU, the switch's ASIC (a fourth model when the vendor
+// publishes a table) and that ASIC's cell factor for the SONiC model.
+func (f *Fabric) HeadroomInputFor(sw *Switch, port Port) HeadroomInput {
+	in := HeadroomInput{Speed: port.Speed, CableMeters: port.CableMeters, MTU: f.PortMTU(port)}
+	if sw != nil {
+		in.ASIC = SwitchASIC(sw)
+		if a, ok := LookupASIC(in.ASIC); ok {
+			in.CellFactor = a.CellFactor()
+		}
+	}
+	return in
+}
+
+// VendorRow is the row of in.ASIC's lookup table the vendor model uses,
+// with the table's source; ok is false without one.
+func VendorRow(in HeadroomInput) (row LookupRow, source string, ok bool) {
+	a, found := LookupASIC(in.ASIC)
+	if !found || a.Table == nil {
+		return LookupRow{}, "", false
+	}
+	r, _, ok := vendorRow(a.Table, in)
+	return r, a.Table.Source, ok
 }

@@ -32,6 +32,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
@@ -206,6 +207,43 @@ func (c *compiler) field(table, key, field, value string) error {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
+// sizeConvention is what BUFFER_PROFILE "size" means on the switch's ASIC
+// (issue 10 item 5): xon + xoff on Mellanox (the headroom; the SKUs'
+// pg_profile_lookup.ini: size = xon + xoff), the guaranteed minimum on
+// Broadcom (sonic-swss orchagent/bufferorch.cpp passes it as
+// SAI_BUFFER_PROFILE_ATTR_BUFFER_SIZE, the reserved buffer; the headroom
+// is xoff). Unknown ASIC: xon + xoff, the safe reading (on Broadcom it
+// reserves more than needed, never less).
+type sizeConvention struct {
+	asic          string
+	known         bool
+	guaranteedMin bool
+}
+
+func (c *compiler) sizeConvention() sizeConvention {
+	p, err := profile.LookupFor(string(intent.PlatformSONiC), c.sw.Profile)
+	if err == nil {
+		p, err = p.WithASIC(c.sw.ASIC)
+	}
+	if err != nil || p.ASICInfo() == nil {
+		return sizeConvention{asic: c.sw.ASIC}
+	}
+	a := p.ASICInfo()
+	return sizeConvention{asic: a.Name, known: true, guaranteedMin: a.BufferProfileSize == profile.SizeGuaranteedMinimum}
+}
+
+func (s sizeConvention) note(vendor bool, sizes []string) string {
+	switch {
+	case !s.known:
+		return "buffer profiles: ASIC unknown, so size = xon + xoff, the safe reading (the Mellanox convention; on Broadcom it reserves the headroom as guaranteed minimum, more than needed); name switches[].asic for the vendor's"
+	case s.guaranteedMin && vendor:
+		return "buffer profiles: on " + s.asic + " (Broadcom) size is the PG's guaranteed minimum and xoff the headroom (sonic-swss orchagent/bufferorch.cpp); size from the vendor's table: " + strings.Join(sizes, "; ")
+	case s.guaranteedMin:
+		return "buffer profiles: on " + s.asic + " (Broadcom) size is the guaranteed minimum, but there is no vendor table for it here: size = xon + xoff reserves the headroom as guaranteed minimum (more than needed, never less)"
+	}
+	return "buffer profiles: on " + s.asic + " (Mellanox) size = xon + xoff, the PG's headroom (pg_profile_lookup.ini convention)"
+}
+
 func join(ps []int) string {
 	s := make([]string, len(ps))
 	for i, p := range ps {
@@ -306,34 +344,49 @@ func (c *compiler) compile() error {
 		}
 	}
 
-	// Headroom profiles, one per distinct size.
+	// Headroom profiles, one per distinct (xoff, size).
 	portProfile := map[string]string{}
 	if len(lossless) > 0 {
-		sizes := map[int64]int{} // xoff -> MTU of the first port using it
+		conv := c.sizeConvention()
+		type spec struct{ xoff, xon, size int64 }
+		specs := map[string]spec{}
+		var names []string
+		var vendorSizes []string
 		for _, port := range c.sw.Ports {
-			x := switchdrv.PortHeadroom(c.f, port)
-			portProfile[port.Name] = bufferPrefix + strconv.FormatInt(x, 10)
-			if _, ok := sizes[x]; !ok {
-				sizes[x] = c.f.PortMTU(port)
+			x := switchdrv.PortHeadroomFor(c.f, c.sw, port)
+			// Static headroom: xon is two frames (resume after draining
+			// two MTUs below xoff).
+			sp := spec{xoff: x, xon: int64(2 * c.f.PortMTU(port))}
+			name := bufferPrefix + strconv.FormatInt(x, 10)
+			switch row, src, ok := intent.VendorRow(c.f.HeadroomInputFor(c.sw, port)); {
+			case conv.guaranteedMin && ok:
+				// Broadcom: size is the PG's guaranteed minimum, the
+				// headroom is xoff on top of it.
+				sp.size = row.Size
+				name += "_" + strconv.FormatInt(row.Size, 10)
+				vendorSizes = append(vendorSizes, fmt.Sprintf("%s %s/%gm: %d B (%s)", port.Name, intent.FormatRate(port.Speed), port.CableMeters, row.Size, src))
+			default:
+				// size = xon + xoff is the PG's reserved headroom, with
+				// shared buffer beyond it (dynamic_th 0 = 50 %).
+				sp.size = sp.xoff + sp.xon
+			}
+			portProfile[port.Name] = name
+			if _, ok := specs[name]; !ok {
+				specs[name] = sp
+				names = append(names, name)
 			}
 		}
-		keys := make([]int64, 0, len(sizes))
-		for x := range sizes {
-			keys = append(keys, x)
-		}
-		sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-		for _, x := range keys {
-			// Static headroom: xon is two frames (resume after draining
-			// two MTUs below xoff); size = xon + xoff is the PG's reserved
-			// headroom, with shared buffer beyond it (dynamic_th 0 = 50 %).
-			xon := int64(2 * sizes[x])
-			if err := c.replace("BUFFER_PROFILE", bufferPrefix+strconv.FormatInt(x, 10),
-				kv{"pool", losslessPool}, kv{"xoff", strconv.FormatInt(x, 10)}, kv{"xon", strconv.FormatInt(xon, 10)},
-				kv{"size", strconv.FormatInt(x+xon, 10)}, kv{"dynamic_th", "0"},
+		sort.Strings(names)
+		for _, name := range names {
+			sp := specs[name]
+			if err := c.replace("BUFFER_PROFILE", name,
+				kv{"pool", losslessPool}, kv{"xoff", strconv.FormatInt(sp.xoff, 10)}, kv{"xon", strconv.FormatInt(sp.xon, 10)},
+				kv{"size", strconv.FormatInt(sp.size, 10)}, kv{"dynamic_th", "0"},
 			); err != nil {
 				return err
 			}
 		}
+		c.d.Notes = append(c.d.Notes, conv.note(len(vendorSizes) > 0, vendorSizes))
 	}
 
 	// Watchdog ranges.
