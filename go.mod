@@ -3,6 +3,7 @@ module github.com/fabricctl/fabricctl
 go 1.26.8
 
 require (
+	github.com/antchfx/xpath v1.3.9
 	github.com/google/go-cmp v0.7.0
 	github.com/openconfig/gnmi v0.14.1
 	github.com/openconfig/goyang v1.6.3

@@ -3,7 +3,9 @@
 set -euo pipefail
 STATICCHECK_VERSION=v0.8.2
 need_apt=()
-for pair in strace:strace ip:iproute2 dcb:iproute2 ib_write_bw:perftest sshd:openssh-server; do
+# yanglint (libyang2-tools) referees internal/yangcheck's datastore validation:
+# with CI=true the tests that need it fail when it is missing.
+for pair in strace:strace ip:iproute2 dcb:iproute2 ib_write_bw:perftest sshd:openssh-server yanglint:libyang2-tools; do
   bin=${pair%%:*} pkg=${pair##*:}
   command -v "$bin" >/dev/null 2>&1 || [ -x "/usr/sbin/$bin" ] || need_apt+=("$pkg")
 done

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -242,37 +241,19 @@ func TestCompileDeterministic(t *testing.T) {
 	}
 }
 
-var (
-	yangOnce sync.Once
-	yangSet  map[intent.Platform]*yangcheck.Schema
-	yangErr  error
-)
-
+// yangSchemas returns every platform's schema from the YANG fabricctl
+// embeds (or $FABRICCTL_YANG_DIR).
 func yangSchemas(t *testing.T) map[intent.Platform]*yangcheck.Schema {
 	t.Helper()
-	yangOnce.Do(func() {
-		var root string
-		root, yangErr = yangcheck.Dir()
-		if yangErr != nil {
-			return
+	out := map[intent.Platform]*yangcheck.Schema{}
+	for _, p := range intent.Platforms() {
+		s, err := yangcheck.Platform(p)
+		if err != nil {
+			t.Fatalf("load YANG: %v", err)
 		}
-		yangSet = map[intent.Platform]*yangcheck.Schema{}
-		for _, p := range intent.Platforms() {
-			s, err := yangcheck.LoadPlatform(root, p)
-			if err != nil {
-				yangErr = err
-				return
-			}
-			yangSet[p] = s
-		}
-	})
-	if errors.Is(yangErr, yangcheck.ErrNoYANG) {
-		t.Skipf("YANG models not available (set %s or put shared/yang beside the repo): %v", yangcheck.EnvDir, yangErr)
+		out[p] = s
 	}
-	if yangErr != nil {
-		t.Fatalf("load YANG: %v", yangErr)
-	}
-	return yangSet
+	return out
 }
 
 // modelled returns the updates of d that carry YANG-modelled JSON (all but

@@ -12,12 +12,12 @@ import (
 	"regexp"
 	"time"
 
-	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/spf13/cobra"
 
 	"github.com/fabricctl/fabricctl/examples"
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/check"
+	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
@@ -29,7 +29,17 @@ type labOptions struct {
 	keep    bool
 	dir     string
 	timeout time.Duration
+	// empty runs bare twins (no profile, empty datastore, schema checks of
+	// each payload only); strict runs profiled twins.
+	empty, strict bool
+	// profiles choose the release profile per platform (--profile).
+	profiles []string
 }
+
+// labStrictDefault: lab runs profiled twins (factory defaults, full
+// validation) unless --empty. It stays false while the compilers' payloads
+// are still refused by the strict twins (issue 10); --strict opts in.
+const labStrictDefault = false
 
 func newLabCmd(d *deps) *cobra.Command {
 	o := &labOptions{}
@@ -41,7 +51,7 @@ SONiC and EOS): in-process gNMI targets on 127.0.0.1 that announce the platform'
 models, keep a datastore and answer Capabilities/Get/Set/Subscribe over real
 gRPC with TLS (a throw-away CA) and a generated password. They are simulators,
 not switches: they forward no packets, and they check a Set against the vendors'
-YANG only when the YANG is at hand ($FABRICCTL_YANG_DIR or ../shared/yang).
+YANG fabricctl embeds ($FABRICCTL_YANG_DIR overrides it).
 
 It then runs the main job against them: check the intent, plan, apply (with
 backups), and diff to show the fabric is in sync. --keep leaves the twins
@@ -57,12 +67,26 @@ Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed,
 			if o.timeout <= 0 {
 				return usagef("--timeout %s: want a positive duration", o.timeout)
 			}
+			if o.empty && (o.strict || len(o.profiles) > 0) {
+				return usagef("--empty runs bare twins: it does not go with --strict or --profile")
+			}
+			if !o.empty && (o.strict || len(o.profiles) > 0 || labStrictDefault) {
+				o.strict = true
+			}
+			for _, n := range o.profiles {
+				if _, err := profile.Lookup(n); err != nil {
+					return usagef("--profile: %v", err)
+				}
+			}
 			return o.run(cmd.Context(), d, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&o.keep, "keep", false, "keep the twins running (until Ctrl-C) and print how to use them")
 	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for the lab intent, CA, password and backups (default: a new temporary directory)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of each gNMI call")
+	cmd.Flags().BoolVar(&o.empty, "empty", false, "bare twins: no release profile, empty datastores, each payload checked against the schema only")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "profiled twins: each switch's release profile, its factory-default datastore and full validation of every Set (leafref, must, when, mandatory, features)")
+	cmd.Flags().StringSliceVar(&o.profiles, "profile", nil, "release profile to run for its platform (repeatable, e.g. --profile srlinux-24.10 --profile sonic-202405); implies --strict")
 	return cmd
 }
 
@@ -72,8 +96,10 @@ type labTwins struct {
 	file   string
 	fabric *intent.Fabric
 	twins  []*twin.Twin
-	// yang is where the twins' YANG validation came from ("" = none).
+	// yang is where the twins' YANG came from ("embedded" or a directory).
 	yang string
+	// profiles are the release profiles of profiled twins, per twin.
+	profiles []string
 }
 
 func (l *labTwins) close() {
@@ -85,6 +111,15 @@ func (l *labTwins) close() {
 // startLab starts one twin per switch of the embedded lab intent and writes
 // dir/lab.yaml pointing at them (TLS with a fresh CA, password in a file).
 func startLab(dir string, reg *switchdrv.Registry) (*labTwins, error) {
+	return startLabWith(dir, reg, nil)
+}
+
+// labProfiles chooses the profiled twins of a strict lab: platform ->
+// profile (a platform not in the map runs the switch's profile).
+type labProfiles map[intent.Platform]*profile.Profile
+
+// startLabWith is startLab with profiled twins when strict is not nil.
+func startLabWith(dir string, reg *switchdrv.Registry, strict labProfiles) (*labTwins, error) {
 	src, err := examples.FS.ReadFile(examples.Lab)
 	if err != nil {
 		return nil, fmt.Errorf("lab: embedded intent: %w", err)
@@ -112,12 +147,13 @@ func startLab(dir string, reg *switchdrv.Registry) (*labTwins, error) {
 		return nil, err
 	}
 	l := &labTwins{dir: dir, file: filepath.Join(dir, "lab.yaml")}
-	// With the vendors' YANG at hand (a checkout next to ../shared/yang, or
-	// $FABRICCTL_YANG_DIR), the twins reject what the schema rejects.
-	yangDir, yerr := yangcheck.Dir()
-	if yerr == nil {
-		l.yang = yangDir
+	// The twins reject what the vendors' YANG rejects: the embedded modules,
+	// or $FABRICCTL_YANG_DIR.
+	tree, err := yangcheck.Open("")
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
 	}
+	l.yang = tree.String()
 	text := string(src)
 	for _, sw := range base.Switches {
 		p, err := reg.Lookup(sw.Platform)
@@ -125,17 +161,27 @@ func startLab(dir string, reg *switchdrv.Registry) (*labTwins, error) {
 			l.close()
 			return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
 		}
-		var validate func(*gnmipb.Path, *gnmipb.Update) error
-		if l.yang != "" {
-			schema, err := yangcheck.LoadPlatform(l.yang, sw.Platform)
-			if err != nil {
-				l.close()
-				return nil, fmt.Errorf("lab: %w", err)
-			}
-			validate = schema.CheckUpdate
+		schema, err := tree.LoadPlatform(sw.Platform)
+		if err != nil {
+			l.close()
+			return nil, fmt.Errorf("lab: %w", err)
 		}
-		tw, err := twin.Start(twin.Options{Name: sw.Name, Platform: sw.Platform, TLS: serverTLS, Validate: validate,
-			Username: "admin", Password: password, CellBytes: p.Quirks().BufferCellBytes})
+		opts := twin.Options{Name: sw.Name, Platform: sw.Platform, TLS: serverTLS,
+			Username: "admin", Password: password, CellBytes: p.Quirks().BufferCellBytes}
+		if strict != nil {
+			prof := strict[sw.Platform]
+			if prof == nil {
+				if prof, err = profile.LookupFor(string(sw.Platform), sw.Profile); err != nil {
+					l.close()
+					return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
+				}
+			}
+			opts.Profile, opts.Factory, opts.Validator = prof, true, twin.YANGValidator(schema, prof)
+			l.profiles = append(l.profiles, prof.Name)
+		} else {
+			opts.Validate = schema.CheckUpdate
+		}
+		tw, err := twin.Start(opts)
 		if err != nil {
 			l.close()
 			return nil, err
@@ -177,7 +223,18 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return withCode(ExitError, err)
 	}
-	l, err := startLab(dir, reg)
+	var strict labProfiles
+	if o.strict {
+		strict = labProfiles{}
+		for _, n := range o.profiles {
+			prof, _ := profile.Lookup(n)
+			if strict[intent.Platform(prof.Platform)] != nil {
+				return withCode(ExitUsage, fmt.Errorf("--profile: two profiles for platform %s", prof.Platform))
+			}
+			strict[intent.Platform(prof.Platform)] = prof
+		}
+	}
+	l, err := startLabWith(dir, reg, strict)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
@@ -185,13 +242,18 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 
 	fmt.Fprintf(out, "fabricctl lab: %d DEVICE TWINS started (in-process gNMI simulators on loopback, NOT switches)\n", len(l.twins))
 	for _, t := range l.twins {
-		fmt.Fprintf(out, "  twin %-8s %-10s gnmi %s (TLS, lab CA)\n", t.Name(), t.Platform(), t.Addr())
+		prof := "bare twin (no profile)"
+		if p := t.Profile(); p != nil {
+			prof = "profile " + p.Name + " (" + p.Model + ")"
+		}
+		fmt.Fprintf(out, "  twin %-8s %-10s gnmi %s (TLS, lab CA), %s\n", t.Name(), t.Platform(), t.Addr(), prof)
 	}
 	fmt.Fprintf(out, "  intent %s\n", l.file)
-	if l.yang != "" {
-		fmt.Fprintf(out, "  the twins reject any Set the YANG in %s does not allow\n", l.yang)
+	if o.strict {
+		fmt.Fprintf(out, "  profiled twins: each starts from its profile's factory-default datastore and validates the whole result of every Set\n"+
+			"  (YANG %s: types, leafref, must, when, mandatory, the profile's features), refusing it with the device's reason\n", l.yang)
 	} else {
-		fmt.Fprintf(out, "  no YANG found (set $%s): the twins accept any well-formed payload\n", yangcheck.EnvDir)
+		fmt.Fprintf(out, "  bare twins (--empty; --strict or --profile for profiled ones): empty datastores, each payload checked against the YANG (%s) alone\n", l.yang)
 	}
 
 	fmt.Fprintf(out, "\n== 1/4 check %s\n", l.file)

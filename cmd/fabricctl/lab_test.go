@@ -171,10 +171,11 @@ func TestSwitchCommands(t *testing.T) {
 		t.Fatalf("apply --canary 1 exited %d:\n%s%s", code, out, errOut)
 	}
 
-	// With the YANG at hand the twins reject what the schema rejects.
-	if l.yang == "" {
-		t.Log("no YANG directory: schema rejection by the twins not tested")
-	} else {
+	// The twins reject what the (embedded) YANG rejects.
+	if l.yang != "embedded" {
+		t.Errorf("lab twins validate against %q, want the embedded YANG", l.yang)
+	}
+	{
 		c, err := transport.Dial(t.Context(), *l.fabric.Switch("leaf1"), transport.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -235,5 +236,33 @@ inventory:
 	}
 	if v, ok := tw.Value(&gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "qos"}}}); !ok || v == nil {
 		t.Errorf("nothing under /qos on the OpenConfig twin")
+	}
+}
+
+func TestLabProfileFlags(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"lab", "--empty", "--strict"}, ExitUsage, "--empty runs bare twins"},
+		{[]string{"lab", "--profile", "srlinux-9.9"}, ExitUsage, `unknown profile "srlinux-9.9" (known: eos, openconfig, sonic-202405`},
+		{[]string{"lab", "--profile", "sonic-202405", "--profile", "sonic-202411"}, ExitUsage, "two profiles for platform sonic"},
+	} {
+		code, _, stderr := runCLI(t, ctx, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// lab --profile runs profiled twins and says which profiles it runs.
+func TestLabSaysWhichProfiles(t *testing.T) {
+	_, stdout, _ := runCLI(t, context.Background(), "lab", "--profile", "srlinux-24.10", "--profile", "sonic-202405")
+	for _, want := range []string{"profile srlinux-24.10 (Nokia 7220 IXR-H4", "profile sonic-202405 (NVIDIA/Mellanox SN3800", "profile eos (", "factory-default datastore"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("lab output lacks %q:\n%s", want, stdout)
+		}
 	}
 }

@@ -39,15 +39,15 @@ Platform notes (for example that plain OpenConfig cannot express PFC) are
 printed as comments (prototext) or in a "notes" member (json).
 
 --validate checks every JSON_IETF payload against the platform's YANG models
-(--yang-dir, else $FABRICCTL_YANG_DIR, else ../shared/yang beside the
-repository) and prints each violation to stderr; CLI-origin lines are not
+(--yang-dir, else $FABRICCTL_YANG_DIR, else the modules embedded in
+fabricctl: see fabricctl version) and prints each violation to stderr; CLI-origin lines are not
 YANG-modelled and are not checked.
 
 Exit codes: 0 ok, 1 the intent cannot be read or compiled (or the YANG cannot
 be loaded), 3 --validate found violations, 64 usage.`,
 		Example: `  fabricctl render -f fabric.yaml
   fabricctl render -f policy.yaml -f inventory.yaml --switch leaf1 -o json
-  fabricctl render -f fabric.yaml --validate --yang-dir ../shared/yang > /dev/null`,
+  fabricctl render -f fabric.yaml --validate > /dev/null`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
@@ -60,7 +60,7 @@ be loaded), 3 --validate found violations, 64 usage.`,
 	cmd.Flags().StringArrayVar(&o.switches, "switch", nil, "only this switch (repeatable)")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "prototext", "output format: prototext or json")
 	cmd.Flags().BoolVar(&o.yangCheck, "validate", false, "check every payload against the platform YANG (exit 3 on violations)")
-	cmd.Flags().StringVar(&o.yangDir, "yang-dir", "", "YANG tree for --validate (default $"+yangcheck.EnvDir+" or ../shared/yang)")
+	cmd.Flags().StringVar(&o.yangDir, "yang-dir", "", "YANG tree for --validate, one folder per vendor (default $"+yangcheck.EnvDir+", else the modules embedded in fabricctl)")
 	return cmd
 }
 
@@ -107,12 +107,9 @@ func (o *renderOptions) run(stdin io.Reader, out, errw io.Writer) error {
 // checkYANG validates every YANG-modelled payload of ds and prints the
 // violations, one per line: switch, path of the update, violation.
 func (o *renderOptions) checkYANG(w io.Writer, ds []*switchdrv.Desired) error {
-	root := o.yangDir
-	if root == "" {
-		var err error
-		if root, err = yangcheck.Dir(); err != nil {
-			return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
-		}
+	tree, err := yangcheck.Open(o.yangDir)
+	if err != nil {
+		return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
 	}
 	schemas := map[intent.Platform]*yangcheck.Schema{}
 	n, bad := 0, 0
@@ -120,7 +117,7 @@ func (o *renderOptions) checkYANG(w io.Writer, ds []*switchdrv.Desired) error {
 		s, ok := schemas[d.Platform]
 		if !ok {
 			var err error
-			if s, err = yangcheck.LoadPlatform(root, d.Platform); err != nil {
+			if s, err = tree.LoadPlatform(d.Platform); err != nil {
 				return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
 			}
 			schemas[d.Platform] = s

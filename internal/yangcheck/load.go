@@ -15,43 +15,29 @@ import (
 	"github.com/fabricctl/fabricctl/intent"
 )
 
-// EnvDir is the environment variable that overrides where the YANG tree is.
+// EnvDir is the environment variable that overrides the embedded YANG
+// modules with a directory laid out like models/ (one folder per vendor).
 const EnvDir = "FABRICCTL_YANG_DIR"
 
-// ErrNoYANG is wrapped by Dir when no YANG directory can be found.
+// ErrNoYANG is wrapped by the errors about a YANG directory that is not there.
 var ErrNoYANG = errors.New("no YANG directory")
 
-// Dir returns the root of the YANG tree: $FABRICCTL_YANG_DIR, else
-// <repo root>/../shared/yang where the repo root is the nearest directory at
-// or above the working directory holding a go.mod. The error wraps ErrNoYANG
-// when neither exists.
+// Dir returns the directory that overrides the embedded modules:
+// $FABRICCTL_YANG_DIR, or "" when it is unset (the embedded modules are
+// used). The error wraps ErrNoYANG when the variable names no directory.
 func Dir() (string, error) {
-	if d := os.Getenv(EnvDir); d != "" {
-		if st, err := os.Stat(d); err != nil || !st.IsDir() {
-			return "", fmt.Errorf("%s=%s is not a directory: %w", EnvDir, d, ErrNoYANG)
-		}
-		return d, nil
+	d := os.Getenv(EnvDir)
+	if d == "" {
+		return "", nil
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("find yang directory: %w", err)
+	if st, err := os.Stat(d); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("%s=%s is not a directory: %w", EnvDir, d, ErrNoYANG)
 	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			y := filepath.Join(d, "..", "shared", "yang")
-			if st, err := os.Stat(y); err == nil && st.IsDir() {
-				return filepath.Clean(y), nil
-			}
-			return "", fmt.Errorf("%s: not found and %s unset: %w", filepath.Clean(y), EnvDir, ErrNoYANG)
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod above %s and %s unset: %w", wd, EnvDir, ErrNoYANG)
-		}
-	}
+	return d, nil
 }
 
-// PlatformDirs returns the subdirectories of the YANG root that make up the
-// schema of a switch platform.
+// PlatformDirs returns the vendor folders of the YANG tree that make up the
+// schema of a switch platform: the modules of the first, imports from all.
 func PlatformDirs(p intent.Platform) ([]string, error) {
 	switch p {
 	case intent.PlatformSRLinux:
@@ -66,21 +52,40 @@ func PlatformDirs(p intent.Platform) ([]string, error) {
 	return nil, fmt.Errorf("no YANG set for platform %q", p)
 }
 
-// LoadPlatform loads the schema of platform p from the YANG root.
+// LoadPlatform loads the schema of platform p from the YANG tree at root, or
+// from the default tree (Open("")) when root is "".
 func LoadPlatform(root string, p intent.Platform) (*Schema, error) {
-	sub, err := PlatformDirs(p)
+	t, err := Open(root)
 	if err != nil {
 		return nil, err
 	}
-	dirs := make([]string, len(sub))
-	for i, s := range sub {
-		dirs[i] = filepath.Join(root, s)
+	return t.LoadPlatform(p)
+}
+
+var (
+	platMu    sync.Mutex
+	platCache = map[intent.Platform]*platEntry{}
+)
+
+type platEntry struct {
+	once sync.Once
+	s    *Schema
+	err  error
+}
+
+// Platform returns the schema of platform p from the default tree
+// (Open("")), loading it once per process: the schema is immutable and safe
+// for concurrent use, so twins, render and tests share it.
+func Platform(p intent.Platform) (*Schema, error) {
+	platMu.Lock()
+	e := platCache[p]
+	if e == nil {
+		e = &platEntry{}
+		platCache[p] = e
 	}
-	s, err := Load(dirs...)
-	if err != nil {
-		return nil, fmt.Errorf("platform %s: %w", p, err)
-	}
-	return s, nil
+	platMu.Unlock()
+	e.once.Do(func() { e.s, e.err = LoadPlatform("", p) })
+	return e.s, e.err
 }
 
 // Schema is a processed set of YANG modules. It is safe for concurrent use.
@@ -98,10 +103,14 @@ type Schema struct {
 	refs     map[leafrefKey]*yang.Entry // leafref -> target leaf (nil = unresolvable)
 	modOf    map[*yang.Entry]string     // entry -> instantiating module
 	patterns map[*yang.YangType][]pattern
+	xerrs    map[string]string                  // XPath that antchfx cannot compile
+	prefixes map[*yang.Module]map[string]string // import prefixes per module
+	conds    map[*yang.Entry]*conds             // when/if-feature/must of an entry
 }
 
-// Load reads every .yang file in dirs (the first directory's files are the
-// modules; all directories are the import search path) and processes them.
+// Load reads every .yang file in dirs (directories on disk: the first
+// directory's files are the modules; all directories are the import search
+// path) and processes them.
 func Load(dirs ...string) (*Schema, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("load yang: no directory")
@@ -134,6 +143,11 @@ func Load(dirs ...string) (*Schema, error) {
 	if errs := ms.Process(); len(errs) > 0 {
 		return nil, fmt.Errorf("process yang in %s: %w", strings.Join(dirs, ", "), errors.Join(errs...))
 	}
+	return newSchema(ms), nil
+}
+
+// newSchema indexes processed modules.
+func newSchema(ms *yang.Modules) *Schema {
 	s := &Schema{
 		ms:       ms,
 		mods:     map[string]*yang.Entry{},
@@ -169,7 +183,7 @@ func Load(dirs ...string) (*Schema, error) {
 			}
 		}
 	}
-	return s, nil
+	return s
 }
 
 // Modules returns the names of the loaded modules, sorted.

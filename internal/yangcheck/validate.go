@@ -18,6 +18,11 @@ type Violation struct {
 	// /srl_nokia-qos:qos/interfaces/interface[interface-id=ethernet-1/1]/pfc/pfc-enable.
 	Path string
 	Msg  string
+	// Rule is what ValidateDatastore found broken (RuleSchema, RuleLeafref,
+	// RuleMust, RuleWhen, RuleMandatory, RuleFeature); "" from Validate.
+	Rule string
+	// AppTag is the error-app-tag of a violated must, if it has one.
+	AppTag string
 }
 
 func (v Violation) String() string { return v.Path + ": " + v.Msg }
@@ -135,6 +140,10 @@ type checker struct {
 	out Violations
 	// strs: CONFIG_DB encoding, every leaf value is a string.
 	strs bool
+	// ds: a whole datastore (ValidateDatastore): member names may be
+	// unqualified (a twin keeps them so), and if-feature and mandatory
+	// nodes are left to the datastore checks.
+	ds bool
 }
 
 func (c *checker) addf(path, format string, a ...any) {
@@ -293,15 +302,19 @@ func (c *checker) rootMembers(obj map[string]any) {
 	for _, name := range sortedKeys(obj) {
 		path := "/" + name
 		mod, local := splitQName(name)
-		if mod == "" {
+		if mod == "" && !c.ds {
 			c.addf(path, "top-level member must be module-qualified (module:%s)", local)
 			continue
 		}
 		var e *yang.Entry
 		for _, cand := range c.s.top[local] {
-			if c.s.module(cand) == mod {
+			if c.s.module(cand) == mod || (mod == "" && (e == nil || strings.HasPrefix(c.s.module(cand), "openconfig-"))) {
 				e = cand
 			}
+		}
+		if e == nil && mod == "" {
+			c.addf(path, "unknown top-level node %q", local)
+			continue
 		}
 		if e == nil {
 			if _, ok := c.s.mods[mod]; !ok {
@@ -489,12 +502,12 @@ func (c *checker) members(e *yang.Entry, obj map[string]any, path string, value 
 		case mod != "" && mod != chMod:
 			c.addf(cpath, "wrong module qualifier %q: %s is defined by %s", mod, local, chMod)
 			continue
-		case mod == "" && chMod != parentMod:
+		case mod == "" && chMod != parentMod && !c.ds:
 			// RFC 7951 section 4; a redundant qualifier is accepted, as
 			// devices do.
 			c.addf(cpath, "member must be module-qualified as %s:%s (its module differs from its parent's)", chMod, local)
 		}
-		if f := unreleasedFeature(ch); f != "" {
+		if f := unreleasedFeature(ch); f != "" && !c.ds {
 			c.addf(cpath, "%s exists only in unreleased builds (if-feature %s): a released device rejects it as unknown", local, f)
 			continue
 		}
@@ -511,7 +524,9 @@ func (c *checker) members(e *yang.Entry, obj map[string]any, path string, value 
 		}
 		c.node(ch, obj[name], cpath, false)
 	}
-	c.mandatory(e, obj, path)
+	if !c.ds {
+		c.mandatory(e, obj, path)
+	}
 }
 
 // mandatory reports mandatory leaves of e (not under a choice, a when or

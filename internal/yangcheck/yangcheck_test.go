@@ -3,7 +3,6 @@ package yangcheck
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,52 +16,29 @@ import (
 	"github.com/fabricctl/fabricctl/intent"
 )
 
-var (
-	schemaOnce sync.Once
-	schemas    map[intent.Platform]*Schema
-	schemaErr  error
-	yangRoot   string
-)
-
-// testSchemas loads every platform's schema once; it skips the test when the
-// YANG tree is not there.
+// testSchemas loads every platform's schema from the default tree (the
+// embedded modules unless $FABRICCTL_YANG_DIR overrides them).
 func testSchemas(t testing.TB) map[intent.Platform]*Schema {
 	t.Helper()
-	schemaOnce.Do(func() {
-		yangRoot, schemaErr = Dir()
-		if schemaErr != nil {
-			return
+	out := map[intent.Platform]*Schema{}
+	for _, p := range intent.Platforms() {
+		s, err := Platform(p)
+		if err != nil {
+			t.Fatalf("load YANG: %v", err)
 		}
-		schemas = map[intent.Platform]*Schema{}
-		for _, p := range intent.Platforms() {
-			s, err := LoadPlatform(yangRoot, p)
-			if err != nil {
-				schemaErr = err
-				return
-			}
-			schemas[p] = s
-		}
-	})
-	if errors.Is(schemaErr, ErrNoYANG) {
-		t.Skipf("YANG models not available (set %s or put shared/yang beside the repo): %v", EnvDir, schemaErr)
+		out[p] = s
 	}
-	if schemaErr != nil {
-		t.Fatalf("load YANG: %v", schemaErr)
-	}
-	return schemas
+	return out
 }
 
+// payloadDir holds one example payload per platform (copied from the
+// project's shared reference payloads; see its README.md).
 func payloadDir(t testing.TB) string {
 	t.Helper()
-	testSchemas(t)
-	d := filepath.Join(yangRoot, "..", "payloads")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("shared payloads not available beside the YANG tree: %v", err)
-	}
-	return d
+	return filepath.Join("testdata", "payloads")
 }
 
-// sharedPayloads are the example payloads of ../shared/payloads and how each
+// sharedPayloads are the example payloads of testdata/payloads and how each
 // is addressed (payloads/README.md).
 var sharedPayloads = []struct {
 	file     string

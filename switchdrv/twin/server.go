@@ -173,7 +173,12 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 		t.lis.dropAll()
 		return nil, status.Error(codes.Unavailable, "twin: connection dropped (injected)")
 	}
+	if t.profiled() && !t.opts.Profile.Write.NativeWriteEnabled() {
+		t.mu.Unlock()
+		return nil, nativeWriteDisabled
+	}
 	data := cloneData(t.data)
+	touched := map[string]bool{}
 	var results []*gnmipb.UpdateResult
 	ts := time.Now().UnixNano()
 	res := func(p *gnmipb.Path, op gnmipb.UpdateResult_Operation) {
@@ -186,6 +191,7 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 				return err
 			}
 			ns := t.namespace(p)
+			touched[ns] = true
 			if _, ok := data[ns].([]string); ok || p.GetOrigin() == "cli" {
 				delete(data, ns)
 			} else if m, ok := data[ns].(map[string]any); ok {
@@ -211,6 +217,7 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 						return status.Errorf(codes.InvalidArgument, "path %s: schema: %v", jtree.PathKey(p), err)
 					}
 				}
+				touched[t.namespace(p)] = true
 				if err := t.write(data, p, u.GetVal(), replace); err != nil {
 					return err
 				}
@@ -220,6 +227,10 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 		return nil
 	}
 	if err := apply(); err != nil {
+		t.mu.Unlock()
+		return nil, err
+	}
+	if err := t.validate(data, touched); err != nil {
 		t.mu.Unlock()
 		return nil, err
 	}
@@ -233,7 +244,9 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 			roundThresholds(v, t.opts.CellBytes)
 		}
 	}
+	flapped := t.countFlaps(t.data, data)
 	t.data = data
+	t.recordFlaps(flapped)
 	t.sets++
 	t.mu.Unlock()
 	if dropAfter {
@@ -268,6 +281,9 @@ func (t *Twin) write(data map[string]any, p *gnmipb.Path, tv *gnmipb.TypedValue,
 	v, err := decode(tv)
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "path %s: %v", jtree.PathKey(p), err)
+	}
+	if t.sonicConfig(p) {
+		return t.sonicWrite(data, p, v, replace)
 	}
 	root, _ := data[ns].(map[string]any)
 	if root == nil {

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
@@ -42,10 +43,28 @@ type Options struct {
 	// SONiC xoff/xon/size) up to a multiple of it, as buffer hardware does
 	// (read-back differs from the written value).
 	CellBytes int64
+
+	// Profile, when set, makes the twin DEVICE-FAITHFUL for that release
+	// profile (internal/profile): SONiC's write semantics per branch
+	// (sonic-gnmi + generic config updater: Replace of a missing key, Update
+	// replacing a hash, absent tables, port flaps, the telemetry container
+	// refusing writes), the OpenConfig defaults mode, and, with Factory, the
+	// factory-default datastore. Platform may be left empty (it is the
+	// profile's).
+	Profile *profile.Profile
+	// Factory starts the twin from the profile's factory-default datastore
+	// instead of an empty one.
+	Factory bool
+	// Validator, when set, validates the whole datastore after every Set
+	// (before it commits); an error rejects the whole Set with that text.
+	Validator DatastoreValidator
+	// Defaults overrides the profile's Get defaults mode (OpenConfig):
+	// profile.PopulateDefaults or profile.TrimDefaults.
+	Defaults string
 }
 
-// profile is what a platform announces and accepts.
-type profile struct {
+// targetProfile is what a platform announces and accepts.
+type targetProfile struct {
 	models    []*gnmipb.ModelData
 	encodings []gnmipb.Encoding
 	// roots maps an origin ("" = default) to the top-level names it accepts.
@@ -61,10 +80,10 @@ func model(name, org, version string) *gnmipb.ModelData {
 
 var jsonEncodings = []gnmipb.Encoding{gnmipb.Encoding_JSON, gnmipb.Encoding_JSON_IETF}
 
-func profileFor(p intent.Platform) (profile, error) {
+func profileFor(p intent.Platform) (targetProfile, error) {
 	switch p {
 	case intent.PlatformSRLinux:
-		return profile{
+		return targetProfile{
 			models: []*gnmipb.ModelData{
 				model("srl_nokia-qos", "Nokia", "2024-10-31"),
 				model("srl_nokia-interfaces", "Nokia", "2024-10-31"),
@@ -75,7 +94,7 @@ func profileFor(p intent.Platform) (profile, error) {
 			leafSubscribe: true,
 		}, nil
 	case intent.PlatformSONiC:
-		return profile{
+		return targetProfile{
 			models: []*gnmipb.ModelData{
 				model("sonic-db", "SONiC", "0.1.0"),
 				model("sonic-port-qos-map", "SONiC", "2019-07-01"),
@@ -89,7 +108,7 @@ func profileFor(p intent.Platform) (profile, error) {
 			},
 		}, nil
 	case intent.PlatformEOS:
-		return profile{
+		return targetProfile{
 			models: []*gnmipb.ModelData{
 				model("openconfig-qos", "OpenConfig working group", "0.11.2"),
 				model("openconfig-interfaces", "OpenConfig working group", "3.5.0"),
@@ -100,7 +119,7 @@ func profileFor(p intent.Platform) (profile, error) {
 			leafSubscribe: true,
 		}, nil
 	case intent.PlatformOpenConfig:
-		return profile{
+		return targetProfile{
 			models: []*gnmipb.ModelData{
 				model("openconfig-qos", "OpenConfig working group", "2.2.0"),
 				model("openconfig-interfaces", "OpenConfig working group", "3.7.1"),
@@ -110,19 +129,21 @@ func profileFor(p intent.Platform) (profile, error) {
 			leafSubscribe: true,
 		}, nil
 	}
-	return profile{}, fmt.Errorf("twin: unknown platform %q", p)
+	return targetProfile{}, fmt.Errorf("twin: unknown platform %q", p)
 }
 
 // Twin is a running device twin.
 type Twin struct {
 	opts Options
-	prof profile
+	prof targetProfile
 	lis  *trackingListener
 	srv  *grpc.Server
 
 	mu   sync.Mutex
 	data map[string]any // namespace -> tree (map[string]any) or CLI lines ([]string)
 	sets int            // committed SetRequests
+	// flaps counts port flaps caused by port-critical changes (SONiC).
+	flaps map[string]int
 	// faults
 	failNext  []error
 	dropNext  int  // drop the connection on the next N Sets
@@ -135,6 +156,16 @@ type Twin struct {
 
 // Start listens on loopback and serves gNMI until Close.
 func Start(opts Options) (*Twin, error) {
+	if opts.Profile != nil {
+		if opts.Platform == "" {
+			opts.Platform = intent.Platform(opts.Profile.Platform)
+		}
+		if string(opts.Platform) != opts.Profile.Platform {
+			return nil, fmt.Errorf("twin %s: profile %s is for platform %s, not %s", opts.Name, opts.Profile.Name, opts.Profile.Platform, opts.Platform)
+		}
+	} else if opts.Factory {
+		return nil, fmt.Errorf("twin %s: factory defaults need a profile", opts.Name)
+	}
 	prof, err := profileFor(opts.Platform)
 	if err != nil {
 		return nil, err
@@ -154,6 +185,12 @@ func Start(opts Options) (*Twin, error) {
 		return nil, fmt.Errorf("twin %s: %w", opts.Name, err)
 	}
 	t := &Twin{opts: opts, prof: prof, lis: &trackingListener{Listener: l, conns: map[net.Conn]struct{}{}}, data: map[string]any{}}
+	if opts.Factory {
+		if err := t.loadFactory(); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
 	sopts := []grpc.ServerOption{grpc.UnaryInterceptor(t.unaryAuth), grpc.StreamInterceptor(t.streamAuth)}
 	if opts.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(opts.TLS)))

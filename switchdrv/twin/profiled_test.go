@@ -1,0 +1,169 @@
+package twin_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/fabricctl/fabricctl/internal/profile"
+	"github.com/fabricctl/fabricctl/switchdrv/twin"
+)
+
+func sonicTwin(t *testing.T, name string, mod func(*profile.Profile) *profile.Profile) (*twin.Twin, gnmipb.GNMIClient) {
+	t.Helper()
+	prof, err := profile.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mod != nil {
+		prof = mod(prof)
+	}
+	return client(t, twin.Options{Name: "leaf", Profile: prof, Factory: true})
+}
+
+func cfg(t *testing.T, s string) *gnmipb.Path {
+	t.Helper()
+	return p(t, "sonic-db:/CONFIG_DB/localhost/"+s)
+}
+
+func set(ctx context.Context, c gnmipb.GNMIClient, req *gnmipb.SetRequest) (codes.Code, string) {
+	_, err := c.Set(ctx, req)
+	st, _ := status.FromError(err)
+	return st.Code(), st.Message()
+}
+
+// sonic-gnmi PR #239 (20aba131, in 202411, not in 202405): Replace is
+// JsonClient.Remove + Add, and Remove of a missing key fails the whole Set
+// with "Invalid entry"; before, Replace was Add.
+func TestSONiCReplaceOfMissingKeyPerBranch(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		profile string
+		code    codes.Code
+		msg     string
+	}{
+		{"sonic-202411", codes.Unknown, "Invalid entry map["},
+		{"sonic-202405", codes.OK, ""},
+	} {
+		t.Run(tc.profile, func(t *testing.T) {
+			tw, c := sonicTwin(t, tc.profile, nil)
+			req := &gnmipb.SetRequest{
+				Update:  []*gnmipb.Update{{Path: cfg(t, "SCHEDULER/scheduler.0"), Val: ietf(`{"type":"DWRR","weight":"20"}`)}},
+				Replace: []*gnmipb.Update{{Path: cfg(t, "SCHEDULER/FABRICCTL_RoCE"), Val: ietf(`{"type":"DWRR","weight":"50"}`)}}}
+			code, msg := set(ctx, c, req)
+			if code != tc.code || !strings.HasPrefix(msg, tc.msg) {
+				t.Fatalf("Set = %v %q, want %v %q...", code, msg, tc.code, tc.msg)
+			}
+			got := jsonOf(t, tw, cfg(t, "SCHEDULER/scheduler.0"))
+			if tc.code != codes.OK && got != `{"type":"DWRR","weight":"14"}` {
+				t.Errorf("the failed Set changed scheduler.0 to %s (not atomic)", got)
+			}
+			if tc.code == codes.OK && jsonOf(t, tw, cfg(t, "SCHEDULER/FABRICCTL_RoCE")) != `{"type":"DWRR","weight":"50"}` {
+				t.Error("202405 Replace did not add the key")
+			}
+		})
+	}
+}
+
+// json_client.go Add: Update at TABLE/KEY stores the hash whole (JSON patch
+// "add" replaces the member); Update at TABLE/KEY/field sets one field.
+func TestSONiCUpdateKeyReplacesHash(t *testing.T) {
+	ctx := context.Background()
+	tw, c := sonicTwin(t, "sonic-202411", nil)
+	if code, msg := set(ctx, c, &gnmipb.SetRequest{Update: []*gnmipb.Update{
+		{Path: cfg(t, "WRED_PROFILE/AZURE_LOSSLESS"), Val: ietf(`{"ecn":"ecn_all","green_min_threshold":"150000","green_max_threshold":"1500000"}`)},
+		{Path: cfg(t, "PORT/Ethernet0/mtu"), Val: ietf(`"9216"`)},
+	}}); code != codes.OK {
+		t.Fatal(code, msg)
+	}
+	if got := jsonOf(t, tw, cfg(t, "WRED_PROFILE/AZURE_LOSSLESS")); got != `{"ecn":"ecn_all","green_max_threshold":"1500000","green_min_threshold":"150000"}` {
+		t.Errorf("WRED_PROFILE|AZURE_LOSSLESS = %s: the other fields must be gone", got)
+	}
+	port := jsonOf(t, tw, cfg(t, "PORT/Ethernet0"))
+	if !strings.Contains(port, `"mtu":"9216"`) || !strings.Contains(port, `"lanes":"0,1,2,3"`) {
+		t.Errorf("PORT|Ethernet0 = %s: a field update keeps the other fields", port)
+	}
+}
+
+// patch_sorter.py takes the port admin-down around changes to
+// PORT_QOS_MAP|p, QUEUE|p|*, BUFFER_PG|p|* (and BUFFER_QUEUE, the buffer
+// profile lists): one flap per port per Set, counted in STATE_DB.
+func TestSONiCPortCriticalChangesFlapPorts(t *testing.T) {
+	ctx := context.Background()
+	tw, c := sonicTwin(t, "sonic-202411", nil)
+	req := &gnmipb.SetRequest{Update: []*gnmipb.Update{
+		{Path: cfg(t, "PORT_QOS_MAP/Ethernet0/pfc_enable"), Val: ietf(`"3"`)},
+		{Path: cfg(t, "QUEUE/Ethernet0|3"), Val: ietf(`{"scheduler":"scheduler.0"}`)},
+		{Path: cfg(t, "BUFFER_PG/Ethernet4|3-4"), Val: ietf(`{"profile":"ingress_lossless_profile"}`)},
+		{Path: cfg(t, "SCHEDULER/scheduler.1"), Val: ietf(`{"type":"DWRR","weight":"50"}`)},
+	}}
+	if code, msg := set(ctx, c, req); code != codes.OK {
+		t.Fatal(code, msg)
+	}
+	if got := tw.PortFlaps(); len(got) != 2 || got["Ethernet0"] != 1 || got["Ethernet4"] != 1 {
+		t.Fatalf("flaps = %v, want Ethernet0 and Ethernet4 once", got)
+	}
+	// The same values again change nothing: no flap.
+	if code, msg := set(ctx, c, req); code != codes.OK {
+		t.Fatal(code, msg)
+	}
+	if got := tw.PortFlaps(); got["Ethernet0"] != 1 {
+		t.Fatalf("flaps after a no-op Set = %v", got)
+	}
+	st, err := c.Get(ctx, &gnmipb.GetRequest{Encoding: gnmipb.Encoding_JSON_IETF,
+		Prefix: &gnmipb.Path{Origin: "sonic-db", Target: "STATE_DB"},
+		Path:   []*gnmipb.Path{{Elem: []*gnmipb.PathElem{{Name: twin.FlapTable}, {Name: "Ethernet0"}, {Name: "count"}}}}})
+	if err != nil || len(st.GetNotification()) == 0 || len(st.GetNotification()[0].GetUpdate()) == 0 ||
+		string(st.GetNotification()[0].GetUpdate()[0].GetVal().GetJsonIetfVal()) != `"1"` {
+		t.Errorf("Get STATE_DB flap count = %v, %v", st, err)
+	}
+}
+
+// The factory CONFIG_DB of ACS-MSN3800 has no PFC_WD (default_pfcwd_status
+// disable): GCU's jsonpatch "add /PFC_WD/<port>" has no parent to add to.
+func TestSONiCWriteBelowAbsentPFCWDFails(t *testing.T) {
+	ctx := context.Background()
+	tw, c := sonicTwin(t, "sonic-202405", nil)
+	code, msg := set(ctx, c, &gnmipb.SetRequest{Update: []*gnmipb.Update{
+		{Path: cfg(t, "PFC_WD/Ethernet0"), Val: ietf(`{"action":"drop","detection_time":"200","restoration_time":"200"}`)}}})
+	if code != codes.Unknown || !strings.Contains(msg, "member 'PFC_WD' not found") {
+		t.Fatalf("Set = %v %q", code, msg)
+	}
+	if _, ok := tw.Value(cfg(t, "PFC_WD")); ok {
+		t.Error("PFC_WD appeared")
+	}
+	// With the watchdog enabled at boot the table exists and the write works.
+	tw2, c2 := sonicTwin(t, "sonic-202405", nil)
+	if err := tw2.Put(cfg(t, "PFC_WD"), map[string]any{"GLOBAL": map[string]any{"POLL_INTERVAL": "200"}}); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := set(ctx, c2, &gnmipb.SetRequest{Update: []*gnmipb.Update{
+		{Path: cfg(t, "PFC_WD/Ethernet0"), Val: ietf(`{"action":"drop","detection_time":"200","restoration_time":"200"}`)}}}); code != codes.OK {
+		t.Fatal(code, msg)
+	}
+}
+
+// sonic-gnmi's telemetry container runs with gnmi_native_write=false.
+func TestSONiCTelemetryContainerRefusesWrites(t *testing.T) {
+	ctx := context.Background()
+	_, c := sonicTwin(t, "sonic-202411", (*profile.Profile).Telemetry)
+	code, msg := set(ctx, c, &gnmipb.SetRequest{Update: []*gnmipb.Update{
+		{Path: cfg(t, "PORT/Ethernet0/mtu"), Val: ietf(`"9216"`)}}})
+	if code != codes.Unimplemented || msg != "GNMI native write is disabled" {
+		t.Fatalf("Set = %v %q", code, msg)
+	}
+}
+
+func TestFactoryNeedsProfile(t *testing.T) {
+	if _, err := twin.Start(twin.Options{Name: "x", Platform: "sonic", Factory: true}); err == nil {
+		t.Fatal("no error")
+	}
+	prof, _ := profile.Lookup("srlinux-25.3")
+	if _, err := twin.Start(twin.Options{Name: "x", Platform: "sonic", Profile: prof}); err == nil {
+		t.Fatal("profile of another platform: no error")
+	}
+}
