@@ -3,6 +3,7 @@ package switchdrv_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
@@ -25,76 +28,45 @@ import (
 
 const cdb = "sonic-db:/CONFIG_DB/localhost/"
 
-// sonicFactory seeds tw with the CONFIG_DB of a fresh SONiC (202405) whose
-// buffer and QoS templates ran for ports (sonic-buildimage
-// files/build_templates/buffers_config.j2 and qos_config.j2; buffermgrd's
-// static model adds BUFFER_PG|p|3-4 from pg_profile_lookup.ini). Ports
-// beyond the inventory are in the list too. PFC_WD is there when pfcwd is.
-func sonicFactory(t *testing.T, tw *twin.Twin, ports []string, pfcwd bool) {
+// pfcwdStartDefault puts PFC_WD on tw as 'pfcwd start_default' leaves it
+// (sonic-utilities pfcwd/main.py: GLOBAL POLL_INTERVAL and one entry per
+// port with the default action and 200 ms timers).
+func pfcwdStartDefault(t *testing.T, tw *twin.Twin, ports []string) {
 	t.Helper()
-	put := func(p string, v map[string]any) {
-		t.Helper()
-		if err := tw.Put(path(cdb+p), v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cable := map[string]any{}
+	tab := map[string]any{"GLOBAL": map[string]any{"POLL_INTERVAL": "200"}}
 	for _, p := range ports {
-		cable[p] = "5m"
-		put("PORT/"+p, map[string]any{"admin_status": "up", "mtu": "9100", "speed": "400000", "lanes": "1,2,3,4"})
-		put("BUFFER_PG/"+p+"|0", map[string]any{"profile": "ingress_lossy_profile"})
-		put("BUFFER_PG/"+p+"|3-4", map[string]any{"profile": "pg_lossless_400000_5m_profile"})
-		put("BUFFER_QUEUE/"+p+"|0-2", map[string]any{"profile": "egress_lossy_profile"})
-		put("BUFFER_QUEUE/"+p+"|3-4", map[string]any{"profile": "egress_lossless_profile"})
-		put("BUFFER_QUEUE/"+p+"|5-6", map[string]any{"profile": "egress_lossy_profile"})
-		for q := 0; q <= 6; q++ {
-			h := map[string]any{"scheduler": "scheduler.0"}
-			if q == 3 || q == 4 {
-				h = map[string]any{"scheduler": "scheduler.1", "wred_profile": "AZURE_LOSSLESS"}
-			}
-			put(fmt.Sprintf("QUEUE/%s|%d", p, q), h)
-		}
-		put("PORT_QOS_MAP/"+p, map[string]any{"dscp_to_tc_map": "AZURE", "tc_to_queue_map": "AZURE", "tc_to_pg_map": "AZURE",
-			"pfc_to_queue_map": "AZURE", "pfc_enable": "3,4", "pfcwd_sw_enable": "3,4"})
-		if pfcwd {
-			put("PFC_WD/"+p, map[string]any{"action": "drop", "detection_time": "200", "restoration_time": "200"})
-		}
+		tab[p] = map[string]any{"action": "drop", "detection_time": "200", "restoration_time": "200"}
 	}
-	put("CABLE_LENGTH/AZURE", cable)
-	for name, h := range map[string]map[string]any{
-		"ingress_lossless_profile":      {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "7"},
-		"ingress_lossy_profile":         {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"},
-		"egress_lossless_profile":       {"pool": "egress_lossless_pool", "size": "0", "static_th": "33004032"},
-		"egress_lossy_profile":          {"pool": "egress_lossy_pool", "size": "1518", "dynamic_th": "3"},
-		"pg_lossless_400000_5m_profile": {"pool": "ingress_lossless_pool", "size": "1248", "xon": "2288", "xoff": "307848", "dynamic_th": "0"},
-	} {
-		put("BUFFER_PROFILE/"+name, h)
-	}
-	put("SCHEDULER/scheduler.0", map[string]any{"type": "DWRR", "weight": "14"})
-	put("SCHEDULER/scheduler.1", map[string]any{"type": "DWRR", "weight": "15"})
-	put("WRED_PROFILE/AZURE_LOSSLESS", map[string]any{"ecn": "ecn_all", "wred_green_enable": "true", "green_min_threshold": "1048576"})
-	put("DSCP_TO_TC_MAP/AZURE", map[string]any{"0": "1", "3": "3", "4": "4"})
-	put("TC_TO_QUEUE_MAP/AZURE", map[string]any{"0": "0", "3": "3", "4": "4"})
-	put("FLEX_COUNTER_TABLE/QUEUE", map[string]any{"FLEX_COUNTER_STATUS": "enable", "POLL_INTERVAL": "10000"})
-	if pfcwd {
-		put("PFC_WD/GLOBAL", map[string]any{"POLL_INTERVAL": "200"})
+	if err := tw.Put(path(cdb+"PFC_WD"), tab); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// sonicLab starts a SONiC twin with a factory CONFIG_DB for leaf1 of f
-// (plus one port outside the inventory) and points f at it.
+// sonicLab starts the device-faithful twin of profile sonic-202411 for
+// leaf1 of f (sonic-gnmi + GCU write semantics: Replace of a missing key
+// fails, Update at a key replaces the hash, port flaps counted), from the
+// profile's factory CONFIG_DB (ACS-MSN3800: buffers_config.j2 and
+// qos_config.j2 rendered for 64 ports, Ethernet0..252) and validating the
+// whole CONFIG_DB against the SONiC YANG after every Set. With pfcwd, the
+// watchdog was started at boot.
 func sonicLab(t *testing.T, f *intent.Fabric, pfcwd bool) (*twin.Twin, *switchdrv.Engine) {
 	t.Helper()
-	tw, err := twin.Start(twin.Options{Name: "leaf1", Platform: intent.PlatformSONiC})
+	prof, err := profile.Lookup("sonic-202411")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := yangcheck.Platform(intent.PlatformSONiC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw, err := twin.Start(twin.Options{Name: "leaf1", Profile: prof, Factory: true, Validator: twin.YANGValidator(s, prof)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(tw.Close)
-	var ports []string
-	for _, p := range f.Switches[0].Ports {
-		ports = append(ports, p.Name)
+	if pfcwd {
+		pfcwdStartDefault(t, tw, prof.SONiCPorts())
 	}
-	sonicFactory(t, tw, append(ports, "Ethernet248"), pfcwd)
 	f.Switches[0].Address, f.Switches[0].TLS = tw.Addr(), intent.TLS{Insecure: true}
 	return tw, &switchdrv.Engine{Registry: compileRegistry(t), BackupDir: t.TempDir()}
 }
@@ -197,8 +169,12 @@ func TestSONiCPlanFlapsOnlyPortsWhoseKeysChange(t *testing.T) {
 	if n := noteWith(p, "flaps"); n != "" {
 		t.Errorf("weight change: %s", n)
 	}
+	before := maps.Clone(tw.PortFlaps())
 	if _, err := eng.Apply(t.Context(), f, p); err != nil {
 		t.Fatal(err)
+	}
+	if after := tw.PortFlaps(); !maps.Equal(before, after) {
+		t.Errorf("weight change flapped ports: before %v, after %v", before, after)
 	}
 
 	// The watchdog's priorities change with pfcwd_sw_enable: one field.
@@ -210,6 +186,15 @@ func TestSONiCPlanFlapsOnlyPortsWhoseKeysChange(t *testing.T) {
 	}
 	if n := noteWith(p, "flaps 1 port(s): Ethernet8 "); n == "" {
 		t.Errorf("drift on Ethernet8: notes %q", p.Targets[0].Notes)
+	}
+	before = maps.Clone(tw.PortFlaps())
+	if _, err := eng.Apply(t.Context(), f, p); err != nil {
+		t.Fatal(err)
+	}
+	for port, n := range tw.PortFlaps() {
+		if want := before[port] + map[bool]int{true: 1}[port == "Ethernet8"]; n != want {
+			t.Errorf("after fixing Ethernet8's drift, %s flapped %d times, want %d", port, n, want)
+		}
 	}
 }
 
@@ -254,7 +239,7 @@ func TestSONiCBufferPGKeepsTemplateRanges(t *testing.T) {
 	if v, ok := value(t, tw2, "BUFFER_PG/Ethernet0|3-4"); ok {
 		t.Errorf("BUFFER_PG|Ethernet0|3-4 = %v still overlaps |3", v)
 	}
-	if v, _ := value(t, tw2, "BUFFER_PG/Ethernet0|4"); v["profile"] != "pg_lossless_400000_5m_profile" {
+	if v, _ := value(t, tw2, "BUFFER_PG/Ethernet0|4"); v["profile"] != "pg_lossless_100000_5m_profile" {
 		t.Errorf("BUFFER_PG|Ethernet0|4 = %v, want the template's profile kept", v)
 	}
 	if v, _ := value(t, tw2, "BUFFER_PG/Ethernet0|3"); !strings.HasPrefix(fmt.Sprint(v["profile"]), "FABRICCTL_PG_") {
@@ -273,7 +258,7 @@ func TestSONiCBufferQueueLosslessOnPriority2(t *testing.T) {
 	f := compileFabric(intent.PlatformSONiC, pol, 1, 2)
 	tw, eng := sonicLab(t, f, true)
 	sonicApply(t, eng, f)
-	want := map[string]string{"0": "egress_lossy_profile", "1": "egress_lossy_profile", "2": "egress_lossless_profile"}
+	want := map[string]string{"0": "q_lossy_profile", "1": "q_lossy_profile", "2": "egress_lossless_profile"}
 	for q, prof := range want {
 		if v, _ := value(t, tw, "BUFFER_QUEUE/Ethernet8|"+q); v["profile"] != prof {
 			t.Errorf("BUFFER_QUEUE|Ethernet8|%s = %v, want %s", q, v, prof)

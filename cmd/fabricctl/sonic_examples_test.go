@@ -13,12 +13,15 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/profile"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
 
 // TestSONiCExampleOnFactoryDefaults runs examples/sonic-pod.yaml against
-// SONiC twins holding the factory CONFIG_DB of each SONiC profile
-// (internal/profile: the SKU's buffers_config.j2/qos_config.j2 render):
+// the device-faithful twins of each SONiC profile (sonic-202405,
+// sonic-202411: sonic-gnmi + GCU write semantics), holding the profile's
+// factory CONFIG_DB (the SKU's buffers_config.j2/qos_config.j2 render) and
+// validating the whole CONFIG_DB against the SONiC YANG after every Set:
 // render, plan, apply, a second apply with nothing to do, diff in sync.
 func TestSONiCExampleOnFactoryDefaults(t *testing.T) {
 	src, err := os.ReadFile("../../examples/sonic-pod.yaml")
@@ -86,12 +89,12 @@ func TestSONiCExampleOnFactoryDefaults(t *testing.T) {
 	}
 }
 
-// factoryTwins starts n SONiC twins of profile prof on consecutive loopback
-// ports, each holding the profile's factory CONFIG_DB, and returns the
-// first port.
+// factoryTwins starts n device-faithful twins of profile prof on
+// consecutive loopback ports, each from the profile's factory CONFIG_DB
+// with full YANG validation, and returns the first port.
 func factoryTwins(t *testing.T, prof *profile.Profile, n int, all *[]*twin.Twin) int {
 	t.Helper()
-	origin, tree, err := prof.FactoryDatastore()
+	schema, err := yangcheck.Platform(intent.PlatformSONiC)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +107,8 @@ func factoryTwins(t *testing.T, prof *profile.Profile, n int, all *[]*twin.Twin)
 		l.Close()
 		var started []*twin.Twin
 		for i := 0; i < n; i++ {
-			tw, err := twin.Start(twin.Options{Name: fmt.Sprintf("sw%d", base+i), Platform: intent.PlatformSONiC, Addr: fmt.Sprintf("127.0.0.1:%d", base+i)})
+			tw, err := twin.Start(twin.Options{Name: fmt.Sprintf("sw%d", base+i), Addr: fmt.Sprintf("127.0.0.1:%d", base+i),
+				Profile: prof, Factory: true, Validator: twin.YANGValidator(schema, prof)})
 			if err != nil {
 				break
 			}
@@ -118,9 +122,6 @@ func factoryTwins(t *testing.T, prof *profile.Profile, n int, all *[]*twin.Twin)
 		}
 		for _, tw := range started {
 			t.Cleanup(tw.Close)
-			if err := tw.Put(&gnmipb.Path{Origin: origin}, tree); err != nil {
-				t.Fatal(err)
-			}
 		}
 		*all = append(*all, started...)
 		return base

@@ -399,6 +399,22 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 			flaps[p] = true
 		}
 	}
+	// Keys of a table CONFIG_DB does not have are created with the table
+	// in one update at the table: GCU applies the patch with python
+	// jsonpatch, whose add of TABLE/KEY fails when TABLE is missing.
+	newTables := map[string]map[string]any{}
+	var newOrder []string
+	create := func(t, k string, h hash) {
+		if have[t] != nil {
+			d.Updates = append(d.Updates, hashUpdate(t, k, h))
+			return
+		}
+		if newTables[t] == nil {
+			newTables[t] = map[string]any{}
+			newOrder = append(newOrder, t)
+		}
+		newTables[t][k] = h
+	}
 	for _, id := range w.order {
 		t, k, _ := strings.Cut(id, "\x00")
 		obs, exists := have[t][k]
@@ -412,7 +428,7 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 		if h, ok := w.keys[t][k]; ok {
 			switch {
 			case !exists:
-				d.Updates = append(d.Updates, hashUpdate(t, k, h))
+				create(t, k, h)
 				flap(t, k)
 			case maps.Equal(h, obs):
 			case flapTables[t]:
@@ -425,7 +441,7 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 		}
 		if h, ok := w.fields[t][k]; ok {
 			if !exists {
-				d.Updates = append(d.Updates, hashUpdate(t, k, h))
+				create(t, k, h)
 				flap(t, k)
 				continue
 			}
@@ -433,6 +449,13 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 				flap(t, k)
 			}
 		}
+	}
+	for _, t := range newOrder {
+		b, err := json.Marshal(newTables[t])
+		if err != nil {
+			return err
+		}
+		d.Updates = append(d.Updates, &gnmipb.Update{Path: path(t), Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}}})
 	}
 	if len(flaps) > 0 {
 		ps := slices.Sorted(maps.Keys(flaps))
