@@ -170,8 +170,25 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			tp.Error = fmt.Sprintf("switch %s: %v", sw.Name, err)
 			return tp
 		}
+		if err := staleOwned(ctx, c, sw, d); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
 		snap, err = observe(ctx, c, sw, ownedPaths(d.SetRequest()))
 		if err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+	} else if len(d.Owned) > 0 {
+		if _, err := e.read(ctx, c, sw, d.Encoding, nil); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+		if err := staleOwned(ctx, c, sw, d); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+		if snap, err = observe(ctx, c, sw, ownedPaths(d.SetRequest())); err != nil {
 			tp.Error = err.Error()
 			return tp
 		}

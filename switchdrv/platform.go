@@ -55,6 +55,9 @@ type Desired struct {
 	// watching a port while its entry exists). Plan lists and sends only
 	// those present on the switch.
 	Deletes []*gnmipb.Path
+	// Owned are the lists whose FABRICCTL entries plan deletes when the
+	// intent no longer produces them (stale owned objects).
+	Owned []Owned
 	// Notes are things the platform cannot express (e.g. PFC on plain
 	// OpenConfig) or that need operator action.
 	Notes []string
