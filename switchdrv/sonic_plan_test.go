@@ -358,3 +358,29 @@ func TestSONiCSetRefusalsExplained(t *testing.T) {
 		}
 	}
 }
+
+// Item 9 on the profiled twin of sonic-gnmi's telemetry container
+// (gnmi_native_write=false): plan reads fine, the first write is refused
+// and apply says to use the gnmi container; nothing changed.
+func TestSONiCTelemetryContainerWritesDisabled(t *testing.T) {
+	prof, err := profile.Lookup("sonic-202411")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw, err := twin.Start(twin.Options{Name: "leaf1", Profile: prof.Telemetry(), Factory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Close()
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	f.Switches[0].Address, f.Switches[0].TLS = tw.Addr(), intent.TLS{Insecure: true}
+	eng := &switchdrv.Engine{Registry: compileRegistry(t), BackupDir: t.TempDir()}
+	p, _ := sonicPlan(t, eng, f)
+	res, err := eng.Apply(t.Context(), f, p)
+	if err == nil || !strings.Contains(err.Error(), "writes are disabled on this gNMI server; use the gnmi container") {
+		t.Fatalf("apply on the telemetry container: %v", err)
+	}
+	if res.Targets[0].Status != switchdrv.StatusFailed {
+		t.Errorf("status %s, want %s (nothing changed)", res.Targets[0].Status, switchdrv.StatusFailed)
+	}
+}

@@ -436,6 +436,9 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 				flap(t, k)
 			default:
 				d.Replaces = append(d.Replaces, hashUpdate(t, k, h))
+				if t == "BUFFER_PROFILE" {
+					notes = append(notes, fmt.Sprintf("BUFFER_PROFILE|%s exists with other fields; SONiC's config updater refuses field changes of buffer profiles on most ASICs (sonic-utilities generic_config_updater/gcu_field_operation_validators.conf.json, BUFFER_PROFILE): if the Set is refused, delete the profile's users and the profile by hand, or change the intent so the profile gets a new name", k))
+				}
 			}
 			continue
 		}
