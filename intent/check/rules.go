@@ -38,7 +38,7 @@ var ruleTable = []Rule{
 	{"FC109", "ecn-lossless", Error, "every lossless class has ECN marking (DCQCN)", (*checker).ecnLossless},
 	{"FC110", "ecn-thresholds", Error, "ECN Kmin < Kmax, Kmin >= one MTU, mark probability 1-100%", (*checker).ecnThresholds},
 	{"FC111", "ecn-before-pfc", Error, "ECN Kmax is at most the queue depth at which the ingress priority group reaches XOFF, so ECN fires before PFC", (*checker).ecnBeforePFC},
-	{"FC112", "headroom", Error, "each port's buffer holds the PFC headroom of all its lossless priorities (max of the IEEE, SONiC and mlx5 models)", (*checker).headroomFits},
+	{"FC112", "headroom", Error, "each port's buffer holds the PFC headroom of all its lossless priorities (max of the IEEE, SONiC and mlx5 models and, for the switch's ASIC, the vendor's lookup table)", (*checker).headroomFits},
 	{"FC113", "ets-weights", Error, "ETS weights of the non-strict classes sum to 100%", (*checker).etsWeights},
 	{"FC114", "watchdog-timers", Error, "PFC watchdog on where PFC is used, with poll < detect <= restore (poll above detect or restore is an error, the rest warnings)", (*checker).watchdogTimers},
 	{"FC115", "watchdog-platform", Error, "PFC watchdog timers are within the ranges each platform accepts", (*checker).watchdogPlatform},
