@@ -8,6 +8,8 @@ import (
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
@@ -21,6 +23,10 @@ import (
 // rounds them. The changes are sorted by path.
 func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 	var out []plan.Change
+	plat := d.Platform
+	if plat == "" && q.Profile != nil {
+		plat = intent.Platform(q.Profile.Platform)
+	}
 	ops := []struct {
 		updates []*gnmipb.Update
 		replace bool
@@ -47,6 +53,10 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 			}
 			if !e.Exists {
 				got = absent{}
+			} else if fill := defaultsFiller(plat, u.GetPath()); fill != nil {
+				// OpenConfig targets report YANG defaults or trim them
+				// (gNMI spec 2.4.3): compare with them filled on both sides.
+				want, got = fill(want), fill(got)
 			}
 			out = append(out, compareTree(key, lastKeys(u.GetPath()), want, got, op.replace, q.BufferCellBytes)...)
 		}
@@ -63,6 +73,27 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// defaultsFiller returns a function that fills the YANG defaults into a
+// value at path p, for the OpenConfig-modelled platforms (whose targets
+// differ in reporting defaults); nil for others or without a schema.
+func defaultsFiller(plat intent.Platform, p *gnmipb.Path) func(any) any {
+	if plat != intent.PlatformOpenConfig && plat != intent.PlatformEOS {
+		return nil
+	}
+	if o := p.GetOrigin(); o != "" && o != "openconfig" {
+		return nil
+	}
+	s, err := yangcheck.Platform(plat)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(p.GetElem()))
+	for i, e := range p.GetElem() {
+		names[i] = e.GetName()
+	}
+	return func(v any) any { return s.DefaultsAt(names, jtree.Clone(v), false) }
 }
 
 // ReasonAbsent is the reason of a change that deletes a subtree the intent

@@ -176,7 +176,7 @@ func startLabWith(dir string, reg *switchdrv.Registry, strict labProfiles) (*lab
 					return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
 				}
 			}
-			opts.Profile, opts.Factory, opts.Validator = prof, true, twin.YANGValidator(schema, prof)
+			opts.Profile, opts.Factory, opts.Validator, opts.Schema = prof, true, twin.YANGValidator(schema, prof), schema
 			l.profiles = append(l.profiles, prof.Name)
 		} else {
 			opts.Validate = schema.CheckUpdate

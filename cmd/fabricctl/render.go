@@ -23,6 +23,9 @@ type renderOptions struct {
 	output    string
 	yangCheck bool
 	yangDir   string
+	// device: with --validate, also apply each SetRequest to the switch's
+	// release profile's factory-default datastore as the device would.
+	device, deviceSet bool
 }
 
 func newRenderCmd(d *deps) *cobra.Command {
@@ -41,7 +44,11 @@ printed as comments (prototext) or in a "notes" member (json).
 --validate checks every JSON_IETF payload against the platform's YANG models
 (--yang-dir, else $FABRICCTL_YANG_DIR, else the modules embedded in
 fabricctl: see fabricctl version) and prints each violation to stderr; CLI-origin lines are not
-YANG-modelled and are not checked.
+YANG-modelled and are not checked. --device (with --validate) also applies each
+SetRequest, as the device would, to the factory-default datastore of the
+switch's release profile (switches[].profile) and validates the whole result
+(leafref, must, when, mandatory, the profile's features), printing the
+device's reason for a refusal.
 
 Exit codes: 0 ok, 1 the intent cannot be read or compiled (or the YANG cannot
 be loaded), 3 --validate found violations, 64 usage.`,
@@ -50,6 +57,7 @@ be loaded), 3 --validate found violations, 64 usage.`,
   fabricctl render -f fabric.yaml --validate > /dev/null`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.deviceSet = cmd.Flags().Changed("device")
 			if err := o.validate(); err != nil {
 				return err
 			}
@@ -60,6 +68,7 @@ be loaded), 3 --validate found violations, 64 usage.`,
 	cmd.Flags().StringArrayVar(&o.switches, "switch", nil, "only this switch (repeatable)")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "prototext", "output format: prototext or json")
 	cmd.Flags().BoolVar(&o.yangCheck, "validate", false, "check every payload against the platform YANG (exit 3 on violations)")
+	cmd.Flags().BoolVar(&o.device, "device", renderDeviceDefault, "with --validate: apply each SetRequest to the release profile's factory-default datastore and validate the whole result as the device does")
 	cmd.Flags().StringVar(&o.yangDir, "yang-dir", "", "YANG tree for --validate, one folder per vendor (default $"+yangcheck.EnvDir+", else the modules embedded in fabricctl)")
 	return cmd
 }
@@ -73,6 +82,9 @@ func (o *renderOptions) validate() error {
 	}
 	if o.yangDir != "" && !o.yangCheck {
 		return usagef("--yang-dir needs --validate")
+	}
+	if o.device && !o.yangCheck && o.deviceSet {
+		return usagef("--device needs --validate")
 	}
 	return nil
 }
@@ -99,14 +111,14 @@ func (o *renderOptions) run(stdin io.Reader, out, errw io.Writer) error {
 		return withCode(ExitError, fmt.Errorf("render: write output: %w", err))
 	}
 	if o.yangCheck {
-		return o.checkYANG(errw, ds)
+		return o.checkYANG(errw, f, ds)
 	}
 	return nil
 }
 
 // checkYANG validates every YANG-modelled payload of ds and prints the
 // violations, one per line: switch, path of the update, violation.
-func (o *renderOptions) checkYANG(w io.Writer, ds []*switchdrv.Desired) error {
+func (o *renderOptions) checkYANG(w io.Writer, f *intent.Fabric, ds []*switchdrv.Desired) error {
 	tree, err := yangcheck.Open(o.yangDir)
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
@@ -135,6 +147,21 @@ func (o *renderOptions) checkYANG(w io.Writer, ds []*switchdrv.Desired) error {
 	}
 	if bad > 0 {
 		return withCode(ExitCheckFailed, fmt.Errorf("render --validate: %d YANG violation(s) in %d payload(s)", bad, n))
+	}
+	if o.device {
+		schemaFor := func(p intent.Platform) (*yangcheck.Schema, error) {
+			if s, ok := schemas[p]; ok {
+				return s, nil
+			}
+			return tree.LoadPlatform(p)
+		}
+		n, refused, err := deviceCheck(w, f, ds, schemaFor)
+		if err != nil {
+			return withCode(ExitError, fmt.Errorf("render --validate --device: %w", err))
+		}
+		if refused > 0 {
+			return withCode(ExitCheckFailed, fmt.Errorf("render --validate --device: %d of %d switch(es) would refuse their SetRequest", refused, n))
+		}
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
 // DatastoreValidator validates a whole datastore (the JSON tree of one
@@ -386,3 +387,60 @@ func (t *Twin) validate(data map[string]any, touched map[string]bool) error {
 	}
 	return nil
 }
+
+// emptyTables refuses a SONiC Set that leaves a CONFIG_DB table with no
+// keys by deleting its keys one by one: GCU (generic_updater.py) raises
+// EmptyTableError since empty tables do not show up in CONFIG_DB; deleting
+// the table itself is fine. (The twin drops emptied containers, so a table
+// that was there and is gone without a table-level delete was emptied.)
+func (t *Twin) emptyTables(before, after map[string]any, deletes []*gnmipb.Path) error {
+	if len(deletes) == 0 {
+		return nil
+	}
+	b, a := configDB(before), configDB(after)
+	tableDeleted := map[string]bool{}
+	keyDeleted := map[string]bool{}
+	for _, p := range deletes {
+		es := pathNames(p.GetElem())
+		switch {
+		case len(es) == 3:
+			tableDeleted[es[2]] = true
+		case len(es) > 3:
+			keyDeleted[es[2]] = true
+		}
+	}
+	var empty []string
+	for tname := range keyDeleted {
+		if _, was := b[tname]; !was || tableDeleted[tname] {
+			continue
+		}
+		if _, is := a[tname]; !is {
+			empty = append(empty, tname)
+		}
+	}
+	if len(empty) == 0 {
+		return nil
+	}
+	sort.Strings(empty)
+	s := ""
+	if len(empty) != 1 {
+		s = "s"
+	}
+	return sonicErr("ApplyPatchDb: localhost: given patch is not valid because it will result in empty tables which is not allowed in ConfigDb. Table%s: %s",
+		s, strings.Join(empty, ", "))
+}
+
+// readTree is the datastore of ns as the target reports it: with the YANG
+// defaults populated or trimmed (Options.Defaults) for the default origin.
+func (t *Twin) readTree(ns string) map[string]any {
+	tree := t.tree(ns)
+	if t.opts.Defaults == "" || ns != "@" {
+		return tree
+	}
+	view, _ := jtree.Clone(tree).(map[string]any)
+	return t.opts.Schema.Defaults(view, t.opts.Defaults == profile.TrimDefaults)
+}
+
+// DefaultsMode is how the twin reports YANG default leaves on Get and
+// Subscribe ("" = as written).
+func (t *Twin) DefaultsMode() string { return t.opts.Defaults }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fabricctl/fabricctl/internal/profile"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
 
@@ -165,5 +166,69 @@ func TestFactoryNeedsProfile(t *testing.T) {
 	prof, _ := profile.Lookup("srlinux-25.3")
 	if _, err := twin.Start(twin.Options{Name: "x", Platform: "sonic", Profile: prof}); err == nil {
 		t.Fatal("profile of another platform: no error")
+	}
+}
+
+// generic_updater.py: a patch that leaves a table with no keys raises
+// EmptyTableError; deleting the table itself is fine.
+func TestSONiCEmptyTableRefused(t *testing.T) {
+	ctx := context.Background()
+	tw, c := sonicTwin(t, "sonic-202411", nil)
+	if err := tw.Put(cfg(t, "PFC_WD"), map[string]any{"Ethernet0": map[string]any{"action": "drop"}}); err != nil {
+		t.Fatal(err)
+	}
+	code, msg := set(ctx, c, &gnmipb.SetRequest{Delete: []*gnmipb.Path{cfg(t, "PFC_WD/Ethernet0")}})
+	if code != codes.Unknown || !strings.Contains(msg, "will result in empty tables") || !strings.Contains(msg, "Table: PFC_WD") {
+		t.Fatalf("Set = %v %q", code, msg)
+	}
+	if code, msg := set(ctx, c, &gnmipb.SetRequest{Delete: []*gnmipb.Path{cfg(t, "PFC_WD")}}); code != codes.OK {
+		t.Fatalf("table delete: %v %q", code, msg)
+	}
+}
+
+// OpenConfig targets differ in reporting YANG defaults (gNMI spec 2.4.3):
+// populate-defaults returns openconfig-qos red/uniform/config drop and
+// enable-ecn (default false) although nobody wrote them; trim-defaults
+// omits leaves equal to their default even when they were written.
+func TestOpenConfigDefaultsModes(t *testing.T) {
+	ctx := context.Background()
+	prof, _ := profile.Lookup("openconfig")
+	s, err := yangcheck.Platform("openconfig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/qos/queue-management-profiles/queue-management-profile[name=ECN]"
+	val := `{"name":"ECN","config":{"name":"ECN"},"red":{"uniform":{"config":{"min-threshold":"150000","max-threshold":"1500000","enable-ecn":false}}}}`
+	for _, tc := range []struct {
+		mode      string
+		want, not []string
+	}{
+		{profile.PopulateDefaults, []string{`"drop":false`, `"enable-ecn":false`, `"min-threshold":"150000"`}, nil},
+		{profile.TrimDefaults, []string{`"min-threshold":"150000"`}, []string{`"enable-ecn"`, `"drop"`}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			_, c := client(t, twin.Options{Name: "oc", Profile: prof, Schema: s, Defaults: tc.mode})
+			if code, msg := set(ctx, c, &gnmipb.SetRequest{Replace: []*gnmipb.Update{{Path: p(t, path), Val: ietf(val)}}}); code != codes.OK {
+				t.Fatal(code, msg)
+			}
+			res, err := c.Get(ctx, &gnmipb.GetRequest{Encoding: gnmipb.Encoding_JSON_IETF, Path: []*gnmipb.Path{p(t, path+"/red/uniform/config")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := string(res.GetNotification()[0].GetUpdate()[0].GetVal().GetJsonIetfVal())
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("Get = %s, want %s", got, w)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(got, w) {
+					t.Errorf("Get = %s, must not hold %s", got, w)
+				}
+			}
+		})
+	}
+	if _, err := twin.Start(twin.Options{Name: "oc", Profile: prof}); err == nil {
+		t.Error("a defaults mode without a schema: no error")
 	}
 }

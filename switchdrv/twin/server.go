@@ -102,7 +102,7 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 			notes = append(notes, n)
 			continue
 		}
-		v, ok := jtree.Get(t.tree(ns), p.GetElem())
+		v, ok := jtree.Get(t.readTree(ns), p.GetElem())
 		if ok {
 			tv, err := encode(v, req.GetEncoding())
 			if err != nil {
@@ -173,67 +173,12 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 		t.lis.dropAll()
 		return nil, status.Error(codes.Unavailable, "twin: connection dropped (injected)")
 	}
-	if t.profiled() && !t.opts.Profile.Write.NativeWriteEnabled() {
+	data, results, err := t.prepare(req)
+	if err != nil {
 		t.mu.Unlock()
-		return nil, nativeWriteDisabled
+		return nil, err
 	}
-	data := cloneData(t.data)
-	touched := map[string]bool{}
-	var results []*gnmipb.UpdateResult
 	ts := time.Now().UnixNano()
-	res := func(p *gnmipb.Path, op gnmipb.UpdateResult_Operation) {
-		results = append(results, &gnmipb.UpdateResult{Path: p, Op: op})
-	}
-	apply := func() error {
-		for _, dp := range req.GetDelete() {
-			p := join(req.GetPrefix(), dp)
-			if err := t.check(p, true); err != nil {
-				return err
-			}
-			ns := t.namespace(p)
-			touched[ns] = true
-			if _, ok := data[ns].([]string); ok || p.GetOrigin() == "cli" {
-				delete(data, ns)
-			} else if m, ok := data[ns].(map[string]any); ok {
-				if err := jtree.Delete(m, p.GetElem()); err != nil {
-					return status.Errorf(codes.InvalidArgument, "delete %s: %v", jtree.PathKey(p), err)
-				}
-			}
-			res(dp, gnmipb.UpdateResult_DELETE)
-		}
-		for i, ops := range [][]*gnmipb.Update{req.GetReplace(), req.GetUpdate()} {
-			replace := i == 0
-			op := gnmipb.UpdateResult_UPDATE
-			if replace {
-				op = gnmipb.UpdateResult_REPLACE
-			}
-			for _, u := range ops {
-				p := join(req.GetPrefix(), u.GetPath())
-				if err := t.check(p, true); err != nil {
-					return err
-				}
-				if t.opts.Validate != nil && p.GetOrigin() != "cli" {
-					if err := t.opts.Validate(req.GetPrefix(), u); err != nil {
-						return status.Errorf(codes.InvalidArgument, "path %s: schema: %v", jtree.PathKey(p), err)
-					}
-				}
-				touched[t.namespace(p)] = true
-				if err := t.write(data, p, u.GetVal(), replace); err != nil {
-					return err
-				}
-				res(u.GetPath(), op)
-			}
-		}
-		return nil
-	}
-	if err := apply(); err != nil {
-		t.mu.Unlock()
-		return nil, err
-	}
-	if err := t.validate(data, touched); err != nil {
-		t.mu.Unlock()
-		return nil, err
-	}
 	if t.loseSets > 0 {
 		t.loseSets--
 		t.mu.Unlock()
@@ -378,7 +323,7 @@ func (s *server) Subscribe(stream gnmipb.GNMI_SubscribeServer) error {
 			t.mu.Unlock()
 			return err
 		}
-		v, ok := jtree.Get(t.tree(t.namespace(p)), p.GetElem())
+		v, ok := jtree.Get(t.readTree(t.namespace(p)), p.GetElem())
 		if !ok {
 			continue
 		}
@@ -464,4 +409,75 @@ func scalar(v any) *gnmipb.TypedValue {
 	}
 	b, _ := json.Marshal(v)
 	return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}}
+}
+
+// prepare applies req to a copy of the datastore the way the device does
+// (write semantics, whole-datastore validation) and returns the copy; the
+// caller holds t.mu and commits it. Nothing changes on error.
+func (t *Twin) prepare(req *gnmipb.SetRequest) (map[string]any, []*gnmipb.UpdateResult, error) {
+	if t.profiled() && !t.opts.Profile.Write.NativeWriteEnabled() {
+		return nil, nil, nativeWriteDisabled
+	}
+	data := cloneData(t.data)
+	touched := map[string]bool{}
+	var keyDeletes []*gnmipb.Path // SONiC CONFIG_DB deletes (GCU's empty-table rule)
+	var results []*gnmipb.UpdateResult
+	res := func(p *gnmipb.Path, op gnmipb.UpdateResult_Operation) {
+		results = append(results, &gnmipb.UpdateResult{Path: p, Op: op})
+	}
+	apply := func() error {
+		for _, dp := range req.GetDelete() {
+			p := join(req.GetPrefix(), dp)
+			if err := t.check(p, true); err != nil {
+				return err
+			}
+			ns := t.namespace(p)
+			touched[ns] = true
+			if t.sonicConfig(p) {
+				keyDeletes = append(keyDeletes, p)
+			}
+			if _, ok := data[ns].([]string); ok || p.GetOrigin() == "cli" {
+				delete(data, ns)
+			} else if m, ok := data[ns].(map[string]any); ok {
+				if err := jtree.Delete(m, p.GetElem()); err != nil {
+					return status.Errorf(codes.InvalidArgument, "delete %s: %v", jtree.PathKey(p), err)
+				}
+			}
+			res(dp, gnmipb.UpdateResult_DELETE)
+		}
+		for i, ops := range [][]*gnmipb.Update{req.GetReplace(), req.GetUpdate()} {
+			replace := i == 0
+			op := gnmipb.UpdateResult_UPDATE
+			if replace {
+				op = gnmipb.UpdateResult_REPLACE
+			}
+			for _, u := range ops {
+				p := join(req.GetPrefix(), u.GetPath())
+				if err := t.check(p, true); err != nil {
+					return err
+				}
+				if t.opts.Validate != nil && p.GetOrigin() != "cli" {
+					if err := t.opts.Validate(req.GetPrefix(), u); err != nil {
+						return status.Errorf(codes.InvalidArgument, "path %s: schema: %v", jtree.PathKey(p), err)
+					}
+				}
+				touched[t.namespace(p)] = true
+				if err := t.write(data, p, u.GetVal(), replace); err != nil {
+					return err
+				}
+				res(u.GetPath(), op)
+			}
+		}
+		return nil
+	}
+	if err := apply(); err != nil {
+		return nil, nil, err
+	}
+	if err := t.emptyTables(t.data, data, keyDeletes); err != nil {
+		return nil, nil, err
+	}
+	if err := t.validate(data, touched); err != nil {
+		return nil, nil, err
+	}
+	return data, results, nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/profile"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
@@ -61,6 +62,9 @@ type Options struct {
 	// Defaults overrides the profile's Get defaults mode (OpenConfig):
 	// profile.PopulateDefaults or profile.TrimDefaults.
 	Defaults string
+	// Schema is the YANG the defaults mode reads default values from
+	// (required when a defaults mode is in effect).
+	Schema *yangcheck.Schema
 }
 
 // targetProfile is what a platform announces and accepts.
@@ -154,8 +158,8 @@ type Twin struct {
 	loseSets  int // acknowledge the next N Sets without committing them
 }
 
-// Start listens on loopback and serves gNMI until Close.
-func Start(opts Options) (*Twin, error) {
+// newTwin checks opts and builds a twin with its datastore (no listener).
+func newTwin(opts Options) (*Twin, error) {
 	if opts.Profile != nil {
 		if opts.Platform == "" {
 			opts.Platform = intent.Platform(opts.Profile.Platform)
@@ -166,10 +170,59 @@ func Start(opts Options) (*Twin, error) {
 	} else if opts.Factory {
 		return nil, fmt.Errorf("twin %s: factory defaults need a profile", opts.Name)
 	}
+	if opts.Defaults == "" && opts.Profile != nil {
+		opts.Defaults = opts.Profile.Write.Defaults
+	}
+	switch opts.Defaults {
+	case "":
+	case profile.PopulateDefaults, profile.TrimDefaults:
+		if opts.Schema == nil {
+			return nil, fmt.Errorf("twin %s: defaults mode %s needs Options.Schema", opts.Name, opts.Defaults)
+		}
+	default:
+		return nil, fmt.Errorf("twin %s: defaults mode %q (want %s or %s)", opts.Name, opts.Defaults, profile.PopulateDefaults, profile.TrimDefaults)
+	}
 	prof, err := profileFor(opts.Platform)
 	if err != nil {
 		return nil, err
 	}
+	t := &Twin{opts: opts, prof: prof, data: map[string]any{}}
+	if opts.Factory {
+		if err := t.loadFactory(); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// New returns a twin that serves nothing: Apply runs SetRequests against
+// its datastore with the device's write semantics and validation (render
+// --validate and plan use it); Value reads it.
+func New(opts Options) (*Twin, error) { return newTwin(opts) }
+
+// Apply applies req as the device would (the Set of a served twin, without
+// the injected faults) and commits it; the error is the device's refusal.
+func (t *Twin) Apply(req *gnmipb.SetRequest) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	data, _, err := t.prepare(req)
+	if err != nil {
+		return err
+	}
+	flapped := t.countFlaps(t.data, data)
+	t.data = data
+	t.recordFlaps(flapped)
+	t.sets++
+	return nil
+}
+
+// Start listens on loopback and serves gNMI until Close.
+func Start(opts Options) (*Twin, error) {
+	t, err := newTwin(opts)
+	if err != nil {
+		return nil, err
+	}
+	opts = t.opts
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
 	}
@@ -184,13 +237,7 @@ func Start(opts Options) (*Twin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("twin %s: %w", opts.Name, err)
 	}
-	t := &Twin{opts: opts, prof: prof, lis: &trackingListener{Listener: l, conns: map[net.Conn]struct{}{}}, data: map[string]any{}}
-	if opts.Factory {
-		if err := t.loadFactory(); err != nil {
-			l.Close()
-			return nil, err
-		}
-	}
+	t.lis = &trackingListener{Listener: l, conns: map[net.Conn]struct{}{}}
 	sopts := []grpc.ServerOption{grpc.UnaryInterceptor(t.unaryAuth), grpc.StreamInterceptor(t.streamAuth)}
 	if opts.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
@@ -201,8 +248,13 @@ func Start(opts Options) (*Twin, error) {
 	return t, nil
 }
 
-// Addr is the twin's host:port.
-func (t *Twin) Addr() string { return t.lis.Addr().String() }
+// Addr is the twin's host:port ("" for a twin made by New).
+func (t *Twin) Addr() string {
+	if t.lis == nil {
+		return ""
+	}
+	return t.lis.Addr().String()
+}
 
 // Name is the switch the twin stands in for.
 func (t *Twin) Name() string { return t.opts.Name }
@@ -215,7 +267,9 @@ func (t *Twin) Close() {
 	t.mu.Lock()
 	t.hang = false
 	t.mu.Unlock()
-	t.srv.Stop()
+	if t.srv != nil {
+		t.srv.Stop()
+	}
 }
 
 // Sets is the number of SetRequests the twin committed.

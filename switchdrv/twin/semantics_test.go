@@ -1,0 +1,147 @@
+package twin_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// A mutation is one Set a device refuses, and the device's reason.
+type mutation struct {
+	name string
+	// setup is written with Put before the Set (state the device has).
+	setup func(t *testing.T, tw interface {
+		Put(*gnmipb.Path, any) error
+	})
+	req  func(t *testing.T) *gnmipb.SetRequest
+	code codes.Code
+	want []string // substrings of the error message, in order of importance
+}
+
+func srlSet(t *testing.T, path, val string) *gnmipb.SetRequest {
+	return &gnmipb.SetRequest{Update: []*gnmipb.Update{{Path: p(t, path), Val: ietf(val)}}}
+}
+
+func sonicSet(t *testing.T, path, val string) *gnmipb.SetRequest {
+	return &gnmipb.SetRequest{Update: []*gnmipb.Update{{Path: cfg(t, path), Val: ietf(val)}}}
+}
+
+// srlMutations are refused by a 7220 IXR-H4 on 24.10 and 25.3, with the
+// srl_nokia-qos.yang reasons (leafref, must error-message, mandatory,
+// if-feature against the profile's srl_nokia-features set).
+var srlMutations = []mutation{
+	{name: "dangling leafref: forwarding class that a fresh install does not have",
+		req: func(t *testing.T) *gnmipb.SetRequest {
+			return srlSet(t, "/qos/classifiers/dscp-policy[name=P]", `{"name":"P","dscp":[{"value":26,"forwarding-class":"fc3"}]}`)
+		},
+		code: codes.InvalidArgument, want: []string{"forwarding-class", `"fc3"`, "require-instance"}},
+	{name: "violated must: queue-management-profile named default",
+		req: func(t *testing.T) *gnmipb.SetRequest {
+			return srlSet(t, "/qos/buffer-management/queue-management-profile[name=default]", `{"name":"default"}`)
+		},
+		code: codes.InvalidArgument, want: []string{"name 'default' is reserved"}},
+	{name: "missing mandatory: queue without queue-index",
+		req: func(t *testing.T) *gnmipb.SetRequest {
+			return srlSet(t, "/qos/queues/queue[name=q3]", `{"name":"q3"}`)
+		},
+		code: codes.InvalidArgument, want: []string{"queue-index"}},
+	{name: "disabled feature: ecn-dscp-policy (qos-ecn-dscp-policy is Jericho2-only)",
+		req: func(t *testing.T) *gnmipb.SetRequest {
+			return srlSet(t, "/qos/explicit-congestion-notification", `{"ecn-dscp-policy":"X"}`)
+		},
+		code: codes.InvalidArgument, want: []string{"ecn-dscp-policy", "qos-ecn-dscp-policy"}},
+}
+
+// sonicMutations are refused by GCU's YANG validation of the simulated
+// CONFIG_DB ("Given patch will produce invalid config", patch_sorter.py).
+// The sonic-*.yang modules declare no features: nothing to disable.
+var sonicMutations = []mutation{
+	{name: "dangling leafref: PORT_QOS_MAP to a DSCP_TO_TC_MAP that does not exist",
+		req: func(t *testing.T) *gnmipb.SetRequest {
+			return sonicSet(t, "PORT_QOS_MAP/Ethernet0/dscp_to_tc_map", `"NOPE"`)
+		},
+		code: codes.Unknown, want: []string{"Given patch will produce invalid config", "dscp_to_tc_map", "NOPE"}},
+	{name: "violated must: watchdog detection_time below the GLOBAL POLL_INTERVAL",
+		setup: func(t *testing.T, tw interface {
+			Put(*gnmipb.Path, any) error
+		}) {
+			if err := tw.Put(cfg(t, "PFC_WD"), map[string]any{"GLOBAL": map[string]any{"POLL_INTERVAL": "400"}}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		req: func(t *testing.T) *gnmipb.SetRequest {
+			return sonicSet(t, "PFC_WD/Ethernet0", `{"action":"drop","detection_time":"200","restoration_time":"400"}`)
+		},
+		code: codes.Unknown, want: []string{"detection_time must be greater than or equal to POLL_INTERVAL"}},
+	{name: "missing mandatory: PORT without lanes",
+		req: func(t *testing.T) *gnmipb.SetRequest {
+			return sonicSet(t, "PORT/Ethernet0", `{"speed":"100000","mtu":"9100"}`)
+		},
+		code: codes.Unknown, want: []string{"Given patch will produce invalid config", "lanes"}},
+}
+
+func TestProfiledTwinsRefuseWithTheDevicesReason(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		profile string
+		muts    []mutation
+	}{
+		{"srlinux-24.10", srlMutations}, {"srlinux-25.3", srlMutations},
+		{"sonic-202405", sonicMutations}, {"sonic-202411", sonicMutations},
+	} {
+		for _, m := range tc.muts {
+			t.Run(tc.profile+"/"+m.name, func(t *testing.T) {
+				tw := strictTwin(t, tc.profile)
+				if m.setup != nil {
+					m.setup(t, tw)
+				}
+				_, c := dial(t, tw)
+				before := tw.Sets()
+				_, err := c.Set(ctx, m.req(t))
+				st, _ := status.FromError(err)
+				if st.Code() != m.code {
+					t.Fatalf("Set = %v %q, want %v", st.Code(), st.Message(), m.code)
+				}
+				for _, w := range m.want {
+					if !strings.Contains(st.Message(), w) {
+						t.Errorf("reason %q lacks %q", st.Message(), w)
+					}
+				}
+				if tw.Sets() != before {
+					t.Error("the refused Set was committed")
+				}
+				t.Logf("%s", st.Message())
+			})
+		}
+	}
+}
+
+// The controls: what the device accepts, the twin accepts (a fresh 7220
+// creates its named queues and forwarding classes in the same Set that
+// uses them; SONiC takes a new DSCP_TO_TC_MAP entry and a PORT_QOS_MAP
+// field that references it).
+func TestProfiledTwinsAcceptValidSets(t *testing.T) {
+	ctx := context.Background()
+	srl := &gnmipb.SetRequest{Update: []*gnmipb.Update{{Path: p(t, "/qos"), Val: ietf(`{
+		"queues": {"queue": [{"name": "unicast-3", "queue-index": 3}, {"name": "multicast-3", "queue-index": 3}]},
+		"forwarding-classes": {"forwarding-class": [{"name": "fc3", "forwarding-class-index": 3,
+			"output": {"unicast-queue": "unicast-3", "multicast-queue": "multicast-3"}}]},
+		"classifiers": {"dscp-policy": [{"name": "P", "dscp": [{"value": 26, "forwarding-class": "fc3"}]}]}}`)}}}
+	sonicReq := &gnmipb.SetRequest{Update: []*gnmipb.Update{
+		{Path: cfg(t, "DSCP_TO_TC_MAP/FABRICCTL"), Val: ietf(`{"26":"3","48":"6"}`)},
+		{Path: cfg(t, "PORT_QOS_MAP/Ethernet0/dscp_to_tc_map"), Val: ietf(`"FABRICCTL"`)}}}
+	for _, tc := range []struct {
+		profile string
+		req     *gnmipb.SetRequest
+	}{{"srlinux-24.10", srl}, {"srlinux-25.3", srl}, {"sonic-202405", sonicReq}, {"sonic-202411", sonicReq}} {
+		tw := strictTwin(t, tc.profile)
+		_, c := dial(t, tw)
+		if _, err := c.Set(ctx, tc.req); err != nil {
+			t.Errorf("%s: %v", tc.profile, err)
+		}
+	}
+}
