@@ -245,6 +245,14 @@ func TestSONiCBufferPGKeepsTemplateRanges(t *testing.T) {
 	if v, _ := value(t, tw2, "BUFFER_PG/Ethernet0|3"); !strings.HasPrefix(fmt.Sprint(v["profile"]), "FABRICCTL_PG_") {
 		t.Errorf("BUFFER_PG|Ethernet0|3 = %v", v)
 	}
+	// BUFFER_QUEUE|p|3-4 already gives queue 3 the lossless egress
+	// profile: left alone, not split.
+	if v, _ := value(t, tw2, "BUFFER_QUEUE/Ethernet0|3-4"); v["profile"] != "egress_lossless_profile" {
+		t.Errorf("BUFFER_QUEUE|Ethernet0|3-4 = %v, want the template's key untouched", v)
+	}
+	if v, ok := value(t, tw2, "BUFFER_QUEUE/Ethernet0|3"); ok {
+		t.Errorf("BUFFER_QUEUE|Ethernet0|3 = %v overlaps the template's |3-4", v)
+	}
 	if _, req := sonicPlan(t, eng2, g); len(req.GetUpdate())+len(req.GetReplace())+len(req.GetDelete()) > 0 {
 		t.Errorf("second plan not empty: %v", req)
 	}
@@ -382,5 +390,33 @@ func TestSONiCTelemetryContainerWritesDisabled(t *testing.T) {
 	}
 	if res.Targets[0].Status != switchdrv.StatusFailed {
 		t.Errorf("status %s, want %s (nothing changed)", res.Targets[0].Status, switchdrv.StatusFailed)
+	}
+}
+
+// Rollback on sonic-202411: the Set deleted template keys (a BUFFER_PG
+// range split); restoring them must create them (Update), since Replace of
+// a missing key fails the whole Set there (sonic-gnmi PR #239).
+func TestSONiCRollbackRecreatesDeletedKeys(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 2, 2) // lossless 3 only: |3-4 is split
+	tw, eng := sonicLab(t, f, true)
+	other, err := twin.Start(twin.Options{Name: "leaf2", Platform: intent.PlatformSONiC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	f.Switches[1].Address, f.Switches[1].TLS = other.Addr(), intent.TLS{Insecure: true}
+	before, _ := value(t, tw, "BUFFER_PG")
+	p, err := eng.Plan(t.Context(), f, nil)
+	if err != nil || p.HasErrors() {
+		t.Fatalf("Plan: %v %v", err, switchdrv.Errors(p))
+	}
+	other.FailNextSet(status.Error(codes.FailedPrecondition, "commit failed"))
+	_, err = eng.Apply(t.Context(), f, p)
+	if !errors.Is(err, switchdrv.ErrRolledBack) {
+		t.Fatalf("apply: %v, want a verified rollback", err)
+	}
+	after, _ := value(t, tw, "BUFFER_PG")
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("BUFFER_PG after rollback differs:\nbefore %v\nafter  %v", before, after)
 	}
 }

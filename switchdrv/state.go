@@ -264,11 +264,18 @@ func (s *Snapshot) RestoreRequest(current *Snapshot) (*gnmipb.SetRequest, error)
 			}
 			continue
 		}
-		switch {
+		val := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: e.JSON}}
+		switch c, _ := current.entry(e.Path); {
 		case !e.Exists:
 			req.Delete = append(req.Delete, p)
+		case !c.Exists:
+			// Gone now (the Set deleted it): create it. Replace of a
+			// missing path fails the whole Set on some targets
+			// (sonic-gnmi 202411+, PR #239); Update of a missing
+			// subtree creates it everywhere.
+			req.Update = append(req.Update, &gnmipb.Update{Path: p, Val: val})
 		default:
-			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: e.JSON}}})
+			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: val})
 		}
 	}
 	return req, nil
@@ -361,6 +368,9 @@ func (s *Snapshot) lookup(p *gnmipb.Path) (any, bool) {
 }
 
 func (s *Snapshot) entry(path string) (Entry, bool) {
+	if s == nil {
+		return Entry{}, false
+	}
 	for _, e := range s.Entries {
 		if e.Path == path {
 			return e, true

@@ -316,6 +316,14 @@ func normaliseRanges(w *want, have db, table string) {
 				w.del(table, k) // fabricctl's, on priorities no longer wanted
 			}
 			continue
+		case !referencesOwned(old) && allHold(wk, port, wanted, old):
+			// The range already gives every wanted priority what the
+			// intent wants, and its other priorities are not ours:
+			// nothing to write.
+			for _, n := range wanted {
+				delete(wk, rangeKey(port, n, n))
+			}
+			continue
 		case len(wanted) == hi-lo+1 && lo < hi && allEqual(wk, port, lo, hi):
 			h := wk[rangeKey(port, lo, lo)]
 			for n := lo; n <= hi; n++ {
@@ -336,6 +344,15 @@ func normaliseRanges(w *want, have db, table string) {
 			}
 		}
 	}
+}
+
+func allHold(wk map[string]hash, port string, prios []int, h hash) bool {
+	for _, n := range prios {
+		if !maps.Equal(wk[rangeKey(port, n, n)], h) {
+			return false
+		}
+	}
+	return true
 }
 
 func allEqual(wk map[string]hash, port string, lo, hi int) bool {
