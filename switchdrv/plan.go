@@ -41,6 +41,12 @@ type Engine struct {
 	// Progress, when set, is called (never concurrently) as each switch
 	// moves through apply.
 	Progress func(Event)
+	// DeviceCheck, when set, is asked by Plan whether the switch would
+	// accept the SetRequest given its observed state (a twin of its release
+	// profile: write semantics and whole-datastore validation); an error
+	// fails the target's plan with the device's reason, notes (e.g. SONiC
+	// ports that will flap) join the plan's notes.
+	DeviceCheck func(ctx context.Context, c *transport.Client, sw *intent.Switch, req *gnmipb.SetRequest) (notes []string, err error)
 
 	progressMu sync.Mutex
 }
@@ -227,6 +233,14 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	if err != nil {
 		tp.Error = fmt.Sprintf("switch %s: encode SetRequest: %v", sw.Name, err)
 		return tp
+	}
+	if e.DeviceCheck != nil && len(changes) > 0 {
+		notes, err := e.DeviceCheck(ctx, c, sw, req)
+		if err != nil {
+			tp.Error = fmt.Sprintf("switch %s: the device would refuse this SetRequest: %v", sw.Name, err)
+			return tp
+		}
+		tp.Notes = append(tp.Notes, notes...)
 	}
 	tp.Payload = payload
 	tp.Changes = changes

@@ -193,7 +193,12 @@ func startLabWith(dir string, reg *switchdrv.Registry, strict labProfiles) (*lab
 			l.close()
 			return nil, fmt.Errorf("lab: cannot find the address line of switch %s in the embedded intent", sw.Name)
 		}
-		text = re.ReplaceAllString(text, fmt.Sprintf("${1}address: %q\n${1}tls: {ca: ca.pem}\n${1}credentials: {usernameFile: username, passwordFile: password}", tw.Addr()))
+		repl := fmt.Sprintf("${1}address: %q\n${1}tls: {ca: ca.pem}\n${1}credentials: {usernameFile: username, passwordFile: password}", tw.Addr())
+		if p := tw.Profile(); p != nil {
+			// plan --device and render --device use the twin's profile too.
+			repl += "\n${1}profile: " + p.Name
+		}
+		text = re.ReplaceAllString(text, repl)
 	}
 	text = "# Written by `fabricctl lab`: the switches below are DEVICE TWINS on loopback.\n" + text
 	if err := os.WriteFile(l.file, []byte(text), 0o600); err != nil {

@@ -30,6 +30,9 @@ type switchFlags struct {
 	parallel   int
 	// hostRunner reaches a remote host (nil = SSH); tests set a double.
 	hostRunner func(intent.Host) (remote.Runner, error)
+	// device: plan asks a twin of each switch's release profile, loaded with
+	// the observed state, whether the switch would accept the SetRequest.
+	device bool
 }
 
 func (s *switchFlags) bind(cmd *cobra.Command) {
@@ -128,6 +131,9 @@ func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
 		Parallel:  s.parallel,
 		Transport: transport.Options{Timeout: s.timeout, Insecure: s.insecure, Log: d.log},
 	}
+	if s.device {
+		eng.DeviceCheck = planDeviceCheck
+	}
 	return f, eng, nil
 }
 
@@ -182,6 +188,7 @@ Exit codes: 0 planned (no changes, or changes without --detailed-exitcode),
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().StringVar(&o.out, "out", "", "also save the plan (JSON) to this file, for apply")
 	cmd.Flags().BoolVar(&o.detailed, "detailed-exitcode", false, "exit 2 when there are changes")
+	o.bindDevice(cmd)
 	return cmd
 }
 
