@@ -180,10 +180,13 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			tp.Error = err.Error()
 			return tp
 		}
-		snap, err = observe(ctx, c, sw, ownedPaths(d.SetRequest()))
-		if err != nil {
-			tp.Error = err.Error()
-			return tp
+		// The owned paths usually lie inside what was just read: no
+		// second Get.
+		if snap = found.within(ownedPaths(d.SetRequest())); snap == nil {
+			if snap, err = observe(ctx, c, sw, ownedPaths(d.SetRequest())); err != nil {
+				tp.Error = err.Error()
+				return tp
+			}
 		}
 	} else if len(d.Owned) > 0 {
 		if _, err := e.read(ctx, c, sw, d.Encoding, nil); err != nil {

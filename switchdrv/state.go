@@ -336,6 +336,46 @@ func (s *Snapshot) paths() ([]*gnmipb.Path, error) {
 	return out, nil
 }
 
+// within returns the snapshot of paths taken from s, the way observe would
+// read them, or nil when a path lies outside s's subtrees. Values lose their
+// module qualifiers (lookup strips them): use it for targets without any
+// (SONiC CONFIG_DB), whose backups restore the same either way.
+func (s *Snapshot) within(paths []*gnmipb.Path) *Snapshot {
+	out := &Snapshot{Version: s.Version, Switch: s.Switch, Platform: s.Platform, Address: s.Address, Taken: s.Taken}
+	for _, p := range paths {
+		if !s.covers(p) {
+			return nil
+		}
+		e := Entry{Path: jtree.PathKey(p)}
+		if v, ok := s.lookup(p); ok && !isEmpty(v) {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil
+			}
+			e.Exists, e.JSON, e.tree = true, b, jtree.Clone(v)
+		}
+		out.Entries = append(out.Entries, e)
+	}
+	out.Basis = out.basis()
+	return out
+}
+
+// covers says whether p lies inside one of s's read paths.
+func (s *Snapshot) covers(p *gnmipb.Path) bool {
+	for _, e := range s.Entries {
+		ep, err := transport.ParsePath(e.Path)
+		if err != nil || ep.GetOrigin() != p.GetOrigin() || len(ep.GetElem()) > len(p.GetElem()) || e.ASCII != nil {
+			continue
+		}
+		if slices.EqualFunc(ep.GetElem(), p.GetElem()[:len(ep.GetElem())], func(a, b *gnmipb.PathElem) bool {
+			return a.GetName() == b.GetName() && maps.Equal(a.GetKey(), b.GetKey())
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
 // lookup returns the value at p inside the snapshot's subtrees (module
 // prefixes stripped), for Refiner.Refine.
 func (s *Snapshot) lookup(p *gnmipb.Path) (any, bool) {
