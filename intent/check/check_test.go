@@ -228,12 +228,12 @@ func TestRules(t *testing.T) {
 				pi.XOFF = func(*intent.Class, int) int64 { return intent.PFCQueueDefaultMBS }
 			}
 			return pi, ok
-		}}, []got{{"FC111", Error, "policy.classes[roce].ecn.max"}, {"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
+		}}, []got{{"FC111", Error, "policy.classes[roce].ecn.max"}, {"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}, {"FC112", Info, "inventory.switches[spine1].ports[Ethernet0]"}}},
 		{"srl xoff point as programmed", func(f *intent.Fabric) {
 			for i := range f.Switches {
 				f.Switches[i].BufferBytes = 0
 			}
-		}, Options{}, []got{{"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
+		}, Options{}, []got{{"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}, {"FC112", Info, "inventory.switches[spine1].ports[Ethernet0]"}}},
 		// FC112
 		{"buffer too small for headroom", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 100_000 },
 			Options{}, []got{{"FC112", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},

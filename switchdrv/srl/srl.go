@@ -365,7 +365,7 @@ func (c *compiler) compile() error {
 		byBytes := map[int64]bool{}
 		var total int64
 		for _, port := range c.sw.Ports {
-			h := switchdrv.PortHeadroom(c.f, port)
+			h := switchdrv.PortHeadroomFor(c.f, c.sw, port)
 			total += h * int64(len(lossless))
 			byBytes[h] = true
 			portBuffer[port.Name] = bufferPrefix + strconv.FormatInt(h, 10)
@@ -562,7 +562,7 @@ func (c *compiler) outputMBS(cl *intent.Class) int64 {
 	if cl.Lossless {
 		mbs = 0
 		for _, port := range c.sw.Ports {
-			mbs += c.pfcMBS(cl.Priority) + switchdrv.PortHeadroom(c.f, port)
+			mbs += c.pfcMBS(cl.Priority) + switchdrv.PortHeadroomFor(c.f, c.sw, port)
 		}
 	}
 	return min(max(mbs, cl.ECN.MaxBytes), maxMBS)
