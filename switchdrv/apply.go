@@ -63,12 +63,12 @@ type TargetResult struct {
 
 // work is the per-switch state of one apply run.
 type work struct {
-	tp      *plan.TargetPlan
-	sw      *intent.Switch
-	q       Quirks
-	req     *gnmipb.SetRequest
-	c       *transport.Client
-	backup  *Snapshot
+	tp     *plan.TargetPlan
+	sw     *intent.Switch
+	q      Quirks
+	req    *gnmipb.SetRequest
+	c      *transport.Client
+	backup *Snapshot
 	// after is the verify read-back of what this run's Set left on the
 	// switch (nil when the Set failed or verify could not read).
 	after   *Snapshot
