@@ -188,7 +188,12 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		// again and refuses one that changed since.
 		eng.ForgetReads()
 	}
+	// From the first write to the last rollback apply is not cut short
+	// by a signal (it reacts to ctx itself: stops, rolls back, verifies).
+	release := d.guard.write()
 	res, err := eng.Apply(ctx, f, p)
+	release()
+	d.guard.settle()
 	// Hosts follow the switches, and only when the switches are done: a
 	// host has no rollback, so a failed switch run leaves them alone.
 	var hostRes []plan.TargetPlan

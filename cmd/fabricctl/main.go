@@ -10,7 +10,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	g := &guard{}
+	code := runUntilSignal(ctx, g, os.Stderr, func() int {
+		return runGuarded(ctx, g, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	})
 	stop()
 	os.Exit(code)
 }

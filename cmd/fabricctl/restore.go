@@ -148,6 +148,8 @@ func (o *restoreOptions) run(ctx context.Context, d *deps, out io.Writer) error 
 	}
 	defer lock.Unlock()
 
+	release := d.guard.write()
+	defer release()
 	lines := make([]string, len(sws))
 	errs := make([]error, len(sws))
 	var g errgroup.Group
