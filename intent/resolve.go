@@ -20,9 +20,11 @@ func withFile(p Pos, file string) Pos {
 }
 
 // MaxObjects bounds the switch ports, host NICs and links that ranges may
-// expand to in one fabric (a 2,000-switch fabric has about 200,000): it stops
-// a few lines of ranges from multiplying into billions.
-const MaxObjects = 5_000_000
+// expand to in one fabric (a 2,000-switch fabric has about 200,000; this is
+// five times that): it stops a few lines of ranges from multiplying into
+// millions. The README's "Limits" states it with the byte and memory bounds;
+// cmd/fabricctl's TestLargestIntentMemory runs every command on it.
+const MaxObjects = 1_000_000
 
 // MaxPortsPerSwitch bounds the ports of one switch. The largest switches
 // shipping have a few hundred front-panel ports (a 16-slot modular chassis:
