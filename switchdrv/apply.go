@@ -73,6 +73,7 @@ type work struct {
 	// switch (nil when the Set failed or verify could not read).
 	after   *Snapshot
 	d       *Desired
+	values  decoded // d's values, decoded (by plan, or at the first use)
 	res     *TargetResult
 	start   time.Time
 	sent    bool  // a Set was sent (its effect may be on the switch)
@@ -132,10 +133,12 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 			q = plat.Quirks()
 		}
 		tr.Status = StatusSkipped
-		w := &work{tp: tp, sw: sw, q: q, req: req, res: tr}
+		w := &work{tp: tp, sw: sw, q: q, req: req, res: tr, values: decoded{}}
 		w.d = &Desired{Switch: sw.Name, Replaces: req.GetReplace(), Updates: req.GetUpdate(), Deletes: req.GetDelete()}
 		if pl != nil {
 			w.backup = pl.snap
+			// The same updates (pl.req holds them), decoded once.
+			w.values = pl.values
 		}
 		ws = append(ws, w)
 	}
@@ -326,7 +329,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	if err == nil {
 		w.after = after
 		var left []plan.Change
-		if left, err = verifyLeft(w.d, after, w.q); err == nil && len(left) > 0 {
+		if left, err = verifyLeft(w.d, after, w.q, w.values); err == nil && len(left) > 0 {
 			err = fmt.Errorf("switch %s: verify: %d paths differ after the Set (first: %s %s)", w.sw.Name, len(left), left[0].Action, left[0].Path)
 		}
 	}
@@ -346,8 +349,8 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 // the switch added inside a replaced subtree are its defaults, not a
 // failed write: only missing or different leaves, and subtrees still there
 // that were deleted, count.
-func verifyLeft(d *Desired, got *Snapshot, q Quirks) ([]plan.Change, error) {
-	left, err := Compare(d, got, q)
+func verifyLeft(d *Desired, got *Snapshot, q Quirks, values decoded) ([]plan.Change, error) {
+	left, err := compare(d, got, q, values)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +386,7 @@ func (e *Engine) rollback(ctx context.Context, w *work) error {
 	case w.after != nil:
 		ours = sameState(w.after, current, w.q)
 	case w.setErr == nil || errors.Is(w.setErr, transport.ErrOutcomeUnknown):
-		left, err := verifyLeft(w.d, current, w.q)
+		left, err := verifyLeft(w.d, current, w.q, w.values)
 		ours = err == nil && len(left) == 0
 	}
 	if !ours {

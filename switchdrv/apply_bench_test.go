@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/srl"
@@ -115,4 +118,106 @@ func benchFabric(b *testing.B, n int) (*intent.Fabric, []*twin.Twin, *switchdrv.
 	eng := &switchdrv.Engine{Registry: reg, BackupDir: b.TempDir(), Parallel: 32,
 		Transport: transport.Options{Timeout: 30 * time.Second}}
 	return f, twins, eng
+}
+
+// BenchmarkApplyCost compares, on the same 200 twins and per iteration,
+// fabricctl's plan + apply with two hand-written clients that get the same
+// SetRequests (compiled beforehand, outside the timing):
+//
+//   - minimal: the least a verified apply needs: one connection, a Get of
+//     the owned paths (the basis and backup), the Set, a Get to verify;
+//   - bare: one connection and the Set, nothing read.
+//
+// It reports x_minimal and x_bare, fabricctl's time over theirs (goal:
+// x_minimal <= 1.3). The twins run in this process, so the server side is
+// in every figure.
+//
+//	go test -run '^$' -bench ApplyCost -benchtime 3x ./switchdrv/
+func BenchmarkApplyCost(b *testing.B) {
+	f, twins, eng := benchFabric(b, 200)
+	reg := eng.Registry
+	reqs := make([]*gnmipb.SetRequest, len(f.Switches))
+	paths := make([][]*gnmipb.Path, len(f.Switches))
+	for i := range f.Switches {
+		sw := &f.Switches[i]
+		p, err := reg.Lookup(sw.Platform)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, err := p.Compile(f, sw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reqs[i] = d.SetRequest()
+		for _, u := range append(append([]*gnmipb.Update{}, d.Replaces...), d.Updates...) {
+			paths[i] = append(paths[i], u.GetPath())
+		}
+	}
+	qos, _ := transport.ParsePath("/qos")
+	iface, _ := transport.ParsePath("/interface")
+	reset := func() {
+		for _, tw := range twins {
+			_ = tw.Delete(qos)
+			_ = tw.Delete(iface)
+		}
+	}
+	client := func(verified bool) {
+		var g errgroup.Group
+		g.SetLimit(eng.Parallel)
+		for i := range f.Switches {
+			g.Go(func() error {
+				c, err := transport.Dial(b.Context(), f.Switches[i], eng.Transport)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				if verified {
+					if _, err := c.GetConfig(b.Context(), paths[i]); err != nil {
+						return err
+					}
+				}
+				if _, err := c.Set(b.Context(), reqs[i]); err != nil {
+					return err
+				}
+				if verified {
+					_, err = c.GetConfig(b.Context(), paths[i])
+				}
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var tF, tM, tB time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		reset()
+		b.StartTimer()
+		start := time.Now()
+		e := &switchdrv.Engine{Registry: reg, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport}
+		p, err := e.Plan(b.Context(), f, nil)
+		if err != nil || switchdrv.Errors(p) != nil {
+			b.Fatal(err, switchdrv.Errors(p))
+		}
+		if _, err := e.Apply(b.Context(), f, p); err != nil {
+			b.Fatal(err)
+		}
+		e.Close()
+		tF += time.Since(start)
+		b.StopTimer()
+		reset()
+		start = time.Now()
+		client(true)
+		tM += time.Since(start)
+		reset()
+		start = time.Now()
+		client(false)
+		tB += time.Since(start)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(tF)/float64(tM), "x_minimal")
+	b.ReportMetric(float64(tF)/float64(tB), "x_bare")
+	b.ReportMetric(float64(tF.Microseconds())/float64(b.N*len(twins))/1000, "ms/switch")
 }

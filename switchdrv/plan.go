@@ -67,6 +67,7 @@ type conn struct {
 
 // planned is one switch's plan as built in this process.
 type planned struct {
+	values  decoded // the payload's values, decoded by the plan's Compare
 	snap    *Snapshot
 	req     *gnmipb.SetRequest
 	payload []byte
@@ -279,7 +280,8 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Q
 		return tp
 	}
 	tp.Basis = snap.Basis
-	changes, err := Compare(d, snap, q)
+	values := decoded{}
+	changes, err := compare(d, snap, q, values)
 	if err != nil {
 		tp.Error = err.Error()
 		return tp
@@ -310,7 +312,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Q
 	}
 	tp.Payload = payload
 	tp.Changes = changes
-	e.remember(sw.Name, &planned{snap: snap, req: req, payload: payload})
+	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, payload: payload})
 	e.log().Info("planned", "target", sw.Name, "changes", len(changes))
 	return tp
 }
