@@ -196,7 +196,8 @@ func BenchmarkApplyCost(b *testing.B) {
 		reset()
 		b.StartTimer()
 		start := time.Now()
-		e := &switchdrv.Engine{Registry: reg, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport}
+		// As `fabricctl apply` without a saved plan runs it.
+		e := &switchdrv.Engine{Registry: reg, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport, NoPayload: true}
 		p, err := e.Plan(b.Context(), f, nil)
 		if err != nil || switchdrv.Errors(p) != nil {
 			b.Fatal(err, switchdrv.Errors(p))

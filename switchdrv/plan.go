@@ -42,6 +42,10 @@ type Engine struct {
 	// Progress, when set, is called (never concurrently) as each switch
 	// moves through apply.
 	Progress func(Event)
+	// NoPayload makes Plan leave TargetPlan.Payload empty: the plan is
+	// applied by this engine in this process and neither saved nor shown
+	// as JSON, so its SetRequests are not encoded (protojson) at all.
+	NoPayload bool
 
 	progressMu sync.Mutex
 
@@ -305,10 +309,12 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Q
 		snap.Entries = slices.DeleteFunc(snap.Entries, func(en Entry) bool { return !keep[en.Path] })
 		tp.Basis = snap.basis()
 	}
-	payload, err := protojson.Marshal(req)
-	if err != nil {
-		tp.Error = fmt.Sprintf("switch %s: encode SetRequest: %v", sw.Name, err)
-		return tp
+	var payload []byte
+	if !e.NoPayload {
+		if payload, err = protojson.Marshal(req); err != nil {
+			tp.Error = fmt.Sprintf("switch %s: encode SetRequest: %v", sw.Name, err)
+			return tp
+		}
 	}
 	tp.Payload = payload
 	tp.Changes = changes

@@ -160,6 +160,9 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 			return filtered && !slices.Contains(o.switches, t.Name)
 		})
 	} else {
+		// Planned here, applied here, never saved: no payload encoding
+		// (unless a prompt makes apply read the switches again).
+		eng.NoPayload = !o.interactive
 		if p, err = o.planTargets(ctx, d, f, eng, "plan"); err != nil {
 			return err
 		}

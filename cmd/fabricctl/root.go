@@ -151,11 +151,14 @@ func runGuarded(ctx context.Context, g *guard, args []string, stdin io.Reader, s
 	d.color = isTerminal(stdout)
 	root := newRootCmd(d)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
 		err = &usageError{err}
 	}
-	err = interrupted(ctx, g, err)
+	if w := cmd.Flags().Lookup("watch"); w == nil || w.Value.String() != "true" {
+		// (--watch runs until a signal: that is its normal end.)
+		err = interrupted(ctx, g, err)
+	}
 	return exitCode(err, stderr)
 }
 

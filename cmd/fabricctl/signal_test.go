@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -79,10 +80,32 @@ func startFabricctl(t *testing.T, stdin io.Reader, args ...string) *proc {
 	return p
 }
 
+// waitSignalReady waits until the process catches SIGINT and SIGTERM (its
+// Go runtime installed the handlers): a signal sent earlier would kill it
+// with the default action, which is not what is being tested.
+func (p *proc) waitSignalReady(t *testing.T) {
+	t.Helper()
+	const want = 1<<(int(syscall.SIGINT)-1) | 1<<(int(syscall.SIGTERM)-1)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "SigCgt:"); ok {
+				if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&want == want {
+					return
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("fabricctl never installed its signal handlers:\n%s", p.stderr.String())
+}
+
 // signalAndWait sends sig and returns how long the process took to exit
 // (failing the test after within).
 func (p *proc) signalAndWait(t *testing.T, sig os.Signal, within time.Duration) time.Duration {
 	t.Helper()
+	p.waitSignalReady(t)
 	select {
 	case <-p.done:
 		t.Fatalf("fabricctl exited (%d) before the signal:\n%s", p.code, p.stderr.String())
