@@ -81,15 +81,19 @@ type work struct {
 	failure error
 }
 
-// Apply executes plan p on the fabric f: for each switch with changes, it
-// reads the owned paths again and refuses the switch with plan.ErrStale when
-// the state moved since planning, saves a backup, then sends the plan's one
-// SetRequest and verifies it by reading back. Canary and Parallel stage the
-// rollout. On any failure (including ctx cancellation) no new switch is
-// started and every switch changed in this run is restored from its backup
-// and verified; the error then wraps ErrRolledBack when all restores
-// verified. Nothing is written anywhere before every selected switch was
-// read, found current and backed up.
+// Apply executes plan p on the fabric f. For each switch with changes it
+// takes the state Plan read in this process (or, for a saved plan, reads
+// the owned paths again and refuses the switch with plan.ErrStale when the
+// state moved since planning) as its backup and saves it, then sends the
+// plan's one SetRequest and verifies it by reading back. Canary and Parallel
+// stage the rollout. On any failure (including ctx cancellation) no new
+// switch is started and every switch changed in this run is read back and,
+// if it still holds what this run wrote, restored from its backup and
+// verified; one that another writer changed since is left as is
+// (StatusChangedByOther, ErrChangedByOther). The error wraps ErrRolledBack
+// when every such switch was restored and verified. Nothing is written
+// anywhere before every selected switch was read, found current and backed
+// up.
 func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Result, error) {
 	res := &Result{Fabric: p.Fabric}
 	if err := ctx.Err(); err != nil {

@@ -163,3 +163,26 @@ func TestRollbackFailureMessage(t *testing.T) {
 		t.Errorf("leaf1 error = %q, want it to start with \"rollback: \"", got)
 	}
 }
+
+// TestInterruptedPlanIsNotABadPlan: Ctrl-C while planning leaves targets
+// with errors; apply then says it was interrupted, not "the plan has
+// errors; fix them".
+func TestInterruptedPlanIsNotABadPlan(t *testing.T) {
+	l := newLab(t, 2, 0)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	p, err := l.eng.Plan(ctx, l.f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.HasErrors() {
+		t.Fatal("a plan made after Ctrl-C has no errors")
+	}
+	_, err = l.eng.Apply(ctx, l.f, p)
+	if err == nil || strings.Contains(err.Error(), "fix them") || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("Apply after an interrupted plan: %v", err)
+	}
+	if diff := cmp.Diff([]int{0, 0}, sets(l)); diff != "" {
+		t.Errorf("Sets (-want +got):\n%s", diff)
+	}
+}
