@@ -297,7 +297,7 @@ func (e *Engine) prepare(ctx context.Context, w *work) error {
 		if u := append(slices.Clone(w.req.GetReplace()), w.req.GetUpdate()...); len(u) > 0 && u[0].GetVal().GetJsonVal() != nil {
 			enc = gnmipb.Encoding_JSON
 		}
-		snap, err := e.read(ctx, cn, w.sw, enc, ownedPaths(w.req))
+		snap, err := e.read(ctx, cn, w.sw, enc, ownedPaths(w.req), true)
 		if err != nil {
 			return err
 		}

@@ -278,7 +278,9 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Q
 		tp.Error = err.Error()
 		return tp
 	}
-	snap, err := e.read(ctx, cn, sw, d.Encoding, ownedPaths(req))
+	// A plan that is applied right here needs no basis: nothing checks it
+	// for staleness later.
+	snap, err := e.read(ctx, cn, sw, d.Encoding, ownedPaths(req), !e.NoPayload)
 	if err != nil {
 		tp.Error = err.Error()
 		return tp
@@ -307,7 +309,10 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Q
 			keep[jtree.PathKey(p)] = true
 		}
 		snap.Entries = slices.DeleteFunc(snap.Entries, func(en Entry) bool { return !keep[en.Path] })
-		tp.Basis = snap.basis()
+		if !e.NoPayload {
+			snap.Basis = snap.basis()
+		}
+		tp.Basis = snap.Basis
 	}
 	var payload []byte
 	if !e.NoPayload {
@@ -334,7 +339,7 @@ var requiredModels = map[intent.Platform][]string{
 
 // read checks the target announces the platform's models and speaks the
 // encoding the platform compiled to, and reads paths into a snapshot.
-func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmipb.Encoding, paths []*gnmipb.Path) (*Snapshot, error) {
+func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmipb.Encoding, paths []*gnmipb.Path, withBasis bool) (*Snapshot, error) {
 	caps, err := e.capabilities(ctx, cn, sw)
 	if err != nil {
 		return nil, err
@@ -342,7 +347,7 @@ func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmi
 	if enc != gnmipb.Encoding_JSON && enc != caps.Encoding && !slices.Contains(caps.Encodings, enc) {
 		return nil, fmt.Errorf("switch %s: target does not support encoding %s (announces %v)", sw.Name, enc, caps.Encodings)
 	}
-	return observe(ctx, cn.c, sw, paths)
+	return observeAs(ctx, cn.c, sw, paths, true, withBasis)
 }
 
 // decodePayload reads a TargetPlan's SetRequest back.

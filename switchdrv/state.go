@@ -88,16 +88,19 @@ const RunningConfigCommand = "show running-config all"
 // A path the target reports NotFound is recorded as absent. The snapshot
 // keeps each value as the switch sent it (for a backup) and has its basis.
 func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path) (*Snapshot, error) {
-	return observeAs(ctx, c, sw, paths, true)
+	return observeAs(ctx, c, sw, paths, true, true)
 }
 
 // observeValues is observe for a comparison only (verify): the values are
 // decoded and kept as trees, without the JSON text and basis a backup needs.
 func observeValues(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path) (*Snapshot, error) {
-	return observeAs(ctx, c, sw, paths, false)
+	return observeAs(ctx, c, sw, paths, false, false)
 }
 
-func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, full bool) (*Snapshot, error) {
+// observeAs reads paths; full keeps each value's JSON text (a backup),
+// withBasis computes the basis (a plan that may be saved and checked for
+// staleness later).
+func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, full, withBasis bool) (*Snapshot, error) {
 	snap := &Snapshot{Version: SnapshotVersion, Switch: sw.Name, Platform: sw.Platform, Address: sw.Address, Taken: time.Now().UTC()}
 	if len(paths) == 0 {
 		snap.Basis = snap.basis()
@@ -142,6 +145,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 	// usual answer: one value per path asked), found by key; the rest are
 	// merged into one tree per origin and looked up in it.
 	exact := map[string]any{}
+	raw := map[string][]byte{} // the JSON text of exact, as the switch sent it
 	trees := map[string]map[string]any{}
 	ascii := map[string]string{}
 	for _, n := range notes {
@@ -165,6 +169,11 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 			}
 			if _, dup := exact[key]; want[key] && !dup && trees[full.Origin] == nil {
 				exact[key] = v
+				if b := u.GetVal().GetJsonIetfVal(); b != nil {
+					raw[key] = b
+				} else if b := u.GetVal().GetJsonVal(); b != nil {
+					raw[key] = b
+				}
 				continue
 			}
 			root := trees[full.Origin]
@@ -179,6 +188,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 							return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, k, err)
 						}
 						delete(exact, k)
+						delete(raw, k)
 					}
 				}
 			}
@@ -210,7 +220,9 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		}
 		if ok && !isEmpty(v) {
 			e.Exists, e.tree = true, v
-			if full {
+			if b, ok := raw[e.Path]; full && ok {
+				e.JSON = b // already the switch's own JSON text
+			} else if full {
 				b, err := json.Marshal(v)
 				if err != nil {
 					return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, e.Path, err)
@@ -228,7 +240,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 			snap.Entries[i].tree = jtree.StripPrefixes(t)
 		}
 	}
-	if full {
+	if withBasis {
 		snap.Basis = snap.basis()
 	}
 	return snap, nil
