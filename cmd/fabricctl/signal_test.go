@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,11 +19,13 @@ import (
 // (FABRICCTL_TEST_MAIN=1): a real process, real signals, no go build.
 func TestMain(m *testing.M) {
 	if os.Getenv("FABRICCTL_TEST_MAIN") == "1" {
-		main()
-		return
+		os.Exit(mainWith(func() { fmt.Fprintln(os.Stderr, signalsReady) }))
 	}
 	os.Exit(m.Run())
 }
+
+// signalsReady is what the subprocess prints once it catches signals.
+const signalsReady = "fabricctl-test: signals are caught"
 
 // proc is fabricctl running as a subprocess.
 type proc struct {
@@ -80,25 +81,18 @@ func startFabricctl(t *testing.T, stdin io.Reader, args ...string) *proc {
 	return p
 }
 
-// waitSignalReady waits until the process catches SIGINT and SIGTERM (its
-// Go runtime installed the handlers): a signal sent earlier would kill it
-// with the default action, which is not what is being tested.
+// waitSignalReady waits until the process catches SIGINT and SIGTERM
+// (signal.NotifyContext ran): a signal sent earlier would kill it with the
+// Go runtime's default action, which is not what is being tested.
 func (p *proc) waitSignalReady(t *testing.T) {
 	t.Helper()
-	const want = 1<<(int(syscall.SIGINT)-1) | 1<<(int(syscall.SIGTERM)-1)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "SigCgt:"); ok {
-				if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&want == want {
-					return
-				}
-			}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(p.stderr.String(), signalsReady) {
+		if time.Now().After(deadline) {
+			t.Fatalf("fabricctl never said it catches signals:\n%s", p.stderr.String())
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("fabricctl never installed its signal handlers:\n%s", p.stderr.String())
 }
 
 // signalAndWait sends sig and returns how long the process took to exit
@@ -162,7 +156,7 @@ func TestSignalEndsBlockedReads(t *testing.T) {
 				t.Errorf("exit 0 after an interrupted %s", tc.args[0])
 			}
 			if !strings.Contains(p.stderr.String(), "interrupted") {
-				t.Errorf("stderr does not say it was interrupted:\n%s", p.stderr.String())
+				t.Errorf("exit %d: stderr does not say it was interrupted:\n%s", p.code, p.stderr.String())
 			}
 		})
 	}
