@@ -17,7 +17,7 @@ import (
 // after the signal and then exits itself, unless the command is inside a
 // write (apply, restore): those are waited for, since exiting would leave
 // a switch half-written with nobody to roll it back.
-const signalGrace = 800 * time.Millisecond
+const signalGrace = 500 * time.Millisecond
 
 // guard tells main whether the command is writing switches, and whether its
 // result stands even though a signal came.
