@@ -463,7 +463,10 @@ func restoreFrom(ctx context.Context, c *transport.Client, sw *intent.Switch, sn
 	if setErr != nil && !errors.Is(setErr, transport.ErrOutcomeUnknown) {
 		return setErr
 	}
-	got, err := observe(ctx, c, sw, paths)
+	// Once the Set went out, its outcome is read even after Ctrl-C (each
+	// read is bounded by the transport timeout): a restore is reported as
+	// what it did, not as "canceled".
+	got, err := observe(context.WithoutCancel(ctx), c, sw, paths)
 	if err != nil {
 		if setErr != nil {
 			return fmt.Errorf("%w; and reading back failed too: %w", setErr, err)
