@@ -124,12 +124,17 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	defer eng.Close()
 	// One apply per fabric at a time on this machine, from before the
 	// plan's read until the last rollback: two runs interleaving could
-	// each undo the other (issue: concurrent applies).
-	lock, err := switchdrv.LockFabric(o.backupDir, f.Name)
-	if err != nil {
-		return withCode(ExitError, err)
+	// each undo the other. Taken once the command line is known to be
+	// good, so a typo creates no lock file.
+	var lock *switchdrv.Lock
+	defer func() { lock.Unlock() }()
+	takeLock := func() error {
+		var err error
+		if lock, err = switchdrv.LockFabric(o.backupDir, f.Name); err != nil {
+			return withCode(ExitError, err)
+		}
+		return nil
 	}
-	defer lock.Unlock()
 	eng.Canary, eng.BackupDir = o.canary, o.backupDir
 	if isTerminal(d.stderr) {
 		eng.Progress = func(ev switchdrv.Event) { printEvent(d.stderr, ev) }
@@ -159,7 +164,19 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 			}
 			return filtered && !slices.Contains(o.switches, t.Name)
 		})
+		if err := takeLock(); err != nil {
+			return err
+		}
 	} else {
+		if _, err := switchdrv.Select(f, o.switches); err != nil {
+			return withCode(ExitError, err)
+		}
+		if _, err := o.selectHosts(f); err != nil {
+			return err
+		}
+		if err := takeLock(); err != nil {
+			return err
+		}
 		// Planned here, applied here, never saved: no payload encoding
 		// (unless a prompt makes apply read the switches again).
 		eng.NoPayload = !o.interactive
