@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is one problem in an intent, with its position and field path.
@@ -11,6 +12,9 @@ type Error struct {
 	Pos  Pos
 	Path string // field path, e.g. policy.classes[roce].ecn.min
 	Msg  string
+	// Omitted, when > 0, marks the last entry of a long list: it is not
+	// an error itself but says how many more were not collected.
+	Omitted int
 }
 
 func (e *Error) Error() string {
@@ -35,8 +39,14 @@ func (es Errors) Error() string {
 	case 1:
 		return es[0].Error()
 	}
+	n := len(es)
+	for _, e := range es {
+		if e.Omitted > 0 {
+			n += e.Omitted - 1
+		}
+	}
 	lines := make([]string, 0, len(es)+1)
-	lines = append(lines, fmt.Sprintf("%d errors in intent:", len(es)))
+	lines = append(lines, fmt.Sprintf("%d errors in intent:", n))
 	for _, e := range es {
 		lines = append(lines, "  "+e.Error())
 	}
@@ -71,7 +81,53 @@ func (l *errList) add(pos Pos, path, format string, a ...any) {
 		l.dropped++
 		return
 	}
-	l.errs = append(l.errs, &Error{Pos: pos, Path: path, Msg: fmt.Sprintf(format, a...)})
+	for i, v := range a {
+		if s, ok := v.(string); ok && len(s) > maxQuoted {
+			a[i] = clip(s)
+		}
+	}
+	l.errs = append(l.errs, &Error{Pos: pos, Path: clipPath(path), Msg: fmt.Sprintf(format, a...)})
+}
+
+// clipPath clips each [name] of a field path that is longer than maxQuoted.
+func clipPath(p string) string {
+	if len(p) <= maxQuoted {
+		return p
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(p, '[')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(p[i:], ']')
+		if j < 0 {
+			break
+		}
+		b.WriteString(p[:i+1])
+		b.WriteString(clip(p[i+1 : i+j]))
+		b.WriteByte(']')
+		p = p[i+j+1:]
+	}
+	b.WriteString(p)
+	return b.String()
+}
+
+// maxQuoted bounds a value an error quotes (a key, a name, a string from
+// the file): a 299 KB key is shown by its start and its length.
+const maxQuoted = 160
+
+// clip cuts s to its first maxQuoted bytes (on a rune boundary) and says how
+// long it was.
+func clip(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
 }
 
 func (l *errList) result() error {
@@ -81,7 +137,7 @@ func (l *errList) result() error {
 	l.errs.Sort()
 	if l.dropped > 0 {
 		last := l.errs[len(l.errs)-1]
-		l.errs = append(l.errs, &Error{Pos: last.Pos, Msg: fmt.Sprintf("... and %d more errors not shown", l.dropped)})
+		l.errs = append(l.errs, &Error{Pos: last.Pos, Msg: fmt.Sprintf("... and %d more errors not shown", l.dropped), Omitted: l.dropped})
 	}
 	return l.errs
 }

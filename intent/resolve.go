@@ -22,9 +22,19 @@ func withFile(p Pos, file string) Pos {
 }
 
 // MaxObjects bounds the switch ports, host NICs and links that ranges may
-// expand to in one fabric (a 2,000-switch fabric has about 200,000): it stops
-// a few lines of ranges from multiplying into billions.
-const MaxObjects = 5_000_000
+// expand to in one fabric (a 2,000-switch fabric has about 200,000; this is
+// five times that): it stops a few lines of ranges from multiplying into
+// millions. The README's "Limits" states it with the byte and memory bounds;
+// cmd/fabricctl's TestLargestIntentMemory runs every command on it.
+const MaxObjects = 1_000_000
+
+// MaxPortsPerSwitch bounds the ports of one switch. The largest switches
+// shipping have a few hundred front-panel ports (a 16-slot modular chassis:
+// 576 x 400G), about 2,300 with every port broken out four ways; 4,096 is
+// above all of them, and keeps one switch's payload, plan and backup to a
+// few MB. A typo in a range ({1..100000}) is caught here, by name, instead
+// of growing render and plan to gigabytes.
+const MaxPortsPerSwitch = 4096
 
 // resolver turns raw documents into a Fabric, collecting errors.
 type resolver struct {
@@ -573,6 +583,10 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		}
 		if r.objects+len(out)+len(names) > r.budget() {
 			r.overrun(pos, path+".name")
+			return nil
+		}
+		if len(out)+len(names) > MaxPortsPerSwitch {
+			r.errorf(pos, path+".name", "%s has %d ports with this entry; a switch has at most %d (check the range)", swPath, len(out)+len(names), MaxPortsPerSwitch)
 			return nil
 		}
 		speed := rp.Speed

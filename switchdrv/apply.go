@@ -31,7 +31,16 @@ const (
 	StatusRollbackFailed = "rollback-failed" // restore or its verification failed: inspect by hand
 	StatusSkipped        = "skipped"         // not started because of an earlier failure
 	StatusStale          = "stale"           // observed state changed since the plan
+	// StatusChangedByOther: this run wrote the switch, then failed
+	// elsewhere, and the switch no longer holds what this run wrote nor
+	// its backup: another writer changed it since. It is left as is
+	// (restoring would undo the other writer's change).
+	StatusChangedByOther = "changed-by-another-writer"
 )
+
+// ErrChangedByOther marks a switch that another writer changed after this
+// run wrote it; rollback left it as is.
+var ErrChangedByOther = errors.New("changed by another writer after our write; left as is")
 
 // Result is the outcome of Apply, the JSON summary of `fabricctl apply`.
 type Result struct {
@@ -54,12 +63,17 @@ type TargetResult struct {
 
 // work is the per-switch state of one apply run.
 type work struct {
-	tp      *plan.TargetPlan
-	sw      *intent.Switch
-	q       Quirks
-	req     *gnmipb.SetRequest
-	c       *transport.Client
-	backup  *Snapshot
+	tp     *plan.TargetPlan
+	sw     *intent.Switch
+	q      Quirks
+	req    *gnmipb.SetRequest
+	c      *transport.Client
+	backup *Snapshot
+	// after is the verify read-back of what this run's Set left on the
+	// switch (nil when the Set failed or verify could not read).
+	after   *Snapshot
+	d       *Desired
+	values  decoded // d's values, decoded (by plan, or at the first use)
 	res     *TargetResult
 	start   time.Time
 	sent    bool  // a Set was sent (its effect may be on the switch)
@@ -67,17 +81,24 @@ type work struct {
 	failure error
 }
 
-// Apply executes plan p on the fabric f: for each switch with changes, it
-// reads the owned paths again and refuses the switch with plan.ErrStale when
-// the state moved since planning, saves a backup, then sends the plan's one
-// SetRequest and verifies it by reading back. Canary and Parallel stage the
-// rollout. On any failure (including ctx cancellation) no new switch is
-// started and every switch changed in this run is restored from its backup
-// and verified; the error then wraps ErrRolledBack when all restores
-// verified. Nothing is written anywhere before every selected switch was
-// read, found current and backed up.
+// Apply executes plan p on the fabric f. For each switch with changes it
+// takes the state Plan read in this process (or, for a saved plan, reads
+// the owned paths again and refuses the switch with plan.ErrStale when the
+// state moved since planning) as its backup and saves it, then sends the
+// plan's one SetRequest and verifies it by reading back. Canary and Parallel
+// stage the rollout. On any failure (including ctx cancellation) no new
+// switch is started and every switch changed in this run is read back and,
+// if it still holds what this run wrote, restored from its backup and
+// verified; one that another writer changed since is left as is
+// (StatusChangedByOther, ErrChangedByOther). The error wraps ErrRolledBack
+// when every such switch was restored and verified. Nothing is written
+// anywhere before every selected switch was read, found current and backed
+// up.
 func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Result, error) {
 	res := &Result{Fabric: p.Fabric}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("interrupted before anything was written; nothing was changed: %w", err)
+	}
 	if err := errorsOf(p); err != nil {
 		return nil, fmt.Errorf("the plan has errors; fix them and plan again: %w", err)
 	}
@@ -99,9 +120,17 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		if sw == nil {
 			return nil, fmt.Errorf("switch %s: in the plan but not in the intent", tp.Name)
 		}
-		req, err := decodePayload(tp)
-		if err != nil {
-			return nil, err
+		// A plan made by this engine carries its SetRequest and read; a
+		// saved plan is decoded and read again.
+		pl := e.takePlanned(tp)
+		var req *gnmipb.SetRequest
+		if pl != nil {
+			req = pl.req
+		} else {
+			var err error
+			if req, err = decodePayload(tp); err != nil {
+				return nil, err
+			}
 		}
 		var q Quirks
 		if plat, err := e.Registry.Lookup(sw.Platform); err == nil {
@@ -110,7 +139,14 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 			}
 		}
 		tr.Status = StatusSkipped
-		ws = append(ws, &work{tp: tp, sw: sw, q: q, req: req, res: tr})
+		w := &work{tp: tp, sw: sw, q: q, req: req, res: tr, values: decoded{}}
+		w.d = &Desired{Switch: sw.Name, Platform: sw.Platform, Replaces: req.GetReplace(), Updates: req.GetUpdate(), Deletes: req.GetDelete()}
+		if pl != nil {
+			w.backup = pl.snap
+			// The same updates (pl.req holds them), decoded once.
+			w.values = pl.values
+		}
+		ws = append(ws, w)
 	}
 	if len(ws) == 0 {
 		res.Status = "no-changes"
@@ -119,13 +155,6 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 	if e.BackupDir == "" {
 		return nil, errors.New("apply needs a backup directory")
 	}
-	defer func() {
-		for _, w := range ws {
-			if w.c != nil {
-				w.c.Close()
-			}
-		}
-	}()
 
 	// 1. Read, check staleness, back up: all switches before any write.
 	if err := e.each(ctx, ws, e.prepare); err != nil {
@@ -173,9 +202,19 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 			e.emit(Event{Switch: w.sw.Name, Step: "skipped"})
 		}
 	}
-	if rbErr != nil {
+	var others []string
+	for _, w := range rb {
+		if w.res.Status == StatusChangedByOther {
+			others = append(others, w.sw.Name)
+		}
+	}
+	switch {
+	case rbErr != nil:
 		res.Status = "failed"
 		return res, fmt.Errorf("apply failed: %w; ROLLBACK FAILED, inspect the switches and the backups in %s: %w", failed, e.BackupDir, rbErr)
+	case len(others) > 0:
+		res.Status = "failed"
+		return res, fmt.Errorf("apply failed: %w; rolled back, except %s: %w (the backups are in %s)", failed, strings.Join(others, ", "), ErrChangedByOther, e.BackupDir)
 	}
 	res.Status = "rolled-back"
 	return res, fmt.Errorf("%w: %w", ErrRolledBack, failed)
@@ -249,27 +288,31 @@ func (e *Engine) each(ctx context.Context, ws []*work, fn func(context.Context, 
 
 func (e *Engine) prepare(ctx context.Context, w *work) error {
 	w.start = time.Now()
-	c, err := transport.Dial(ctx, *w.sw, e.Transport)
+	cn, err := e.client(ctx, w.sw)
 	if err != nil {
 		return err
 	}
-	w.c = c
-	enc := gnmipb.Encoding_JSON_IETF
-	if u := append(slices.Clone(w.req.GetReplace()), w.req.GetUpdate()...); len(u) > 0 && u[0].GetVal().GetJsonVal() != nil {
-		enc = gnmipb.Encoding_JSON
+	w.c = cn.c
+	if w.backup == nil {
+		// A saved plan: read the switch again, refuse it when it moved.
+		enc := gnmipb.Encoding_JSON_IETF
+		if u := append(slices.Clone(w.req.GetReplace()), w.req.GetUpdate()...); len(u) > 0 && u[0].GetVal().GetJsonVal() != nil {
+			enc = gnmipb.Encoding_JSON
+		}
+		snap, err := e.read(ctx, cn, w.sw, enc, ownedPaths(w.req), true)
+		if err != nil {
+			return err
+		}
+		if snap.Basis != w.tp.Basis {
+			return fmt.Errorf("switch %s: %w (basis %s, now %s)", w.sw.Name, plan.ErrStale, w.tp.Basis, snap.Basis)
+		}
+		w.backup = snap
 	}
-	snap, err := e.read(ctx, c, w.sw, enc, ownedPaths(w.req))
-	if err != nil {
-		return err
-	}
-	if snap.Basis != w.tp.Basis {
-		return fmt.Errorf("switch %s: %w (basis %s, now %s)", w.sw.Name, plan.ErrStale, w.tp.Basis, snap.Basis)
-	}
-	path, err := WriteBackup(e.BackupDir, snap)
+	path, err := WriteBackup(e.BackupDir, w.backup)
 	if err != nil {
 		return fmt.Errorf("switch %s: backup: %w", w.sw.Name, err)
 	}
-	w.backup, w.res.Backup = snap, path
+	w.res.Backup = path
 	e.emit(Event{Switch: w.sw.Name, Step: "backup", Detail: path})
 	e.log().Info("backed up", "target", w.sw.Name, "file", path)
 	return nil
@@ -289,19 +332,12 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 		return err
 	}
 	e.emit(Event{Switch: w.sw.Name, Step: "verify"})
-	snap, err := observe(ctx, w.c, w.sw, ownedPaths(w.req))
+	after, err := observeValues(ctx, w.c, w.sw, ownedPaths(w.req))
 	if err == nil {
-		d := &Desired{Switch: w.sw.Name, Platform: w.sw.Platform, Replaces: w.req.GetReplace(), Updates: w.req.GetUpdate(), Deletes: w.req.GetDelete()}
+		w.after = after
 		var left []plan.Change
-		if left, err = Compare(d, snap, w.q); err == nil {
-			// Leaves the switch added inside a replaced subtree are its
-			// defaults, not a failed write: only missing or different
-			// leaves, and subtrees still there that were deleted, fail
-			// the verification.
-			left = slices.DeleteFunc(left, func(c plan.Change) bool { return c.Action == plan.Delete && c.Reason != ReasonAbsent })
-			if len(left) > 0 {
-				err = fmt.Errorf("switch %s: verify: %d paths differ after the Set (first: %s %s)", w.sw.Name, len(left), left[0].Action, left[0].Path)
-			}
+		if left, err = verifyLeft(w.d, after, w.q, w.values); err == nil && len(left) > 0 {
+			err = fmt.Errorf("switch %s: verify: %d paths differ after the Set (first: %s %s)", w.sw.Name, len(left), left[0].Action, left[0].Path)
 		}
 	}
 	if err != nil {
@@ -329,24 +365,60 @@ func (e *Engine) explainSetError(sw *intent.Switch, err error) error {
 	return err
 }
 
-// rollback restores w from its backup and verifies. A Set that the switch
-// rejected outright changed nothing: it is only verified, and restored if the
-// read-back shows otherwise.
+// verifyLeft lists what the switch (read back as got) lacks of d. Leaves
+// the switch added inside a replaced subtree are its defaults, not a
+// failed write: only missing or different leaves, and subtrees still there
+// that were deleted, count.
+func verifyLeft(d *Desired, got *Snapshot, q Quirks, values decoded) ([]plan.Change, error) {
+	left, err := compare(d, got, q, values)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(left, func(c plan.Change) bool { return c.Action == plan.Delete && c.Reason != ReasonAbsent }), nil
+}
+
+// rollback puts w back to its backup, but only when the switch still holds
+// what this run wrote: it reads the switch first. Unchanged since the backup
+// (the Set was rejected, or never took effect): nothing to do. Still this
+// run's write: restore and verify. Anything else: another writer changed it
+// after this run did; restoring would silently undo that change, so it is
+// left as is and reported (ErrChangedByOther).
 func (e *Engine) rollback(ctx context.Context, w *work) error {
-	definite := w.setErr != nil && !errors.Is(w.setErr, transport.ErrOutcomeUnknown)
-	if definite {
-		if d, err := e.drift(ctx, w.c, w.sw, w.backup, w.q); err == nil && len(d) == 0 {
+	paths, err := w.backup.paths()
+	if err != nil {
+		return e.rollbackFailed(w, err)
+	}
+	current, err := observe(ctx, w.c, w.sw, paths)
+	if err != nil {
+		return e.rollbackFailed(w, fmt.Errorf("switch %s: read before restore: %w", w.sw.Name, err))
+	}
+	if len(Drift(w.backup, current, w.q.BufferCellBytes)) == 0 {
+		// Nothing of this run is on the switch.
+		if w.res.Status == StatusApplied {
+			w.res.Status = StatusRolledBack // someone restored it already: it is as before
+		} else {
 			w.res.Status = StatusFailed
-			return nil
 		}
+		return nil
+	}
+	ours := false
+	switch {
+	case w.after != nil:
+		ours = sameState(w.after, current, w.q)
+	case w.setErr == nil || errors.Is(w.setErr, transport.ErrOutcomeUnknown):
+		left, err := verifyLeft(w.d, current, w.q, w.values)
+		ours = err == nil && len(left) == 0
+	}
+	if !ours {
+		w.res.Status = StatusChangedByOther
+		w.res.Error = joinErr(w.res.Error, ErrChangedByOther.Error())
+		e.emit(Event{Switch: w.sw.Name, Step: StatusChangedByOther, Err: ErrChangedByOther})
+		e.log().Warn("not rolled back: changed by another writer after this run wrote it", "target", w.sw.Name)
+		return nil
 	}
 	e.emit(Event{Switch: w.sw.Name, Step: "rollback"})
-	err := restoreWith(ctx, w.c, w.sw, w.backup, w.q)
-	if err != nil {
-		w.res.Status = StatusRollbackFailed
-		w.res.Error = strings.TrimSpace(w.res.Error + "; rollback: " + err.Error())
-		e.emit(Event{Switch: w.sw.Name, Step: "rollback-failed", Err: err})
-		return err
+	if err := restoreFrom(ctx, w.c, w.sw, w.backup, current, w.q); err != nil {
+		return e.rollbackFailed(w, err)
 	}
 	w.res.Status = StatusRolledBack
 	e.emit(Event{Switch: w.sw.Name, Step: "rolled-back", Detail: "verified"})
@@ -354,19 +426,30 @@ func (e *Engine) rollback(ctx context.Context, w *work) error {
 	return nil
 }
 
-func (e *Engine) drift(ctx context.Context, c *transport.Client, sw *intent.Switch, want *Snapshot, q Quirks) ([]plan.Change, error) {
-	paths, err := want.paths()
-	if err != nil {
-		return nil, err
-	}
-	got, err := observe(ctx, c, sw, paths)
-	if err != nil {
-		return nil, err
-	}
-	return Drift(want, got, q.BufferCellBytes), nil
+func (e *Engine) rollbackFailed(w *work, err error) error {
+	w.res.Status = StatusRollbackFailed
+	w.res.Error = joinErr(w.res.Error, "rollback: "+err.Error())
+	e.emit(Event{Switch: w.sw.Name, Step: "rollback-failed", Err: err})
+	return err
 }
 
-// restoreWith sends snap's restore request and verifies by reading back.
+// joinErr appends b to the error text a with "; ", without a leading
+// separator when a is empty (a switch that was applied has no error yet).
+func joinErr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// sameState reports whether two reads of the same paths hold the same
+// configuration (canonical form; thresholds within a buffer cell).
+func sameState(a, b *Snapshot, q Quirks) bool {
+	return len(Drift(a, b, q.BufferCellBytes)) == 0 && len(Drift(b, a, q.BufferCellBytes)) == 0
+}
+
+// restoreWith reads the switch, sends snap's restore request and verifies
+// by reading back.
 func restoreWith(ctx context.Context, c *transport.Client, sw *intent.Switch, snap *Snapshot, q Quirks) error {
 	paths, err := snap.paths()
 	if err != nil {
@@ -376,18 +459,40 @@ func restoreWith(ctx context.Context, c *transport.Client, sw *intent.Switch, sn
 	if err != nil {
 		return fmt.Errorf("switch %s: read before restore: %w", sw.Name, err)
 	}
+	return restoreFrom(ctx, c, sw, snap, current, q)
+}
+
+// restoreFrom sends the request that takes current (just read) back to
+// snap and verifies it by reading back. A Set whose outcome is unknown (the
+// connection dropped, perhaps after the switch saved it) is read back
+// before it is called failed.
+func restoreFrom(ctx context.Context, c *transport.Client, sw *intent.Switch, snap, current *Snapshot, q Quirks) error {
+	paths, err := snap.paths()
+	if err != nil {
+		return err
+	}
 	req, err := snap.RestoreRequest(current)
 	if err != nil {
 		return err
 	}
-	if _, err := c.Set(ctx, req); err != nil {
-		return err
+	_, setErr := c.Set(ctx, req)
+	if setErr != nil && !errors.Is(setErr, transport.ErrOutcomeUnknown) {
+		return setErr
 	}
-	got, err := observe(ctx, c, sw, paths)
+	// Once the Set went out, its outcome is read even after Ctrl-C (each
+	// read is bounded by the transport timeout): a restore is reported as
+	// what it did, not as "canceled".
+	got, err := observe(context.WithoutCancel(ctx), c, sw, paths)
 	if err != nil {
+		if setErr != nil {
+			return fmt.Errorf("%w; and reading back failed too: %w", setErr, err)
+		}
 		return fmt.Errorf("switch %s: verify restore: %w", sw.Name, err)
 	}
 	if d := Drift(snap, got, q.BufferCellBytes); len(d) > 0 {
+		if setErr != nil {
+			return fmt.Errorf("%w; the read-back differs from the backup in %d paths (first: %s)", setErr, len(d), d[0].Path)
+		}
 		return fmt.Errorf("switch %s: verify restore: %d paths differ from the backup (first: %s)", sw.Name, len(d), d[0].Path)
 	}
 	return nil

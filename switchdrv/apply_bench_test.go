@@ -2,8 +2,13 @@ package switchdrv_test
 
 import (
 	"fmt"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv"
@@ -27,7 +32,8 @@ inventory:
         - name: ethernet-1/{1..32}
 `
 
-// BenchmarkApply200 plans and applies the real SR Linux compiler's output
+// BenchmarkApply200 plans and applies, as `fabricctl apply` without a saved
+// plan does, the real SR Linux compiler's output
 // (32 ports per switch) to 200 device twins over loopback gRPC: the cost of
 // `fabricctl apply` on a fresh fabric, per switch. The twins run in the
 // same process, so the figure includes the server side too.
@@ -35,6 +41,7 @@ inventory:
 //	go test -run '^$' -bench Apply200 -benchtime 1x -benchmem ./switchdrv/
 func BenchmarkApply200(b *testing.B) {
 	f, twins, eng := benchFabric(b, 200)
+	eng.NoPayload = true // as `fabricctl apply` plans for itself
 	qos, _ := transport.ParsePath("/qos")
 	iface, _ := transport.ParsePath("/interface")
 	b.ReportAllocs()
@@ -115,4 +122,119 @@ func benchFabric(b *testing.B, n int) (*intent.Fabric, []*twin.Twin, *switchdrv.
 	eng := &switchdrv.Engine{Registry: reg, BackupDir: b.TempDir(), Parallel: 32,
 		Transport: transport.Options{Timeout: 30 * time.Second}}
 	return f, twins, eng
+}
+
+// BenchmarkApplyCost compares, on the same 200 twins and per iteration,
+// fabricctl's plan + apply with two hand-written clients that get the same
+// SetRequests (compiled beforehand, outside the timing):
+//
+//   - minimal: the least a verified apply needs: one connection, a Get of
+//     the owned paths (the basis and backup), the Set, a Get to verify;
+//   - bare: one connection and the Set, nothing read.
+//
+// It reports x_minimal and x_bare, fabricctl's time over theirs (goal:
+// x_minimal <= 1.3). The twins run in this process, so the server side is
+// in every figure.
+//
+//	go test -run '^$' -bench ApplyCost -benchtime 3x ./switchdrv/
+func BenchmarkApplyCost(b *testing.B) {
+	f, twins, eng := benchFabric(b, 200)
+	reg := eng.Registry
+	reqs := make([]*gnmipb.SetRequest, len(f.Switches))
+	paths := make([][]*gnmipb.Path, len(f.Switches))
+	for i := range f.Switches {
+		sw := &f.Switches[i]
+		p, err := reg.Lookup(sw.Platform)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, err := p.Compile(f, sw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reqs[i] = d.SetRequest()
+		for _, u := range append(append([]*gnmipb.Update{}, d.Replaces...), d.Updates...) {
+			paths[i] = append(paths[i], u.GetPath())
+		}
+	}
+	qos, _ := transport.ParsePath("/qos")
+	iface, _ := transport.ParsePath("/interface")
+	reset := func() {
+		for _, tw := range twins {
+			_ = tw.Delete(qos)
+			_ = tw.Delete(iface)
+		}
+	}
+	client := func(verified bool) {
+		var g errgroup.Group
+		g.SetLimit(eng.Parallel)
+		for i := range f.Switches {
+			g.Go(func() error {
+				c, err := transport.Dial(b.Context(), f.Switches[i], eng.Transport)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				if verified {
+					if _, err := c.GetConfig(b.Context(), paths[i]); err != nil {
+						return err
+					}
+				}
+				if _, err := c.Set(b.Context(), reqs[i]); err != nil {
+					return err
+				}
+				if verified {
+					_, err = c.GetConfig(b.Context(), paths[i])
+				}
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Wall time is what a user waits for, but on a loaded machine it
+	// swings; the process's CPU time (client and twins) is steadier.
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	var tF, tM, tB, cF, cM, cB time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		reset()
+		runtime.GC()
+		b.StartTimer()
+		start, c0 := time.Now(), cpu()
+		// As `fabricctl apply` without a saved plan runs it.
+		e := &switchdrv.Engine{Registry: reg, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport, NoPayload: true}
+		p, err := e.Plan(b.Context(), f, nil)
+		if err != nil || switchdrv.Errors(p) != nil {
+			b.Fatal(err, switchdrv.Errors(p))
+		}
+		if _, err := e.Apply(b.Context(), f, p); err != nil {
+			b.Fatal(err)
+		}
+		e.Close()
+		tF, cF = tF+time.Since(start), cF+cpu()-c0
+		b.StopTimer()
+		reset()
+		runtime.GC()
+		start, c0 = time.Now(), cpu()
+		client(true)
+		tM, cM = tM+time.Since(start), cM+cpu()-c0
+		reset()
+		runtime.GC()
+		start, c0 = time.Now(), cpu()
+		client(false)
+		tB, cB = tB+time.Since(start), cB+cpu()-c0
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(tF)/float64(tM), "x_minimal")
+	b.ReportMetric(float64(tF)/float64(tB), "x_bare")
+	b.ReportMetric(float64(cF)/float64(cM), "x_minimal_cpu")
+	b.ReportMetric(float64(cF)/float64(cB), "x_bare_cpu")
+	b.ReportMetric(float64(tF.Microseconds())/float64(b.N*len(twins))/1000, "ms/switch")
 }

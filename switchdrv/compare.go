@@ -29,6 +29,11 @@ import (
 // both compare equal to the intent. Plan, diff and apply's verify all
 // compare through here.
 func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
+	return compare(d, snap, q, nil)
+}
+
+// compare is Compare with a cache of d's decoded values (nil = none).
+func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change, error) {
 	var out []plan.Change
 	plat := d.Platform
 	if plat == "" && q.Profile != nil {
@@ -45,7 +50,7 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 	for _, op := range ops {
 		for _, u := range op.updates {
 			key := jtree.PathKey(u.GetPath())
-			want, isASCII, err := jtree.Typed(u.GetVal())
+			want, isASCII, err := cache.value(u)
 			if err != nil {
 				return nil, fmt.Errorf("switch %s: desired %s: %w", d.Switch, key, err)
 			}
@@ -91,6 +96,32 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// desiredValue is one decoded value of a Desired.
+type desiredValue struct {
+	v     any
+	ascii bool
+}
+
+// decoded caches the decoded values of a Desired's updates: plan compares
+// against them and apply's verify again, in the same process. Used by one
+// goroutine at a time.
+type decoded map[*gnmipb.Update]desiredValue
+
+// value decodes u's value, once when c is not nil.
+func (c decoded) value(u *gnmipb.Update) (any, bool, error) {
+	if dv, ok := c[u]; ok {
+		return dv.v, dv.ascii, nil
+	}
+	v, ascii, err := jtree.Typed(u.GetVal())
+	if err != nil {
+		return nil, false, err
+	}
+	if c != nil {
+		c[u] = desiredValue{v, ascii}
+	}
+	return v, ascii, nil
 }
 
 // ReasonAbsent is the reason of a change that deletes a subtree the intent

@@ -1,6 +1,7 @@
 package switchdrv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,8 +52,122 @@ type Engine struct {
 	// fails the target's plan with the device's reason, notes (e.g. SONiC
 	// ports that will flap) join the plan's notes.
 	DeviceCheck func(ctx context.Context, c *transport.Client, sw *intent.Switch, req *gnmipb.SetRequest) (notes []string, err error)
+	// NoPayload makes Plan leave TargetPlan.Payload empty: the plan is
+	// applied by this engine in this process and neither saved nor shown
+	// as JSON, so its SetRequests are not encoded (protojson) at all.
+	NoPayload bool
 
 	progressMu sync.Mutex
+
+	// mu guards conns and planned.
+	mu sync.Mutex
+	// conns holds one connection per switch for the engine's life: plan
+	// and apply of one run dial each switch once and ask its
+	// Capabilities once.
+	conns map[string]*conn
+	// planned is what Plan read and built for each switch, so that an
+	// Apply of that same plan in this process neither reads the switch a
+	// second time nor decodes the payload again.
+	planned map[string]*planned
+}
+
+// conn is one switch's connection and what its Capabilities said.
+type conn struct {
+	mu   sync.Mutex
+	addr string
+	c    *transport.Client
+	caps *transport.Capabilities
+}
+
+// planned is one switch's plan as built in this process.
+type planned struct {
+	values  decoded // the payload's values, decoded by the plan's Compare
+	snap    *Snapshot
+	req     *gnmipb.SetRequest
+	payload []byte
+}
+
+// client returns the engine's connection to sw, dialling it the first time.
+func (e *Engine) client(ctx context.Context, sw *intent.Switch) (*conn, error) {
+	e.mu.Lock()
+	if e.conns == nil {
+		e.conns = map[string]*conn{}
+	}
+	cn := e.conns[sw.Name]
+	if cn == nil || cn.addr != sw.Address {
+		cn = &conn{addr: sw.Address}
+		e.conns[sw.Name] = cn
+	}
+	e.mu.Unlock()
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.c == nil {
+		c, err := transport.Dial(ctx, *sw, e.Transport)
+		if err != nil {
+			return nil, err
+		}
+		cn.c = c
+	}
+	return cn, nil
+}
+
+// capabilities asks sw's target once per engine what it supports.
+func (e *Engine) capabilities(ctx context.Context, cn *conn, sw *intent.Switch) (*transport.Capabilities, error) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.caps != nil {
+		return cn.caps, nil
+	}
+	caps, err := cn.c.Capabilities(ctx, requiredModels[sw.Platform]...)
+	if err != nil {
+		return nil, err
+	}
+	cn.caps = caps
+	return caps, nil
+}
+
+// Close closes every connection the engine opened and forgets what Plan
+// read. The engine can be used again afterwards (it dials anew).
+func (e *Engine) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, cn := range e.conns {
+		if cn.c != nil {
+			cn.c.Close()
+		}
+	}
+	e.conns, e.planned = nil, nil
+}
+
+// ForgetReads drops what Plan read, so that the next Apply reads every
+// switch again (and refuses one that changed since as stale). Call it when
+// time passed between plan and apply, e.g. while a person read the plan.
+func (e *Engine) ForgetReads() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.planned = nil
+}
+
+func (e *Engine) remember(name string, pl *planned) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.planned == nil {
+		e.planned = map[string]*planned{}
+	}
+	e.planned[name] = pl
+}
+
+// takePlanned returns (and forgets) what Plan read for tp's switch, when
+// it is what tp says: the same payload and basis.
+func (e *Engine) takePlanned(tp *plan.TargetPlan) *planned {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pl := e.planned[tp.Name]
+	if pl == nil || pl.snap.Basis != tp.Basis || !bytes.Equal(pl.payload, tp.Payload) {
+		return nil
+	}
+	delete(e.planned, tp.Name)
+	return pl
 }
 
 // Event is one step of one switch during Apply, for a progress display.
@@ -142,10 +257,8 @@ func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*pl
 	if err != nil {
 		return nil, err
 	}
-	desired := make([]*Desired, len(sws))
 	quirks := make([]Quirks, len(sws))
 	plats := make([]Platform, len(sws))
-	compileErrs := make([]error, len(sws))
 	for i, sw := range sws {
 		p, err := e.Registry.Lookup(sw.Platform)
 		if err != nil {
@@ -155,19 +268,27 @@ func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*pl
 			return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
 		}
 		plats[i] = p
-		desired[i], compileErrs[i] = p.Compile(f, sw)
 	}
 	out := &plan.Plan{Version: plan.FormatVersion, Fabric: f.Name, Created: time.Now().UTC(), Targets: make([]plan.TargetPlan, len(sws))}
+	// Switch by switch: each is compiled, read and compared in its own
+	// goroutine (at most Parallel at once) and only its plan is kept, so
+	// memory grows with the plans, not with every compiled payload at once.
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(e.parallel())
 	for i, sw := range sws {
+		if ctx.Err() != nil {
+			out.Targets[i] = plan.TargetPlan{Name: sw.Name, Kind: plan.KindSwitch, Platform: string(sw.Platform),
+				Changes: []plan.Change{}, Error: fmt.Sprintf("switch %s: not planned: %v", sw.Name, ctx.Err())}
+			continue
+		}
 		g.Go(func() error {
-			if compileErrs[i] != nil {
+			d, err := plats[i].Compile(f, sw)
+			if err != nil {
 				out.Targets[i] = plan.TargetPlan{Name: sw.Name, Kind: plan.KindSwitch, Platform: string(sw.Platform),
-					Changes: []plan.Change{}, Error: fmt.Sprintf("switch %s: compile: %v", sw.Name, compileErrs[i])}
+					Changes: []plan.Change{}, Error: fmt.Sprintf("switch %s: compile: %v", sw.Name, err)}
 				return nil
 			}
-			out.Targets[i] = e.planOne(gctx, sw, plats[i], desired[i], quirks[i])
+			out.Targets[i] = e.planOne(gctx, sw, plats[i], d, quirks[i])
 			return nil
 		})
 	}
@@ -178,16 +299,19 @@ func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*pl
 
 func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d *Desired, q Quirks) plan.TargetPlan {
 	tp := plan.TargetPlan{Name: sw.Name, Kind: plan.KindSwitch, Platform: string(sw.Platform), Changes: []plan.Change{}}
-	c, err := transport.Dial(ctx, *sw, e.Transport)
+	cn, err := e.client(ctx, sw)
 	if err != nil {
 		tp.Error = err.Error()
 		return tp
 	}
-	defer c.Close()
+	c := cn.c
+	// A plan that is applied right here needs no basis: nothing checks it
+	// for staleness later.
+	withBasis := !e.NoPayload
 	var snap *Snapshot
 	if r, ok := pl.(Refiner); ok {
 		// Read what the payload depends on, then plan against it.
-		found, err := e.read(ctx, c, sw, d.Encoding, r.Discover(d))
+		found, err := e.read(ctx, cn, sw, d.Encoding, r.Discover(d), withBasis)
 		if err != nil {
 			tp.Error = err.Error()
 			return tp
@@ -209,7 +333,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			}
 		}
 	} else if len(d.Owned) > 0 {
-		if _, err := e.read(ctx, c, sw, d.Encoding, nil); err != nil {
+		if _, err := e.read(ctx, cn, sw, d.Encoding, nil, false); err != nil {
 			tp.Error = err.Error()
 			return tp
 		}
@@ -221,14 +345,15 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			tp.Error = err.Error()
 			return tp
 		}
-	} else if snap, err = e.read(ctx, c, sw, d.Encoding, ownedPaths(d.SetRequest())); err != nil {
+	} else if snap, err = e.read(ctx, cn, sw, d.Encoding, ownedPaths(d.SetRequest()), withBasis); err != nil {
 		tp.Error = err.Error()
 		return tp
 	}
 	tp.Notes = d.Notes
 	req := d.SetRequest()
 	tp.Basis = snap.Basis
-	changes, err := Compare(d, snap, q)
+	values := decoded{}
+	changes, err := compare(d, snap, q, values)
 	if err != nil {
 		tp.Error = err.Error()
 		return tp
@@ -250,12 +375,17 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			keep[jtree.PathKey(p)] = true
 		}
 		snap.Entries = slices.DeleteFunc(snap.Entries, func(en Entry) bool { return !keep[en.Path] })
-		tp.Basis = snap.basis()
+		if !e.NoPayload {
+			snap.Basis = snap.basis()
+		}
+		tp.Basis = snap.Basis
 	}
-	payload, err := protojson.Marshal(req)
-	if err != nil {
-		tp.Error = fmt.Sprintf("switch %s: encode SetRequest: %v", sw.Name, err)
-		return tp
+	var payload []byte
+	if !e.NoPayload {
+		if payload, err = protojson.Marshal(req); err != nil {
+			tp.Error = fmt.Sprintf("switch %s: encode SetRequest: %v", sw.Name, err)
+			return tp
+		}
 	}
 	if e.DeviceCheck != nil && len(changes) > 0 {
 		notes, err := e.DeviceCheck(ctx, c, sw, req)
@@ -267,6 +397,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	}
 	tp.Payload = payload
 	tp.Changes = changes
+	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, payload: payload})
 	e.log().Info("planned", "target", sw.Name, "changes", len(changes))
 	return tp
 }
@@ -282,15 +413,15 @@ var requiredModels = map[intent.Platform][]string{
 
 // read checks the target announces the platform's models and speaks the
 // encoding the platform compiled to, and reads paths into a snapshot.
-func (e *Engine) read(ctx context.Context, c *transport.Client, sw *intent.Switch, enc gnmipb.Encoding, paths []*gnmipb.Path) (*Snapshot, error) {
-	caps, err := c.Capabilities(ctx, requiredModels[sw.Platform]...)
+func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmipb.Encoding, paths []*gnmipb.Path, withBasis bool) (*Snapshot, error) {
+	caps, err := e.capabilities(ctx, cn, sw)
 	if err != nil {
 		return nil, err
 	}
 	if enc != gnmipb.Encoding_JSON && enc != caps.Encoding && !slices.Contains(caps.Encodings, enc) {
 		return nil, fmt.Errorf("switch %s: target does not support encoding %s (announces %v)", sw.Name, enc, caps.Encodings)
 	}
-	return observe(ctx, c, sw, paths)
+	return observeAs(ctx, cn.c, sw, paths, true, withBasis)
 }
 
 // decodePayload reads a TargetPlan's SetRequest back.

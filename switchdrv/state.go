@@ -34,6 +34,8 @@ type Snapshot struct {
 	// Basis is the hash of the observed state (plan.TargetPlan.Basis).
 	Basis   string  `json:"basis"`
 	Entries []Entry `json:"entries"`
+
+	idx map[string]int // Entries by path (entry)
 }
 
 // Entry is the state at one owned path.
@@ -84,10 +86,24 @@ const RunningConfigCommand = "show running-config all"
 // observe reads paths from the switch into a Snapshot. Targets answer a Get
 // in different shapes (one value per path, leaf by leaf, or a parent); all
 // updates are merged into one tree per origin and each path is read from it.
-// A path the target reports NotFound is recorded as absent.
+// A path the target reports NotFound is recorded as absent. The snapshot
+// keeps each value as the switch sent it (for a backup) and has its basis.
 func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path) (*Snapshot, error) {
+	return observeAs(ctx, c, sw, paths, true, true)
+}
+
+// observeValues is observe for a comparison only (verify): the values are
+// decoded and kept as trees, without the JSON text and basis a backup needs.
+func observeValues(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path) (*Snapshot, error) {
+	return observeAs(ctx, c, sw, paths, false, false)
+}
+
+// observeAs reads paths; full keeps each value's JSON text (a backup),
+// withBasis computes the basis (a plan that may be saved and checked for
+// staleness later).
+func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, full, withBasis bool) (*Snapshot, error) {
+	snap := &Snapshot{Version: SnapshotVersion, Switch: sw.Name, Platform: sw.Platform, Address: sw.Address, Taken: time.Now().UTC()}
 	if len(paths) == 0 {
-		snap := &Snapshot{Version: SnapshotVersion, Switch: sw.Name, Platform: sw.Platform, Address: sw.Address, Taken: time.Now().UTC()}
 		snap.Basis = snap.basis()
 		return snap, nil
 	}
@@ -122,6 +138,15 @@ func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths 
 	if err != nil {
 		return nil, err
 	}
+	want := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		want[jtree.PathKey(p)] = true
+	}
+	// exact holds the values of updates whose path is one of paths (the
+	// usual answer: one value per path asked), found by key; the rest are
+	// merged into one tree per origin and looked up in it.
+	exact := map[string]any{}
+	raw := map[string][]byte{} // the JSON text of exact, as the switch sent it
 	trees := map[string]map[string]any{}
 	ascii := map[string]string{}
 	for _, n := range notes {
@@ -131,24 +156,45 @@ func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths 
 			if full.Origin == "" {
 				full.Origin = n.GetPrefix().GetOrigin()
 			}
+			key := jtree.PathKey(full)
 			// Member names keep their module qualifiers: the entry's
 			// JSON is what restore writes back, and a device rejects an
 			// augment member (arista-qos-augments:scheduling) without one.
 			v, isASCII, err := jtree.TypedQualified(u.GetVal())
 			if err != nil {
-				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, jtree.PathKey(full), err)
+				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, key, err)
 			}
 			if isASCII {
-				ascii[jtree.PathKey(full)] = v.(string)
+				ascii[key] = v.(string)
+				continue
+			}
+			if _, dup := exact[key]; want[key] && !dup && trees[full.Origin] == nil {
+				exact[key] = v
+				if b := u.GetVal().GetJsonIetfVal(); b != nil {
+					raw[key] = b
+				} else if b := u.GetVal().GetJsonVal(); b != nil {
+					raw[key] = b
+				}
 				continue
 			}
 			root := trees[full.Origin]
 			if root == nil {
 				root = map[string]any{}
 				trees[full.Origin] = root
+				// Updates found by key so far go into the tree too, so
+				// that paths nested in each other still see one state.
+				for k, ev := range exact {
+					if ep, err := transport.ParsePath(k); err == nil && ep.GetOrigin() == full.Origin {
+						if err := jtree.Update(root, ep.GetElem(), ev); err != nil {
+							return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, k, err)
+						}
+						delete(exact, k)
+						delete(raw, k)
+					}
+				}
 			}
 			if err := jtree.Update(root, full.GetElem(), v); err != nil {
-				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, jtree.PathKey(full), err)
+				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, key, err)
 			}
 		}
 	}
@@ -161,23 +207,43 @@ func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths 
 			ascii[jtree.PathKey(p)] = text
 		}
 	}
-	snap := &Snapshot{Version: SnapshotVersion, Switch: sw.Name, Platform: sw.Platform, Address: sw.Address, Taken: time.Now().UTC()}
+	snap.Entries = make([]Entry, 0, len(paths))
 	for _, p := range paths {
 		e := Entry{Path: jtree.PathKey(p)}
-		if s, ok := ascii[e.Path]; ok {
+		var v any
+		var ok bool
+		if s, isCLI := ascii[e.Path]; isCLI {
 			e.Exists, e.ASCII = true, &s
-		} else if root := trees[p.GetOrigin()]; root != nil {
-			if v, ok := jtree.Get(root, p.GetElem()); ok && !isEmpty(v) {
+		} else if v, ok = exact[e.Path]; !ok {
+			if root := trees[p.GetOrigin()]; root != nil {
+				v, ok = jtree.Get(root, p.GetElem())
+			}
+		}
+		if ok && !isEmpty(v) {
+			e.Exists, e.tree = true, v
+			if b, ok := raw[e.Path]; full && ok {
+				e.JSON = b // already the switch's own JSON text
+			} else if full {
 				b, err := json.Marshal(v)
 				if err != nil {
 					return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, e.Path, err)
 				}
-				e.Exists, e.JSON, e.tree = true, b, jtree.StripPrefixes(jtree.Clone(v))
+				e.JSON = b
 			}
 		}
 		snap.Entries = append(snap.Entries, e)
 	}
-	snap.Basis = snap.basis()
+	// The trees keep module qualifiers for the JSON above; comparisons
+	// use them stripped. Entries may share subtrees (nested paths), so
+	// the JSON of all is taken before any is stripped, in place.
+	for i := range snap.Entries {
+		if t := snap.Entries[i].tree; t != nil {
+			snap.Entries[i].tree = jtree.StripPrefixes(t)
+		}
+	}
+	if withBasis {
+		snap.Basis = snap.basis()
+	}
 	return snap, nil
 }
 
@@ -428,10 +494,22 @@ func (s *Snapshot) entry(path string) (Entry, bool) {
 	if s == nil {
 		return Entry{}, false
 	}
-	for _, e := range s.Entries {
-		if e.Path == path {
-			return e, true
+	if len(s.Entries) < 8 {
+		for _, e := range s.Entries {
+			if e.Path == path {
+				return e, true
+			}
 		}
+		return Entry{}, false
+	}
+	if len(s.idx) != len(s.Entries) {
+		s.idx = make(map[string]int, len(s.Entries))
+		for i, e := range s.Entries {
+			s.idx[e.Path] = i
+		}
+	}
+	if i, ok := s.idx[path]; ok && s.Entries[i].Path == path {
+		return s.Entries[i], true
 	}
 	return Entry{}, false
 }

@@ -45,7 +45,12 @@ owns and verifies it by reading back. Re-running changes nothing and sends
 nothing. --canary N applies to the first N switches first, then the rest in
 batches of --parallel, stopping at the first failure. On any failure,
 including Ctrl-C, every switch changed in this run is restored from its backup
-and the restore verified by reading back. If any selected switch or host cannot
+and the restore verified by reading back; but a switch is first read back,
+and one that no longer holds what this run wrote (another writer changed it
+since) is left as is and reported "changed-by-another-writer". Apply holds a
+lock per fabric on this machine (a file beside --backup-dir's backups) from
+planning to the end, and refuses to start while another apply or restore of
+the fabric holds it. If any selected switch or host cannot
 be planned, or a switch read or backed up, nothing is written at all. Remote
 hosts of the inventory are applied after the switches succeeded, by running
 "fabricctl host apply -f -" on each over SSH (they re-plan themselves; hosts
@@ -60,7 +65,9 @@ with -o json), and apply asks on stderr, reading one line from stdin; only
 "apply cancelled: nothing was changed". Without changes it does not ask.
 
 Exit codes: 0 applied or no changes, 1 error (nothing changed; or a rollback
-failed: see the backups; or a host failed after the switches were applied;
+failed: see the backups; or a switch changed by another writer after this
+run wrote it was left as is; or the fabric is locked by another run; or a
+host failed after the switches were applied;
 or --interactive was not answered "yes": nothing changed), 4 apply failed and
 every changed switch was rolled back and verified, 64 usage.`,
 		Example: `  fabricctl apply -f fabric.yaml
@@ -114,6 +121,20 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer eng.Close()
+	// One apply per fabric at a time on this machine, from before the
+	// plan's read until the last rollback: two runs interleaving could
+	// each undo the other. Taken once the command line is known to be
+	// good, so a typo creates no lock file.
+	var lock *switchdrv.Lock
+	defer func() { lock.Unlock() }()
+	takeLock := func() error {
+		var err error
+		if lock, err = switchdrv.LockFabric(o.backupDir, f.Name); err != nil {
+			return withCode(ExitError, err)
+		}
+		return nil
+	}
 	eng.Canary, eng.BackupDir = o.canary, o.backupDir
 	if isTerminal(d.stderr) {
 		eng.Progress = func(ev switchdrv.Event) { printEvent(d.stderr, ev) }
@@ -143,9 +164,27 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 			}
 			return filtered && !slices.Contains(o.switches, t.Name)
 		})
+		if err := takeLock(); err != nil {
+			return err
+		}
 	} else {
+		if _, err := switchdrv.Select(f, o.switches); err != nil {
+			return withCode(ExitError, err)
+		}
+		if _, err := o.selectHosts(f); err != nil {
+			return err
+		}
+		if err := takeLock(); err != nil {
+			return err
+		}
+		// Planned here, applied here, never saved: no payload encoding
+		// (unless a prompt makes apply read the switches again).
+		eng.NoPayload = !o.interactive
 		if p, err = o.planTargets(ctx, d, f, eng, "plan"); err != nil {
 			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return withCode(ExitError, fmt.Errorf("interrupted while planning; nothing was changed: %w", err))
 		}
 	}
 	// A fresh plan is shown in text output; a saved one only when asking
@@ -165,8 +204,16 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		if err := promptApply(ctx, d, p); err != nil {
 			return err
 		}
+		// Time passed while the plan was read: apply reads every switch
+		// again and refuses one that changed since.
+		eng.ForgetReads()
 	}
+	// From the first write to the last rollback apply is not cut short
+	// by a signal (it reacts to ctx itself: stops, rolls back, verifies).
+	release := d.guard.write()
 	res, err := eng.Apply(ctx, f, p)
+	release()
+	d.guard.settle()
 	// Hosts follow the switches, and only when the switches are done: a
 	// host has no rollback, so a failed switch run leaves them alone.
 	var hostRes []plan.TargetPlan

@@ -52,6 +52,7 @@ func (o *diffOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer eng.Close()
 	p, err := o.planTargets(ctx, d, f, eng, "diff")
 	if err != nil {
 		return err

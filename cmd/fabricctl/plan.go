@@ -217,6 +217,7 @@ func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer eng.Close()
 	p, err := o.planTargets(ctx, d, f, eng, "plan")
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -98,64 +99,62 @@ func (o *renderOptions) run(stdin io.Reader, out, errw io.Writer) error {
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	ds, err := renderCompile(reg, f, o.switches)
+	sws, err := renderSelect(f, o.switches)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	if o.output == "json" {
-		err = writeRenderJSON(out, ds)
-	} else {
-		err = writeRenderText(out, ds)
+	var yc *yangChecker
+	if o.yangCheck {
+		tree, err := yangcheck.Open(o.yangDir)
+		if err != nil {
+			return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
+		}
+		yc = &yangChecker{tree: tree, w: errw, schemas: map[intent.Platform]*yangcheck.Schema{}}
 	}
-	if err != nil {
+	// Switch by switch: compile one, write it, check it, let it go. Only
+	// the buffered writer's 64 KiB and one switch's payload are held, not
+	// the whole fabric's.
+	bw := bufio.NewWriterSize(out, 64<<10)
+	var sw renderWriter = &renderText{w: bw}
+	if o.output == "json" {
+		sw = &renderJSONWriter{w: bw}
+	}
+	var checked []*switchdrv.Desired // kept only for --device, after the schema check
+	for _, s := range sws {
+		p, err := reg.Lookup(s.Platform)
+		if err != nil {
+			return withCode(ExitError, fmt.Errorf("switch %s: %w", s.Name, err))
+		}
+		d, err := p.Compile(f, s)
+		if err != nil {
+			return withCode(ExitError, err)
+		}
+		if err := sw.write(d); err != nil {
+			return withCode(ExitError, fmt.Errorf("render: write output: %w", err))
+		}
+		if yc != nil {
+			if err := yc.check(d); err != nil {
+				return err
+			}
+			if o.device {
+				checked = append(checked, d)
+			}
+		}
+	}
+	if err := sw.end(); err != nil {
 		return withCode(ExitError, fmt.Errorf("render: write output: %w", err))
 	}
-	if o.yangCheck {
-		return o.checkYANG(errw, f, ds)
+	if err := bw.Flush(); err != nil {
+		return withCode(ExitError, fmt.Errorf("render: write output: %w", err))
 	}
-	return nil
-}
-
-// checkYANG validates every YANG-modelled payload of ds and prints the
-// violations, one per line: switch, path of the update, violation.
-func (o *renderOptions) checkYANG(w io.Writer, f *intent.Fabric, ds []*switchdrv.Desired) error {
-	tree, err := yangcheck.Open(o.yangDir)
-	if err != nil {
-		return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
+	if yc == nil {
+		return nil
 	}
-	schemas := map[intent.Platform]*yangcheck.Schema{}
-	n, bad := 0, 0
-	for _, d := range ds {
-		s, ok := schemas[d.Platform]
-		if !ok {
-			var err error
-			if s, err = tree.LoadPlatform(d.Platform); err != nil {
-				return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
-			}
-			schemas[d.Platform] = s
-		}
-		for _, u := range append(append([]*gnmipb.Update{}, d.Replaces...), d.Updates...) {
-			if u.GetPath().GetOrigin() == yangcheck.OriginCLI {
-				continue
-			}
-			n++
-			for _, v := range s.ValidateUpdate(nil, u) {
-				bad++
-				fmt.Fprintf(w, "%s (%s) %s: %s\n", d.Switch, d.Platform, yangcheck.PathString(u.GetPath()), v)
-			}
-		}
-	}
-	if bad > 0 {
-		return withCode(ExitCheckFailed, fmt.Errorf("render --validate: %d YANG violation(s) in %d payload(s)", bad, n))
+	if yc.bad > 0 {
+		return withCode(ExitCheckFailed, fmt.Errorf("render --validate: %d YANG violation(s) in %d payload(s)", yc.bad, yc.n))
 	}
 	if o.device {
-		schemaFor := func(p intent.Platform) (*yangcheck.Schema, error) {
-			if s, ok := schemas[p]; ok {
-				return s, nil
-			}
-			return tree.LoadPlatform(p)
-		}
-		n, refused, err := deviceCheck(w, f, ds, schemaFor)
+		n, refused, err := deviceCheck(errw, f, checked, yc.schema)
 		if err != nil {
 			return withCode(ExitError, fmt.Errorf("render --validate --device: %w", err))
 		}
@@ -166,9 +165,51 @@ func (o *renderOptions) checkYANG(w io.Writer, f *intent.Fabric, ds []*switchdrv
 	return nil
 }
 
-// renderCompile compiles the selected switches (all when only is empty), in
+// yangChecker validates every YANG-modelled payload of each switch and
+// prints the violations, one per line: switch, path of the update,
+// violation.
+type yangChecker struct {
+	tree    *yangcheck.Tree
+	w       io.Writer
+	schemas map[intent.Platform]*yangcheck.Schema
+	n, bad  int
+}
+
+// schema returns the platform's schema from the checker's YANG tree,
+// loading it once.
+func (c *yangChecker) schema(p intent.Platform) (*yangcheck.Schema, error) {
+	if s, ok := c.schemas[p]; ok {
+		return s, nil
+	}
+	s, err := c.tree.LoadPlatform(p)
+	if err != nil {
+		return nil, err
+	}
+	c.schemas[p] = s
+	return s, nil
+}
+
+func (c *yangChecker) check(d *switchdrv.Desired) error {
+	s, err := c.schema(d.Platform)
+	if err != nil {
+		return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
+	}
+	for _, u := range append(append([]*gnmipb.Update{}, d.Replaces...), d.Updates...) {
+		if u.GetPath().GetOrigin() == yangcheck.OriginCLI {
+			continue
+		}
+		c.n++
+		for _, v := range s.ValidateUpdate(nil, u) {
+			c.bad++
+			fmt.Fprintf(c.w, "%s (%s) %s: %s\n", d.Switch, d.Platform, yangcheck.PathString(u.GetPath()), v)
+		}
+	}
+	return nil
+}
+
+// renderSelect returns the selected switches (all when only is empty), in
 // the intent's (sorted) order.
-func renderCompile(reg *switchdrv.Registry, f *intent.Fabric, only []string) ([]*switchdrv.Desired, error) {
+func renderSelect(f *intent.Fabric, only []string) ([]*intent.Switch, error) {
 	want := map[string]bool{}
 	for _, n := range only {
 		if f.Switch(n) == nil {
@@ -180,42 +221,40 @@ func renderCompile(reg *switchdrv.Registry, f *intent.Fabric, only []string) ([]
 		}
 		want[n] = true
 	}
-	var out []*switchdrv.Desired
+	var out []*intent.Switch
 	for i := range f.Switches {
-		sw := &f.Switches[i]
-		if len(want) > 0 && !want[sw.Name] {
-			continue
+		if len(want) == 0 || want[f.Switches[i].Name] {
+			out = append(out, &f.Switches[i])
 		}
-		p, err := reg.Lookup(sw.Platform)
-		if err != nil {
-			return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
-		}
-		d, err := p.Compile(f, sw)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
 	}
 	return out, nil
 }
 
-func writeRenderText(w io.Writer, ds []*switchdrv.Desired) error {
+// renderWriter writes one switch at a time.
+type renderWriter interface {
+	write(d *switchdrv.Desired) error
+	end() error
+}
+
+type renderText struct{ w io.Writer }
+
+func (r *renderText) write(d *switchdrv.Desired) error {
 	var b bytes.Buffer
-	for _, d := range ds {
-		fmt.Fprintf(&b, "# switch %s (%s), encoding %s: %d replace, %d update\n", d.Switch, d.Platform, d.Encoding, len(d.Replaces), len(d.Updates))
-		for _, n := range d.Notes {
-			fmt.Fprintf(&b, "# note: %s\n", n)
-		}
-		txt, err := prototext.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(d.SetRequest())
-		if err != nil {
-			return fmt.Errorf("switch %s: %w", d.Switch, err)
-		}
-		b.Write(txt)
-		b.WriteString("\n")
+	fmt.Fprintf(&b, "# switch %s (%s), encoding %s: %d replace, %d update\n", d.Switch, d.Platform, d.Encoding, len(d.Replaces), len(d.Updates))
+	for _, n := range d.Notes {
+		fmt.Fprintf(&b, "# note: %s\n", n)
 	}
-	_, err := w.Write(b.Bytes())
+	txt, err := prototext.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(d.SetRequest())
+	if err != nil {
+		return fmt.Errorf("switch %s: %w", d.Switch, err)
+	}
+	b.Write(txt)
+	b.WriteString("\n")
+	_, err = r.w.Write(b.Bytes())
 	return err
 }
+
+func (r *renderText) end() error { return nil }
 
 // renderJSON is one switch in -o json: every operation with its path and
 // its value decoded (JSON values as JSON, CLI text as a string).
@@ -257,20 +296,43 @@ func renderOps(us []*gnmipb.Update) ([]renderOp, error) {
 	return out, nil
 }
 
-func writeRenderJSON(w io.Writer, ds []*switchdrv.Desired) error {
-	out := make([]renderJSON, 0, len(ds))
-	for _, d := range ds {
-		r := renderJSON{Switch: d.Switch, Platform: d.Platform, Encoding: d.Encoding.String(), Notes: d.Notes}
-		var err error
-		if r.Replace, err = renderOps(d.Replaces); err != nil {
-			return fmt.Errorf("switch %s: %w", d.Switch, err)
-		}
-		if r.Update, err = renderOps(d.Updates); err != nil {
-			return fmt.Errorf("switch %s: %w", d.Switch, err)
-		}
-		out = append(out, r)
+// renderJSONWriter streams a JSON array, one element per switch, indented
+// as one encode of the whole array would be.
+type renderJSONWriter struct {
+	w io.Writer
+	n int
+}
+
+func (r *renderJSONWriter) write(d *switchdrv.Desired) error {
+	e := renderJSON{Switch: d.Switch, Platform: d.Platform, Encoding: d.Encoding.String(), Notes: d.Notes}
+	var err error
+	if e.Replace, err = renderOps(d.Replaces); err != nil {
+		return fmt.Errorf("switch %s: %w", d.Switch, err)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	if e.Update, err = renderOps(d.Updates); err != nil {
+		return fmt.Errorf("switch %s: %w", d.Switch, err)
+	}
+	b, err := json.MarshalIndent(e, "  ", "  ")
+	if err != nil {
+		return fmt.Errorf("switch %s: %w", d.Switch, err)
+	}
+	sep := ",\n  "
+	if r.n == 0 {
+		sep = "[\n  "
+	}
+	r.n++
+	if _, err := io.WriteString(r.w, sep); err != nil {
+		return err
+	}
+	_, err = r.w.Write(b)
+	return err
+}
+
+func (r *renderJSONWriter) end() error {
+	if r.n == 0 {
+		_, err := io.WriteString(r.w, "[]\n")
+		return err
+	}
+	_, err := io.WriteString(r.w, "\n]\n")
+	return err
 }

@@ -2,35 +2,53 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
 type restoreOptions struct {
 	switchFlags
-	backup string
+	backups []string
 }
 
 func newRestoreCmd(d *deps) *cobra.Command {
 	o := &restoreOptions{}
 	cmd := &cobra.Command{
-		Use:   "restore -f INTENT --backup FILE",
-		Short: "Put a switch back to a backup taken by apply, and verify it",
+		Use:   "restore -f INTENT --backup FILE|DIR [--switch NAME]",
+		Short: "Put switches back to backups taken by apply, and verify them",
 		Long: `Restore sends the state saved in a backup file (written by apply before any
 change) back to its switch in one SetRequest — replacing what existed, deleting
 what did not — and verifies it by reading back. The intent says how to reach
 the switch named in the backup.
 
-Exit codes: 0 restored and verified, 1 error, 64 usage.`,
-		Example: `  fabricctl restore -f fabric.yaml --backup .fabricctl/backups/leaf1-20260101T120000.000000000Z.json`,
-		Args:    cobra.NoArgs,
+--backup takes files or directories (repeatable); from a directory (apply's
+--backup-dir) the newest backup of each switch is used. --switch restores
+only the named switches (each must have a backup among those given); without
+it every switch with a backup is restored. --parallel bounds how many are
+restored at once. Restore takes the fabric's lock beside the backups, as
+apply does, so it never runs while an apply of the same fabric writes.
+
+Exit codes: 0 restored and verified, 1 error (some switch not restored: see
+its line), 64 usage.`,
+		Example: `  fabricctl restore -f fabric.yaml --backup .fabricctl/backups/leaf1-20260101T120000.000000000Z.json
+  fabricctl restore -f fabric.yaml --backup .fabricctl/backups --switch leaf2`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.backup == "" {
-				return usagef("--backup FILE is required")
+			if len(o.backups) == 0 {
+				return usagef("--backup FILE|DIR is required")
 			}
 			if err := o.validate(); err != nil {
 				return err
@@ -39,12 +57,59 @@ Exit codes: 0 restored and verified, 1 error, 64 usage.`,
 		},
 	}
 	o.bind(cmd)
-	cmd.Flags().StringVar(&o.backup, "backup", "", "backup file written by apply")
+	cmd.Flags().StringArrayVar(&o.backups, "backup", nil, "backup file written by apply, or a backup directory (newest per switch; repeatable)")
 	return cmd
 }
 
+// backupFile is one backup chosen for a switch.
+type backupFile struct {
+	path string
+	snap *switchdrv.Snapshot
+}
+
+// collectBackups reads the --backup files and directories and keeps, per
+// switch, the newest backup.
+func (o *restoreOptions) collectBackups() (map[string]backupFile, error) {
+	out := map[string]backupFile{}
+	add := func(path string) error {
+		snap, err := switchdrv.ReadBackup(path)
+		if err != nil {
+			return err
+		}
+		if cur, ok := out[snap.Switch]; !ok || snap.Taken.After(cur.snap.Taken) {
+			out[snap.Switch] = backupFile{path: path, snap: snap}
+		}
+		return nil
+	}
+	for _, b := range o.backups {
+		st, err := os.Stat(b)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			if err := add(b); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join(b, "*.json"))
+		if err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("backup directory %s has no backups (*.json)", b)
+		}
+		for _, f := range files {
+			if err := add(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
 func (o *restoreOptions) run(ctx context.Context, d *deps, out io.Writer) error {
-	snap, err := switchdrv.ReadBackup(o.backup)
+	found, err := o.collectBackups()
 	if err != nil {
 		return withCode(ExitError, err)
 	}
@@ -52,13 +117,84 @@ func (o *restoreOptions) run(ctx context.Context, d *deps, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	sw := f.Switch(snap.Switch)
-	if sw == nil {
-		return withCode(ExitError, fmt.Errorf("backup %s is of switch %s, which the intent does not have", o.backup, snap.Switch))
+	defer eng.Close()
+	names := o.switches
+	if len(names) == 0 {
+		for n := range found {
+			names = append(names, n)
+		}
 	}
-	if err := eng.Restore(ctx, sw, snap); err != nil {
+	sort.Strings(names)
+	names = slices.Compact(names)
+	var have []string
+	for n := range found {
+		have = append(have, n)
+	}
+	sort.Strings(have)
+	var sws []*intent.Switch
+	for _, n := range names {
+		if _, ok := found[n]; !ok {
+			return withCode(ExitError, fmt.Errorf("--switch %s: no backup of it among %s (backups of: %s)", n, strings.Join(o.backups, ", "), strings.Join(have, ", ")))
+		}
+		sw := f.Switch(n)
+		if sw == nil {
+			return withCode(ExitError, fmt.Errorf("backup %s is of switch %s, which the intent does not have", found[n].path, n))
+		}
+		sws = append(sws, sw)
+	}
+	lock, err := switchdrv.LockFabric(lockDir(o.backups), f.Name)
+	if err != nil {
 		return withCode(ExitError, err)
 	}
-	_, err = fmt.Fprintf(out, "switch %s: restored from %s (taken %s) and verified\n", sw.Name, o.backup, snap.Taken.Format("2006-01-02 15:04:05Z"))
-	return err
+	defer lock.Unlock()
+
+	release := d.guard.write()
+	defer release()
+	lines := make([]string, len(sws))
+	errs := make([]error, len(sws))
+	var g errgroup.Group
+	g.SetLimit(o.parallel)
+	var mu sync.Mutex
+	for i, sw := range sws {
+		g.Go(func() error {
+			b := found[sw.Name]
+			err := eng.Restore(ctx, sw, b.snap)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs[i] = err
+				lines[i] = fmt.Sprintf("switch %s: NOT restored from %s: %v", sw.Name, b.path, err)
+				return nil
+			}
+			lines[i] = fmt.Sprintf("switch %s: restored from %s (taken %s) and verified", sw.Name, b.path, b.snap.Taken.Format("2006-01-02 15:04:05Z"))
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, l := range lines {
+		fmt.Fprintln(out, l)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return withCode(ExitError, fmt.Errorf("restore failed on %d of %d switches", countErrs(errs), len(sws)))
+	}
+	return nil
+}
+
+// lockDir is where restore takes the fabric lock: the backup directory
+// (the one apply locks), from the first --backup given.
+func lockDir(backups []string) string {
+	if st, err := os.Stat(backups[0]); err == nil && st.IsDir() {
+		return backups[0]
+	}
+	return filepath.Dir(backups[0])
+}
+
+func countErrs(errs []error) int {
+	n := 0
+	for _, e := range errs {
+		if e != nil {
+			n++
+		}
+	}
+	return n
 }

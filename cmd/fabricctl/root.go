@@ -20,6 +20,9 @@ type deps struct {
 	logFormat string
 	// color: stdout is a terminal and NO_COLOR is unset.
 	color bool
+	// guard tells main about writes in progress (signal.go); nil in tests
+	// that build deps by hand.
+	guard *guard
 }
 
 // commands lists every subcommand constructor. One file per command.
@@ -139,13 +142,22 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 
 // run executes fabricctl with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	d := &deps{stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.DiscardHandler)}
+	return runGuarded(ctx, &guard{}, args, stdin, stdout, stderr)
+}
+
+// runGuarded is run with the guard main watches after a signal.
+func runGuarded(ctx context.Context, g *guard, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	d := &deps{stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.DiscardHandler), guard: g}
 	d.color = isTerminal(stdout)
 	root := newRootCmd(d)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
 		err = &usageError{err}
+	}
+	if w := cmd.Flags().Lookup("watch"); w == nil || w.Value.String() != "true" {
+		// (--watch runs until a signal: that is its normal end.)
+		err = interrupted(ctx, g, err)
 	}
 	return exitCode(err, stderr)
 }

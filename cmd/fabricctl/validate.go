@@ -166,6 +166,7 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 	if err != nil {
 		return err
 	}
+	defer eng.Close()
 	nsOf := map[string]string{}
 	for _, m := range o.netns {
 		h, ns, _ := strings.Cut(m, "=")

@@ -28,7 +28,11 @@ func FromErrors(err error) []Finding {
 	}
 	out := make([]Finding, 0, len(es))
 	for _, e := range es {
-		out = append(out, Finding{ID: ParseErrorID, Severity: Error, Pos: e.Pos, Path: e.Path, Message: e.Msg})
+		sev := Error
+		if e.Omitted > 0 {
+			sev = Info // "... and N more errors not shown" is not one more error
+		}
+		out = append(out, Finding{ID: ParseErrorID, Severity: sev, Pos: e.Pos, Path: e.Path, Message: e.Msg})
 	}
 	Sort(out)
 	return out

@@ -409,15 +409,30 @@ func Get(root any, elems []*gnmipb.PathElem) (any, bool) {
 }
 
 func findEntry(list []any, keys map[string]string) int {
+	if len(list) == 0 {
+		return -1
+	}
+	// The wanted keys are put in canonical form once, not per candidate;
+	// a candidate whose key is the same string matches without Canon (the
+	// common case: a device sends names as they were written).
+	type key struct{ name, raw, canon string }
+	var buf [4]key
+	ks := buf[:0]
+	for k, want := range keys {
+		ks = append(ks, key{k, want, canonString(want)})
+	}
 	for i, e := range list {
 		m, ok := e.(map[string]any)
 		if !ok {
 			continue
 		}
 		match := true
-		for k, want := range keys {
-			_, got, _ := member(m, k)
-			if Canon(got) != canonString(want) {
+		for _, k := range ks {
+			_, got, _ := member(m, k.name)
+			if s, ok := got.(string); ok && s == k.raw {
+				continue
+			}
+			if Canon(got) != k.canon {
 				match = false
 				break
 			}

@@ -1,0 +1,45 @@
+package switchdrv_test
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+)
+
+// TestApplyCostPerSwitch: plan + apply of a fresh plan in one process dials
+// each switch once and asks its Capabilities once; it reads it once to plan
+// (the read is also the basis and the backup) and once to verify, and sends
+// one Set. (Before: two dials, two Capabilities and three Gets a switch.)
+func TestApplyCostPerSwitch(t *testing.T) {
+	l := newLab(t, 3, 0)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	count := func(what string) {
+		mu.Lock()
+		calls[what]++
+		mu.Unlock()
+	}
+	var d net.Dialer
+	l.eng.Transport.DialOptions = []grpc.DialOption{
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			count("dial")
+			return d.DialContext(ctx, "tcp", addr)
+		}),
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			count(method[len("/gnmi.gNMI/"):])
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}),
+	}
+	defer l.eng.Close()
+	if _, err := l.eng.Apply(t.Context(), l.f, l.plan(t)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"dial": 3, "Capabilities": 3, "Get": 6, "Set": 3}
+	if diff := cmp.Diff(want, calls); diff != "" {
+		t.Errorf("RPCs for plan + apply of 3 switches (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,20 @@
+//go:build unix
+
+package switchdrv
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+var errWouldBlock = syscall.EWOULDBLOCK
+
+func flock(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
