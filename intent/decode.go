@@ -50,6 +50,7 @@ func (d *decoder) errorf(n *yaml.Node, path, format string, a ...any) {
 }
 
 var (
+	fieldsType      = reflect.TypeOf(Fields(nil))
 	posType         = reflect.TypeOf(Pos{})
 	nodeDecoderType = reflect.TypeOf((*nodeDecoder)(nil)).Elem()
 )
@@ -185,6 +186,9 @@ func structFields(t reflect.Type) (fields []fieldInfo, posIndex int) {
 			posIndex = i
 			continue
 		}
+		if f.Type == fieldsType {
+			continue
+		}
 		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if key == "" || key == "-" {
 			continue
@@ -217,6 +221,12 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	if posIndex >= 0 {
 		v.Field(posIndex).Set(reflect.ValueOf(d.pos(n)))
 	}
+	var keys Fields
+	// A raw type with a field "Keys Fields" learns where each of its keys is.
+	if kf := v.FieldByName("Keys"); kf.IsValid() && kf.Type() == fieldsType {
+		keys = Fields{}
+		kf.Set(reflect.ValueOf(keys))
+	}
 	byKey := make(map[string]fieldInfo, len(fields))
 	for _, f := range fields {
 		byKey[f.key] = f
@@ -225,7 +235,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	// YAML merge keys (<<: *defaults) first, so explicit keys override them.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Tag == "!!merge" {
-			d.decodeMerge(n.Content[i+1], v, path, byKey)
+			d.decodeMerge(n.Content[i+1], v, path, byKey, keys)
 		}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -250,6 +260,9 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			d.errorf(k, path, "unknown field %q%s", k.Value, suggest(k.Value, fields))
 			continue
 		}
+		if keys != nil {
+			keys[k.Value] = d.pos(val)
+		}
 		fp := joinPath(path, k.Value)
 		fv := v.Field(f.index)
 		before := len(d.errs.errs)
@@ -270,7 +283,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 // yaml.v3 implements it). A merged mapping's own merge keys apply first, so
 // its explicit keys override them. Every merge counts against the alias
 // budget: lists of aliased lists would otherwise double at every level.
-func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey map[string]fieldInfo) {
+func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey map[string]fieldInfo, keys Fields) {
 	if !d.visit(n, path) {
 		return
 	}
@@ -281,12 +294,15 @@ func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey 
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; k.Value == "<<" && k.Tag == "!!merge" {
-				d.decodeMerge(n.Content[i+1], v, path, byKey)
+				d.decodeMerge(n.Content[i+1], v, path, byKey, keys)
 			}
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if f, ok := byKey[k.Value]; ok {
+				if keys != nil {
+					keys[k.Value] = d.pos(n.Content[i+1])
+				}
 				d.decode(n.Content[i+1], v.Field(f.index), joinPath(path, k.Value))
 			} else if k.Value != "<<" || k.Tag != "!!merge" {
 				d.errorf(k, path, "unknown field %q (merged from line %d)", k.Value, n.Line)
@@ -302,7 +318,7 @@ func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey 
 				d.errorf(c, path, "merge key << wants a mapping or a list of mappings")
 				continue
 			}
-			d.decodeMerge(c, v, path, byKey)
+			d.decodeMerge(c, v, path, byKey, keys)
 		}
 	default:
 		d.errorf(n, path, "merge key << wants a mapping or a list of mappings")

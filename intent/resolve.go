@@ -142,6 +142,7 @@ func (r *resolver) resolve(parts []part) {
 func (r *resolver) policy(rp *rawPolicy, file string) {
 	p := &r.f.Policy
 	p.Pos = withFile(rp.Pos, file)
+	p.Fields = fieldsIn(rp.Keys, file)
 	preset := PresetNone
 	if rp.Preset != nil {
 		preset = *rp.Preset
@@ -153,10 +154,11 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 		p.Preset = preset
 	}
 	p.Classes = presetClasses(preset)
-	for i := range p.Classes { // preset classes point at the policy that chose them
-		p.Classes[i].Pos = p.Pos
+	presetPos := p.Fields.At("preset", p.Pos)
+	for i := range p.Classes { // preset classes point at the preset that chose them
+		p.Classes[i].Pos = presetPos
 		if p.Classes[i].ECN != nil {
-			p.Classes[i].ECN.Pos = p.Pos
+			p.Classes[i].ECN.Pos = presetPos
 		}
 	}
 	p.MTU = deref(rp.MTU, DefaultMTU)
@@ -181,6 +183,7 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 	p.Watchdog.Pos = p.Pos
 	if w := rp.Watchdog; w != nil {
 		p.Watchdog.Pos = withFile(w.Pos, file)
+		p.Watchdog.Fields = fieldsIn(w.Keys, file)
 		p.Watchdog.Enabled = deref(w.Enabled, true)
 		p.Watchdog.Detect = time.Duration(deref(w.Detect, Duration(DefaultWatchdog.Detect)))
 		p.Watchdog.Restore = time.Duration(deref(w.Restore, Duration(DefaultWatchdog.Restore)))
@@ -214,6 +217,7 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 	}
 	if rr := rp.RoCE; rr != nil {
 		p.RoCE.Pos = withFile(rr.Pos, file)
+		p.RoCE.Fields = fieldsIn(rr.Keys, file)
 		p.RoCE.ToS = deref(rr.ToS, p.RoCE.ToS)
 		p.RoCE.CNPDSCP = deref(rr.CNPDSCP, p.RoCE.CNPDSCP)
 		p.RoCE.CNPPriority = deref(rr.CNPPriority, p.RoCE.CNPPriority)
@@ -230,7 +234,7 @@ func (r *resolver) hostBuffers(rbs []rawBuffer, file string) {
 	if len(rbs) == 0 {
 		return
 	}
-	hb := &HostBuffer{Pos: withFile(rbs[0].Pos, file)}
+	hb := &HostBuffer{Pos: withFile(rbs[0].Pos, file), Fields: fieldsIn(rbs[0].Keys, file)}
 	seenBuf := map[int]bool{}
 	seenPrio := map[int]string{}
 	for i, rb := range rbs {
@@ -284,6 +288,7 @@ func (r *resolver) class(rc *rawClass, file string, idx int, seen map[string]Pos
 		c = &p.Classes[len(p.Classes)-1]
 	}
 	c.Pos = pos
+	c.Fields = fieldsIn(rc.Keys, file)
 	if rc.DSCP != nil {
 		d := append([]int(nil), rc.DSCP...)
 		sort.Ints(d)
@@ -324,6 +329,7 @@ func (r *resolver) class(rc *rawClass, file string, idx int, seen map[string]Pos
 				ecn = *c.ECN
 			}
 			ecn.Pos = withFile(e.Pos, file)
+			ecn.Fields = fieldsIn(e.Keys, file)
 			if e.Min != nil {
 				ecn.MinBytes = int64(*e.Min)
 			}
@@ -396,6 +402,7 @@ func (r *resolver) validation(p *part) {
 	if p != nil {
 		rv := p.raw.Validation
 		v.Pos = withFile(rv.Pos, p.file)
+		v.Fields = fieldsIn(rv.Keys, p.file)
 		if rv.MinBandwidth != nil {
 			v.MinBandwidthShare = float64(*rv.MinBandwidth) / 100
 		}
@@ -493,7 +500,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 			r.errorf(cp, path+".credentials", "secrets never go in the intent: use usernameEnv/passwordEnv or usernameFile/passwordFile")
 		}
 		creds = Credentials{UsernameEnv: c.UsernameEnv, PasswordEnv: c.PasswordEnv,
-			UsernameFile: relTo(file, c.UsernameFile), PasswordFile: relTo(file, c.PasswordFile), Pos: cp}
+			UsernameFile: relTo(file, c.UsernameFile), PasswordFile: relTo(file, c.PasswordFile), Pos: cp, Fields: fieldsIn(c.Keys, file)}
 		if c.PasswordEnv != "" && c.PasswordFile != "" {
 			r.errorf(cp, path+".credentials", "give passwordEnv or passwordFile, not both")
 		}
@@ -501,11 +508,12 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 	var tls TLS
 	if t := rs.TLS; t != nil {
 		tls = TLS{CA: relTo(file, t.CA), Cert: relTo(file, t.Cert), Key: relTo(file, t.Key), ServerName: t.ServerName,
-			Insecure: deref(t.Insecure, false), SkipVerify: deref(t.SkipVerify, false), Pos: withFile(t.Pos, file)}
+			Insecure: deref(t.Insecure, false), SkipVerify: deref(t.SkipVerify, false), Pos: withFile(t.Pos, file), Fields: fieldsIn(t.Keys, file)}
 		if (tls.Cert == "") != (tls.Key == "") {
 			r.errorf(tls.Pos, path+".tls", "mTLS needs both cert and key")
 		}
 	}
+	swFields := fieldsIn(rs.Keys, file)
 	ports := r.ports(rs, file, path)
 	if r.over || !r.spend(len(swNames)*max(1, len(ports)), pos, path) {
 		return
@@ -515,7 +523,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 			continue
 		}
 		sw := Switch{Name: n, Platform: plat, Address: addrs[min(i, len(addrs)-1)], Credentials: creds, TLS: tls,
-			MaxLosslessPriorities: deref(rs.MaxLosslessPriorities, 0), Pos: pos}
+			MaxLosslessPriorities: deref(rs.MaxLosslessPriorities, 0), Pos: pos, Fields: swFields}
 		if rs.Buffer != nil {
 			sw.BufferBytes = int64(*rs.Buffer)
 		}
@@ -578,13 +586,21 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		if sub == nil {
 			sub = def.Subinterface
 		}
+		// A value from portDefaults is where portDefaults sets it.
+		fields := Fields{}
+		for k, p := range def.Keys {
+			fields[k] = withFile(p, file)
+		}
+		for k, p := range rp.Keys {
+			fields[k] = withFile(p, file)
+		}
 		for _, n := range names {
 			if prev, dup := seen[n]; dup {
 				r.errorf(pos, path+".name", "port %q is listed twice (also at %s)", n, prev)
 				continue
 			}
 			seen[n] = pos
-			out = append(out, Port{Name: n, Speed: int64(*speed), CableMeters: cm, MTU: deref(mtu, 0), Subinterface: deref(sub, 0), Pos: pos})
+			out = append(out, Port{Name: n, Speed: int64(*speed), CableMeters: cm, MTU: deref(mtu, 0), Subinterface: deref(sub, 0), Pos: pos, Fields: fields})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return naturalLess(out[i].Name, out[j].Name) })
@@ -601,10 +617,11 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	if !ok {
 		return
 	}
+	hostFields := fieldsIn(rh.Keys, file)
 	ssh := SSH{User: "root", Port: 22, Pos: pos}
 	if s := rh.SSH; s != nil {
 		ssh = SSH{User: s.User, Port: deref(s.Port, 22), KeyFile: relTo(file, s.KeyFile), KnownHosts: relTo(file, s.KnownHosts),
-			InsecureIgnoreHostKey: deref(s.InsecureIgnoreHostKey, false), Pos: withFile(s.Pos, file)}
+			InsecureIgnoreHostKey: deref(s.InsecureIgnoreHostKey, false), Pos: withFile(s.Pos, file), Fields: fieldsIn(s.Keys, file)}
 		if ssh.User == "" {
 			ssh.User = "root"
 		}
@@ -654,7 +671,7 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 			r.errorf(npos, npath+".address", "%d hosts would share the address %q; give it a range", len(hostNames), rn.Address)
 			continue
 		}
-		n := NIC{Interface: rn.Interface, RDMADevice: rn.RDMA, RDMAPort: deref(rn.RDMAPort, 1), Pos: npos}
+		n := NIC{Interface: rn.Interface, RDMADevice: rn.RDMA, RDMAPort: deref(rn.RDMAPort, 1), Pos: npos, Fields: fieldsIn(rn.Keys, file)}
 		if rn.Speed != nil {
 			n.Speed = int64(*rn.Speed)
 		}
@@ -667,7 +684,7 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		if !r.claim(names, hn, pos, path+".name") {
 			continue
 		}
-		h := Host{Name: hn, Address: addrs[min(i, len(addrs)-1)], SSH: ssh, Pos: pos}
+		h := Host{Name: hn, Address: addrs[min(i, len(addrs)-1)], SSH: ssh, Pos: pos, Fields: hostFields}
 		if len(hostNames) > 1 && len(addrs) == 1 && !h.IsLocal() {
 			r.errorf(pos, path+".address", "%d hosts share the address %q; give it a range", len(hostNames), rh.Address)
 			return
@@ -700,6 +717,7 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 	if !r.spend(len(as), pos, path) {
 		return
 	}
+	linkFields := Fields{"a": withFile(rl.APos, file), "b": withFile(rl.BPos, file)}
 	if len(as) != len(bs) {
 		r.errorf(pos, path, "%q expands to %d ends but %q to %d; both sides must expand alike", rl.A, len(as), rl.B, len(bs))
 		return
@@ -714,7 +732,7 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 			r.errorf(withFile(rl.BPos, file), path, "%q: want node:port", bs[i])
 		}
 		if okA && okB {
-			r.f.Links = append(r.f.Links, Link{A: a, B: b, Pos: pos})
+			r.f.Links = append(r.f.Links, Link{A: a, B: b, Pos: pos, Fields: linkFields})
 		}
 	}
 }
@@ -754,4 +772,17 @@ func deref[T any](p *T, def T) T {
 		return def
 	}
 	return *p
+}
+
+// fieldsIn returns the positions of the keys written in one mapping, with
+// the file they are in (nil when none were).
+func fieldsIn(keys Fields, file string) Fields {
+	if len(keys) == 0 {
+		return nil
+	}
+	out := make(Fields, len(keys))
+	for k, p := range keys {
+		out[k] = withFile(p, file)
+	}
+	return out
 }
