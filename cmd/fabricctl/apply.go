@@ -21,6 +21,7 @@ import (
 
 type applyOptions struct {
 	switchFlags
+	guard     guardFlags
 	output    string
 	canary    int
 	backupDir string
@@ -52,6 +53,10 @@ hosts of the inventory are applied after the switches succeeded, by running
 have no rollback); --skip-hosts leaves them out. A progress line per
 switch goes to stderr when it is a terminal; -o json prints a summary.
 
+The static checks of "fabricctl check" run first, and their errors and
+warnings go to stderr: errors refuse (exit 3, nothing contacted) unless
+--force, which the result then names; warnings refuse only with --strict.
+
 apply never asks anything unless --interactive is given: then stdin must be
 a terminal (else exit 64: a CI job must never wait for an answer), the plan
 (or the saved PLAN.json) is shown as "fabricctl plan" shows it (on stderr
@@ -61,8 +66,10 @@ with -o json), and apply asks on stderr, reading one line from stdin; only
 
 Exit codes: 0 applied or no changes, 1 error (nothing changed; or a rollback
 failed: see the backups; or a host failed after the switches were applied;
-or --interactive was not answered "yes": nothing changed), 4 apply failed and
-every changed switch was rolled back and verified, 64 usage.`,
+or --interactive was not answered "yes": nothing changed), 3 check found
+errors (or warnings with --strict) and --force was not given: nothing
+changed, 4 apply failed and every changed switch was rolled back and
+verified, 64 usage.`,
 		Example: `  fabricctl apply -f fabric.yaml
   fabricctl plan -f fabric.yaml --out plan.json && fabricctl apply -f fabric.yaml plan.json
   fabricctl apply -f fabric.yaml --canary 1 --parallel 16 -o json
@@ -80,6 +87,7 @@ every changed switch was rolled back and verified, 64 usage.`,
 	}
 	o.bind(cmd)
 	o.bindHosts(cmd)
+	o.guard.bind(cmd)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().IntVar(&o.canary, "canary", 0, "apply to this many switches first, then the rest in batches of --parallel")
 	cmd.Flags().StringVar(&o.backupDir, "backup-dir", ".fabricctl/backups", "directory for the per-switch backups taken before any write")
@@ -111,6 +119,10 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		}
 	}
 	f, eng, err := o.load(d)
+	if err != nil {
+		return err
+	}
+	checked, err := o.guard.guard(f, d.stderr, "apply")
 	if err != nil {
 		return err
 	}
@@ -183,7 +195,7 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		}
 	}
 	if res != nil {
-		if werr := writeResult(out, res, hostRes, o.output); werr != nil && err == nil {
+		if werr := writeResult(out, res, hostRes, checked, o.output); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -307,11 +319,12 @@ func (o *applyOptions) checkPlanTargets(f *intent.Fabric, p *plan.Plan) error {
 type applyOutput struct {
 	*switchdrv.Result
 	Hosts []plan.TargetPlan `json:"hosts,omitempty"`
+	guardResult
 }
 
-func writeResult(w io.Writer, res *switchdrv.Result, hosts []plan.TargetPlan, format string) error {
+func writeResult(w io.Writer, res *switchdrv.Result, hosts []plan.TargetPlan, checked guardResult, format string) error {
 	if format == "json" {
-		b, err := json.MarshalIndent(applyOutput{Result: res, Hosts: hosts}, "", "  ")
+		b, err := json.MarshalIndent(applyOutput{Result: res, Hosts: hosts, guardResult: checked}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -342,6 +355,9 @@ func writeResult(w io.Writer, res *switchdrv.Result, hosts []plan.TargetPlan, fo
 		}
 	}
 	fmt.Fprintf(&b, "Apply: %s.\n", res.Status)
+	if n := checked.note(); n != "" {
+		fmt.Fprintln(&b, n)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -37,7 +37,7 @@ func TestDiffAndResultGolden(t *testing.T) {
 	}}
 	for _, format := range []string{"text", "json"} {
 		b.Reset()
-		if err := writeResult(&b, res, nil, format); err != nil {
+		if err := writeResult(&b, res, nil, guardResult{}, format); err != nil {
 			t.Fatal(err)
 		}
 		checkGolden(t, td, "apply_result."+format+".golden", b.String())

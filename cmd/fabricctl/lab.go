@@ -220,7 +220,7 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 	fmt.Fprintf(out, "\n== 3/4 apply (one SetRequest per twin, backups in %s)\n", eng.BackupDir)
 	res, err := eng.Apply(ctx, l.fabric, p)
 	if res != nil {
-		if werr := writeResult(out, res, nil, "text"); werr != nil {
+		if werr := writeResult(out, res, nil, guardResult{}, "text"); werr != nil {
 			return withCode(ExitError, werr)
 		}
 	}

@@ -223,9 +223,13 @@ inventory:
 	if err := os.WriteFile(f, []byte(intentText), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runCLI(t, t.Context(), "apply", "-f", f, "--backup-dir", filepath.Join(dir, "b"))
+	// Check refuses PFC on OpenConfig (FC106): --force goes on and says so.
+	code, out, errOut := runCLI(t, t.Context(), "apply", "-f", f, "--backup-dir", filepath.Join(dir, "b"), "--force")
 	if code != ExitOK {
 		t.Fatalf("apply exited %d:\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "Forced (--force) past 1 check finding: FC106 inventory.switches[oc1].platform.") || !strings.Contains(errOut, "error FC106") {
+		t.Errorf("apply --force does not name the finding it went past:\nstdout:\n%s\nstderr:\n%s", out, errOut)
 	}
 	if !strings.Contains(out, "note:") {
 		t.Errorf("plan for an OpenConfig switch carries no note (PFC is not expressible there):\n%s", out)

@@ -145,6 +145,7 @@ func intentHash(f *intent.Fabric) string {
 
 type planOptions struct {
 	switchFlags
+	guard    guardFlags
 	output   string
 	out      string
 	detailed bool
@@ -163,9 +164,14 @@ running "fabricctl host plan -f -" on each over SSH (--skip-hosts leaves them ou
 (hardware rounds them). --out saves the plan for "fabricctl apply plan.json",
 which refuses it if a switch changed since.
 
+The static checks of "fabricctl check" run first, and their errors and
+warnings go to stderr: errors refuse the plan (exit 3) unless --force, which
+the plan output then names; warnings refuse only with --strict.
+
 Exit codes: 0 planned (no changes, or changes without --detailed-exitcode),
 1 error (a switch could not be read or compiled), 2 changes present with
---detailed-exitcode, 64 usage.`,
+--detailed-exitcode, 3 check found errors (or warnings with --strict) and
+--force was not given, 64 usage.`,
 		Example: `  fabricctl plan -f fabric.yaml
   fabricctl plan -f fabric.yaml -o markdown > plan.md
   fabricctl plan -f fabric.yaml --out plan.json --detailed-exitcode`,
@@ -179,6 +185,7 @@ Exit codes: 0 planned (no changes, or changes without --detailed-exitcode),
 	}
 	o.bind(cmd)
 	o.bindHosts(cmd)
+	o.guard.bind(cmd)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().StringVar(&o.out, "out", "", "also save the plan (JSON) to this file, for apply")
 	cmd.Flags().BoolVar(&o.detailed, "detailed-exitcode", false, "exit 2 when there are changes")
@@ -197,12 +204,25 @@ func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	checked, err := o.guard.guard(f, d.stderr, "plan")
+	if err != nil {
+		return err
+	}
 	p, err := o.planTargets(ctx, d, f, eng, "plan")
 	if err != nil {
 		return err
 	}
 	if err := plan.Write(out, p, o.output); err != nil {
 		return withCode(ExitError, fmt.Errorf("write plan: %w", err))
+	}
+	if n := checked.note(); n != "" {
+		// The plan's own formats have no place for it: text gets a
+		// closing line, json and markdown a line on stderr.
+		w := out
+		if o.output != "text" {
+			w = d.stderr
+		}
+		fmt.Fprintln(w, n)
 	}
 	if o.out != "" {
 		b, err := p.Marshal()
