@@ -33,7 +33,7 @@ policy:
 }
 
 func TestPlanAndApplyRunTheChecksFirst(t *testing.T) {
-	bad := "  roce: {tos: 107}\n"                                   // FC119 error: CE on every packet
+	bad := "  roce: {tos: 107}\n"                                       // FC119 error: CE on every packet
 	warn := "  watchdog: {detect: 200ms, restore: 100ms, poll: 50ms}\n" // FC114 warning: restore < detect
 	tests := []struct {
 		name     string
