@@ -38,7 +38,7 @@ type unitGrammar struct {
 	repeat bool
 	// tight: no space between number and unit (Go durations).
 	tight bool
-	re     *regexp.Regexp
+	re    *regexp.Regexp
 }
 
 type unitSpelling struct {
