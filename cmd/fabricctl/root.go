@@ -63,6 +63,7 @@ failed, 4 apply failed and was rolled back, 64 usage.`,
 			return nil
 		},
 	}
+	setVersionFlag(root)
 	root.SetIn(d.stdin)
 	root.SetOut(d.stdout)
 	root.SetErr(d.stderr)
