@@ -70,6 +70,21 @@ func kindName(n *yaml.Node) string {
 	return "an alias"
 }
 
+// kind is kindName, except under credentials: a value written there may be
+// a secret in the wrong place (credentials: "admin:hunter2"), and errors are
+// printed, logged and kept in CI output, so it is not shown.
+func (d *decoder) kind(n *yaml.Node, path string) string {
+	if secretPath(path) && n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		return "a value (not shown: it may be a secret)"
+	}
+	return kindName(n)
+}
+
+// secretPath reports whether path is, or is inside, a switch's credentials.
+func secretPath(path string) bool {
+	return strings.Contains(path, ".credentials") || strings.HasSuffix(path, "]credentials")
+}
+
 // visit counts one node against the alias budget; false once it is spent
 // (reported once).
 func (d *decoder) visit(n *yaml.Node, path string) bool {
@@ -123,7 +138,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		d.decodeStruct(n, v, path)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, path, "want a list, got %s", kindName(n))
+			d.errorf(n, path, "want a list, got %s", d.kind(n, path))
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
@@ -133,19 +148,19 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		v.Set(s)
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-			d.errorf(n, path, "want a string, got %s", kindName(n))
+			d.errorf(n, path, "want a string, got %s", d.kind(n, path))
 			return
 		}
 		v.SetString(n.Value)
 	case reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			d.errorf(n, path, "want true or false, got %s", kindName(n))
+			d.errorf(n, path, "want true or false, got %s", d.kind(n, path))
 			return
 		}
 		v.SetBool(n.Value == "true" || n.Value == "True" || n.Value == "TRUE")
 	case reflect.Int, reflect.Int64:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			d.errorf(n, path, "want an integer, got %s", kindName(n))
+			d.errorf(n, path, "want an integer, got %s", d.kind(n, path))
 			return
 		}
 		i, err := strconv.ParseInt(n.Value, 0, 64)
@@ -156,7 +171,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		v.SetInt(i)
 	case reflect.Float64:
 		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-			d.errorf(n, path, "want a number, got %s", kindName(n))
+			d.errorf(n, path, "want a number, got %s", d.kind(n, path))
 			return
 		}
 		f, err := strconv.ParseFloat(n.Value, 64)
@@ -214,7 +229,7 @@ func joinPath(path, key string) string {
 
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping, got %s", kindName(n))
+		d.errorf(n, path, "want a mapping, got %s", d.kind(n, path))
 		return
 	}
 	fields, posIndex := structFields(v.Type())

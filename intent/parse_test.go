@@ -479,3 +479,39 @@ func TestHostBuffers(t *testing.T) {
 		t.Fatalf("want 2 range errors (buffer 8, priority 9), got %v", err)
 	}
 }
+
+// TestSecretsInTheWrongFieldAreNotEchoed: a password written where a
+// mapping or a variable name belongs is reported without its value.
+func TestSecretsInTheWrongFieldAreNotEchoed(t *testing.T) {
+	const secret = "hunter2-S3cret!"
+	for _, creds := range []string{
+		`credentials: "admin:` + secret + `"`,
+		`credentials: {usernameEnv: GNMI_USER, passwordEnv: "` + secret + `"}`,
+		`credentials: {usernameEnv: "` + secret + `", passwordEnv: GNMI_PASS}`,
+		`credentials: {usernameEnv: GNMI_USER, passwordEnv: [` + secret + `]}`,
+		`credentials: {password: "` + secret + `"}`,
+	} {
+		src := `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - name: leaf1
+      platform: srlinux
+      address: 127.0.0.1:57400
+      ` + creds + `
+`
+		_, err := Parse("fabric.yaml", []byte(src))
+		if err == nil {
+			t.Errorf("%s: accepted", creds)
+			continue
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: the error echoes the secret: %v", creds, err)
+		}
+		var es Errors
+		if !errors.As(err, &es) || !es[0].Pos.IsValid() {
+			t.Errorf("%s: error without a position: %v", creds, err)
+		}
+	}
+}

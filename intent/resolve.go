@@ -504,6 +504,14 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		if c.PasswordEnv != "" && c.PasswordFile != "" {
 			r.errorf(cp, path+".credentials", "give passwordEnv or passwordFile, not both")
 		}
+		// An environment variable name that is not one is most likely the
+		// secret itself, written in the wrong field: say so without it.
+		for _, e := range []struct{ key, val string }{{"usernameEnv", c.UsernameEnv}, {"passwordEnv", c.PasswordEnv}} {
+			if e.val != "" && !envName(e.val) {
+				r.errorf(creds.Fields.At(e.key, cp), path+".credentials."+e.key,
+					"not an environment variable name (letters, digits and _, not starting with a digit); if it is the secret itself, remove it from the intent and rotate it (value not shown)")
+			}
+		}
 	}
 	var tls TLS
 	if t := rs.TLS; t != nil {
@@ -757,6 +765,20 @@ func checkDevName(name, what string) error {
 		}
 	}
 	return nil
+}
+
+// envName reports whether s is a portable environment variable name
+// (POSIX: letters, digits and underscore, not starting with a digit).
+func envName(s string) bool {
+	for i, c := range s {
+		switch {
+		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 func splitEndpoint(s string) (Endpoint, bool) {
