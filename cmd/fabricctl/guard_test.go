@@ -95,3 +95,40 @@ func TestRenderPrintsFindingsOnStderr(t *testing.T) {
 		t.Errorf("render: findings belong on stderr only\nstdout:\n%s\nstderr:\n%s", out, errOut)
 	}
 }
+
+// TestDowngradeWarnings: tls.skipVerify and --insecure are named on stderr
+// at every log level, with or without credentials.
+func TestDowngradeWarnings(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "fabric.yaml")
+	text := `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+metadata: {name: tls}
+policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - name: leaf{1..2}
+      platform: srlinux
+      address: 127.0.0.{1..2}:1
+      tls: {skipVerify: true}
+      ports: [{name: ethernet-1/1, speed: 400G, cable: 3m}]
+    - name: spine1
+      platform: sonic
+      address: 127.0.0.3:1
+      credentials: {usernameEnv: GNMI_USER, passwordEnv: GNMI_PASS}
+      ports: [{name: Ethernet0, speed: 400G, cable: 3m}]
+`
+	if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, level := range []string{"debug", "warn", "error"} {
+		_, _, errOut := runCLI(t, t.Context(), "diff", "-f", f, "--timeout", "200ms", "--log-level", level)
+		if !strings.Contains(errOut, "(tls.skipVerify) for 2 switches: leaf1, leaf2") || strings.Contains(errOut, "plaintext") {
+			t.Errorf("--log-level %s: stderr does not name the skipVerify switches (only):\n%s", level, errOut)
+		}
+		_, _, errOut = runCLI(t, t.Context(), "diff", "-f", f, "--timeout", "200ms", "--log-level", level, "--insecure", "--switch", "spine1")
+		if !strings.Contains(errOut, "plaintext gRPC without TLS (--insecure) to 1 switch: spine1") {
+			t.Errorf("--log-level %s --insecure: stderr does not name the switch:\n%s", level, errOut)
+		}
+	}
+}

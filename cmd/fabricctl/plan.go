@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -99,6 +101,46 @@ func (s *switchFlags) runHosts(ctx context.Context, d *deps, f *intent.Fabric, v
 	return fl.Run(ctx, verb, hosts, f.Bundle())
 }
 
+// warnDowngrades says on w, whatever the log level and whether or not
+// credentials are set, which of the switches this run may reach go without
+// TLS (--insecure, tls.insecure) or without verifying the switch's
+// certificate (tls.skipVerify): a downgrade must never be silent.
+func (s *switchFlags) warnDowngrades(w io.Writer, f *intent.Fabric) {
+	if len(s.hosts) > 0 && len(s.switches) == 0 {
+		return // only hosts: no switch is dialled
+	}
+	var plain, skip []string
+	for _, sw := range f.Switches {
+		if len(s.switches) > 0 && !slices.Contains(s.switches, sw.Name) {
+			continue
+		}
+		switch {
+		case s.insecure || sw.TLS.Insecure:
+			plain = append(plain, sw.Name)
+		case sw.TLS.SkipVerify:
+			skip = append(skip, sw.Name)
+		}
+	}
+	list := func(ns []string) string {
+		if len(ns) <= 10 {
+			return strings.Join(ns, ", ")
+		}
+		return fmt.Sprintf("%s and %d more", strings.Join(ns[:10], ", "), len(ns)-10)
+	}
+	if len(plain) > 0 {
+		why := "tls.insecure"
+		if s.insecure {
+			why = "--insecure"
+		}
+		fmt.Fprintf(w, "fabricctl: warning: plaintext gRPC without TLS (%s) to %d %s: %s; configuration and any credentials travel unencrypted\n",
+			why, len(plain), plural(len(plain), "switch", "switches"), list(plain))
+	}
+	if len(skip) > 0 {
+		fmt.Fprintf(w, "fabricctl: warning: TLS without verifying the switch certificate (tls.skipVerify) for %d %s: %s; anyone on the path can pose as the switch\n",
+			len(skip), plural(len(skip), "switch", "switches"), list(skip))
+	}
+}
+
 func (s *switchFlags) validate() error {
 	if len(s.files) == 0 {
 		return usagef("no intent file given: use -f FILE")
@@ -118,6 +160,7 @@ func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
 	if err != nil {
 		return nil, nil, withCode(ExitError, fmt.Errorf("load intent (run fabricctl check for details): %w", err))
 	}
+	s.warnDowngrades(d.stderr, f)
 	reg, err := newRegistry()
 	if err != nil {
 		return nil, nil, withCode(ExitError, err)
@@ -131,7 +174,6 @@ func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
 	return f, eng, nil
 }
 
-// intentHash identifies the intent files a plan was made from.
 // intentHash identifies the bytes the fabric was parsed from (saved in a plan,
 // so apply can warn when the intent changed since).
 func intentHash(f *intent.Fabric) string {
