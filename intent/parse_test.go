@@ -515,3 +515,45 @@ inventory:
 		}
 	}
 }
+
+// TestErrorPathsNameEntriesOneWay: the decoder and the resolver name a list
+// entry the same way, by its name as written (a range stays a range).
+func TestErrorPathsNameEntriesOneWay(t *testing.T) {
+	const head = `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - name: leaf{1..2}
+      platform: srlinux
+`
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"decoder", `      address: 10.0.0.{1..2}:57400
+      colour: red
+      ports: [{name: e3, speed: fast}]
+`, []string{"inventory.switches[leaf{1..2}]", "inventory.switches[leaf{1..2}].ports[e3].speed"}},
+		{"resolver", `      address: 10.0.0.{1..2}:57400
+      ports: [{name: "e{1..2}", mtu: 9000}]
+`, []string{"inventory.switches[leaf{1..2}].ports[e{1..2}].speed"}},
+		{"resolver, shared address", `      address: 10.0.0.1:57400
+      ports: [{name: "e{1..2}", speed: 100G}]
+`, []string{"inventory.switches[leaf{1..2}].address"}},
+	}
+	for _, tt := range tests {
+		_, err := Parse("f.yaml", []byte(head+tt.body))
+		var es Errors
+		if !errors.As(err, &es) {
+			t.Fatalf("%s: Parse = %v, want intent.Errors", tt.name, err)
+		}
+		var got []string
+		for _, e := range es {
+			got = append(got, e.Path)
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("%s: error paths (-want +got):\n%s", tt.name, d)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -270,10 +271,7 @@ func (r *resolver) hostBuffers(rbs []rawBuffer, file string) {
 func (r *resolver) class(rc *rawClass, file string, idx int, seen map[string]Pos) {
 	p := &r.f.Policy
 	pos := withFile(rc.Pos, file)
-	path := fmt.Sprintf("policy.classes[%d]", idx)
-	if rc.Name != "" {
-		path = "policy.classes[" + rc.Name + "]"
-	}
+	path := "policy.classes[" + entryName(rc.Name, idx) + "]"
 	if prev, dup := seen[rc.Name]; dup {
 		r.errorf(pos, path, "class %q is defined twice (also at %s)", rc.Name, prev)
 		return
@@ -458,13 +456,20 @@ func relTo(file, p string) string {
 	return filepath.Join(filepath.Dir(file), p)
 }
 
-// inventoryPath names a switch or host entry in errors by its name, or by
-// its index while the name is still a range (leaf{1..4}).
+// inventoryPath names a switch or host entry in errors by its name, as the
+// decoder does (elemName): leaf1, or leaf{1..4} as written for an entry
+// that expands to several; by its index only when it has no name.
 func inventoryPath(list string, idx int, name string) string {
-	if name != "" && !strings.ContainsAny(name, "{") {
-		return "inventory." + list + "[" + name + "]"
+	return "inventory." + list + "[" + entryName(name, idx) + "]"
+}
+
+// entryName is how a path names a list element: its name when it has a
+// usable one, else its index (the decoder's elemName rule).
+func entryName(name string, idx int) string {
+	if name != "" && len(name) < 80 {
+		return name
 	}
-	return fmt.Sprintf("inventory.%s[%d]", list, idx)
+	return strconv.Itoa(idx)
 }
 
 func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[string]Pos) {
@@ -556,7 +561,7 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 	for i := range rs.Ports {
 		rp := &rs.Ports[i]
 		pos := withFile(rp.Pos, file)
-		path := fmt.Sprintf("%s.ports[%d]", swPath, i)
+		path := swPath + ".ports[" + entryName(rp.Name, i) + "]"
 		if rp.Name == "" {
 			r.errorf(pos, path+".name", "required field is missing")
 			continue
@@ -647,10 +652,7 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	for i := range rh.NICs {
 		rn := &rh.NICs[i]
 		npos := withFile(rn.Pos, file)
-		npath := fmt.Sprintf("%s.nics[%d]", path, i)
-		if rn.Interface != "" && len(rn.Interface) < 80 { // name elements as the decoder does
-			npath = path + ".nics[" + rn.Interface + "]"
-		}
+		npath := path + ".nics[" + entryName(rn.Interface, i) + "]"
 		if seen[rn.Interface] {
 			r.errorf(npos, npath+".interface", "interface %q is listed twice", rn.Interface)
 			continue
