@@ -74,6 +74,7 @@ failed, 4 apply failed and was rolled back, 64 usage.`,
 		root.AddCommand(f(d))
 	}
 	root.InitDefaultCompletionCmd() // now, so usageArgs covers it too
+	registerCompletions(root)
 	for _, c := range root.Commands() {
 		usageArgs(c)
 	}
