@@ -132,3 +132,14 @@ inventory:
 		}
 	}
 }
+
+func TestRenderWithoutSwitchesSaysSo(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "hosts-only.yaml")
+	if err := os.WriteFile(f, []byte("apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: lab}\npolicy: {preset: roce-lossless}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI(t, t.Context(), "render", "-f", f)
+	if code != ExitOK || !strings.Contains(errOut, "fabric lab has no switches (inventory.switches): nothing to render") {
+		t.Errorf("render of a fabric without switches: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -89,6 +89,9 @@ func (o *renderOptions) run(stdin io.Reader, out, errw io.Writer) error {
 	if _, err := printFindings(f, errw); err != nil { // render shows, it does not refuse
 		return err
 	}
+	if len(f.Switches) == 0 {
+		fmt.Fprintf(errw, "fabricctl: fabric %s has no switches (inventory.switches): nothing to render\n", f.Name)
+	}
 	reg, err := newRegistry()
 	if err != nil {
 		return withCode(ExitError, err)

@@ -283,3 +283,12 @@ echo '{"version":1,"fabric":"pod1","targets":[{"name":"gpu9","kind":"host","chan
 		t.Errorf("runners used = %v, want validate's runner for gpu9", used)
 	}
 }
+
+func TestValidateUDPHalvesHelp(t *testing.T) {
+	for _, verb := range []string{"udp-recv", "udp-send"} {
+		code, out, errOut := runCLI(t, t.Context(), "validate", verb, "--help")
+		if code != ExitOK || !strings.Contains(out, "Usage of fabricctl validate "+verb) {
+			t.Errorf("validate %s --help: exit %d, stdout %q, stderr %q", verb, code, out, errOut)
+		}
+	}
+}
