@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-
 // TestHelpLinesWrap renders every command's --help and checks that no line
 // is wider than helpWidth: Long texts are wrapped by hand, flag usages by the
 // usage template.
