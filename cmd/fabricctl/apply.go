@@ -197,6 +197,10 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	if res != nil {
 		if werr := writeResult(out, res, hostRes, checked, o.output); werr != nil && err == nil {
 			err = werr
+		} else if werr == nil && errors.Is(err, plan.ErrStale) {
+			// The result names each stale switch and why; the verdict
+			// says it once, without repeating them.
+			err = fmt.Errorf("nothing was changed: the saved plan is stale on %s (see above); run fabricctl plan again", staleTargets(res))
 		}
 	}
 	switch {
@@ -360,6 +364,17 @@ func writeResult(w io.Writer, res *switchdrv.Result, hosts []plan.TargetPlan, ch
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// staleTargets names the switches of res refused as stale.
+func staleTargets(res *switchdrv.Result) string {
+	var names []string
+	for _, t := range res.Targets {
+		if t.Status == switchdrv.StatusStale {
+			names = append(names, t.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func printEvent(w io.Writer, ev switchdrv.Event) {

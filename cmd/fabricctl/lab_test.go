@@ -13,6 +13,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc/codes"
 
+	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
@@ -105,6 +106,13 @@ func TestSwitchCommands(t *testing.T) {
 		}
 		if s.name == "saved plan is now stale" && !strings.Contains(errOut, "stale") {
 			t.Errorf("stale apply does not say so:\n%s", errOut)
+		}
+		if s.name == "saved plan is now stale" {
+			// Once per stale switch (in the result), not again on stderr.
+			stale := strings.Count(out, "stale")
+			if n := strings.Count(out+errOut, plan.ErrStale.Error()); n == 0 || n != strings.Count(out, plan.ErrStale.Error()) || stale == 0 {
+				t.Errorf("the stale-plan error is printed %d times:\nstdout:\n%s\nstderr:\n%s", n, out, errOut)
+			}
 		}
 		if s.name == "re-apply" && !strings.Contains(out, `"status": "no-changes"`) {
 			t.Errorf("re-apply is not a no-op:\n%s", out)
