@@ -378,6 +378,10 @@ func staleTargets(res *switchdrv.Result) string {
 }
 
 func printEvent(w io.Writer, ev switchdrv.Event) {
+	if ev.Switch == "" { // the rollout itself: a canary stage
+		fmt.Fprintln(w, ev.Detail)
+		return
+	}
 	line := fmt.Sprintf("  %-12s %s", ev.Switch, ev.Step)
 	if ev.Detail != "" {
 		line += " " + ev.Detail
