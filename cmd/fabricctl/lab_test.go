@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
@@ -36,6 +39,53 @@ func TestLabCommand(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("lab output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while the command writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestLabKeepCleansUpOnCtrlC: lab --keep waits for Ctrl-C; then the temporary
+// folder it made is removed, and the output says so.
+func TestLabKeepCleansUpOnCtrlC(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out lockedBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"lab", "--keep"}, strings.NewReader(""), &out, io.Discard) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "until Ctrl-C") {
+		if time.Now().After(deadline) {
+			t.Fatalf("lab --keep never got ready:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel() // Ctrl-C
+	if code := <-done; code != ExitOK {
+		t.Fatalf("lab --keep exited %d:\n%s", code, out.String())
+	}
+	ents, err := os.ReadDir(os.Getenv("TMPDIR"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 0 || !strings.Contains(out.String(), "stopping the twins; removing ") {
+		t.Errorf("after Ctrl-C the temporary folder holds %d entries; output:\n%s", len(ents), out.String())
 	}
 }
 
