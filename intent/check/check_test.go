@@ -279,7 +279,7 @@ func TestRules(t *testing.T) {
 		}, Options{}, []got{{"FC113", Warning, "policy.classes[default].weight"}}},
 		// FC114
 		{"watchdog off", func(f *intent.Fabric) { f.Policy.Watchdog.Enabled = false },
-			Options{}, []got{{"FC114", Warning, "policy.watchdog"}}},
+			Options{}, []got{{"FC114", Warning, "policy.watchdog.enabled"}}},
 		{"watchdog poll equal to detect", func(f *intent.Fabric) { f.Policy.Watchdog.Poll = 200 * time.Millisecond },
 			Options{}, []got{{"FC114", Warning, "policy.watchdog.poll"}}},
 		{"watchdog poll above detect", func(f *intent.Fabric) { f.Policy.Watchdog.Poll = 300 * time.Millisecond },

@@ -44,6 +44,7 @@ func TestEveryRulePointsAtItsField(t *testing.T) {
 		{id: "FC112", old: "      buffer: 2MB\n      ports:\n        - {name: \"eth", new: "      buffer: 100KB\n      ports:\n        - {name: \"eth", field: "inventory.switches.0.ports"},
 		{id: "FC113", old: "    - name: roce\n", new: "    - name: roce\n      weight: 40\n", field: "policy.classes.0.weight"},
 		{id: "FC114", old: "  roce: {tos: 106}", new: "  roce: {tos: 106}\n  watchdog:\n    detect: 200ms\n    poll: 300ms", field: "policy.watchdog.poll"},
+		{id: "FC114", old: "  roce: {tos: 106}", new: "  roce: {tos: 106}\n  watchdog:\n    detect: 200ms\n    enabled: false", field: "policy.watchdog.enabled"},
 		{id: "FC115", old: "  roce: {tos: 106}", new: "  roce: {tos: 106}\n  watchdog:\n    enabled: true\n    detect: 6s", field: "policy.watchdog.detect"},
 		{id: "FC116", old: "  preset: roce-lossless\n", new: "  preset: roce-lossless\n  globalPause: true\n", field: "policy.globalPause"},
 		{id: "FC117", old: "  preset: roce-lossless\n", new: "  preset: roce-lossless\n  hostMTU: 9300\n", field: "policy.hostMTU"},

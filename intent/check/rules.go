@@ -782,7 +782,7 @@ func (c *checker) watchdogTimers() {
 	w := &c.f.Policy.Watchdog
 	at := pos(w.Pos, c.f.Policy.Pos)
 	if !w.Enabled {
-		c.report(Warning, at, "policy.watchdog",
+		c.report(Warning, at, "policy.watchdog.enabled",
 			"enable the PFC watchdog (e.g. detect 200ms, restore 400ms, poll 100ms)",
 			"PFC watchdog is off: a PFC storm or deadlock stalls the lossless queues until someone intervenes")
 		return
