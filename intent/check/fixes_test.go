@@ -22,8 +22,8 @@ var fixAppliers = []struct {
 	{regexp.MustCompile(`\(e\.g\. min (\S+), max (\S+)\)$`), func(f *intent.Fabric, x Finding, m []string) error {
 		return setECN(classOf(f, x), m[1], m[2])
 	}},
-	{regexp.MustCompile(`^set min to at least ([0-9,]+) B$`), func(f *intent.Fabric, x Finding, m []string) error {
-		n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+	{regexp.MustCompile(`^set min to at least (\S+) \(one MTU\)$`), func(f *intent.Fabric, x Finding, m []string) error {
+		n, err := intent.ParseSize(m[1])
 		classOf(f, x).ECN.MinBytes = n
 		return err
 	}},

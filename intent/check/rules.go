@@ -393,7 +393,7 @@ func (c *checker) ecnThresholds() {
 				"class %s: ECN Kmin %s is not below Kmax %s", cl.Name, bytesStr(e.MinBytes), bytesStr(e.MaxBytes))
 		}
 		if p.MTU > 0 && e.MinBytes < int64(p.MTU) {
-			fix := fmt.Sprintf("set min to at least %s", bytesStr(int64(p.MTU)))
+			fix := fmt.Sprintf("set min to at least %s (one MTU)", intent.FormatSize(int64(p.MTU)))
 			if e.MaxBytes <= int64(p.MTU) {
 				kmin, kmax := c.ecnSuggestion()
 				fix = fmt.Sprintf("set min to at least one MTU and max above it (e.g. min %s, max %s)", intent.FormatSize(kmin), intent.FormatSize(kmax))
