@@ -50,6 +50,7 @@ func (d *decoder) errorf(n *yaml.Node, path, format string, a ...any) {
 }
 
 var (
+	fieldsType      = reflect.TypeOf(Fields(nil))
 	posType         = reflect.TypeOf(Pos{})
 	nodeDecoderType = reflect.TypeOf((*nodeDecoder)(nil)).Elem()
 )
@@ -67,6 +68,21 @@ func kindName(n *yaml.Node) string {
 		return fmt.Sprintf("%q", n.Value)
 	}
 	return "an alias"
+}
+
+// kind is kindName, except under credentials: a value written there may be
+// a secret in the wrong place (credentials: "admin:hunter2"), and errors are
+// printed, logged and kept in CI output, so it is not shown.
+func (d *decoder) kind(n *yaml.Node, path string) string {
+	if secretPath(path) && n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		return "a value (not shown: it may be a secret)"
+	}
+	return kindName(n)
+}
+
+// secretPath reports whether path is, or is inside, a switch's credentials.
+func secretPath(path string) bool {
+	return strings.Contains(path, ".credentials") || strings.HasSuffix(path, "]credentials")
 }
 
 // visit counts one node against the alias budget; false once it is spent
@@ -122,7 +138,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		d.decodeStruct(n, v, path)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, path, "want a list, got %s", kindName(n))
+			d.errorf(n, path, "want a list, got %s", d.kind(n, path))
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
@@ -132,19 +148,19 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		v.Set(s)
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-			d.errorf(n, path, "want a string, got %s", kindName(n))
+			d.errorf(n, path, "want a string, got %s", d.kind(n, path))
 			return
 		}
 		v.SetString(n.Value)
 	case reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			d.errorf(n, path, "want true or false, got %s", kindName(n))
+			d.errorf(n, path, "want true or false, got %s", d.kind(n, path))
 			return
 		}
 		v.SetBool(n.Value == "true" || n.Value == "True" || n.Value == "TRUE")
 	case reflect.Int, reflect.Int64:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			d.errorf(n, path, "want an integer, got %s", kindName(n))
+			d.errorf(n, path, "want an integer, got %s", d.kind(n, path))
 			return
 		}
 		i, err := strconv.ParseInt(n.Value, 0, 64)
@@ -155,7 +171,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		v.SetInt(i)
 	case reflect.Float64:
 		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-			d.errorf(n, path, "want a number, got %s", kindName(n))
+			d.errorf(n, path, "want a number, got %s", d.kind(n, path))
 			return
 		}
 		f, err := strconv.ParseFloat(n.Value, 64)
@@ -185,6 +201,9 @@ func structFields(t reflect.Type) (fields []fieldInfo, posIndex int) {
 			posIndex = i
 			continue
 		}
+		if f.Type == fieldsType {
+			continue
+		}
 		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if key == "" || key == "-" {
 			continue
@@ -210,12 +229,18 @@ func joinPath(path, key string) string {
 
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping, got %s", kindName(n))
+		d.errorf(n, path, "want a mapping, got %s", d.kind(n, path))
 		return
 	}
 	fields, posIndex := structFields(v.Type())
 	if posIndex >= 0 {
 		v.Field(posIndex).Set(reflect.ValueOf(d.pos(n)))
+	}
+	var keys Fields
+	// A raw type with a field "Keys Fields" learns where each of its keys is.
+	if kf := v.FieldByName("Keys"); kf.IsValid() && kf.Type() == fieldsType {
+		keys = Fields{}
+		kf.Set(reflect.ValueOf(keys))
 	}
 	byKey := make(map[string]fieldInfo, len(fields))
 	for _, f := range fields {
@@ -225,7 +250,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	// YAML merge keys (<<: *defaults) first, so explicit keys override them.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Tag == "!!merge" {
-			d.decodeMerge(n.Content[i+1], v, path, byKey)
+			d.decodeMerge(n.Content[i+1], v, path, byKey, keys)
 		}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -250,6 +275,9 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			d.errorf(k, path, "unknown field %q%s", k.Value, suggest(k.Value, fields))
 			continue
 		}
+		if keys != nil {
+			keys[k.Value] = d.pos(val)
+		}
 		fp := joinPath(path, k.Value)
 		fv := v.Field(f.index)
 		before := len(d.errs.errs)
@@ -270,7 +298,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 // yaml.v3 implements it). A merged mapping's own merge keys apply first, so
 // its explicit keys override them. Every merge counts against the alias
 // budget: lists of aliased lists would otherwise double at every level.
-func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey map[string]fieldInfo) {
+func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey map[string]fieldInfo, keys Fields) {
 	if !d.visit(n, path) {
 		return
 	}
@@ -281,12 +309,15 @@ func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey 
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; k.Value == "<<" && k.Tag == "!!merge" {
-				d.decodeMerge(n.Content[i+1], v, path, byKey)
+				d.decodeMerge(n.Content[i+1], v, path, byKey, keys)
 			}
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if f, ok := byKey[k.Value]; ok {
+				if keys != nil {
+					keys[k.Value] = d.pos(n.Content[i+1])
+				}
 				d.decode(n.Content[i+1], v.Field(f.index), joinPath(path, k.Value))
 			} else if k.Value != "<<" || k.Tag != "!!merge" {
 				d.errorf(k, path, "unknown field %q (merged from line %d)", k.Value, n.Line)
@@ -302,7 +333,7 @@ func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey 
 				d.errorf(c, path, "merge key << wants a mapping or a list of mappings")
 				continue
 			}
-			d.decodeMerge(c, v, path, byKey)
+			d.decodeMerge(c, v, path, byKey, keys)
 		}
 	default:
 		d.errorf(n, path, "merge key << wants a mapping or a list of mappings")

@@ -53,7 +53,8 @@ func (es Errors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Sort orders errors by file, line, column, then path and message.
+// Sort orders errors by file, line, column, then path (in natural order:
+// links[8] before links[10]) and message.
 func (es Errors) Sort() {
 	sort.SliceStable(es, func(i, j int) bool {
 		a, b := es[i], es[j]
@@ -61,7 +62,7 @@ func (es Errors) Sort() {
 			return c < 0
 		}
 		if a.Path != b.Path {
-			return a.Path < b.Path
+			return naturalLess(a.Path, b.Path)
 		}
 		return a.Msg < b.Msg
 	})

@@ -81,6 +81,11 @@ func expandGroup(g string) ([]string, error) {
 	return out, nil
 }
 
+// NaturalLess orders strings with their runs of digits compared as
+// numbers: "ethernet-1/2" before "ethernet-1/10", "links[8]" before
+// "links[10]". Errors, findings, switches and ports are sorted by it.
+func NaturalLess(a, b string) bool { return naturalLess(a, b) }
+
 // naturalLess orders "ethernet-1/2" before "ethernet-1/10".
 func naturalLess(a, b string) bool {
 	for a != "" && b != "" {

@@ -363,7 +363,7 @@ inventory:
 		{Name: "Ethernet0", Speed: 100e9, CableMeters: 3, MTU: 9000},
 		{Name: "Ethernet0", Speed: 400e9, CableMeters: 7},
 	}
-	if d := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Pos" }, cmp.Ignore())); d != "" {
+	if d := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Pos" || p.Last().String() == ".Fields" }, cmp.Ignore())); d != "" {
 		t.Errorf("merged ports mismatch (-want +got):\n%s", d)
 	}
 }
@@ -496,5 +496,83 @@ func TestToSFromRoCEClassWithoutPFC(t *testing.T) {
 	}
 	if cl := f.Policy.RoCEClass(); cl == nil || cl.Name != "roce" {
 		t.Errorf("RoCEClass() = %v, want class roce", cl)
+	}
+}
+
+// TestSecretsInTheWrongFieldAreNotEchoed: a password written where a
+// mapping or a variable name belongs is reported without its value.
+func TestSecretsInTheWrongFieldAreNotEchoed(t *testing.T) {
+	const secret = "hunter2-S3cret!"
+	for _, creds := range []string{
+		`credentials: "admin:` + secret + `"`,
+		`credentials: {usernameEnv: GNMI_USER, passwordEnv: "` + secret + `"}`,
+		`credentials: {usernameEnv: "` + secret + `", passwordEnv: GNMI_PASS}`,
+		`credentials: {usernameEnv: GNMI_USER, passwordEnv: [` + secret + `]}`,
+		`credentials: {password: "` + secret + `"}`,
+	} {
+		src := `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - name: leaf1
+      platform: srlinux
+      address: 127.0.0.1:57400
+      ` + creds + `
+`
+		_, err := Parse("fabric.yaml", []byte(src))
+		if err == nil {
+			t.Errorf("%s: accepted", creds)
+			continue
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: the error echoes the secret: %v", creds, err)
+		}
+		var es Errors
+		if !errors.As(err, &es) || !es[0].Pos.IsValid() {
+			t.Errorf("%s: error without a position: %v", creds, err)
+		}
+	}
+}
+
+// TestErrorPathsNameEntriesOneWay: the decoder and the resolver name a list
+// entry the same way, by its name as written (a range stays a range).
+func TestErrorPathsNameEntriesOneWay(t *testing.T) {
+	const head = `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - name: leaf{1..2}
+      platform: srlinux
+`
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"decoder", `      address: 10.0.0.{1..2}:57400
+      colour: red
+      ports: [{name: e3, speed: fast}]
+`, []string{"inventory.switches[leaf{1..2}]", "inventory.switches[leaf{1..2}].ports[e3].speed"}},
+		{"resolver", `      address: 10.0.0.{1..2}:57400
+      ports: [{name: "e{1..2}", mtu: 9000}]
+`, []string{"inventory.switches[leaf{1..2}].ports[e{1..2}].speed"}},
+		{"resolver, shared address", `      address: 10.0.0.1:57400
+      ports: [{name: "e{1..2}", speed: 100G}]
+`, []string{"inventory.switches[leaf{1..2}].address"}},
+	}
+	for _, tt := range tests {
+		_, err := Parse("f.yaml", []byte(head+tt.body))
+		var es Errors
+		if !errors.As(err, &es) {
+			t.Fatalf("%s: Parse = %v, want intent.Errors", tt.name, err)
+		}
+		var got []string
+		for _, e := range es {
+			got = append(got, e.Path)
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("%s: error paths (-want +got):\n%s", tt.name, d)
+		}
 	}
 }

@@ -24,6 +24,7 @@ type rawFile struct {
 
 type rawMetadata struct {
 	Name string `yaml:"name" doc:"fabric name, used in plans and reports"`
+	Keys Fields
 	Pos  Pos
 }
 
@@ -40,6 +41,7 @@ type rawPolicy struct {
 	Watchdog              *rawWatchdog `yaml:"watchdog" doc:"PFC watchdog (storm/deadlock detection)"`
 	RoCE                  *rawRoCE     `yaml:"roce" doc:"what hosts send RoCE and CNP traffic with"`
 	Classes               []rawClass   `yaml:"classes" doc:"traffic classes; with a preset, a class of the same name overrides the preset's field by field"`
+	Keys                  Fields
 	Pos                   Pos
 }
 
@@ -53,6 +55,7 @@ type rawClass struct {
 	ECN      *rawECN  `yaml:"ecn" doc:"WRED-ECN marking on the class queue"`
 	CNP      *bool    `yaml:"cnp" doc:"this class carries congestion notification packets"`
 	Default  *bool    `yaml:"default" doc:"catch-all class for every DSCP not listed elsewhere"`
+	Keys     Fields
 	Pos      Pos
 }
 
@@ -60,6 +63,7 @@ type rawBuffer struct {
 	Buffer     *int  `yaml:"buffer" required:"true" range:"0,7" doc:"buffer index 0-7"`
 	Size       *Size `yaml:"size" doc:"buffer size (e.g. 256KB); absent = leave the size to the driver"`
 	Priorities []int `yaml:"priorities" range:"0,7" doc:"priorities received into this buffer"`
+	Keys       Fields
 	Pos        Pos
 }
 
@@ -68,6 +72,7 @@ type rawECN struct {
 	Min         *Size    `yaml:"min" doc:"Kmin: queue depth where marking starts (e.g. 150KB)"`
 	Max         *Size    `yaml:"max" doc:"Kmax: queue depth where marking reaches probability (e.g. 1.5MB)"`
 	Probability *Percent `yaml:"probability" doc:"marking probability at Kmax (default 100%)"`
+	Keys        Fields
 	Pos         Pos
 }
 
@@ -77,6 +82,7 @@ type rawWatchdog struct {
 	Restore *Duration `yaml:"restore" doc:"how long the recovery action lasts (default 400ms)"`
 	Poll    *Duration `yaml:"poll" doc:"how often the watchdog polls (default 100ms)"`
 	Action  *string   `yaml:"action" enum:"drop,forward,alert" doc:"drop (default), forward or alert"`
+	Keys    Fields
 	Pos     Pos
 }
 
@@ -85,6 +91,7 @@ type rawRoCE struct {
 	CNPDSCP     *int    `yaml:"cnpDSCP" range:"0,63" doc:"DSCP the NIC sends CNPs with (default: the CNP class's DSCP)"`
 	CNPPriority *int    `yaml:"cnpPriority" range:"0,7" doc:"802.1p priority of CNPs (default: the CNP class's priority)"`
 	Mode        *string `yaml:"mode" enum:"RoCE v2,IB/RoCE v1" doc:"RDMA-CM default RoCE mode (default \"RoCE v2\")"`
+	Keys        Fields
 	Pos         Pos
 }
 
@@ -107,6 +114,7 @@ type rawSwitch struct {
 	Buffer                *Size           `yaml:"buffer" doc:"ingress headroom available per port (e.g. 200KB); headroom is checked against it"`
 	PortDefaults          *rawPort        `yaml:"portDefaults" doc:"speed, cable, mtu applied to ports that do not set them"`
 	Ports                 []rawPort       `yaml:"ports" doc:"front-panel ports; names may use ranges like ethernet-1/{1..32} or Ethernet{0..124..4}"`
+	Keys                  Fields
 	Pos                   Pos
 }
 
@@ -117,6 +125,7 @@ type rawCredentials struct {
 	PasswordFile string `yaml:"passwordFile" doc:"file holding the password"`
 	Username     string `yaml:"username" doc:"NOT ALLOWED: secrets never go in the intent (use usernameEnv/usernameFile)"`
 	Password     string `yaml:"password" doc:"NOT ALLOWED: secrets never go in the intent (use passwordEnv/passwordFile)"`
+	Keys         Fields
 	Pos          Pos
 }
 
@@ -127,6 +136,7 @@ type rawTLS struct {
 	ServerName string `yaml:"serverName" doc:"name to verify instead of the address host"`
 	Insecure   *bool  `yaml:"insecure" doc:"plaintext gRPC without TLS (lab only)"`
 	SkipVerify *bool  `yaml:"skipVerify" doc:"TLS without verifying the switch certificate (lab only)"`
+	Keys       Fields
 	Pos        Pos
 }
 
@@ -136,6 +146,7 @@ type rawPort struct {
 	Cable        *Length `yaml:"cable" doc:"cable length, e.g. 3m, 100m (default 100m, as NVIDIA's preset)"`
 	MTU          *int    `yaml:"mtu" range:"1280,16383" doc:"port IP MTU (default policy.mtu)"`
 	Subinterface *int    `yaml:"subinterface" range:"0,4095" doc:"subinterface classifiers attach to (SR Linux, default 0)"`
+	Keys         Fields
 	Pos          Pos
 }
 
@@ -144,6 +155,7 @@ type rawHost struct {
 	Address string   `yaml:"address" doc:"local, or an SSH host[:port] (ranges zip with the name)"`
 	SSH     *rawSSH  `yaml:"ssh" doc:"how to reach a remote host"`
 	NICs    []rawNIC `yaml:"nics" doc:"RoCE interfaces"`
+	Keys    Fields
 	Pos     Pos
 }
 
@@ -153,6 +165,7 @@ type rawSSH struct {
 	KeyFile               string `yaml:"keyFile" doc:"private key file; empty = ssh-agent"`
 	KnownHosts            string `yaml:"knownHosts" doc:"known_hosts file (default ~/.ssh/known_hosts); host keys are always verified"`
 	InsecureIgnoreHostKey *bool  `yaml:"insecureIgnoreHostKey" doc:"skip host key verification (lab only)"`
+	Keys                  Fields
 	Pos                   Pos
 }
 
@@ -163,6 +176,7 @@ type rawNIC struct {
 	Speed     *Rate   `yaml:"speed" doc:"line rate, e.g. 400G"`
 	Cable     *Length `yaml:"cable" doc:"cable length written to the PFC delay field on mlx5"`
 	Address   string  `yaml:"address" doc:"IPv4 address traffic tests use on this NIC (ranges zip with the host name)"`
+	Keys      Fields
 	Pos       Pos
 }
 
@@ -174,6 +188,7 @@ type rawValidation struct {
 	Iterations     *int      `yaml:"iterations" range:"5,100000000" doc:"iterations of each latency test (default 10000; perftest needs at least 5)"`
 	MessageSize    *Size     `yaml:"messageSize" doc:"message size (default 64KiB for bandwidth)"`
 	Incast         *int      `yaml:"incast" range:"0,100000" doc:"senders in the incast test (default: all other hosts)"`
+	Keys           Fields
 	Pos            Pos
 }
 

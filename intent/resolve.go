@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -154,6 +155,7 @@ func (r *resolver) resolve(parts []part) {
 func (r *resolver) policy(rp *rawPolicy, file string) {
 	p := &r.f.Policy
 	p.Pos = withFile(rp.Pos, file)
+	p.Fields = fieldsIn(rp.Keys, file)
 	preset := PresetNone
 	if rp.Preset != nil {
 		preset = *rp.Preset
@@ -165,10 +167,11 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 		p.Preset = preset
 	}
 	p.Classes = presetClasses(preset)
-	for i := range p.Classes { // preset classes point at the policy that chose them
-		p.Classes[i].Pos = p.Pos
+	presetPos := p.Fields.At("preset", p.Pos)
+	for i := range p.Classes { // preset classes point at the preset that chose them
+		p.Classes[i].Pos = presetPos
 		if p.Classes[i].ECN != nil {
-			p.Classes[i].ECN.Pos = p.Pos
+			p.Classes[i].ECN.Pos = presetPos
 		}
 	}
 	p.MTU = deref(rp.MTU, DefaultMTU)
@@ -193,6 +196,7 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 	p.Watchdog.Pos = p.Pos
 	if w := rp.Watchdog; w != nil {
 		p.Watchdog.Pos = withFile(w.Pos, file)
+		p.Watchdog.Fields = fieldsIn(w.Keys, file)
 		p.Watchdog.Enabled = deref(w.Enabled, true)
 		p.Watchdog.Detect = time.Duration(deref(w.Detect, Duration(DefaultWatchdog.Detect)))
 		p.Watchdog.Restore = time.Duration(deref(w.Restore, Duration(DefaultWatchdog.Restore)))
@@ -224,6 +228,7 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 	}
 	if rr := rp.RoCE; rr != nil {
 		p.RoCE.Pos = withFile(rr.Pos, file)
+		p.RoCE.Fields = fieldsIn(rr.Keys, file)
 		p.RoCE.ToS = deref(rr.ToS, p.RoCE.ToS)
 		p.RoCE.CNPDSCP = deref(rr.CNPDSCP, p.RoCE.CNPDSCP)
 		p.RoCE.CNPPriority = deref(rr.CNPPriority, p.RoCE.CNPPriority)
@@ -240,7 +245,7 @@ func (r *resolver) hostBuffers(rbs []rawBuffer, file string) {
 	if len(rbs) == 0 {
 		return
 	}
-	hb := &HostBuffer{Pos: withFile(rbs[0].Pos, file)}
+	hb := &HostBuffer{Pos: withFile(rbs[0].Pos, file), Fields: fieldsIn(rbs[0].Keys, file)}
 	seenBuf := map[int]bool{}
 	seenPrio := map[int]string{}
 	for i, rb := range rbs {
@@ -276,10 +281,7 @@ func (r *resolver) hostBuffers(rbs []rawBuffer, file string) {
 func (r *resolver) class(rc *rawClass, file string, idx int, seen map[string]Pos) {
 	p := &r.f.Policy
 	pos := withFile(rc.Pos, file)
-	path := fmt.Sprintf("policy.classes[%d]", idx)
-	if rc.Name != "" {
-		path = "policy.classes[" + rc.Name + "]"
-	}
+	path := "policy.classes[" + entryName(rc.Name, idx) + "]"
 	if prev, dup := seen[rc.Name]; dup {
 		r.errorf(pos, path, "class %q is defined twice (also at %s)", rc.Name, prev)
 		return
@@ -294,6 +296,7 @@ func (r *resolver) class(rc *rawClass, file string, idx int, seen map[string]Pos
 		c = &p.Classes[len(p.Classes)-1]
 	}
 	c.Pos = pos
+	c.Fields = fieldsIn(rc.Keys, file)
 	if rc.DSCP != nil {
 		d := append([]int(nil), rc.DSCP...)
 		sort.Ints(d)
@@ -334,6 +337,7 @@ func (r *resolver) class(rc *rawClass, file string, idx int, seen map[string]Pos
 				ecn = *c.ECN
 			}
 			ecn.Pos = withFile(e.Pos, file)
+			ecn.Fields = fieldsIn(e.Keys, file)
 			if e.Min != nil {
 				ecn.MinBytes = int64(*e.Min)
 			}
@@ -406,6 +410,7 @@ func (r *resolver) validation(p *part) {
 	if p != nil {
 		rv := p.raw.Validation
 		v.Pos = withFile(rv.Pos, p.file)
+		v.Fields = fieldsIn(rv.Keys, p.file)
 		if rv.MinBandwidth != nil {
 			v.MinBandwidthShare = float64(*rv.MinBandwidth) / 100
 		}
@@ -461,13 +466,20 @@ func relTo(file, p string) string {
 	return filepath.Join(filepath.Dir(file), p)
 }
 
-// inventoryPath names a switch or host entry in errors by its name, or by
-// its index while the name is still a range (leaf{1..4}).
+// inventoryPath names a switch or host entry in errors by its name, as the
+// decoder does (elemName): leaf1, or leaf{1..4} as written for an entry
+// that expands to several; by its index only when it has no name.
 func inventoryPath(list string, idx int, name string) string {
-	if name != "" && !strings.ContainsAny(name, "{") {
-		return "inventory." + list + "[" + name + "]"
+	return "inventory." + list + "[" + entryName(name, idx) + "]"
+}
+
+// entryName is how a path names a list element: its name when it has a
+// usable one, else its index (the decoder's elemName rule).
+func entryName(name string, idx int) string {
+	if name != "" && len(name) < 80 {
+		return name
 	}
-	return fmt.Sprintf("inventory.%s[%d]", list, idx)
+	return strconv.Itoa(idx)
 }
 
 func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[string]Pos) {
@@ -504,19 +516,28 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 			r.errorf(cp, path+".credentials", "secrets never go in the intent: use usernameEnv/passwordEnv or usernameFile/passwordFile")
 		}
 		creds = Credentials{UsernameEnv: c.UsernameEnv, PasswordEnv: c.PasswordEnv,
-			UsernameFile: relTo(file, c.UsernameFile), PasswordFile: relTo(file, c.PasswordFile), Pos: cp}
+			UsernameFile: relTo(file, c.UsernameFile), PasswordFile: relTo(file, c.PasswordFile), Pos: cp, Fields: fieldsIn(c.Keys, file)}
 		if c.PasswordEnv != "" && c.PasswordFile != "" {
 			r.errorf(cp, path+".credentials", "give passwordEnv or passwordFile, not both")
+		}
+		// An environment variable name that is not one is most likely the
+		// secret itself, written in the wrong field: say so without it.
+		for _, e := range []struct{ key, val string }{{"usernameEnv", c.UsernameEnv}, {"passwordEnv", c.PasswordEnv}} {
+			if e.val != "" && !envName(e.val) {
+				r.errorf(creds.Fields.At(e.key, cp), path+".credentials."+e.key,
+					"not an environment variable name (letters, digits and _, not starting with a digit); if it is the secret itself, remove it from the intent and rotate it (value not shown)")
+			}
 		}
 	}
 	var tls TLS
 	if t := rs.TLS; t != nil {
 		tls = TLS{CA: relTo(file, t.CA), Cert: relTo(file, t.Cert), Key: relTo(file, t.Key), ServerName: t.ServerName,
-			Insecure: deref(t.Insecure, false), SkipVerify: deref(t.SkipVerify, false), Pos: withFile(t.Pos, file)}
+			Insecure: deref(t.Insecure, false), SkipVerify: deref(t.SkipVerify, false), Pos: withFile(t.Pos, file), Fields: fieldsIn(t.Keys, file)}
 		if (tls.Cert == "") != (tls.Key == "") {
 			r.errorf(tls.Pos, path+".tls", "mTLS needs both cert and key")
 		}
 	}
+	swFields := fieldsIn(rs.Keys, file)
 	ports := r.ports(rs, file, path)
 	if r.over || !r.spend(len(swNames)*max(1, len(ports)), pos, path) {
 		return
@@ -526,7 +547,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 			continue
 		}
 		sw := Switch{Name: n, Platform: plat, Address: addrs[min(i, len(addrs)-1)], Credentials: creds, TLS: tls,
-			Profile: prof, ASIC: asic, MaxLosslessPriorities: deref(rs.MaxLosslessPriorities, 0), Pos: pos}
+			Profile: prof, ASIC: asic, MaxLosslessPriorities: deref(rs.MaxLosslessPriorities, 0), Pos: pos, Fields: swFields}
 		if rs.Buffer != nil {
 			sw.BufferBytes = int64(*rs.Buffer)
 		}
@@ -571,7 +592,7 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 	for i := range rs.Ports {
 		rp := &rs.Ports[i]
 		pos := withFile(rp.Pos, file)
-		path := fmt.Sprintf("%s.ports[%d]", swPath, i)
+		path := swPath + ".ports[" + entryName(rp.Name, i) + "]"
 		if rp.Name == "" {
 			r.errorf(pos, path+".name", "required field is missing")
 			continue
@@ -613,13 +634,21 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		if sub == nil {
 			sub = def.Subinterface
 		}
+		// A value from portDefaults is where portDefaults sets it.
+		fields := Fields{}
+		for k, p := range def.Keys {
+			fields[k] = withFile(p, file)
+		}
+		for k, p := range rp.Keys {
+			fields[k] = withFile(p, file)
+		}
 		for _, n := range names {
 			if prev, dup := seen[n]; dup {
 				r.errorf(pos, path+".name", "port %q is listed twice (also at %s)", n, prev)
 				continue
 			}
 			seen[n] = pos
-			out = append(out, Port{Name: n, Speed: int64(*speed), CableMeters: cm, MTU: deref(mtu, 0), Subinterface: deref(sub, 0), Pos: pos})
+			out = append(out, Port{Name: n, Speed: int64(*speed), CableMeters: cm, MTU: deref(mtu, 0), Subinterface: deref(sub, 0), Pos: pos, Fields: fields})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return naturalLess(out[i].Name, out[j].Name) })
@@ -636,10 +665,11 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	if !ok {
 		return
 	}
+	hostFields := fieldsIn(rh.Keys, file)
 	ssh := SSH{User: "root", Port: 22, Pos: pos}
 	if s := rh.SSH; s != nil {
 		ssh = SSH{User: s.User, Port: deref(s.Port, 22), KeyFile: relTo(file, s.KeyFile), KnownHosts: relTo(file, s.KnownHosts),
-			InsecureIgnoreHostKey: deref(s.InsecureIgnoreHostKey, false), Pos: withFile(s.Pos, file)}
+			InsecureIgnoreHostKey: deref(s.InsecureIgnoreHostKey, false), Pos: withFile(s.Pos, file), Fields: fieldsIn(s.Keys, file)}
 		if ssh.User == "" {
 			ssh.User = "root"
 		}
@@ -657,10 +687,7 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	for i := range rh.NICs {
 		rn := &rh.NICs[i]
 		npos := withFile(rn.Pos, file)
-		npath := fmt.Sprintf("%s.nics[%d]", path, i)
-		if rn.Interface != "" && len(rn.Interface) < 80 { // name elements as the decoder does
-			npath = path + ".nics[" + rn.Interface + "]"
-		}
+		npath := path + ".nics[" + entryName(rn.Interface, i) + "]"
 		if seen[rn.Interface] {
 			r.errorf(npos, npath+".interface", "interface %q is listed twice", rn.Interface)
 			continue
@@ -689,7 +716,7 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 			r.errorf(npos, npath+".address", "%d hosts would share the address %q; give it a range", len(hostNames), rn.Address)
 			continue
 		}
-		n := NIC{Interface: rn.Interface, RDMADevice: rn.RDMA, RDMAPort: deref(rn.RDMAPort, 1), Pos: npos}
+		n := NIC{Interface: rn.Interface, RDMADevice: rn.RDMA, RDMAPort: deref(rn.RDMAPort, 1), Pos: npos, Fields: fieldsIn(rn.Keys, file)}
 		if rn.Speed != nil {
 			n.Speed = int64(*rn.Speed)
 		}
@@ -702,7 +729,7 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		if !r.claim(names, hn, pos, path+".name") {
 			continue
 		}
-		h := Host{Name: hn, Address: addrs[min(i, len(addrs)-1)], SSH: ssh, Pos: pos}
+		h := Host{Name: hn, Address: addrs[min(i, len(addrs)-1)], SSH: ssh, Pos: pos, Fields: hostFields}
 		if len(hostNames) > 1 && len(addrs) == 1 && !h.IsLocal() {
 			r.errorf(pos, path+".address", "%d hosts share the address %q; give it a range", len(hostNames), rh.Address)
 			return
@@ -735,6 +762,7 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 	if !r.spend(len(as), pos, path) {
 		return
 	}
+	linkFields := Fields{"a": withFile(rl.APos, file), "b": withFile(rl.BPos, file)}
 	if len(as) != len(bs) {
 		r.errorf(pos, path, "%q expands to %d ends but %q to %d; both sides must expand alike", rl.A, len(as), rl.B, len(bs))
 		return
@@ -749,7 +777,7 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 			r.errorf(withFile(rl.BPos, file), path, "%q: want node:port", bs[i])
 		}
 		if okA && okB {
-			r.f.Links = append(r.f.Links, Link{A: a, B: b, Pos: pos})
+			r.f.Links = append(r.f.Links, Link{A: a, B: b, Pos: pos, Fields: linkFields})
 		}
 	}
 }
@@ -776,6 +804,20 @@ func checkDevName(name, what string) error {
 	return nil
 }
 
+// envName reports whether s is a portable environment variable name
+// (POSIX: letters, digits and underscore, not starting with a digit).
+func envName(s string) bool {
+	for i, c := range s {
+		switch {
+		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
 func splitEndpoint(s string) (Endpoint, bool) {
 	node, port, ok := strings.Cut(s, ":")
 	if !ok || node == "" || port == "" {
@@ -789,4 +831,17 @@ func deref[T any](p *T, def T) T {
 		return def
 	}
 	return *p
+}
+
+// fieldsIn returns the positions of the keys written in one mapping, with
+// the file they are in (nil when none were).
+func fieldsIn(keys Fields, file string) Fields {
+	if len(keys) == 0 {
+		return nil
+	}
+	out := make(Fields, len(keys))
+	for k, p := range keys {
+		out[k] = withFile(p, file)
+	}
+	return out
 }

@@ -27,20 +27,22 @@ func Schema() ([]byte, error) {
 	return json.MarshalIndent(root, "", "  ")
 }
 
+// unitPatterns are the schemas of the unit types: their string patterns are
+// the unit grammar's own expressions (units.go), never written twice.
 var unitPatterns = map[reflect.Type]map[string]any{
-	reflect.TypeOf(Size(0)): {"description": "bytes: 19456, 150KB, 1.5MB, 64KiB",
+	reflect.TypeOf(Size(0)): {"description": "bytes: 19456, 150KB, 1.5MB, 64KiB (at most 2^63-1 B)",
 		"oneOf": []any{map[string]any{"type": "integer", "minimum": 0},
-			map[string]any{"type": "string", "pattern": `^[0-9.]+\s*([kKmMgG](i?[bB])?|[bB])?$`}}},
-	reflect.TypeOf(Rate(0)): {"description": "bits/s: 25G, 100G, 400G, 800G",
-		"type": "string", "pattern": `^[0-9.]+\s*[kKmMgGtT](bps|b/s)?$`},
-	reflect.TypeOf(Length(0)): {"description": "cable length: 3m, 100m, 2km, 150cm",
-		"type": "string", "pattern": `^[0-9.]+\s*(m|km|cm)$`},
+			map[string]any{"type": "string", "pattern": sizeGrammar.pattern()}}},
+	reflect.TypeOf(Rate(0)): {"description": "bits/s: 25G, 100G, 400G, 800G (at most 10T)",
+		"type": "string", "pattern": rateGrammar.pattern()},
+	reflect.TypeOf(Length(0)): {"description": "cable length: 3m, 100m, 2km, 150cm (at most 100 km)",
+		"type": "string", "pattern": lengthGrammar.pattern()},
 	reflect.TypeOf(Percent(0)): {"description": "percent: 50% or 50",
 		"oneOf": []any{map[string]any{"type": "number", "minimum": 0, "maximum": 100},
-			map[string]any{"type": "string", "pattern": `^[0-9.]+\s*%?$`}}},
+			map[string]any{"type": "string", "pattern": percentGrammar.pattern()}}},
 	reflect.TypeOf(Duration(0)): {"description": "duration: 100ms, 2s, 1m",
 		"oneOf": []any{map[string]any{"const": 0},
-			map[string]any{"type": "string", "pattern": `^(0|([0-9.]+(ns|us|µs|ms|s|m|h))+)$`}}},
+			map[string]any{"type": "string", "pattern": durationGrammar.pattern()}}},
 	reflect.TypeOf(rawLink{}): {"description": "a cable: [node:port, node:port] or {a: node:port, b: node:port}",
 		"oneOf": []any{
 			map[string]any{"type": "array", "items": map[string]any{"type": "string", "pattern": "^[^:]+:.+$"}, "minItems": 2, "maxItems": 2},

@@ -98,6 +98,7 @@ type Policy struct {
 	// HostBuffer is the NIC receive buffer layout (dcbnl BUFFER: priority ->
 	// buffer and buffer sizes); nil leaves the NIC's buffers alone.
 	HostBuffer *HostBuffer
+	Fields     Fields // where each key written for it is (nil: nothing written)
 	Pos        Pos
 }
 
@@ -106,6 +107,7 @@ type Policy struct {
 type HostBuffer struct {
 	PrioToBuffer [8]int   // buffer index (0..7) of each priority
 	Sizes        [8]int64 // bytes per buffer index; 0 = leave to the driver
+	Fields       Fields   // where each key written for it is (nil: nothing written)
 	Pos          Pos
 }
 
@@ -113,14 +115,15 @@ type HostBuffer struct {
 // priority, which is also the switch traffic class, queue and host TC.
 type Class struct {
 	Name     string
-	DSCP     []int // sorted, unique
-	Priority int   // 0..7; also the TC / queue index
-	Lossless bool  // PFC enabled on Priority
-	Strict   bool  // strict priority scheduling; otherwise ETS/DWRR with Weight
-	Weight   int   // ETS weight in percent (0 when Strict)
-	ECN      *ECN  // nil = no ECN marking
-	CNP      bool  // the class that carries congestion notification packets
-	Default  bool  // catch-all for every DSCP not listed in another class
+	DSCP     []int  // sorted, unique
+	Priority int    // 0..7; also the TC / queue index
+	Lossless bool   // PFC enabled on Priority
+	Strict   bool   // strict priority scheduling; otherwise ETS/DWRR with Weight
+	Weight   int    // ETS weight in percent (0 when Strict)
+	ECN      *ECN   // nil = no ECN marking
+	CNP      bool   // the class that carries congestion notification packets
+	Default  bool   // catch-all for every DSCP not listed in another class
+	Fields   Fields // where each key written for it is (nil: nothing written)
 	Pos      Pos
 }
 
@@ -128,7 +131,8 @@ type Class struct {
 type ECN struct {
 	MinBytes    int64
 	MaxBytes    int64
-	Probability int // percent at MaxBytes, 1..100
+	Probability int    // percent at MaxBytes, 1..100
+	Fields      Fields // where each key written for it is (nil: nothing written)
 	Pos         Pos
 }
 
@@ -139,6 +143,7 @@ type Watchdog struct {
 	Restore time.Duration
 	Poll    time.Duration
 	Action  WatchdogAction
+	Fields  Fields // where each key written for it is (nil: nothing written)
 	Pos     Pos
 }
 
@@ -150,8 +155,9 @@ type RoCEHost struct {
 	CNPDSCP     int
 	CNPPriority int
 	// Mode is the RDMA-CM default RoCE mode ("RoCE v2").
-	Mode string
-	Pos  Pos
+	Mode   string
+	Fields Fields // where each key written for it is (nil: nothing written)
+	Pos    Pos
 }
 
 // Credentials says where to read a switch's gNMI username and password. The
@@ -161,6 +167,7 @@ type Credentials struct {
 	PasswordEnv  string
 	UsernameFile string
 	PasswordFile string
+	Fields       Fields // where each key written for it is (nil: nothing written)
 	Pos          Pos
 }
 
@@ -173,6 +180,7 @@ type TLS struct {
 	ServerName string // override for verification
 	Insecure   bool   // plaintext gRPC, only when asked for explicitly
 	SkipVerify bool   // TLS without verifying the target
+	Fields     Fields // where each key written for it is (nil: nothing written)
 	Pos        Pos
 }
 
@@ -194,6 +202,7 @@ type Switch struct {
 	// headroom is computed and reported but not checked against a budget).
 	BufferBytes int64
 	Ports       []Port // sorted in natural order of Name
+	Fields      Fields // where each key written for it is (nil: nothing written)
 	Pos         Pos
 }
 
@@ -205,6 +214,7 @@ type Port struct {
 	MTU         int     // IP MTU; 0 = Policy.MTU
 	// Subinterface is the subinterface index classifiers attach to (SR Linux).
 	Subinterface int
+	Fields       Fields // where each key written for it is (nil: nothing written)
 	Pos          Pos
 }
 
@@ -215,6 +225,7 @@ type Host struct {
 	Address string
 	SSH     SSH
 	NICs    []NIC
+	Fields  Fields // where each key written for it is (nil: nothing written)
 	Pos     Pos
 }
 
@@ -229,6 +240,7 @@ type SSH struct {
 	KnownHosts string // known_hosts file; empty = ~/.ssh/known_hosts
 	// InsecureIgnoreHostKey disables host key verification (lab use only).
 	InsecureIgnoreHostKey bool
+	Fields                Fields // where each key written for it is (nil: nothing written)
 	Pos                   Pos
 }
 
@@ -242,6 +254,7 @@ type NIC struct {
 	CableMeters float64
 	// Address is the IPv4 address traffic tests use on this NIC ("" = discover).
 	Address string
+	Fields  Fields // where each key written for it is (nil: nothing written)
 	Pos     Pos
 }
 
@@ -255,8 +268,9 @@ func (e Endpoint) String() string { return e.Node + ":" + e.Port }
 
 // Link is a cable between two endpoints.
 type Link struct {
-	A, B Endpoint
-	Pos  Pos
+	A, B   Endpoint
+	Fields Fields // where each key written for it is (nil: nothing written)
+	Pos    Pos
 }
 
 // Validation holds the pass thresholds of `fabricctl validate`.
@@ -269,6 +283,7 @@ type Validation struct {
 	Iterations        int           // per latency test
 	MessageSize       int64         // bytes
 	Incast            int           // senders in the incast test (0 = hosts-1)
+	Fields            Fields        // where each key written for it is (nil: nothing written)
 	Pos               Pos
 }
 

@@ -172,10 +172,14 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 
 	// 2. Roll out in stages.
 	var failed error
-	for _, stage := range e.stages(ws) {
+	stages := e.stages(ws)
+	for i, stage := range stages {
 		if err := ctx.Err(); err != nil {
 			failed = fmt.Errorf("interrupted: %w", err)
 			break
+		}
+		if len(stages) > 1 {
+			e.emit(Event{Step: "stage", Detail: stageDetail(i, len(stages), stage)})
 		}
 		if err := e.each(ctx, stage, e.applyOne); err != nil {
 			failed = err
@@ -252,6 +256,20 @@ func (e *Engine) stages(ws []*work) [][]*work {
 		rest = rest[n:]
 	}
 	return out
+}
+
+// stageDetail names stage i of n of a canary rollout: "canary (1 of 3):
+// leaf1", then "batch 2 of 3: leaf2, leaf3".
+func stageDetail(i, n int, stage []*work) string {
+	names := make([]string, len(stage))
+	for j, w := range stage {
+		names[j] = w.sw.Name
+	}
+	what := fmt.Sprintf("batch %d of %d", i+1, n)
+	if i == 0 {
+		what = fmt.Sprintf("canary (stage 1 of %d)", n)
+	}
+	return what + ": " + strings.Join(names, ", ")
 }
 
 // each runs fn on every work item, at most Parallel at once; every item runs

@@ -343,8 +343,17 @@ func TestCanaryStopsRollout(t *testing.T) {
 
 	l = newLab(t, 4, 0)
 	l.eng.Canary, l.eng.Parallel = 1, 2
+	var stages []string
+	l.eng.Progress = func(ev switchdrv.Event) {
+		if ev.Step == "stage" {
+			stages = append(stages, ev.Detail)
+		}
+	}
 	l.twins[3].RejectNextSet() // second batch (leaf2, leaf3) passes, third (leaf4) fails
 	_, err = l.eng.Apply(t.Context(), l.f, l.plan(t))
+	if diff := cmp.Diff([]string{"canary (stage 1 of 3): leaf1", "batch 2 of 3: leaf2, leaf3", "batch 3 of 3: leaf4"}, stages); diff != "" {
+		t.Errorf("stage events (-want +got):\n%s", diff)
+	}
 	if !errors.Is(err, switchdrv.ErrRolledBack) {
 		t.Fatalf("Apply error = %v, want ErrRolledBack", err)
 	}

@@ -172,8 +172,8 @@ func (e *Engine) takePlanned(tp *plan.TargetPlan) *planned {
 
 // Event is one step of one switch during Apply, for a progress display.
 type Event struct {
-	Switch string
-	Step   string // backup, set, verify, applied, failed, rollback, rolled-back, rollback-failed, skipped
+	Switch string // "" for an event of the whole rollout (stage)
+	Step   string // stage, backup, set, verify, applied, failed, rollback, rolled-back, rollback-failed, skipped
 	Detail string
 	Err    error
 	Took   time.Duration

@@ -23,6 +23,10 @@ type Options struct {
 	// Readback returns a plan of the live configuration against the intent
 	// (switches and hosts); nil skips the readback phase.
 	Readback func(ctx context.Context) (*plan.Plan, error)
+	// ReadbackSkipped are targets the readback leaves out ("host gpu1") and
+	// why; each is reported as a skipped readback check, so every host has
+	// a readback row.
+	ReadbackSkipped map[string]string
 	// AllPairs runs every pair of hosts (N-1 rounds); Incast runs the N->1
 	// test (Validation.Incast senders, 0 = all other hosts).
 	AllPairs, Incast bool
@@ -84,6 +88,14 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 			rep.Checks = append(rep.Checks, Check{Name: "readback", Phase: PhaseReadback, Status: Error, Message: err.Error()})
 		} else {
 			rep.Checks = append(rep.Checks, ReadbackChecks(p)...)
+		}
+		targets := make([]string, 0, len(o.ReadbackSkipped))
+		for t := range o.ReadbackSkipped {
+			targets = append(targets, t)
+		}
+		sort.Strings(targets)
+		for _, t := range targets {
+			rep.Checks = append(rep.Checks, Check{Name: "readback", Phase: PhaseReadback, Target: t, Status: Skip, Message: o.ReadbackSkipped[t]})
 		}
 	}
 

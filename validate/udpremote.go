@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,18 @@ import (
 	"github.com/fabricctl/fabricctl/internal/remote"
 	"github.com/fabricctl/fabricctl/validate/udpflow"
 )
+
+// udpFlagError turns a flag parse error into the command's result: -h and
+// --help print the flags and succeed, anything else is an error.
+func udpFlagError(fs *flag.FlagSet, verb string, err error, stdout io.Writer) error {
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stdout)
+		fmt.Fprintf(stdout, "Usage of fabricctl validate %s (run on hosts by fabricctl validate --engine udp):\n", verb)
+		fs.PrintDefaults()
+		return nil
+	}
+	return fmt.Errorf("%s: %w", verb, err)
+}
 
 // UDPCommand is `fabricctl validate udp-recv|udp-send ARGS`, the two halves
 // of the UDP engine that RemoteUDPEngine starts on remote hosts.
@@ -35,7 +48,7 @@ func UDPCommand(ctx context.Context, verb string, args []string, stdout io.Write
 		idle := fs.Duration("idle", time.Second, "end after this long without packets")
 		timeout := fs.Duration("timeout", 60*time.Second, "end after this long in any case")
 		if err := fs.Parse(args); err != nil {
-			return fmt.Errorf("%s: %w", verb, err)
+			return udpFlagError(fs, verb, err, stdout)
 		}
 		ap, err := netip.ParseAddrPort(*listen)
 		if err != nil {
@@ -66,7 +79,7 @@ func UDPCommand(ctx context.Context, verb string, args []string, stdout io.Write
 		count := fs.Int("count", 1000, "packets")
 		rate := fs.Float64("rate", 10000, "packets per second (0 = unpaced)")
 		if err := fs.Parse(args); err != nil {
-			return fmt.Errorf("%s: %w", verb, err)
+			return udpFlagError(fs, verb, err, stdout)
 		}
 		ap, err := netip.ParseAddrPort(*to)
 		if err != nil {

@@ -21,6 +21,7 @@ import (
 
 type applyOptions struct {
 	switchFlags
+	guard     guardFlags
 	output    string
 	canary    int
 	backupDir string
@@ -57,6 +58,10 @@ hosts of the inventory are applied after the switches succeeded, by running
 have no rollback); --skip-hosts leaves them out. A progress line per
 switch goes to stderr when it is a terminal; -o json prints a summary.
 
+The static checks of "fabricctl check" run first, and their errors and
+warnings go to stderr: errors refuse (exit 3, nothing contacted) unless
+--force, which the result then names; warnings refuse only with --strict.
+
 apply never asks anything unless --interactive is given: then stdin must be
 a terminal (else exit 64: a CI job must never wait for an answer), the plan
 (or the saved PLAN.json) is shown as "fabricctl plan" shows it (on stderr
@@ -68,8 +73,10 @@ Exit codes: 0 applied or no changes, 1 error (nothing changed; or a rollback
 failed: see the backups; or a switch changed by another writer after this
 run wrote it was left as is; or the fabric is locked by another run; or a
 host failed after the switches were applied;
-or --interactive was not answered "yes": nothing changed), 4 apply failed and
-every changed switch was rolled back and verified, 64 usage.`,
+or --interactive was not answered "yes": nothing changed), 3 check found
+errors (or warnings with --strict) and --force was not given: nothing
+changed, 4 apply failed and every changed switch was rolled back and
+verified, 64 usage.`,
 		Example: `  fabricctl apply -f fabric.yaml
   fabricctl plan -f fabric.yaml --out plan.json && fabricctl apply -f fabric.yaml plan.json
   fabricctl apply -f fabric.yaml --canary 1 --parallel 16 -o json
@@ -87,6 +94,7 @@ every changed switch was rolled back and verified, 64 usage.`,
 	}
 	o.bind(cmd)
 	o.bindHosts(cmd)
+	o.guard.bind(cmd)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().IntVar(&o.canary, "canary", 0, "apply to this many switches first, then the rest in batches of --parallel")
 	cmd.Flags().StringVar(&o.backupDir, "backup-dir", ".fabricctl/backups", "directory for the per-switch backups taken before any write")
@@ -118,6 +126,10 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		}
 	}
 	f, eng, err := o.load(d)
+	if err != nil {
+		return err
+	}
+	checked, err := o.guard.guard(f, d.stderr, "apply")
 	if err != nil {
 		return err
 	}
@@ -230,8 +242,12 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		}
 	}
 	if res != nil {
-		if werr := writeResult(out, res, hostRes, o.output); werr != nil && err == nil {
+		if werr := writeResult(out, res, hostRes, checked, o.output); werr != nil && err == nil {
 			err = werr
+		} else if werr == nil && errors.Is(err, plan.ErrStale) {
+			// The result names each stale switch and why; the verdict
+			// says it once, without repeating them.
+			err = fmt.Errorf("nothing was changed: the saved plan is stale on %s (see above); run fabricctl plan again", staleTargets(res))
 		}
 	}
 	switch {
@@ -354,11 +370,12 @@ func (o *applyOptions) checkPlanTargets(f *intent.Fabric, p *plan.Plan) error {
 type applyOutput struct {
 	*switchdrv.Result
 	Hosts []plan.TargetPlan `json:"hosts,omitempty"`
+	guardResult
 }
 
-func writeResult(w io.Writer, res *switchdrv.Result, hosts []plan.TargetPlan, format string) error {
+func writeResult(w io.Writer, res *switchdrv.Result, hosts []plan.TargetPlan, checked guardResult, format string) error {
 	if format == "json" {
-		b, err := json.MarshalIndent(applyOutput{Result: res, Hosts: hosts}, "", "  ")
+		b, err := json.MarshalIndent(applyOutput{Result: res, Hosts: hosts, guardResult: checked}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -389,11 +406,29 @@ func writeResult(w io.Writer, res *switchdrv.Result, hosts []plan.TargetPlan, fo
 		}
 	}
 	fmt.Fprintf(&b, "Apply: %s.\n", res.Status)
+	if n := checked.note(); n != "" {
+		fmt.Fprintln(&b, n)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
+// staleTargets names the switches of res refused as stale.
+func staleTargets(res *switchdrv.Result) string {
+	var names []string
+	for _, t := range res.Targets {
+		if t.Status == switchdrv.StatusStale {
+			names = append(names, t.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 func printEvent(w io.Writer, ev switchdrv.Event) {
+	if ev.Switch == "" { // the rollout itself: a canary stage
+		fmt.Fprintln(w, ev.Detail)
+		return
+	}
 	line := fmt.Sprintf("  %-12s %s", ev.Switch, ev.Step)
 	if ev.Detail != "" {
 		line += " " + ev.Detail

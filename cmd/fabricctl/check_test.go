@@ -185,8 +185,8 @@ func TestCheckJSON(t *testing.T) {
 		t.Fatalf("got %d errors / %d findings, want 1 / 1:\n%s", rep.Errors, len(rep.Findings), out)
 	}
 	f := rep.Findings[0]
-	if f.ID != "FC116" || f.Severity != "error" || f.File != bad || f.Line != 5 || f.Path != "policy.globalPause" || f.Fix == "" {
-		t.Errorf("finding = %+v, want FC116 error at %s:5 on policy.globalPause with a fix", f, bad)
+	if f.ID != "FC116" || f.Severity != "error" || f.File != bad || f.Line != 6 || f.Col != 16 || f.Path != "policy.globalPause" || f.Fix == "" {
+		t.Errorf("finding = %+v, want FC116 error at %s:6:16 (the value) on policy.globalPause with a fix", f, bad)
 	}
 }
 

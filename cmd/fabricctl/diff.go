@@ -77,10 +77,11 @@ func (o *diffOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 // writeDiff renders the plan as a diff: "-" is the switch, "+" the intent.
 func writeDiff(w io.Writer, p *plan.Plan) error {
 	var b strings.Builder
-	drifted, paths := 0, 0
+	drifted, paths, failed := 0, 0, 0
 	for _, t := range p.Targets {
 		switch {
 		case t.Error != "":
+			failed++
 			fmt.Fprintf(&b, "%s %s: ERROR: %s\n", t.Kind, t.Name, t.Error)
 			continue
 		case !t.HasChanges():
@@ -103,10 +104,19 @@ func writeDiff(w io.Writer, p *plan.Plan) error {
 			}
 		}
 	}
-	if drifted == 0 {
+	// A target that could not be read is neither in sync nor drifted:
+	// count it apart, as plan does.
+	fail := ""
+	if failed > 0 {
+		fail = fmt.Sprintf("; %d failed (not compared)", failed)
+	}
+	switch {
+	case drifted == 0 && failed == 0:
 		fmt.Fprintf(&b, "In sync: %d targets.\n", len(p.Targets))
-	} else {
-		fmt.Fprintf(&b, "Drift: %d paths on %d of %d targets.\n", paths, drifted, len(p.Targets))
+	case drifted == 0:
+		fmt.Fprintf(&b, "In sync: %d of %d targets%s.\n", len(p.Targets)-failed, len(p.Targets), fail)
+	default:
+		fmt.Fprintf(&b, "Drift: %d paths on %d of %d targets%s.\n", paths, drifted, len(p.Targets), fail)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

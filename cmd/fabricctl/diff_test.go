@@ -29,6 +29,16 @@ func TestDiffAndResultGolden(t *testing.T) {
 	}
 	checkGolden(t, td, "diff_drift.golden", b.String())
 
+	// One target failed, none drifted: not "In sync: 3 targets."
+	p.Targets[1].Changes = nil
+	b.Reset()
+	if err := writeDiff(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	if want := "In sync: 2 of 3 targets; 1 failed (not compared).\n"; !strings.HasSuffix(b.String(), want) {
+		t.Errorf("diff with a failed target ends:\n%s\nwant it to end with %q", b.String(), want)
+	}
+
 	res := &switchdrv.Result{Fabric: "pod1", Status: "rolled-back", Targets: []switchdrv.TargetResult{
 		{Name: "leaf1", Status: switchdrv.StatusRolledBack, Changes: 26, Backup: ".fabricctl/backups/leaf1-20260101T000000.000000000Z.json"},
 		{Name: "leaf2", Status: switchdrv.StatusUnchanged},
@@ -37,7 +47,7 @@ func TestDiffAndResultGolden(t *testing.T) {
 	}}
 	for _, format := range []string{"text", "json"} {
 		b.Reset()
-		if err := writeResult(&b, res, nil, format); err != nil {
+		if err := writeResult(&b, res, nil, guardResult{}, format); err != nil {
 			t.Fatal(err)
 		}
 		checkGolden(t, td, "apply_result."+format+".golden", b.String())

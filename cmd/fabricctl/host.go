@@ -129,8 +129,16 @@ func (o *hostOptions) run(ctx context.Context, d *deps, verb string, stdin io.Re
 		return withCode(ExitError, perr)
 	}
 	if verb != "apply" || o.dryRun {
+		if perr != nil && p.Target.Error == "" {
+			// A setting that could not be read (a missing interface) is
+			// the plan's error, not "no changes".
+			p.Target.Error = perr.Error()
+		}
 		if err := o.write(out, f.Name, p); err != nil {
 			return withCode(ExitError, err)
+		}
+		if perr != nil && !p.Target.HasChanges() && (o.output == "text" || o.output == "markdown") {
+			return withCode(ExitError, nil) // the output above names the error
 		}
 		return hostExit(verb, o.detailedExitcode, p.Target.HasChanges(), perr)
 	}
@@ -178,9 +186,10 @@ func (o *hostOptions) write(out io.Writer, name string, p *hostdrv.Plan) error {
 }
 
 // writeTarget renders one host's plan. In text and markdown the changes of a
-// partly failed host are still shown; the error goes to stderr via the exit.
+// partly failed host are still shown and the error goes to stderr via the
+// exit; a host with no changes shows the error instead of "no changes".
 func (o *hostOptions) writeTarget(out io.Writer, fabric string, t plan.TargetPlan) error {
-	if o.output != "json" {
+	if o.output != "json" && t.HasChanges() {
 		t.Error = ""
 	}
 	return plan.Write(out, &plan.Plan{Version: plan.FormatVersion, Fabric: fabric, Created: time.Now().UTC(), Targets: []plan.TargetPlan{t}}, o.output)

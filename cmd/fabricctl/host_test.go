@@ -81,3 +81,18 @@ func TestHostExit(t *testing.T) {
 		}
 	}
 }
+
+// TestHostPlanMissingInterface: a NIC the host does not have is an error in
+// the plan, never "no changes".
+func TestHostPlanMissingInterface(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "h.yaml")
+	if err := os.WriteFile(f, []byte("apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\npolicy: {preset: roce-lossless}\ninventory:\n  hosts:\n    - {name: gpu1, address: local, nics: [{interface: nosuch0}]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"plan", "diff"} {
+		code, out, errOut := runCLI(t, t.Context(), "host", verb, "-f", f, "--host", "gpu1")
+		if code != ExitError || strings.Contains(out, "no changes") || !strings.Contains(out+errOut, "nosuch0") {
+			t.Errorf("host %s on a missing interface: exit %d\nstdout:\n%s\nstderr:\n%s", verb, code, out, errOut)
+		}
+	}
+}

@@ -29,6 +29,8 @@ func newInventoryCmd(d *deps) *cobra.Command {
 type inventoryImportOptions struct {
 	containerlab string
 	out          string
+	output       string
+	name         string
 	speed        string
 	cable        string
 	sshUser      string
@@ -39,7 +41,7 @@ type inventoryImportOptions struct {
 func newInventoryImportCmd(_ *deps) *cobra.Command {
 	o := &inventoryImportOptions{}
 	cmd := &cobra.Command{
-		Use:   "import --containerlab TOPOLOGY [-o FILE]",
+		Use:   "import --containerlab TOPOLOGY [--out FILE] [--name FABRIC]",
 		Short: "Write the inventory of a containerlab lab as an intent file",
 		Long: `Import reads a containerlab topology file (*.clab.yml) or the topology-data.json
 of a deployed lab (clab-<lab>/topology-data.json; a directory means either) and
@@ -63,10 +65,13 @@ policy file: fabricctl check -f policy.yaml -f inventory.yaml.
                    (both lab only)
 
 Ports get --speed and --cable (veth links have neither). The output is checked
-to parse before it is written.
+to parse before it is written. metadata.name is the lab's name, or --name:
+files merged into one fabric must agree on it, so give the name your policy
+file has (or leave metadata out of the policy file).
 
 Exit codes: 0 written, 1 the topology cannot be read or imported, 64 usage.`,
-		Example: `  fabricctl inventory import --containerlab srl-leafspine.clab.yml -o inventory.yaml
+		Example: `  fabricctl inventory import --containerlab srl-leafspine.clab.yml --out inventory.yaml
+  fabricctl inventory import --containerlab srl-leafspine.clab.yml --name pod1 --out inventory.yaml
   fabricctl inventory import --containerlab clab-srl-leafspine/topology-data.json --speed 400G
   fabricctl inventory import --containerlab clab-srl-leafspine   # a deployed lab's directory
   fabricctl check -f policy.yaml -f inventory.yaml`,
@@ -79,7 +84,9 @@ Exit codes: 0 written, 1 the topology cannot be read or imported, 64 usage.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.containerlab, "containerlab", "", "containerlab topology file or topology-data.json (required)")
-	cmd.Flags().StringVarP(&o.out, "out", "o", "", "write to FILE instead of stdout")
+	cmd.Flags().StringVar(&o.out, "out", "", "write to FILE instead of stdout")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "output format: yaml (the intent format; a file is --out FILE)")
+	cmd.Flags().StringVar(&o.name, "name", "", "fabric name for metadata.name (default: the lab name); match your policy file's")
 	cmd.Flags().StringVar(&o.speed, "speed", "100G", "line rate of every switch port")
 	cmd.Flags().StringVar(&o.cable, "cable", "3m", "cable length of every switch port")
 	cmd.Flags().StringVar(&o.sshUser, "ssh-user", "root", "SSH user for the hosts")
@@ -89,6 +96,9 @@ Exit codes: 0 written, 1 the topology cannot be read or imported, 64 usage.`,
 }
 
 func (o *inventoryImportOptions) validate() error {
+	if o.output != "yaml" {
+		return usagef("--output %q: want yaml (-o is a format everywhere; write a file with --out %s)", o.output, o.output)
+	}
 	if o.containerlab == "" {
 		return usagef("--containerlab is required: a *.clab.yml topology or a lab's topology-data.json")
 	}
@@ -114,7 +124,7 @@ func (o *inventoryImportOptions) run(stdout io.Writer) error {
 		base = filepath.Dir(o.out)
 	}
 	opts := clab.ImportOptions{Speed: o.speed, Cable: o.cable, SSHUser: o.sshUser, SSHKeyFile: o.sshKey,
-		KnownHosts: o.knownHosts, BaseDir: base, Source: o.containerlab}
+		KnownHosts: o.knownHosts, BaseDir: base, Source: o.containerlab, Name: o.name}
 	inv, err := clab.Import(t, opts)
 	if err != nil {
 		return withCode(ExitError, err)

@@ -20,12 +20,12 @@ func TestInventoryImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv := filepath.Join(dir, "inventory.yaml")
-	stdout, stderr, code := runFabricctl(t, "inventory", "import", "--containerlab", topo, "-o", inv, "--speed", "400G", "--cable", "5m")
+	stdout, stderr, code := runFabricctl(t, "inventory", "import", "--containerlab", topo, "--out", inv, "--speed", "400G", "--cable", "5m")
 	if code != ExitOK {
 		t.Fatalf("import exit %d, want 0; stderr:\n%s", code, stderr)
 	}
 	if stdout != "" {
-		t.Errorf("import with -o printed to stdout:\n%s", stdout)
+		t.Errorf("import with --out printed to stdout:\n%s", stdout)
 	}
 	data, err := os.ReadFile(inv)
 	if err != nil {
@@ -51,6 +51,20 @@ func TestInventoryImport(t *testing.T) {
 	if _, stderr, code := runFabricctl(t, "check", "-f", policy, "-f", inv); code != ExitOK {
 		t.Errorf("check of policy + imported inventory: exit %d, want 0\n%s", code, stderr)
 	}
+	// A policy with its own metadata.name: the import takes it with --name.
+	named := filepath.Join(dir, "named-policy.yaml")
+	if err := os.WriteFile(named, []byte("apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: pod1}\npolicy: {preset: roce-lossless}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, code := runFabricctl(t, "check", "-f", named, "-f", inv); code != ExitCheckFailed {
+		t.Errorf("check of a policy named pod1 + an inventory named for the lab: exit %d, want %d (the names differ)", code, ExitCheckFailed)
+	}
+	if _, stderr, code := runFabricctl(t, "inventory", "import", "--containerlab", topo, "--out", inv, "--name", "pod1"); code != ExitOK {
+		t.Fatalf("import --name: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runFabricctl(t, "check", "-f", named, "-f", inv); code != ExitOK {
+		t.Errorf("check of policy pod1 + inventory imported with --name pod1: exit %d, want 0\n%s", code, stderr)
+	}
 }
 
 func TestInventoryImportExitCodes(t *testing.T) {
@@ -68,6 +82,7 @@ func TestInventoryImportExitCodes(t *testing.T) {
 		{"bad speed", []string{"inventory", "import", "--containerlab", bad, "--speed", "fast"}, ExitUsage},
 		{"bad cable", []string{"inventory", "import", "--containerlab", bad, "--cable", "-3m"}, ExitUsage},
 		{"no subcommand", []string{"inventory"}, ExitUsage},
+		{"-o is a format, not a file", []string{"inventory", "import", "--containerlab", bad, "-o", "inv.yaml"}, ExitUsage},
 		{"missing file", []string{"inventory", "import", "--containerlab", missing}, ExitError},
 		{"unknown kind", []string{"inventory", "import", "--containerlab", bad}, ExitError},
 	}

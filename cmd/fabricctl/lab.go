@@ -231,9 +231,9 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 		if dir, err = os.MkdirTemp("", "fabricctl-lab-"); err != nil {
 			return withCode(ExitError, err)
 		}
-		if !o.keep {
-			defer os.RemoveAll(dir)
-		}
+		// A folder of our own goes when the lab ends, --keep too (on
+		// Ctrl-C): the twins it describes are gone by then.
+		defer os.RemoveAll(dir)
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return withCode(ExitError, err)
 	}
@@ -297,7 +297,7 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 	fmt.Fprintf(out, "\n== 3/4 apply (one SetRequest per twin, backups in %s)\n", eng.BackupDir)
 	res, err := eng.Apply(ctx, l.fabric, p)
 	if res != nil {
-		if werr := writeResult(out, res, nil, "text"); werr != nil {
+		if werr := writeResult(out, res, nil, guardResult{}, "text"); werr != nil {
 			return withCode(ExitError, werr)
 		}
 	}
@@ -335,6 +335,10 @@ The twins keep running until Ctrl-C. Try:
 The intent uses the lab CA (ca.pem) and the generated password file next to it.
 `, l.file, eng.BackupDir)
 	<-ctx.Done()
-	fmt.Fprintf(out, "stopping the twins\n")
+	if o.dir == "" {
+		fmt.Fprintf(out, "stopping the twins; removing %s\n", dir)
+	} else {
+		fmt.Fprintf(out, "stopping the twins; the lab files stay in %s\n", dir)
+	}
 	return nil
 }

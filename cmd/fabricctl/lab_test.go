@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
+	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
@@ -37,6 +40,35 @@ func TestLabCommand(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("lab output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestLabKeepCleansUpOnCtrlC: lab --keep waits for Ctrl-C; then the temporary
+// folder it made is removed, and the output says so.
+func TestLabKeepCleansUpOnCtrlC(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out lockedBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"lab", "--keep"}, strings.NewReader(""), &out, io.Discard) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "until Ctrl-C") {
+		if time.Now().After(deadline) {
+			t.Fatalf("lab --keep never got ready:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel() // Ctrl-C
+	if code := <-done; code != ExitOK {
+		t.Fatalf("lab --keep exited %d:\n%s", code, out.String())
+	}
+	ents, err := os.ReadDir(os.Getenv("TMPDIR"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 0 || !strings.Contains(out.String(), "stopping the twins; removing ") {
+		t.Errorf("after Ctrl-C the temporary folder holds %d entries; output:\n%s", len(ents), out.String())
 	}
 }
 
@@ -107,6 +139,13 @@ func TestSwitchCommands(t *testing.T) {
 		}
 		if s.name == "saved plan is now stale" && !strings.Contains(errOut, "stale") {
 			t.Errorf("stale apply does not say so:\n%s", errOut)
+		}
+		if s.name == "saved plan is now stale" {
+			// Once per stale switch (in the result), not again on stderr.
+			stale := strings.Count(out, "stale")
+			if n := strings.Count(out+errOut, plan.ErrStale.Error()); n == 0 || n != strings.Count(out, plan.ErrStale.Error()) || stale == 0 {
+				t.Errorf("the stale-plan error is printed %d times:\nstdout:\n%s\nstderr:\n%s", n, out, errOut)
+			}
 		}
 		if s.name == "re-apply" && !strings.Contains(out, `"status": "no-changes"`) {
 			t.Errorf("re-apply is not a no-op:\n%s", out)
@@ -226,9 +265,13 @@ inventory:
 	if err := os.WriteFile(f, []byte(intentText), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runCLI(t, t.Context(), "apply", "-f", f, "--backup-dir", filepath.Join(dir, "b"))
+	// Check refuses PFC on OpenConfig (FC106): --force goes on and says so.
+	code, out, errOut := runCLI(t, t.Context(), "apply", "-f", f, "--backup-dir", filepath.Join(dir, "b"), "--force")
 	if code != ExitOK {
 		t.Fatalf("apply exited %d:\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "Forced (--force) past 1 check finding: FC106 inventory.switches[oc1].platform.") || !strings.Contains(errOut, "error FC106") {
+		t.Errorf("apply --force does not name the finding it went past:\nstdout:\n%s\nstderr:\n%s", out, errOut)
 	}
 	if !strings.Contains(out, "note:") {
 		t.Errorf("plan for an OpenConfig switch carries no note (PFC is not expressible there):\n%s", out)
@@ -299,7 +342,7 @@ func TestOpenConfigDefaultsModes(t *testing.T) {
 			if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if code, out, errOut := runCLI(t, t.Context(), "apply", "-f", f, "--backup-dir", filepath.Join(dir, "b")); code != ExitOK {
+			if code, out, errOut := runCLI(t, t.Context(), "apply", "-f", f, "--force", "--backup-dir", filepath.Join(dir, "b")); code != ExitOK {
 				t.Fatalf("apply exited %d:\n%s%s", code, out, errOut)
 			}
 			if code, out, errOut := runCLI(t, t.Context(), "diff", "-f", f); code != ExitOK {

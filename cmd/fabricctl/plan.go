@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -103,6 +105,46 @@ func (s *switchFlags) runHosts(ctx context.Context, d *deps, f *intent.Fabric, v
 	return fl.Run(ctx, verb, hosts, f.Bundle())
 }
 
+// warnDowngrades says on w, whatever the log level and whether or not
+// credentials are set, which of the switches this run may reach go without
+// TLS (--insecure, tls.insecure) or without verifying the switch's
+// certificate (tls.skipVerify): a downgrade must never be silent.
+func (s *switchFlags) warnDowngrades(w io.Writer, f *intent.Fabric) {
+	if len(s.hosts) > 0 && len(s.switches) == 0 {
+		return // only hosts: no switch is dialled
+	}
+	var plain, skip []string
+	for _, sw := range f.Switches {
+		if len(s.switches) > 0 && !slices.Contains(s.switches, sw.Name) {
+			continue
+		}
+		switch {
+		case s.insecure || sw.TLS.Insecure:
+			plain = append(plain, sw.Name)
+		case sw.TLS.SkipVerify:
+			skip = append(skip, sw.Name)
+		}
+	}
+	list := func(ns []string) string {
+		if len(ns) <= 10 {
+			return strings.Join(ns, ", ")
+		}
+		return fmt.Sprintf("%s and %d more", strings.Join(ns[:10], ", "), len(ns)-10)
+	}
+	if len(plain) > 0 {
+		why := "tls.insecure"
+		if s.insecure {
+			why = "--insecure"
+		}
+		fmt.Fprintf(w, "fabricctl: warning: plaintext gRPC without TLS (%s) to %d %s: %s; configuration and any credentials travel unencrypted\n",
+			why, len(plain), plural(len(plain), "switch", "switches"), list(plain))
+	}
+	if len(skip) > 0 {
+		fmt.Fprintf(w, "fabricctl: warning: TLS without verifying the switch certificate (tls.skipVerify) for %d %s: %s; anyone on the path can pose as the switch\n",
+			len(skip), plural(len(skip), "switch", "switches"), list(skip))
+	}
+}
+
 func (s *switchFlags) validate() error {
 	if len(s.files) == 0 {
 		return usagef("no intent file given: use -f FILE")
@@ -122,6 +164,7 @@ func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
 	if err != nil {
 		return nil, nil, withCode(ExitError, fmt.Errorf("load intent (run fabricctl check for details): %w", err))
 	}
+	s.warnDowngrades(d.stderr, f)
 	reg, err := newRegistry()
 	if err != nil {
 		return nil, nil, withCode(ExitError, err)
@@ -150,7 +193,6 @@ func yangDefaults(p intent.Platform) (switchdrv.DefaultsFiller, error) {
 	return s, nil
 }
 
-// intentHash identifies the intent files a plan was made from.
 // intentHash identifies the bytes the fabric was parsed from (saved in a plan,
 // so apply can warn when the intent changed since).
 func intentHash(f *intent.Fabric) string {
@@ -164,6 +206,7 @@ func intentHash(f *intent.Fabric) string {
 
 type planOptions struct {
 	switchFlags
+	guard    guardFlags
 	output   string
 	out      string
 	detailed bool
@@ -182,9 +225,14 @@ running "fabricctl host plan -f -" on each over SSH (--skip-hosts leaves them ou
 (hardware rounds them). --out saves the plan for "fabricctl apply plan.json",
 which refuses it if a switch changed since.
 
+The static checks of "fabricctl check" run first, and their errors and
+warnings go to stderr: errors refuse the plan (exit 3) unless --force, which
+the plan output then names; warnings refuse only with --strict.
+
 Exit codes: 0 planned (no changes, or changes without --detailed-exitcode),
 1 error (a switch could not be read or compiled), 2 changes present with
---detailed-exitcode, 64 usage.`,
+--detailed-exitcode, 3 check found errors (or warnings with --strict) and
+--force was not given, 64 usage.`,
 		Example: `  fabricctl plan -f fabric.yaml
   fabricctl plan -f fabric.yaml -o markdown > plan.md
   fabricctl plan -f fabric.yaml --out plan.json --detailed-exitcode`,
@@ -198,6 +246,7 @@ Exit codes: 0 planned (no changes, or changes without --detailed-exitcode),
 	}
 	o.bind(cmd)
 	o.bindHosts(cmd)
+	o.guard.bind(cmd)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().StringVar(&o.out, "out", "", "also save the plan (JSON) to this file, for apply")
 	cmd.Flags().BoolVar(&o.detailed, "detailed-exitcode", false, "exit 2 when there are changes")
@@ -218,12 +267,25 @@ func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return err
 	}
 	defer eng.Close()
+	checked, err := o.guard.guard(f, d.stderr, "plan")
+	if err != nil {
+		return err
+	}
 	p, err := o.planTargets(ctx, d, f, eng, "plan")
 	if err != nil {
 		return err
 	}
 	if err := plan.Write(out, p, o.output); err != nil {
 		return withCode(ExitError, fmt.Errorf("write plan: %w", err))
+	}
+	if n := checked.note(); n != "" {
+		// The plan's own formats have no place for it: text gets a
+		// closing line, json and markdown a line on stderr.
+		w := out
+		if o.output != "text" {
+			w = d.stderr
+		}
+		fmt.Fprintln(w, n)
 	}
 	if o.out != "" {
 		b, err := p.Marshal()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,5 +43,36 @@ func TestREADMEDocumentsEveryCommand(t *testing.T) {
 		if !strings.Contains(doc, "`fabricctl "+name) {
 			t.Errorf("README does not document `fabricctl %s`", name)
 		}
+	}
+}
+
+// TestREADMEParseErrorExample: the README's parse-error example is what
+// check prints for testdata/readme_parse_error.yaml saved as fabric.yaml.
+func TestREADMEParseErrorExample(t *testing.T) {
+	doc := readme(t)
+	src, err := os.ReadFile("testdata/readme_parse_error.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "fabric.yaml"), src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	code, out, _ := runCLI(t, t.Context(), "check", "-f", "fabric.yaml")
+	if code != ExitCheckFailed {
+		t.Fatalf("check exit %d, want %d", code, ExitCheckFailed)
+	}
+	var want strings.Builder
+	want.WriteString("  $ fabricctl check -f fabric.yaml\n")
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if l == "" {
+			want.WriteString("\n")
+			continue
+		}
+		want.WriteString("  " + l + "\n")
+	}
+	if !strings.Contains(doc, want.String()) {
+		t.Errorf("README's parse-error example is not check's output; paste:\n%s", want.String())
 	}
 }

@@ -39,6 +39,10 @@ and prints the one gNMI SetRequest per switch that apply would send: replace for
 the subtrees fabricctl owns, update for single leaves and CLI lines. Nothing is
 contacted; credentials are not read.
 
+The findings of fabricctl check (errors and warnings) are printed to
+stderr first; render still renders, so a payload can be inspected, but plan
+and apply refuse such an intent.
+
 Platform notes (for example that plain OpenConfig cannot express PFC) are
 printed as comments (prototext) or in a "notes" member (json).
 
@@ -94,6 +98,12 @@ func (o *renderOptions) run(stdin io.Reader, out, errw io.Writer) error {
 	f, err := intent.LoadFrom(stdin, o.files...)
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("load intent (run fabricctl check for details): %w", err))
+	}
+	if _, err := printFindings(f, errw); err != nil { // render shows, it does not refuse
+		return err
+	}
+	if len(f.Switches) == 0 {
+		fmt.Fprintf(errw, "fabricctl: fabric %s has no switches (inventory.switches): nothing to render\n", f.Name)
 	}
 	reg, err := newRegistry()
 	if err != nil {

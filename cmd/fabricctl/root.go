@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 )
@@ -66,6 +67,7 @@ failed, 4 apply failed and was rolled back, 64 usage.`,
 			return nil
 		},
 	}
+	setVersionFlag(root)
 	root.SetIn(d.stdin)
 	root.SetOut(d.stdout)
 	root.SetErr(d.stderr)
@@ -76,6 +78,16 @@ failed, 4 apply failed and was rolled back, 64 usage.`,
 		root.AddCommand(f(d))
 	}
 	root.InitDefaultCompletionCmd() // now, so usageArgs covers it too
+	registerCompletions(root)
+	defaultHelp := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		out := c.OutOrStdout()
+		var b strings.Builder
+		c.SetOut(&b)
+		defaultHelp(c, args)
+		c.SetOut(out)
+		_, _ = io.WriteString(out, wrapHelp(b.String(), helpWidth))
+	})
 	for _, c := range root.Commands() {
 		usageArgs(c)
 	}
@@ -114,6 +126,80 @@ func usageArgs(c *cobra.Command) {
 	for _, s := range c.Commands() {
 		usageArgs(s)
 	}
+}
+
+// helpWidth is the widest line --help prints: an 80-column terminal.
+const helpWidth = 80
+
+// wrapHelp breaks the lines of a help text that are wider than width at
+// spaces. A continuation is indented like its line, or, on a line of two
+// columns (a flag and its description, a command and its summary, a term of
+// a Long text's table), to where the second column starts.
+// A paragraph of prose (unindented lines) with a line too wide is
+// reflowed as a whole, so it does not turn ragged.
+func wrapHelp(text string, width int) string {
+	lines := strings.Split(text, "\n")
+	var out []string
+	for i := 0; i < len(lines); {
+		j := i
+		wide := false
+		for j < len(lines) && lines[j] != "" && lines[j][0] != ' ' {
+			wide = wide || utf8.RuneCountInString(lines[j]) > width
+			j++
+		}
+		if j > i+1 && wide {
+			out = append(out, wrapLine(strings.Join(lines[i:j], " "), width))
+			i = j
+			continue
+		}
+		if j == i {
+			j = i + 1
+		}
+		for _, l := range lines[i:j] {
+			out = append(out, wrapLine(l, width))
+		}
+		i = j
+	}
+	return strings.Join(out, "\n")
+}
+
+func wrapLine(line string, width int) string {
+	if utf8.RuneCountInString(line) <= width {
+		return line
+	}
+	indent := len(line) - len(strings.TrimLeft(line, " "))
+	hang := indent
+	// A second column starts after a run of two or more spaces.
+	if j := strings.Index(line[indent:], "  "); j > 0 {
+		k := indent + j
+		for k < len(line) && line[k] == ' ' {
+			k++
+		}
+		if k < width*2/3 {
+			hang = k
+		}
+	}
+	var b strings.Builder
+	col := 0
+	prefix := line[:indent]
+	words := strings.Split(line[indent:], " ")
+	b.WriteString(prefix)
+	col = indent
+	for wi, w := range words {
+		n := utf8.RuneCountInString(w)
+		if wi > 0 {
+			if col+1+n > width && col > hang {
+				b.WriteString("\n" + strings.Repeat(" ", hang))
+				col = hang
+			} else {
+				b.WriteByte(' ')
+				col++
+			}
+		}
+		b.WriteString(w)
+		col += n
+	}
+	return b.String()
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
@@ -155,11 +241,28 @@ func runGuarded(ctx context.Context, g *guard, args []string, stdin io.Reader, s
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
 		err = &usageError{err}
 	}
-	if w := cmd.Flags().Lookup("watch"); w == nil || w.Value.String() != "true" {
-		// (--watch runs until a signal: that is its normal end.)
+	if !runsUntilSignal(cmd) {
 		err = interrupted(ctx, g, err)
 	}
 	return exitCode(err, stderr)
+}
+
+// annotationUntilSignal marks a command whose normal end is a signal.
+const annotationUntilSignal = "fabricctl/runs-until-signal"
+
+// runsUntilSignal says whether cmd, as invoked, runs until Ctrl-C or
+// SIGTERM as its normal end (--watch, lab --keep, or a command annotated
+// so): a signal then ends it with its own exit code, not "interrupted".
+func runsUntilSignal(cmd *cobra.Command) bool {
+	if cmd.Annotations[annotationUntilSignal] == "true" {
+		return true
+	}
+	for _, name := range []string{"watch", "keep"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Value.String() == "true" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkOutput validates an --output value against the allowed formats.

@@ -54,7 +54,7 @@ func newValidateCmd(d *deps) *cobra.Command {
 		Long: `Validate answers "is this fabric lossless, and how fast is it?" in five phases:
 
   1. readback   the switches' configuration is read over gNMI and the hosts' with
-                'fabricctl host plan' (locally, or over SSH with --remote-fabricctl),
+                'fabricctl host plan' (locally, or over SSH with --host-binary),
                 and compared with the intent; every drifted path is a failed check
   2. counters   host RDMA hw_counters and ethtool driver stats, switch queue, PFC, ECN
                 and PFC-watchdog counters (gNMI, per platform) are read
@@ -78,7 +78,7 @@ Engines:
         (this machine, or network namespaces given with --netns HOST=NAMESPACE) it
         runs in this process; with remote hosts it runs 'fabricctl validate
         udp-recv|udp-send' on them over SSH (fabricctl must be installed there;
-        --remote-fabricctl names it). One-way latency needs synchronised clocks
+        --host-binary names it). One-way latency needs synchronised clocks
         (PTP) across hosts.
 
 Exit codes: 0 every check passed (or was skipped), 3 a check failed, 1 evidence
@@ -111,7 +111,11 @@ could not be collected (and nothing failed) or validate could not run, 64 usage.
 	fl.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file")
 	fl.StringVar(&o.markdown, "markdown", "", "also write a Markdown report to this file")
 	fl.StringArrayVar(&o.netns, "netns", nil, "udp engine: run HOST inside network namespace NS (HOST=NS, repeatable)")
-	fl.StringVar(&o.fabricctl, "remote-fabricctl", "fabricctl", "udp engine: the fabricctl command on remote hosts (runs udp-recv/udp-send there)")
+	// --host-binary, as plan, diff and apply name it; --remote-fabricctl
+	// was this command's own name for it.
+	fl.StringVar(&o.fabricctl, "host-binary", "fabricctl", "fabricctl on the remote hosts, one or more words (\"sudo fabricctl\"): runs host plan for the readback and udp-recv/udp-send for the udp engine")
+	fl.StringVar(&o.fabricctl, "remote-fabricctl", "fabricctl", "old name of --host-binary")
+	_ = fl.MarkDeprecated("remote-fabricctl", "use --host-binary")
 	fl.StringVar(&o.toolDir, "perftest-dir", "", "directory of the perftest binaries on the hosts (default: $PATH)")
 	fl.BoolVar(&o.rdmaCM, "rdma-cm", false, "connect perftest with rdma_cm (-R) and set the ToS with -T instead of --tclass")
 	fl.DurationVar(&o.duration, "duration", 0, "length of each bandwidth test (default: the intent's validation.duration, else 10s)")
@@ -136,7 +140,7 @@ func (o *validateOptions) validate() error {
 		return usagef("--engine %q: want rdma or udp", o.engine)
 	}
 	if len(strings.Fields(o.fabricctl)) == 0 {
-		return usagef("--remote-fabricctl: want a command")
+		return usagef("--host-binary: want a command")
 	}
 	if len(o.netns) > 0 && o.engine != "udp" {
 		return usagef("--netns works with --engine udp only")
@@ -229,6 +233,9 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 		engine = &validate.RemoteUDPEngine{Runner: runnerFor, Fabricctl: strings.Fields(o.fabricctl), ToS: f.Policy.RoCE.ToS,
 			Size: o.udpSize, Packets: o.udpPackets, Rate: o.udpRate}
 	default:
+		if err := rdmaPreflight(ctx, f, runnerFor); err != nil {
+			return withCode(ExitError, err)
+		}
 		dur := o.duration
 		if dur == 0 {
 			dur = f.Validation.Duration
@@ -245,6 +252,10 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 	vo := validate.Options{Engine: engine, AllPairs: !o.noAllPairs, Incast: !o.noIncast, Latency: !o.noLatency, Log: d.log}
 	if !o.noReadback {
 		vo.Readback = func(ctx context.Context) (*plan.Plan, error) { return o.readback(ctx, d, f, eng, nsOf, runnerFor) }
+		vo.ReadbackSkipped = map[string]string{}
+		for h, ns := range nsOf {
+			vo.ReadbackSkipped[plan.KindHost+" "+h] = fmt.Sprintf("runs in network namespace %s (--netns): its NICs are lab veths without DCB, so there is no NIC QoS to read back", ns)
+		}
 	}
 	if !o.noCounters {
 		srcs, closeAll := o.sources(ctx, d, f, nsOf, runnerFor)
@@ -274,8 +285,33 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 	return nil
 }
 
+// rdmaPreflight makes sure every host has an RDMA device before the rdma
+// engine starts perftest, so that a lab without RDMA NICs gets one line that
+// says so instead of a table of failed GID lookups.
+func rdmaPreflight(ctx context.Context, f *intent.Fabric, runnerFor func(string) (remote.Runner, error)) error {
+	var none []string
+	for _, h := range f.Hosts {
+		r, err := runnerFor(h.Name)
+		if err != nil {
+			return err
+		}
+		res, err := r.Run(ctx, []string{"ls", "-1", "/sys/class/infiniband"}, nil)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil || strings.TrimSpace(string(res.Stdout)) == "" {
+			none = append(none, h.Name)
+		}
+	}
+	if len(none) == 0 {
+		return nil
+	}
+	return fmt.Errorf("--engine rdma needs an RDMA device, and %s %s none (/sys/class/infiniband is empty or missing); without RDMA NICs use --engine udp",
+		strings.Join(none, ", "), plural(len(none), "has", "have"))
+}
+
 // readback plans the switches (gNMI) and the hosts (local ones in this
-// process, remote ones with `fabricctl host plan` over SSH, --remote-fabricctl,
+// process, remote ones with `fabricctl host plan` over SSH, --host-binary,
 // through the runners of runnerFor) against the intent. Hosts mapped to a
 // network namespace are left out: their NICs are lab veths.
 func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabric, eng *switchdrv.Engine, nsOf map[string]string,
@@ -322,7 +358,7 @@ func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabri
 		}
 	}
 	if len(remoteHosts) > 0 {
-		// The Fleet runs `<Binary> host plan ...`; a --remote-fabricctl of
+		// The Fleet runs `<Binary> host plan ...`; a --host-binary of
 		// several words ("sudo fabricctl") keeps all of them through
 		// commandRunner, and the host's runner stays open for the traffic.
 		bin := strings.Fields(o.fabricctl)
@@ -340,7 +376,7 @@ func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabri
 }
 
 // commandRunner runs argv with its first word replaced by command (the
-// words of --remote-fabricctl). It does not expose the Close of the runner
+// words of --host-binary). It does not expose the Close of the runner
 // it wraps: that runner belongs to validate and serves the traffic later.
 type commandRunner struct {
 	remote.Runner

@@ -77,6 +77,21 @@ func TestValidateCLIUDPLab(t *testing.T) {
 			if code != tt.wantCode {
 				t.Fatalf("exit code = %d, want %d", code, tt.wantCode)
 			}
+			// Every host has a readback row, namespaced ones a skip with
+			// the reason; the udp table has loss, not bandwidth.
+			for i := 1; i <= 3; i++ {
+				row := false
+				for _, l := range strings.Split(stdout.String(), "\n") {
+					f := strings.Fields(l)
+					row = row || (len(f) > 3 && f[0] == "SKIP" && f[1] == "readback" && f[2] == "host" && f[3] == fmt.Sprintf("gpu%d", i) && strings.Contains(l, "network namespace"))
+				}
+				if !row {
+					t.Errorf("no skipped readback row with a reason for host gpu%d", i)
+				}
+			}
+			if strings.Contains(stdout.String(), "Gb/s") || !strings.Contains(stdout.String(), "LOST") {
+				t.Errorf("the udp flow table must show loss and no bandwidth column")
+			}
 			b, err := os.ReadFile(junit)
 			if err != nil {
 				t.Fatal(err)
@@ -102,6 +117,29 @@ func TestValidateCLIUDPLab(t *testing.T) {
 	}
 }
 
+// TestValidateRDMAWithoutDevice: on a machine without RDMA devices the rdma
+// engine stops before any traffic with one line that suggests --engine udp.
+func TestValidateRDMAWithoutDevice(t *testing.T) {
+	if ents, _ := os.ReadDir("/sys/class/infiniband"); len(ents) > 0 {
+		t.Skip("this machine has an RDMA device; the test needs one without")
+	}
+	file := filepath.Join(t.TempDir(), "fabric.yaml")
+	yaml := "apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: nordma}\npolicy: {preset: roce-lossless}\ninventory:\n  hosts:\n" +
+		"    - name: gpu1\n      address: local\n      nics: [{interface: lo, rdma: mlx5_0}]\n" +
+		"    - name: gpu2\n      address: local\n      nics: [{interface: lo, rdma: mlx5_1}]\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, t.Context(), "validate", "-f", file, "--no-readback", "--no-counters")
+	if code != ExitError {
+		t.Errorf("exit %d, want %d", code, ExitError)
+	}
+	want := "fabricctl: --engine rdma needs an RDMA device, and gpu1, gpu2 have none (/sys/class/infiniband is empty or missing); without RDMA NICs use --engine udp\n"
+	if errOut != want || out != "" {
+		t.Errorf("stdout %q, stderr %q; want no table and the one line %q", out, errOut, want)
+	}
+}
+
 func TestValidateUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"validate"},
@@ -113,6 +151,8 @@ func TestValidateUsage(t *testing.T) {
 		// udpflow refuses these rates on every flow: refuse them up front.
 		{"validate", "-f", "x.yaml", "--engine", "udp", "--udp-rate", "NaN"},
 		{"validate", "-f", "x.yaml", "--engine", "udp", "--udp-rate", "+Inf"},
+		{"validate", "-f", "x.yaml", "--host-binary", " "},
+		{"validate", "-f", "x.yaml", "--remote-fabricctl", ""}, // the old name still binds the same value
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != ExitUsage {
@@ -205,7 +245,7 @@ inventory:
 	}
 }
 
-// TestValidateReadbackRemoteCommand: --remote-fabricctl may be several words
+// TestValidateReadbackRemoteCommand: --host-binary may be several words
 // ("sudo fabricctl"); the readback of remote hosts must run all of them, as
 // the udp engine does, and over the runner validate already holds for the
 // host. Here the host's runner is local and the command is
@@ -241,5 +281,14 @@ echo '{"version":1,"fabric":"pod1","targets":[{"name":"gpu9","kind":"host","chan
 	}
 	if len(used) != 1 || used[0] != "gpu9" {
 		t.Errorf("runners used = %v, want validate's runner for gpu9", used)
+	}
+}
+
+func TestValidateUDPHalvesHelp(t *testing.T) {
+	for _, verb := range []string{"udp-recv", "udp-send"} {
+		code, out, errOut := runCLI(t, t.Context(), "validate", verb, "--help")
+		if code != ExitOK || !strings.Contains(out, "Usage of fabricctl validate "+verb) {
+			t.Errorf("validate %s --help: exit %d, stdout %q, stderr %q", verb, code, out, errOut)
+		}
 	}
 }

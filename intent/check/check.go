@@ -112,7 +112,8 @@ func Run(f *intent.Fabric, opts Options) []Finding {
 	return c.findings
 }
 
-// Sort orders findings by file, line, column, rule ID, then path and message.
+// Sort orders findings by file, line, column, rule ID, then path (in
+// natural order: links[8] before links[10]) and message.
 func Sort(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
@@ -123,7 +124,7 @@ func Sort(fs []Finding) {
 			return a.ID < b.ID
 		}
 		if a.Path != b.Path {
-			return a.Path < b.Path
+			return intent.NaturalLess(a.Path, b.Path)
 		}
 		return a.Message < b.Message
 	})
@@ -222,8 +223,13 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 	return c
 }
 
-// report adds a finding of the current rule.
+// report adds a finding of the current rule. The finding points at the
+// value path names where it is written; pos is where to point when nothing
+// on the path was (a default).
 func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string, a ...any) {
+	if at, ok := c.f.FieldPos(path); ok && at.IsValid() {
+		pos = at
+	}
 	c.findings = append(c.findings, Finding{
 		ID:       c.rule.ID,
 		Severity: sev,

@@ -142,6 +142,31 @@ func TestRules(t *testing.T) {
 		{"priority in two classes", func(f *intent.Fabric) {
 			f.Policy.Classes = append(f.Policy.Classes, intent.Class{Name: "mgmt", DSCP: []int{10}, Priority: 0, Strict: true, Pos: at(30)})
 		}, Options{}, []got{{"FC104", Error, "policy.classes[mgmt].priority"}}},
+		{"cnp class on the lossless priority", func(f *intent.Fabric) {
+			class(f, "cnp").Priority = 3
+			f.Policy.RoCE.CNPPriority = 3
+		}, Options{}, []got{{"FC104", Error, "policy.classes[cnp].priority"}}},
+		// FC108 with the host CNPs on a PFC-enabled priority
+		{"host cnp priority lossless", func(f *intent.Fabric) { f.Policy.RoCE.CNPPriority = 3 },
+			Options{}, []got{{"FC108", Error, "policy.roce.cnpPriority"}}},
+		// FC126
+		{"lossless class without dscp", func(f *intent.Fabric) {
+			class(f, "roce").DSCP = nil
+			f.Policy.RoCE.ToS = 106 // lands in default now
+		}, Options{}, []got{{"FC126", Error, "policy.classes[roce].dscp"}, {"FC119", Error, "policy.roce.tos"}}},
+		{"lossless default class is reached", func(f *intent.Fabric) {
+			class(f, "roce").Default, class(f, "default").Default = true, false
+			class(f, "default").DSCP = []int{0}
+		}, Options{}, nil},
+		// FC127
+		{"switch port speed 400M", func(f *intent.Fabric) {
+			for j := range f.Switches[0].Ports {
+				f.Switches[0].Ports[j].Speed = 400e6
+			}
+			f.Switches[0].Ports[0].Speed = 400e9
+		}, Options{}, []got{{"FC127", Error, "inventory.switches[leaf1].ports[ethernet-1/2].speed"}, {"FC124", Warning, "inventory.links[1]"}, {"FC124", Warning, "inventory.links[4]"}, {"FC124", Warning, "inventory.links[5]"}}},
+		{"nic speed 400M", func(f *intent.Fabric) { f.Hosts[1].NICs[0].Speed = 400e6 },
+			Options{}, []got{{"FC127", Error, "inventory.hosts[gpu2].nics[ens1f0np0].speed"}, {"FC124", Warning, "inventory.links[1]"}}},
 		// FC105
 		{"two lossless priorities are fine", func(f *intent.Fabric) { lossless(f, "storage", 4, 24) }, Options{}, nil},
 		{"three lossless priorities", func(f *intent.Fabric) {
@@ -260,7 +285,7 @@ func TestRules(t *testing.T) {
 			Options{}, []got{{"FC112", Warning, "inventory.switches[leaf2].ports"}}},
 		// FC113
 		{"ets weights not 100", func(f *intent.Fabric) { class(f, "roce").Weight = 40 },
-			Options{}, []got{{"FC113", Error, "policy.classes"}}},
+			Options{}, []got{{"FC113", Error, "policy.classes[default].weight"}}},
 		{"ets zero weight", func(f *intent.Fabric) {
 			class(f, "roce").Weight = 100
 			class(f, "default").Weight = 0
@@ -275,7 +300,7 @@ func TestRules(t *testing.T) {
 		}, Options{}, []got{{"FC113", Warning, "policy.classes[default].weight"}}},
 		// FC114
 		{"watchdog off", func(f *intent.Fabric) { f.Policy.Watchdog.Enabled = false },
-			Options{}, []got{{"FC114", Warning, "policy.watchdog"}}},
+			Options{}, []got{{"FC114", Warning, "policy.watchdog.enabled"}}},
 		{"watchdog poll equal to detect", func(f *intent.Fabric) { f.Policy.Watchdog.Poll = 200 * time.Millisecond },
 			Options{}, []got{{"FC114", Warning, "policy.watchdog.poll"}}},
 		{"watchdog poll above detect", func(f *intent.Fabric) { f.Policy.Watchdog.Poll = 300 * time.Millisecond },
@@ -368,13 +393,13 @@ func TestRules(t *testing.T) {
 		{"tos with CE", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 107 },
 			Options{}, []got{{"FC119", Error, "policy.roce.tos"}}},
 		{"tos not-ECT", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 104 },
-			Options{}, []got{{"FC119", Warning, "policy.roce.tos"}}},
+			Options{}, []got{{"FC119", Error, "policy.roce.tos"}}},
 		{"tos ECT(1)", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 105 },
 			Options{}, []got{{"FC119", Warning, "policy.roce.tos"}}},
 		{"tos in the lossy class", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 2 },
 			Options{}, []got{{"FC119", Error, "policy.roce.tos"}}},
 		{"tos 0: lossy and not-ECT", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 0 },
-			Options{}, []got{{"FC119", Error, "policy.roce.tos"}, {"FC119", Warning, "policy.roce.tos"}}},
+			Options{}, []got{{"FC119", Error, "policy.roce.tos"}, {"FC119", Error, "policy.roce.tos"}}},
 		{"tos out of range", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 300 },
 			Options{}, []got{{"FC119", Error, "policy.roce.tos"}}},
 		// Without lossless classes (plain OpenConfig) the RoCE class is the
@@ -383,7 +408,7 @@ func TestRules(t *testing.T) {
 		{"tos 0 without lossless classes", func(f *intent.Fabric) {
 			class(f, "roce").Lossless = false
 			f.Policy.RoCE.ToS = 0
-		}, Options{}, []got{{"FC119", Error, "policy.roce.tos"}, {"FC119", Warning, "policy.roce.tos"}}},
+		}, Options{}, []got{{"FC119", Error, "policy.roce.tos"}, {"FC119", Error, "policy.roce.tos"}}}, // the wrong class, and not-ECT
 		// FC120
 		{"dcbx unset", func(f *intent.Fabric) { f.Policy.DCBX = "" },
 			Options{}, []got{{"FC120", Error, "policy.dcbx"}}},
@@ -397,23 +422,23 @@ func TestRules(t *testing.T) {
 			}}, nil},
 		// FC121
 		{"link to unknown node", func(f *intent.Fabric) { f.Links[0].A.Node = "gpu9" },
-			Options{}, []got{{"FC121", Error, "inventory.links[0]"}}},
+			Options{}, []got{{"FC121", Error, "inventory.links[0].a"}}},
 		{"link to unknown switch port", func(f *intent.Fabric) { f.Links[0].B.Port = "ethernet-1/99" },
-			Options{}, []got{{"FC121", Error, "inventory.links[0]"}}},
+			Options{}, []got{{"FC121", Error, "inventory.links[0].b"}}},
 		{"link to unknown host nic", func(f *intent.Fabric) { f.Links[0].A.Port = "eth9" },
-			Options{}, []got{{"FC121", Error, "inventory.links[0]"}}},
+			Options{}, []got{{"FC121", Error, "inventory.links[0].a"}}},
 		{"link to itself", func(f *intent.Fabric) { f.Links[0].A = f.Links[0].B },
 			Options{}, []got{{"FC121", Error, "inventory.links[0]"}}},
 		// FC122
 		{"port used twice", func(f *intent.Fabric) { f.Links[1].B.Port = "ethernet-1/1" },
-			Options{}, []got{{"FC122", Error, "inventory.links[1]"}}},
+			Options{}, []got{{"FC122", Error, "inventory.links[1].b"}}},
 		{"host NIC used twice", func(f *intent.Fabric) { f.Links[1].A = f.Links[0].A },
-			Options{}, []got{{"FC122", Error, "inventory.links[1]"}}},
+			Options{}, []got{{"FC122", Error, "inventory.links[1].a"}}},
 		{"unknown endpoint used twice", func(f *intent.Fabric) {
 			f.Links[0].A.Node = "gpu9"
 			f.Links[1].A.Node = "gpu9"
 			f.Links[1].A.Port = f.Links[0].A.Port
-		}, Options{}, []got{{"FC121", Error, "inventory.links[0]"}, {"FC121", Error, "inventory.links[1]"}, {"FC122", Error, "inventory.links[1]"}}},
+		}, Options{}, []got{{"FC121", Error, "inventory.links[0].a"}, {"FC121", Error, "inventory.links[1].a"}, {"FC122", Error, "inventory.links[1].a"}}},
 		// FC123
 		{"leaf-leaf link closes a cycle", func(f *intent.Fabric) {
 			f.Links = append(f.Links, intent.Link{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/5"}, B: intent.Endpoint{Node: "leaf2", Port: "ethernet-1/5"}, Pos: at(120)})

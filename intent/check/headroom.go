@@ -13,9 +13,12 @@ import (
 // HeadroomReport is the three headroom models side by side for one port
 // profile, as `fabricctl headroom` prints it and FC112 applies it.
 type HeadroomReport struct {
-	Input         intent.HeadroomInput
-	Models        []intent.HeadroomResult
-	Required      int64 // bytes per lossless priority: the largest model
+	Input    intent.HeadroomInput
+	Models   []intent.HeadroomResult
+	Required int64 // bytes per lossless priority: the largest model
+	// Rounded is Required rounded up to 1 KiB: what the switch compilers
+	// program and FC111/FC112 check against (before a platform's cell).
+	Rounded       int64
 	RequiredModel intent.HeadroomModel
 	Assumptions   []string
 }
@@ -23,7 +26,8 @@ type HeadroomReport struct {
 // Headroom computes the report for in.
 func Headroom(in intent.HeadroomInput) HeadroomReport {
 	models, req := intent.Headroom(in)
-	r := HeadroomReport{Input: in, Models: models, Required: req, Assumptions: intent.HeadroomAssumptions(in)}
+	r := HeadroomReport{Input: in, Models: models, Required: req, Assumptions: intent.HeadroomAssumptions(in),
+		Rounded: (req + headroomRound - 1) / headroomRound * headroomRound}
 	for _, m := range models {
 		if m.Bytes == req {
 			r.RequiredModel = m.Model
@@ -84,6 +88,7 @@ func (r HeadroomReport) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "\nrequired: %s per lossless priority (the largest model, %s)\n", bytesStr(r.Required), r.RequiredModel)
+	fmt.Fprintf(&b, "programmed: %s (rounded up to 1 KiB, as the switches are programmed and fabricctl check counts it)\n", bytesStr(r.Rounded))
 	if len(r.Assumptions) > 0 {
 		b.WriteString("assumptions:\n")
 		for _, a := range r.Assumptions {
@@ -114,11 +119,12 @@ func (r HeadroomReport) WriteJSON(w io.Writer) error {
 		CellFactor    float64              `json:"cellFactor"`
 		Models        []jsonModel          `json:"models"`
 		Required      int64                `json:"requiredBytes"`
+		Rounded       int64                `json:"programmedBytes"`
 		RequiredModel intent.HeadroomModel `json:"requiredModel"`
 		Assumptions   []string             `json:"assumptions"`
 	}{
 		Speed: r.Input.Speed, CableMeters: r.Input.CableMeters, MTU: r.Input.MTU, CellFactor: r.cellFactor(),
-		Required: r.Required, RequiredModel: r.RequiredModel, Assumptions: r.Assumptions,
+		Required: r.Required, Rounded: r.Rounded, RequiredModel: r.RequiredModel, Assumptions: r.Assumptions,
 	}
 	if out.Assumptions == nil {
 		out.Assumptions = []string{}

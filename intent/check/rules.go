@@ -30,12 +30,12 @@ var ruleTable = []Rule{
 	{"FC101", "dscp-range", Error, "DSCP values of classes and the host CNP DSCP are within 0-63", (*checker).dscpRange},
 	{"FC102", "dscp-unique", Error, "a DSCP value belongs to at most one class", (*checker).dscpUnique},
 	{"FC103", "priority-range", Error, "class priorities and the host CNP priority are within 0-7", (*checker).priorityRange},
-	{"FC104", "priority-unique", Error, "each 802.1p priority (traffic class, queue) belongs to at most one class", (*checker).priorityUnique},
+	{"FC104", "priority-unique", Error, "each 802.1p priority (traffic class, queue) belongs to at most one class; never the CNP class and a lossless one", (*checker).priorityUnique},
 	{"FC105", "lossless-limit", Error, "lossless priorities per port do not exceed the platform limit (2 by default), the switch override or the policy cap", (*checker).losslessLimit},
 	{"FC106", "pfc-expressible", Error, "every switch carrying lossless classes runs a known platform that can express PFC (plain OpenConfig cannot)", (*checker).pfcExpressible},
 	{"FC107", "cnp-class", Error, "a single CNP class exists, is strict priority and is not lossless", (*checker).cnpClass},
-	{"FC108", "cnp-host", Error, "the CNP DSCP and priority hosts send with match the switches' CNP class", (*checker).cnpHost},
-	{"FC109", "ecn-lossless", Error, "every lossless class has ECN marking (DCQCN)", (*checker).ecnLossless},
+	{"FC108", "cnp-host", Error, "the CNP DSCP and priority hosts send with match the switches' CNP class, and neither lands on a PFC-enabled priority", (*checker).cnpHost},
+	{"FC109", "ecn-lossless", Error, "every lossless class but the CNP class has ECN marking (DCQCN)", (*checker).ecnLossless},
 	{"FC110", "ecn-thresholds", Error, "ECN Kmin < Kmax, Kmin >= one MTU, mark probability 1-100%", (*checker).ecnThresholds},
 	{"FC111", "ecn-before-pfc", Error, "ECN Kmax is at most the queue depth at which the ingress sends XOFF (the platform's own XOFF point: SR Linux 7220 the pfc-queue maximum-burst-size; else buffer minus headroom), so ECN fires before PFC", (*checker).ecnBeforePFC},
 	{"FC112", "headroom", Error, "each port's buffer holds the PFC headroom of all its lossless priorities (max of the IEEE, SONiC and mlx5 models and, for the switch's ASIC, the vendor's lookup table)", (*checker).headroomFits},
@@ -45,13 +45,15 @@ var ruleTable = []Rule{
 	{"FC116", "global-pause", Error, "802.3x global pause is off where PFC is on", (*checker).globalPause},
 	{"FC117", "link-mtu", Error, "MTU is equal on both ends of switch links and the host MTU is not above the switch port MTU", (*checker).linkMTU},
 	{"FC118", "roce-path-mtu", Error, "the RoCE path MTU is 256-4096 and fits in the host MTU with the RoCEv2 headers", (*checker).rocePathMTU},
-	{"FC119", "host-tos", Error, "host RoCE ToS is the RoCE class DSCP << 2 with ECT(0) (the lossless class; without PFC the ECN class): never CE, not not-ECT", (*checker).hostToS},
+	{"FC119", "host-tos", Error, "host RoCE ToS is the RoCE class DSCP << 2 with ECT(0) (a lossless class; without PFC the ECN class): CE and not-ECT are errors, ECT(1) a warning", (*checker).hostToS},
 	{"FC120", "dcbx-owner", Error, "a single owner of host DCB settings: host-static, or switch-willing only where fabricctl configures the host-facing switches to advertise DCBX", (*checker).dcbxOwner},
 	{"FC121", "link-endpoints", Error, "links join existing switch ports and host NICs, never an endpoint to itself", (*checker).linkEndpoints},
 	{"FC122", "link-port-reuse", Error, "no switch port or host NIC is used by two links", (*checker).linkPortReuse},
 	{"FC123", "pfc-deadlock", Warning, "no cyclic buffer dependency among switches for lossless traffic (links form an up-down Clos)", (*checker).pfcDeadlock},
 	{"FC124", "link-ends", Warning, "both ends of a link agree on speed and cable length (headroom is computed from them)", (*checker).linkEnds},
 	{"FC125", "port-mtu-platform", Error, "every switch port's IP MTU is within the range its platform accepts (EOS 68-9214, SONiC 68-9216, SR Linux 7220 IXR 1486-9398 = port mtu 1500-9412 less the Ethernet header; from the switch's profile)", (*checker).portMTUPlatform},
+	{"FC126", "lossless-reached", Error, "every lossless class is reached by some DSCP (its own list, or every unlisted DSCP as the default class)", (*checker).losslessReached},
+	{"FC127", "line-rate", Error, "switch ports and RoCE NICs run at 1G or more (speed 400M is 400 Mb/s: did you mean 400G?)", (*checker).lineRate},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the
@@ -89,7 +91,11 @@ func (c *checker) dscpUnique() {
 				continue // FC101
 			}
 			if o := owner[d]; o != nil && o != cl {
-				c.report(Error, pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".dscp",
+				at := cl
+				if !written(cl, "dscp") && written(o, "dscp") {
+					at = o // point at the list that was written
+				}
+				c.report(Error, pos(at.Pos, c.f.Policy.Pos), classPath(at)+".dscp",
 					"list each DSCP value in one class only",
 					"DSCP %d is in both class %s and class %s: a packet can be classified into one queue only", d, o.Name, cl.Name)
 				continue
@@ -123,13 +129,45 @@ func (c *checker) priorityUnique() {
 	for i := range c.f.Policy.Classes {
 		cl := &c.f.Policy.Classes[i]
 		if o, ok := owner[cl.Priority]; ok {
-			c.report(Error, pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".priority",
-				"give each class its own priority, or merge the classes' DSCP lists",
+			path := classPath(cl) + ".priority"
+			if !written(cl, "priority") && written(o, "priority") {
+				path = classPath(o) + ".priority" // point at the priority that was written
+			}
+			at := pos(cl.Pos, c.f.Policy.Pos)
+			if cnp, other := cnpPair(o, cl); cnp != nil && other.Lossless {
+				// Merging would put the CNPs in the lossless queue, where
+				// PFC pauses the very notifications that should slow the
+				// senders down (FC107 says the same of a lossless CNP class).
+				c.report(Error, at, path,
+					fmt.Sprintf("give CNP class %s a priority of its own that is not PFC-enabled (the preset uses 6), and keep its DSCPs out of class %s", cnp.Name, other.Name),
+					"priority %d is both lossless class %s and CNP class %s: CNPs would share the PFC-enabled queue, be paused with the traffic they should throttle, and DCQCN would react late", cl.Priority, other.Name, cnp.Name)
+				continue
+			}
+			fix := "give each class its own priority"
+			if o.Lossless == cl.Lossless && o.Strict == cl.Strict && !o.CNP && !cl.CNP && !o.Default && !cl.Default {
+				fix += fmt.Sprintf(", or merge class %s's DSCP list into class %s", cl.Name, o.Name)
+			}
+			c.report(Error, at, path, fix,
 				"priority %d is used by class %s and class %s: a priority is one queue with one PFC and scheduling setting", cl.Priority, o.Name, cl.Name)
 			continue
 		}
 		owner[cl.Priority] = cl
 	}
+}
+
+// written reports whether the intent sets key of class cl itself (not the
+// preset).
+func written(cl *intent.Class, key string) bool { return cl.Fields[key].IsValid() }
+
+// cnpPair returns the CNP class of a and b and the other one, or nil.
+func cnpPair(a, b *intent.Class) (cnp, other *intent.Class) {
+	switch {
+	case a.CNP:
+		return a, b
+	case b.CNP:
+		return b, a
+	}
+	return nil, nil
 }
 
 // losslessPrios renders the lossless priorities as "3, 4".
@@ -305,9 +343,13 @@ func (c *checker) cnpHost() {
 			r.CNPDSCP, cl.Name, ints(cl.DSCP), lands)
 	}
 	if r.CNPPriority != cl.Priority {
+		lossless := ""
+		if lc := p.ClassByPriority(r.CNPPriority); lc != nil && lc.Lossless && !lc.CNP {
+			lossless = fmt.Sprintf(", and priority %d is PFC-enabled (lossless class %s): the NICs queue CNPs with the traffic PFC pauses", r.CNPPriority, lc.Name)
+		}
 		c.report(Error, pos(r.Pos, p.Pos), "policy.roce.cnpPriority",
 			fmt.Sprintf("set the host CNP priority to %d", cl.Priority),
-			"hosts send CNPs with priority %d but the CNP class %s is priority %d", r.CNPPriority, cl.Name, cl.Priority)
+			"hosts send CNPs with priority %d but the CNP class %s is priority %d%s", r.CNPPriority, cl.Name, cl.Priority, lossless)
 	}
 }
 
@@ -322,9 +364,13 @@ func ints(v []int) string {
 // FC109
 func (c *checker) ecnLossless() {
 	for _, cl := range c.lossless {
+		if cl.CNP {
+			continue // FC107: a CNP class must not be lossless; ECN on it would mark the notifications themselves
+		}
 		if cl.ECN == nil {
+			kmin, kmax := c.ecnSuggestion()
 			c.report(Error, pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".ecn",
-				"add ecn: {min: 150KB, max: 1.5MB, probability: 100%} (the NVIDIA lossless defaults)",
+				fmt.Sprintf("add ecn: {min: %s, max: %s, probability: 100%%}%s", intent.FormatSize(kmin), intent.FormatSize(kmax), ecnSuggestionNote(kmax)),
 				"lossless class %s has no ECN marking: without DCQCN every congestion event is resolved by PFC pauses alone (head-of-line blocking, pause storms, deadlock risk)", cl.Name)
 		}
 	}
@@ -341,13 +387,18 @@ func (c *checker) ecnThresholds() {
 		}
 		at := c.ecnPos(cl)
 		if e.MinBytes >= e.MaxBytes {
+			kmin, kmax := c.ecnSuggestion()
 			c.report(Error, at, classPath(cl)+".ecn.min",
-				"set min below max (e.g. min 150KB, max 1.5MB)",
+				fmt.Sprintf("set min below max (e.g. min %s, max %s)", intent.FormatSize(kmin), intent.FormatSize(kmax)),
 				"class %s: ECN Kmin %s is not below Kmax %s", cl.Name, bytesStr(e.MinBytes), bytesStr(e.MaxBytes))
 		}
 		if p.MTU > 0 && e.MinBytes < int64(p.MTU) {
-			c.report(Error, at, classPath(cl)+".ecn.min",
-				fmt.Sprintf("set min to at least %s", bytesStr(int64(p.MTU))),
+			fix := fmt.Sprintf("set min to at least %s (one MTU)", intent.FormatSize(int64(p.MTU)))
+			if e.MaxBytes <= int64(p.MTU) {
+				kmin, kmax := c.ecnSuggestion()
+				fix = fmt.Sprintf("set min to at least one MTU and max above it (e.g. min %s, max %s)", intent.FormatSize(kmin), intent.FormatSize(kmax))
+			}
+			c.report(Error, at, classPath(cl)+".ecn.min", fix,
 				"class %s: ECN Kmin %s is below one MTU (%s): a single frame in the queue gets marked, so DCQCN throttles on no congestion", cl.Name, bytesStr(e.MinBytes), bytesStr(int64(p.MTU)))
 		}
 		if e.Probability < 1 || e.Probability > 100 {
@@ -356,6 +407,65 @@ func (c *checker) ecnThresholds() {
 				"class %s: ECN mark probability %d%% is out of range 1-100", cl.Name, e.Probability)
 		}
 	}
+}
+
+// The NVIDIA lossless defaults for ECN (nv set qos roce: min 150 KB, max
+// 1.5 MB), which the roce-lossless preset uses.
+const (
+	defaultKmin = 150_000
+	defaultKmax = 1_500_000
+)
+
+// ecnSuggestion returns ECN thresholds a fix can suggest that pass FC110
+// and FC111 on every switch of the fabric: the NVIDIA defaults, with Kmax
+// lowered to the smallest XOFF depth (buffer minus the headroom of all
+// lossless priorities on the port needing the most) and Kmin kept between
+// one MTU and Kmax. Values are whole kilobytes.
+func (c *checker) ecnSuggestion() (kmin, kmax int64) {
+	kmin, kmax = defaultKmin, defaultKmax
+	n := int64(max(1, len(c.lossless)))
+	for i := range c.f.Switches {
+		sw := &c.f.Switches[i]
+		pi, ok := c.platform(sw)
+		if !ok || !pi.PFC || sw.BufferBytes <= 0 {
+			continue
+		}
+		if wp, _, wv := c.worstPort(sw, pi.BufferCellBytes); wp != nil {
+			if depth := sw.BufferBytes - wv.perPrio*n; depth > 0 && depth < kmax {
+				kmax = depth
+			}
+		}
+	}
+	kmax = kmax / 1000 * 1000
+	mtu := (int64(c.f.Policy.MTU) + 999) / 1000 * 1000
+	if kmin*2 > kmax {
+		kmin = kmax / 10 / 1000 * 1000
+	}
+	kmin = max(kmin, mtu)
+	return kmin, kmax
+}
+
+// ecnSuggestionNote says where suggested thresholds come from.
+func ecnSuggestionNote(kmax int64) string {
+	if kmax < defaultKmax {
+		return " (the NVIDIA lossless defaults, with max lowered to fit under the XOFF point of the smallest switch buffer, FC111)"
+	}
+	return " (the NVIDIA lossless defaults)"
+}
+
+// lowerKmaxFix is FC111's fix: Kmax at most depth, and Kmin below it too
+// when it is not already (FC110).
+func (c *checker) lowerKmaxFix(e *intent.ECN, depth int64) string {
+	kmax := depth / 1000 * 1000
+	if kmax <= 0 {
+		kmax = depth
+	}
+	fix := fmt.Sprintf("lower ECN max to at most %s", intent.FormatSize(kmax))
+	if e.MinBytes >= kmax {
+		kmin := max(kmax/10/1000*1000, (int64(c.f.Policy.MTU)+999)/1000*1000)
+		fix += fmt.Sprintf(" and min below it (e.g. %s)", intent.FormatSize(kmin))
+	}
+	return fix + ", or shorten cables / use fewer lossless priorities to free buffer"
 }
 
 // ecnPos is where a class's ECN thresholds are set: the ecn block, unless
@@ -522,12 +632,10 @@ func (c *checker) ecnBeforePFC() {
 			continue
 		}
 		why := fmt.Sprintf("buffer %s - headroom %s", bytesStr(minSw.BufferBytes), bytesStr(minHead))
-		fix := fmt.Sprintf("lower ECN max to at most %s, or shorten cables / use fewer lossless priorities to free buffer", bytesStr(minDepth))
 		if minSw.BufferBytes <= 0 || minSw.BufferBytes-minHead > minDepth {
 			why = fmt.Sprintf("the %s ingress queue's XOFF point", minSw.Platform)
-			fix = fmt.Sprintf("lower ECN max to at most %s", bytesStr(minDepth))
 		}
-		c.report(Error, c.ecnPos(cl), classPath(cl)+".ecn.max", fix,
+		c.report(Error, c.ecnPos(cl), classPath(cl)+".ecn.max", c.lowerKmaxFix(cl.ECN, minDepth),
 			"class %s: ECN Kmax %s is above the %s at which PFC XOFF fires on %s (%s; assuming one ingress port feeds the queue), so PFC pauses before ECN marks; %d %s affected: %s",
 			cl.Name, bytesStr(cl.ECN.MaxBytes), bytesStr(minDepth), minSw.Name, why,
 			len(bad), plural(len(bad), "switch", "switches"), names(bad, 5))
@@ -642,7 +750,14 @@ func (c *checker) etsWeights() {
 		}
 	}
 	if first != nil && sum != 100 {
-		c.report(Error, pos(first.Pos, p.Pos), "policy.classes",
+		// Point at a weight that is written, if any: that is what to edit.
+		for i := range p.Classes {
+			if cl := &p.Classes[i]; !cl.Strict && cl.Fields["weight"].IsValid() {
+				first = cl
+				break
+			}
+		}
+		c.report(Error, pos(first.Pos, p.Pos), classPath(first)+".weight",
 			"adjust the weights of the non-strict classes so they add up to 100",
 			"ETS weights of the non-strict classes sum to %d%%, not 100%% (%s)", sum, strings.Join(parts, ", "))
 	}
@@ -689,7 +804,7 @@ func (c *checker) watchdogTimers() {
 	w := &c.f.Policy.Watchdog
 	at := pos(w.Pos, c.f.Policy.Pos)
 	if !w.Enabled {
-		c.report(Warning, at, "policy.watchdog",
+		c.report(Warning, at, "policy.watchdog.enabled",
 			"enable the PFC watchdog (e.g. detect 200ms, restore 400ms, poll 100ms)",
 			"PFC watchdog is off: a PFC storm or deadlock stalls the lossless queues until someone intervenes")
 		return
@@ -844,7 +959,11 @@ func (c *checker) rocePathMTU() {
 				active = v
 			}
 		}
-		c.report(Error, pos(p.Pos), "policy.rocePathMTU",
+		path := "policy.rocePathMTU"
+		if !p.Fields["rocePathMTU"].IsValid() && p.Fields["hostMTU"].IsValid() {
+			path = "policy.hostMTU" // the path MTU is the default: what was written is the host MTU
+		}
+		c.report(Error, pos(p.Pos), path,
 			fmt.Sprintf("use rocePathMTU %d, or raise hostMTU to at least %d", active, m+roceOverhead),
 			"RoCE path MTU %d needs a host MTU of at least %d (%d + %d B of RoCEv2 headers) but hostMTU is %d: the NIC's active MTU will be %d",
 			m, m+roceOverhead, m, roceOverhead, p.HostMTU, active)
@@ -871,20 +990,32 @@ func (c *checker) hostToS() {
 	roce := p.RoCEClass()
 	lossless := len(c.lossless) > 0
 	if roce != nil && (cl == nil || (lossless && !cl.Lossless) || (!lossless && cl != roce)) {
-		if len(roce.DSCP) > 0 {
-			want = roce.DSCP[0]
+		to := roce // the class RDMA traffic belongs in
+		if lossless {
+			to = nil
+			for _, l := range c.lossless {
+				if !l.CNP && len(l.DSCP) > 0 {
+					to = l
+					break
+				}
+			}
+		}
+		fix := fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want)
+		if to != nil && len(to.DSCP) > 0 {
+			want = to.DSCP[0]
+			fix = fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want)
+		} else if lossless && !c.lossless[0].CNP {
+			fix = fmt.Sprintf("list DSCP %d in lossless class %s (FC126), keeping ToS %d", dscp, c.lossless[0].Name, dscp<<2|2)
 		}
 		lands := fmt.Sprintf("priority %d", prio)
 		if cl != nil {
 			lands = fmt.Sprintf("class %s (priority %d)", cl.Name, prio)
 		}
 		if lossless {
-			c.report(Error, at, "policy.roce.tos",
-				fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want),
+			c.report(Error, at, "policy.roce.tos", fix,
 				"ToS %d carries DSCP %d, which lands in %s, not a lossless class: RDMA traffic would be dropped under congestion", tos, dscp, lands)
 		} else {
-			c.report(Error, at, "policy.roce.tos",
-				fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want),
+			c.report(Error, at, "policy.roce.tos", fix,
 				"ToS %d carries DSCP %d, which lands in %s, not the RoCE class %s: RDMA traffic would miss its queue and ECN marking", tos, dscp, lands, roce.Name)
 		}
 	}
@@ -894,7 +1025,7 @@ func (c *checker) hostToS() {
 		c.report(Error, at, "policy.roce.tos", fix,
 			"ToS %d has ECN bits 11 (CE): every packet arrives marked as congested and DCQCN throttles senders to their minimum rate", tos)
 	case 0:
-		c.report(Warning, at, "policy.roce.tos", fix,
+		c.report(Error, at, "policy.roce.tos", fix,
 			"ToS %d has ECN bits 00 (not-ECT): switches cannot mark it, so ECN/DCQCN cannot work%s", tos, map[bool]string{true: " and PFC does all the work", false: " and, without PFC, congestion drops it"}[lossless])
 	case 1:
 		c.report(Warning, at, "policy.roce.tos", fix,
@@ -952,17 +1083,18 @@ func (c *checker) linkEndpoints() {
 			continue
 		}
 		for j, e := range []intent.Endpoint{l.A, l.B} {
+			path := linkPath(i) + "." + "ab"[j:j+1]
 			switch r := c.ends[i][j]; {
 			case r.kind == endSwitch && r.port == nil:
-				c.report(Error, l.Pos, linkPath(i),
+				c.report(Error, l.Pos, path,
 					fmt.Sprintf("add port %s to switch %s, or fix the port name", e.Port, r.sw.Name),
 					"switch %s has no port %q", r.sw.Name, e.Port)
 			case r.kind == endHost && r.nic == nil:
-				c.report(Error, l.Pos, linkPath(i),
+				c.report(Error, l.Pos, path,
 					fmt.Sprintf("add NIC %s to host %s, or fix the interface name", e.Port, r.host.Name),
 					"host %s has no NIC %q", r.host.Name, e.Port)
 			case r.kind == endNone:
-				c.report(Error, l.Pos, linkPath(i),
+				c.report(Error, l.Pos, path,
 					"add the node to the inventory, or fix the name",
 					"link endpoint %s: no switch or host named %q", e, e.Node)
 			}
@@ -1002,7 +1134,7 @@ func (c *checker) linkPortReuse() {
 				}
 			}
 			if seen {
-				c.report(Error, l.Pos, linkPath(i),
+				c.report(Error, l.Pos, linkPath(i)+"."+"ab"[j:j+1],
 					"a port takes one cable: remove one of the links or fix the port name",
 					"%s is already used by %s (%s)", e, linkPath(prev), c.f.Links[prev].Pos)
 			}
@@ -1091,4 +1223,88 @@ func (c *checker) portMTUPlatform() {
 				sw.Name, sw.Platform, ports, m, edge, pi.MTU.Min, pi.MTU.Max, sw.Platform)
 		}
 	}
+}
+
+// FC126
+func (c *checker) losslessReached() {
+	p := &c.f.Policy
+	reached := map[int]bool{}
+	for _, prio := range p.DSCPToPriority() {
+		reached[prio] = true
+	}
+	for _, cl := range c.lossless {
+		if reached[cl.Priority] || cl.CNP {
+			continue // a lossless CNP class is FC107's
+		}
+		path := classPath(cl) + ".dscp"
+		why := "it lists no DSCP"
+		if len(cl.DSCP) > 0 {
+			why = fmt.Sprintf("its DSCPs %s are claimed by another class", ints(cl.DSCP))
+		}
+		c.report(Error, pos(cl.Pos, p.Pos), path,
+			fmt.Sprintf("list the DSCP RDMA traffic is sent with in class %s (dscp: [26] in the preset, with roce.tos 106)", cl.Name),
+			"lossless class %s (priority %d) is reached by no DSCP (%s): no packet is ever classified into it, so PFC protects nothing and RDMA traffic lands in a lossy queue", cl.Name, cl.Priority, why)
+	}
+}
+
+// minLineRate is the slowest speed a RoCE switch port or NIC is taken to
+// run at; anything below is read as a unit typo (400M for 400G).
+const minLineRate = 1e9
+
+// FC127
+func (c *checker) lineRate() {
+	for i := range c.f.Switches {
+		sw := &c.f.Switches[i]
+		var slow []*intent.Port
+		for j := range sw.Ports {
+			if p := &sw.Ports[j]; p.Speed > 0 && p.Speed < minLineRate {
+				slow = append(slow, p)
+			}
+		}
+		if len(slow) == 0 {
+			continue
+		}
+		p := slow[0]
+		ports := "port " + p.Name
+		if len(slow) > 1 {
+			ports = fmt.Sprintf("%d ports %s..%s", len(slow), p.Name, slow[len(slow)-1].Name)
+		}
+		c.report(Error, pos(p.Pos, sw.Pos), portPath(sw, p)+".speed",
+			fmt.Sprintf("write the speed with G: speed: %s", didYouMean(p.Speed)),
+			"switch %s, %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", sw.Name, ports, intent.FormatRate(p.Speed), spelledRate(p.Speed), didYouMean(p.Speed))
+	}
+	for i := range c.f.Hosts {
+		h := &c.f.Hosts[i]
+		for j := range h.NICs {
+			n := &h.NICs[j]
+			if n.Speed <= 0 || n.Speed >= minLineRate {
+				continue
+			}
+			c.report(Error, pos(n.Pos, h.Pos), fmt.Sprintf("inventory.hosts[%s].nics[%s].speed", h.Name, n.Interface),
+				fmt.Sprintf("write the speed with G: speed: %s", didYouMean(n.Speed)),
+				"host %s, NIC %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", h.Name, n.Interface, intent.FormatRate(n.Speed), spelledRate(n.Speed), didYouMean(n.Speed))
+		}
+	}
+}
+
+// spelledRate writes a rate below 1G in full: 400 Mb/s.
+func spelledRate(r int64) string {
+	switch {
+	case r >= 1e6:
+		return trimFloat(float64(r)/1e6) + " Mb/s"
+	case r >= 1e3:
+		return trimFloat(float64(r)/1e3) + " kb/s"
+	}
+	return fmt.Sprintf("%d b/s", r)
+}
+
+// didYouMean reads a rate below 1G as the same number of Gb/s: 400M -> 400G.
+func didYouMean(r int64) string {
+	switch {
+	case r >= 1e6:
+		return intent.FormatRate(r * 1000)
+	case r >= 1e3:
+		return intent.FormatRate(r * 1e6)
+	}
+	return intent.FormatRate(r * 1e9)
 }

@@ -26,6 +26,9 @@ type ImportOptions struct {
 	BaseDir string
 	// Source is the command-line name of the topology, for the header comment.
 	Source string
+	// Name is the fabric name written to metadata.name ("" = the lab name):
+	// it must equal the name a policy file merged with the inventory gives.
+	Name string
 }
 
 // Inventory is the fabricctl inventory of a lab.
@@ -288,7 +291,11 @@ func (inv *Inventory) WriteYAML(w io.Writer, o ImportOptions) error {
 	}
 	p("apiVersion: %s\n", intent.APIVersion)
 	p("kind: %s\n", intent.Kind)
-	p("metadata:\n  name: %s\n", yq(inv.Lab))
+	name := inv.Lab
+	if o.Name != "" {
+		name = o.Name
+	}
+	p("metadata:\n  name: %s\n", yq(name))
 	p("inventory:\n")
 	if len(inv.Switches) > 0 {
 		p("  switches:\n")

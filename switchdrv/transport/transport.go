@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
@@ -180,6 +182,9 @@ func Dial(ctx context.Context, sw intent.Switch, opts Options) (*Client, error) 
 			return nil, &Error{Switch: sw.Name, Op: "dial", Err: err}
 		}
 		tc = credentials.NewTLS(cfg)
+		if len(cfg.Certificates) == 0 {
+			tc = clientCertHint{tc}
+		}
 	}
 	// A running configuration read over origin cli can exceed gRPC's default
 	// 4 MiB receive limit; 64 MiB matches the SubscribeOnce bound.
@@ -205,6 +210,72 @@ func Dial(ctx context.Context, sw intent.Switch, opts Options) (*Client, error) 
 		name: sw.Name, addr: sw.Address, conn: conn, gnmi: gnmipb.NewGNMIClient(conn),
 		opts: opts, log: log, enc: gnmipb.Encoding_JSON_IETF,
 	}, nil
+}
+
+// clientCertHint wraps the TLS credentials of a switch dialled without a
+// client certificate. A server that requires one (mTLS) turns the
+// connection down in a way that names nothing useful: in TLS 1.3 the
+// client's handshake succeeds and the refusal arrives as an alert at the
+// first read ("tls: certificate required"), or as a broken pipe or reset
+// on the first write when the server has already closed. Until the server
+// has sent anything, such errors say what to set.
+type clientCertHint struct {
+	credentials.TransportCredentials
+}
+
+func (h clientCertHint) ClientHandshake(ctx context.Context, authority string, raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, info, err := h.TransportCredentials.ClientHandshake(ctx, authority, raw)
+	if err != nil {
+		return nil, nil, explainClientCert(err)
+	}
+	return &clientCertConn{Conn: conn}, info, nil
+}
+
+func (h clientCertHint) Clone() credentials.TransportCredentials {
+	return clientCertHint{h.TransportCredentials.Clone()}
+}
+
+type clientCertConn struct {
+	net.Conn
+	heard atomic.Bool // the server has sent data: it accepted us
+}
+
+func (c *clientCertConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.heard.Store(true)
+	}
+	if err != nil && !c.heard.Load() {
+		err = explainClientCert(err)
+	}
+	return n, err
+}
+
+func (c *clientCertConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil && !c.heard.Load() {
+		err = explainClientCert(err)
+	}
+	return n, err
+}
+
+// ErrClientCertRequired marks a connection the server refused for want of
+// a client certificate.
+var ErrClientCertRequired = errors.New("the server requires a client certificate (set tls.cert and tls.key)")
+
+func explainClientCert(err error) error {
+	s := err.Error()
+	if strings.Contains(s, "certificate required") || strings.Contains(s, "bad certificate") ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		return fmt.Errorf("%w: %w", ErrClientCertRequired, err)
+	}
+	// TLS 1.2 servers (Go's among them) answer a missing certificate with
+	// the generic handshake_failure alert, which a cipher mismatch also
+	// raises: say it as the likely cause, not as a fact.
+	if strings.Contains(s, "remote error: tls: handshake failure") {
+		return fmt.Errorf("the server refused the TLS handshake; if it requires a client certificate (mTLS), set tls.cert and tls.key: %w", err)
+	}
+	return err
 }
 
 func tlsConfig(sw intent.Switch, readFile func(string) ([]byte, error)) (*tls.Config, error) {

@@ -3,6 +3,7 @@ package transport_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -78,9 +79,12 @@ func TestTLS(t *testing.T) {
 	tests := []struct {
 		name   string
 		mtls   bool
+		tls12  bool // the twin speaks TLS 1.2 at most
 		tls    intent.TLS
 		opts   transport.Options
 		wantOK bool
+		// wantErr is in the error when set.
+		wantErr string
 	}{
 		{name: "right CA", tls: intent.TLS{CA: ca}, wantOK: true},
 		{name: "wrong CA", tls: intent.TLS{CA: wrongCA}},
@@ -90,13 +94,19 @@ func TestTLS(t *testing.T) {
 		{name: "skip verify", tls: intent.TLS{SkipVerify: true}, wantOK: true},
 		{name: "wrong server name", tls: intent.TLS{CA: ca, ServerName: "leaf9.example"}},
 		{name: "mTLS with client cert", mtls: true, tls: intent.TLS{CA: ca, Cert: cert, Key: key}, wantOK: true},
-		{name: "mTLS without client cert", mtls: true, tls: intent.TLS{CA: ca}},
+		{name: "mTLS without client cert", mtls: true, tls: intent.TLS{CA: ca},
+			wantErr: "the server requires a client certificate (set tls.cert and tls.key)"},
+		{name: "mTLS without client cert, TLS 1.2", mtls: true, tls: intent.TLS{CA: ca}, tls12: true,
+			wantErr: "if it requires a client certificate (mTLS), set tls.cert and tls.key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := pki.ServerTLS(tc.mtls)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.tls12 {
+				cfg.MaxVersion = tls.VersionTLS12
 			}
 			tw := startTwin(t, twin.Options{TLS: cfg})
 			sw := intent.Switch{Name: "leaf1", Platform: intent.PlatformSRLinux, Address: tw.Addr(), TLS: tc.tls}
@@ -113,6 +123,9 @@ func TestTLS(t *testing.T) {
 			}}})
 			if got := err == nil; got != tc.wantOK {
 				t.Fatalf("Set error = %v, want ok=%v", err, tc.wantOK)
+			}
+			if tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Set error = %v, want it to say %q", err, tc.wantErr)
 			}
 			wantSets := 0
 			if tc.wantOK {
