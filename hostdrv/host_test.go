@@ -132,7 +132,7 @@ func TestWriteNetlink(t *testing.T) {
 		t.Errorf("WriteCommands lines (-want +got):\n%s", diff)
 	}
 	for _, bufLine := range []string{
-		"dcb buffer set dev ens1f0np0 buffer-size 0:131072 1:100001\n",
+		"dcb buffer set dev ens1f0np0 buffer-size 0:131072 1:200001\n",
 		"dcb buffer set dev ens1f0np0 prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0\n",
 	} {
 		if !strings.Contains(c.String(), bufLine) {

@@ -96,7 +96,7 @@ func TestKernelPauseOnVeth(t *testing.T) {
 	if _, err := k.Pause("ens1f0np0"); !errors.Is(err, syscall.EOPNOTSUPP) {
 		t.Errorf("Pause(veth) = %v, want EOPNOTSUPP", err)
 	}
-	if _, _, err := k.Link("nosuch0"); !errors.Is(err, syscall.ENODEV) {
+	if _, err := k.Link("nosuch0"); !errors.Is(err, syscall.ENODEV) {
 		t.Errorf("Link(missing) = %v, want ENODEV", err)
 	}
 }
