@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -198,8 +199,13 @@ func ReadBackup(file string) (*Backup, error) {
 			return nil, fmt.Errorf("backup %s: nics[%d].interface %q: %w", file, i, n.Interface, err)
 		}
 		for fp := range n.Files {
-			if !strings.HasPrefix(fp, "sys/") || path.Clean(fp) != fp || strings.Contains(fp, "..") {
+			if !underSys(fp) {
 				return nil, fmt.Errorf("backup %s: nics[%d].files: %q is not a path under /sys", file, i, fp)
+			}
+		}
+		for _, dir := range n.Dirs {
+			if !underSys(dir) {
+				return nil, fmt.Errorf("backup %s: nics[%d].dirs: %q is not a path under /sys", file, i, dir)
 			}
 		}
 	}
@@ -355,7 +361,15 @@ func (d *Driver) PlanRestore(ctx context.Context, b *Backup) (*Plan, error) {
 		be := d.backends().For(drv)
 		platforms[be.Name()] = true
 		obs, nerrs := d.observe(nic)
-		errs = append(errs, nerrs...)
+		for _, err := range nerrs {
+			// A NIC saved without DCB (a veth, a VF: EOPNOTSUPP then too)
+			// has no DCB objects to put back.
+			var se *SettingError
+			if !saved.dcbOrSaved() && errors.As(err, &se) && se.Setting == dcbSetting {
+				continue
+			}
+			errs = append(errs, err)
+		}
 		if obs.index != 0 {
 			errs = append(errs, d.diff(p, be, nic, saved.desired(), &obs)...)
 		}
@@ -447,4 +461,9 @@ func fileSetting(fp string) string {
 		return "rdma_cm/" + path.Base(fp)
 	}
 	return strings.TrimPrefix(fp, "sys/")
+}
+
+// underSys reports whether p is a clean relative path under sys/.
+func underSys(p string) bool {
+	return strings.HasPrefix(p, "sys/") && path.Clean(p) == p && !strings.Contains(p, "..") && fs.ValidPath(p)
 }

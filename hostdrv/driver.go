@@ -68,6 +68,9 @@ type nicObs struct {
 	Buffer    *dcbnl.Buffer     `json:"buffer,omitempty"`
 	Pause     *Pause            `json:"pause,omitempty"`
 	Files     map[string]string `json:"files,omitempty"`
+	// Dirs are the configfs directories that existed (rdma_cm and its
+	// device directory), so a plan against a backup (--assume) knows them.
+	Dirs []string `json:"dirs,omitempty"`
 
 	index int
 	dcb   bool // the IEEE state was read
@@ -169,6 +172,9 @@ func plainName(s string, maxLen int) error {
 	return nil
 }
 
+// dcbSetting names the IEEE DCB objects in errors.
+const dcbSetting = "DCB (DCBX, APP, PFC, ETS)"
+
 // observe reads one NIC. A missing interface stops there (index 0).
 func (d *Driver) observe(nic intent.NIC) (nicObs, []error) {
 	o := nicObs{Interface: nic.Interface, Driver: driverName(d.Files, nic.Interface), PCI: pciAddress(d.Files, nic.Interface), Files: map[string]string{}}
@@ -178,6 +184,11 @@ func (d *Driver) observe(nic intent.NIC) (nicObs, []error) {
 	}
 	o.index, o.Index, o.MTU, o.MaxMTU = li.Index, li.Index, li.MTU, li.MaxMTU
 	o.SpeedMbps = linkSpeed(d.Files, nic.Interface)
+	for _, dir := range []string{"sys/kernel/config/rdma_cm", "sys/kernel/config/rdma_cm/" + nic.RDMADevice} {
+		if nic.RDMADevice != "" && isDir(d.Files, dir) {
+			o.Dirs = append(o.Dirs, dir)
+		}
+	}
 	var errs []error
 	replies, err := d.Kernel.DCB(dcbnl.GetIEEE(nic.Interface))
 	if err == nil && len(replies) == 0 {
@@ -196,7 +207,7 @@ func (d *Driver) observe(nic intent.NIC) (nicObs, []error) {
 		}
 	}
 	if err != nil {
-		errs = append(errs, settingErr(nic.Interface, "DCB (DCBX, APP, PFC, ETS)", err))
+		errs = append(errs, settingErr(nic.Interface, dcbSetting, err))
 	}
 	if pa, err := d.Kernel.Pause(nic.Interface); err == nil {
 		o.Pause = &pa
