@@ -83,7 +83,7 @@ func TestWriteNetlink(t *testing.T) {
 		}
 		cmd := cmds[len(cmds)-1]
 		if !strings.HasPrefix(cmd, "dcb ") {
-			continue // the RTM_SETLINK of ip link
+			continue // the RTM_NEWLINK of ip link set
 		}
 		_, req, err := dcbnl.ParseMessage(raw)
 		if err != nil {
@@ -94,7 +94,7 @@ func TestWriteNetlink(t *testing.T) {
 		}
 		printed = append(printed, raw)
 	}
-	if want := dcbSteps + 2; lines != want { // + one RTM_SETLINK per NIC
+	if want := dcbSteps + 2; lines != want { // + one RTM_NEWLINK per NIC
 		t.Errorf("%d hex lines, want %d (dcb steps + MTU)", lines, want)
 	}
 	// What was printed is what apply sends, byte for byte (sequence number
