@@ -41,7 +41,13 @@ func Assume(state string, f *intent.Fabric, h *intent.Host) (*Driver, *Backup, e
 			return nil, nil, err
 		}
 	}
-	return &Driver{Kernel: &assumedKernel{nics: b.NICs}, Files: assumedFiles(b), Backends: NewBackends()}, b, nil
+	what := state
+	if !strings.HasPrefix(state, "fresh") {
+		what = "backup " + state
+	} else if state == "fresh" {
+		what = "fresh: mlx5_core driver defaults"
+	}
+	return &Driver{Kernel: &assumedKernel{nics: b.NICs}, Files: assumedFiles(b), Backends: NewBackends(), Assumed: what}, b, nil
 }
 
 // FreshBackup is the state a NIC has after the driver loads, per backend,

@@ -83,7 +83,7 @@ type bufferEnv struct {
 // from.
 func (e bufferEnv) headroom() (MLX5Headroom, string) {
 	h := MLX5Headroom{SpeedMbps: e.obs.SpeedMbps, MTU: e.obs.MTU, MaxMTU: e.obs.MaxMTU, Cell: mlx5CellFallback, CableM: mlx5DefaultCableM}
-	speedSrc := "sysfs speed"
+	speedSrc := "link speed"
 	if h.SpeedMbps <= 0 {
 		h.SpeedMbps, speedSrc = int(e.nic.Speed/1_000_000), "the intent's NIC speed"
 		if h.SpeedMbps <= 0 {
@@ -152,7 +152,9 @@ func (d *Driver) diffBuffer(p *Plan, q Quirks, ifn string, want Buffer, env buff
 	for _, sz := range sizes {
 		sum += uint64(sz)
 	}
-	if obs.Buffer.Total > 0 {
+	if obs.Buffer.Total == 0 {
+		reason += fmt.Sprintf("; sizes sum to %d B; total_size reads 0 (not reported): the sum is not checked", sum)
+	} else {
 		reason += fmt.Sprintf("; sizes sum to %d B of total_size %d B as read", sum, obs.Buffer.Total)
 		if sum > uint64(obs.Buffer.Total) {
 			errs = append(errs, settingErr(ifn, "buffer", fmt.Errorf("the buffer sizes sum to %d B, more than the port's total_size %d B (as the driver reports it): make policy.hostBuffers smaller", sum, obs.Buffer.Total)))

@@ -70,7 +70,7 @@ func TestBufferApply(t *testing.T) {
 			// + max_mtu 9978 + cell 128 = 157386.
 			Reason: "policy.hostBuffers; sizes match to within 1024 B: the driver rounds them down to whole buffer cells" +
 				"; sizes sum to 335169 B of total_size 524288 B as read" +
-				"; lossless buffer 1 needs >= 157386 B (mlx5 calculate_xoff: 400000 Mb/s (sysfs speed), cable 3 m (intent), MTU 9000, max_mtu 9978 (floor 9216), cell 128 B)"},
+				"; lossless buffer 1 needs >= 157386 B (mlx5 calculate_xoff: 400000 Mb/s (link speed), cable 3 m (intent), MTU 9000, max_mtu 9978 (floor 9216), cell 128 B)"},
 	}
 	if diff := cmp.Diff(want, got[:1]); diff != "" {
 		t.Errorf("buffer change (-want +got):\n%s", diff)

@@ -23,6 +23,9 @@ type Driver struct {
 	Files    Files
 	Backends *Backends // nil = NewBackends()
 	Log      *slog.Logger
+	// Assumed names the assumed state a plan-only driver observes
+	// (Assume); "" = the machine's NICs.
+	Assumed string
 }
 
 // Step is one write that carries out part of a plan.
@@ -131,6 +134,9 @@ func (d *Driver) Plan(ctx context.Context, f *intent.Fabric, h *intent.Host) (*P
 	}
 	sort.Strings(names)
 	p.Target.Platform = strings.Join(names, ",")
+	if d.Assumed != "" {
+		p.Target.Notes = append([]string{"planned against an assumed host state (" + d.Assumed + "), not the NICs: RDMA devices, GIDs and control files are only what that state holds"}, p.Target.Notes...)
+	}
 	b, _ := json.Marshal(basis)
 	p.Target.Basis = plan.Hash(b)
 	p.Target.Sort()

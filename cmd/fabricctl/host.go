@@ -213,6 +213,8 @@ func writeOutcomes(out io.Writer, host string, res *hostdrv.ApplyResult, err err
 		fmt.Fprintf(&b, "Host %s: a step failed after %d were written; rolled back to the backup and read back.\n", host, res.Written())
 	case res.Written() == 0:
 		fmt.Fprintf(&b, "Host %s: nothing written.\n", host)
+	case res.Written() == len(res.Steps):
+		fmt.Fprintf(&b, "Host %s: PARTLY WRITTEN: all %d planned steps applied, but settings with errors were not planned (see the error); host restore --backup goes back.\n", host, res.Written())
 	default:
 		fmt.Fprintf(&b, "Host %s: PARTLY WRITTEN (%d of %d steps applied); see above, and host restore --backup to go back.\n", host, res.Written(), len(res.Steps))
 	}
