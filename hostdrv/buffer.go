@@ -188,10 +188,12 @@ func (d *Driver) diffBuffer(p *Plan, q Quirks, ifn string, want Buffer, env buff
 	if a == plan.NoOp || len(errs) > 0 {
 		return errs
 	}
-	// GET, merge, SET the whole object, as `dcb buffer set` does; total_size
-	// is read-only and sent as 0.
+	// GET, merge, SET the whole object, as `dcb buffer set` does
+	// (iproute2 dcb/dcb_buffer.c dcb_cmd_buffer_set: dcb_buffer_get, the
+	// arguments merged in, dcb_buffer_set of the same struct), so
+	// total_size goes back as read; drivers ignore it on SET
+	// (mlx5e_dcbnl_setbuffer reads only prio2buffer and buffer_size).
 	set := *obs.Buffer
-	set.Total = 0
 	sized := false
 	for i, sz := range want.Size {
 		if want.managed(i) && sz != set.Size[i] {

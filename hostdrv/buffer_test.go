@@ -85,7 +85,8 @@ func TestBufferApply(t *testing.T) {
 	}
 	// The SET request, laid out as struct dcbnl_buffer (include/uapi/linux/
 	// dcbnl.h): u8 prio2buffer[8] at 0, u32 buffer_size[8] at 8, u32
-	// total_size at 40 (read-only: 0), 44 bytes, host byte order.
+	// total_size at 40 (echoed as read, as dcb buffer set does), 44 bytes,
+	// host byte order.
 	// mlx5 (BufferSizesFirst): sizes with the old prio2buffer first, so
 	// buffer 1 is large enough before the PFC priority 3 moves into it.
 	sent := sentBuffers(t, r.k)
@@ -112,8 +113,8 @@ func TestBufferApply(t *testing.T) {
 	if diff := cmp.Diff([8]uint32{131072, 200001, 4096}, sizes); diff != "" {
 		t.Errorf("buffer_size (-want +got; the unmanaged buffer 2 keeps its observed size):\n%s", diff)
 	}
-	if tot := binary.NativeEndian.Uint32(b[40:]); tot != 0 {
-		t.Errorf("total_size sent = %d, want 0 (read-only)", tot)
+	if tot := binary.NativeEndian.Uint32(b[40:]); tot != fakeBufferTotal {
+		t.Errorf("total_size sent = %d, want %d as read (iproute2 dcb_cmd_buffer_set sends the struct it got)", tot, fakeBufferTotal)
 	}
 
 	w := r.writes()
