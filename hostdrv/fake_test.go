@@ -77,7 +77,7 @@ func newFakeKernel(ifnames ...string) *fakeKernel {
 	k := &fakeKernel{nics: map[string]*fakeNIC{}}
 	for i, n := range ifnames {
 		x := &fakeNIC{index: i + 2, mtu: 1500, maxMTU: fakeMLX5MaxMTU, speedMbps: 400000, mlx5: true,
-			pause: Pause{Autoneg: true, RX: true, TX: true}, cable: 7, fwMode: true,
+			pause: Pause{RX: true, TX: true}, cable: 7, fwMode: true,
 			ieee: dcbnl.IEEE{Ifname: n, ETS: &dcbnl.ETS{ETSCap: 8}, PFC: &dcbnl.PFC{Cap: 8}, Apps: []dcbnl.App{},
 				// mlx5 in firmware DCBX mode, cable length 7 m (MLX5E_DEFAULT_CABLE_LEN),
 				// every priority in buffer 0 (the firmware's default layout).
@@ -171,7 +171,11 @@ func (k *fakeKernel) Pause(ifname string) (Pause, error) {
 	if n.noPause {
 		return Pause{}, syscall.EOPNOTSUPP
 	}
-	return n.pause, nil
+	p := n.pause
+	if n.mlx5 {
+		p.Autoneg = false // mlx5e_ethtool_get_pauseparam never sets autoneg
+	}
+	return p, nil
 }
 
 func (k *fakeKernel) SetPause(ifname string, p Pause) error {
@@ -183,6 +187,9 @@ func (k *fakeKernel) SetPause(ifname string, p Pause) error {
 	}
 	if n.noPause {
 		return syscall.EOPNOTSUPP
+	}
+	if n.mlx5 && p.Autoneg {
+		return syscall.EINVAL // mlx5e_ethtool_set_pauseparam refuses autoneg
 	}
 	k.writes++
 	k.order = append(k.order, ifname+" pause")
