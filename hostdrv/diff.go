@@ -43,7 +43,7 @@ const (
 // back to the firmware at the very end (the firmware agent would otherwise
 // own the objects restore writes).
 var stepOrder = map[bool][]string{
-	false: {kindMTU, kindDCBX, kindPause, kindPFC, kindBuffer, kindETS, kindApp, kindFiles},
+	false: {kindMTU, kindDCBX, kindPause, kindPFC, kindBuffer, kindETS, kindApp, kindFiles, kindDCBXLast},
 	true:  {kindMTU, kindDCBX, kindApp, kindETS, kindPFC, kindBuffer, kindPause, kindFiles, kindDCBXLast},
 }
 
