@@ -7,8 +7,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = "dev"
+// version and revision are set at build time (scripts/build-release.sh):
+// -ldflags "-X main.version=v1.2.3 -X main.revision=<git commit>".
+var version, revision = "dev", ""
 
 func newVersionCmd(d *deps) *cobra.Command {
 	return &cobra.Command{
@@ -19,6 +20,9 @@ func newVersionCmd(d *deps) *cobra.Command {
 			v := version
 			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 				v = bi.Main.Version
+			}
+			if revision != "" {
+				v += " (revision " + revision + ")"
 			}
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "fabricctl %s\n", v)
 			return err
