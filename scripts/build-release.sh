@@ -35,14 +35,14 @@ SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct HEAD)}
 export SOURCE_DATE_EPOCH
 
 for arch in amd64 arm64; do
-  CGO_ENABLED=0 GOOS=linux GOARCH=$arch GOFLAGS= go build -trimpath -buildvcs=false \
+  CGO_ENABLED=0 GOOS=linux GOARCH=$arch GOFLAGS='' go build -trimpath -buildvcs=false \
     -ldflags "-s -w -buildid= -X main.version=$version -X main.revision=$revision" \
     -o "$out/fabricctl_linux_$arch" ./cmd/fabricctl
 done
 (cd "$out" && sha256sum fabricctl_linux_amd64 fabricctl_linux_arm64 > SHA256SUMS)
 
 if $image; then
-  (cd tools/imagebuild && GOFLAGS= go run . \
+  (cd tools/imagebuild && GOFLAGS='' go run . \
     --binary "linux/amd64=$out/fabricctl_linux_amd64" \
     --binary "linux/arm64=$out/fabricctl_linux_arm64" \
     --version "$version" --revision "$revision" \

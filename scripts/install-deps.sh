@@ -3,7 +3,8 @@
 set -euo pipefail
 STATICCHECK_VERSION=v0.8.2
 need_apt=()
-for pair in strace:strace ip:iproute2 dcb:iproute2 ib_write_bw:perftest sshd:openssh-server; do
+for pair in strace:strace ip:iproute2 dcb:iproute2 ib_write_bw:perftest sshd:openssh-server \
+  shellcheck:shellcheck skopeo:skopeo; do
   bin=${pair%%:*} pkg=${pair##*:}
   command -v "$bin" >/dev/null 2>&1 || [ -x "/usr/sbin/$bin" ] || need_apt+=("$pkg")
 done
@@ -24,3 +25,7 @@ if ! command -v staticcheck >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/stat
   GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
 fi
 go mod download
+# The tool modules (release image, workflow and manifest checks) have their own go.mod.
+for m in tools/imagebuild tools/shipcheck; do
+  (cd "$(dirname "$0")/../$m" && go mod download)
+done

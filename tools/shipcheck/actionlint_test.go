@@ -142,16 +142,15 @@ func TestActionlintCatchesShellBugs(t *testing.T) {
 	}
 }
 
-// The shell scripts the release and the examples run pass shellcheck too.
+// The shell scripts the release, the tests and the examples run pass
+// shellcheck too.
 func TestScriptsPassShellcheck(t *testing.T) {
 	sc := shellcheck(t)
 	root := repoRoot(t)
 	scripts := []string{
 		"scripts/build-release.sh",
-		"scripts/install-deps.sh",
 		"scripts/test.sh",
 		"examples/gitops/.github/install-fabricctl.sh",
-		".ci/run",
 	}
 	cmd := exec.Command(sc, append([]string{"--shell=bash", "--severity=style"}, scripts...)...)
 	cmd.Dir = root

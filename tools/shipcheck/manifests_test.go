@@ -2,6 +2,7 @@ package shipcheck
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -83,8 +85,23 @@ func decodeStrict(y []byte) (object, error) {
 		return object{}, fmt.Errorf("no API type known for %s %s: add it to kinds", meta.APIVersion, meta.Kind)
 	}
 	obj := mk()
+	// sigs.k8s.io/yaml's UnmarshalStrict rejects unknown and duplicate
+	// fields, but it decodes with encoding/json, which matches field names
+	// case-insensitively: "readonly" passes as "readOnly". The API server
+	// decodes case-sensitively (sigs.k8s.io/json), so decode with that too.
 	if err := yaml.UnmarshalStrict(y, obj); err != nil {
 		return object{}, err
+	}
+	j, err := yaml.YAMLToJSON(y)
+	if err != nil {
+		return object{}, err
+	}
+	strict, err := kjson.UnmarshalStrict(j, mk(), kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return object{}, err
+	}
+	if len(strict) > 0 {
+		return object{}, errors.Join(strict...)
 	}
 	return object{kind: meta.Kind, name: meta.Metadata.Name, raw: y, obj: obj}, nil
 }
