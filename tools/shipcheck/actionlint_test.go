@@ -149,7 +149,7 @@ func TestScriptsPassShellcheck(t *testing.T) {
 	root := repoRoot(t)
 	scripts := []string{
 		"scripts/build-release.sh",
-		"scripts/test.sh",
+		"scripts/test-tools.sh",
 		"examples/gitops/.github/install-fabricctl.sh",
 	}
 	cmd := exec.Command(sc, append([]string{"--shell=bash", "--severity=style"}, scripts...)...)
