@@ -7,7 +7,7 @@
 //
 // The output depends only on the inputs: every timestamp is
 // SOURCE_DATE_EPOCH, every file is owned by root with a fixed mode, and the
-// layer is compressed with a fixed gzip level, so two builds of the same
+// layer is compressed by Go's gzip at a fixed level, so two builds of the same
 // binaries give the same digests.
 //
 // It lives in a module of its own so that go-containerregistry stays out of
@@ -140,7 +140,7 @@ func buildImage(bin []byte, plat *v1.Platform, labels map[string]string, epoch t
 	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(layerTar)), nil
-	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestCompression))
+	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.DefaultCompression))
 	if err != nil {
 		return nil, err
 	}
