@@ -21,6 +21,13 @@ func TestGoInstallFromCheckout(t *testing.T) {
 	if first, _, _ := strings.Cut(string(gomod), "\n"); first != "module github.com/fabricctl/fabricctl" {
 		t.Fatalf("go.mod says %q: `go install github.com/fabricctl/fabricctl/cmd/fabricctl@latest` needs the module path to match the repository", first)
 	}
+	// go install pkg@version refuses a main module with replace or exclude
+	// directives.
+	for _, d := range []string{"\nreplace ", "\nexclude ", "\nreplace(", "\nexclude("} {
+		if strings.Contains(string(gomod), d) {
+			t.Errorf("go.mod has a %q directive: `go install ...@latest` would refuse the module", strings.TrimSpace(d))
+		}
+	}
 	gobin := t.TempDir()
 	cmd := exec.Command("go", "install", "./cmd/fabricctl")
 	cmd.Dir = root

@@ -293,3 +293,32 @@ func TestOneReleasePinned(t *testing.T) {
 		t.Errorf("examples/gitops installs FABRICCTL_VERSION %q, examples/k8s/pod1 runs image tag %q", got, tag)
 	}
 }
+
+// kustomize itself refuses a misspelt field in a kustomization.yaml, so the
+// rendering above covers those files too.
+func TestKustomizationTyposFail(t *testing.T) {
+	base := filepath.Join(repoRoot(t), "examples", "k8s", "base")
+	dir := t.TempDir()
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(base, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "kustomization.yaml" {
+			b = bytes.Replace(b, []byte("\nresources:"), []byte("\nresource:"), 1)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	_, err = k.Run(filesys.MakeFsOnDisk(), dir)
+	if err == nil || !strings.Contains(err.Error(), `unknown field "resource"`) {
+		t.Errorf("kustomize with \"resource:\" for \"resources:\": err %v, want one naming the field", err)
+	}
+	t.Logf("kustomize says: %v", err)
+}
