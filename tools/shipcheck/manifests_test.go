@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -321,4 +322,48 @@ func TestKustomizationTyposFail(t *testing.T) {
 		t.Errorf("kustomize with \"resource:\" for \"resources:\": err %v, want one naming the field", err)
 	}
 	t.Logf("kustomize says: %v", err)
+}
+
+// The DaemonSet's arguments are ones the real fabricctl accepts: its
+// subcommand exists and every flag is in that subcommand's --help.
+func TestHostAgentArgsAreFabricctlFlags(t *testing.T) {
+	var args []string
+	for _, o := range render(t, "examples/k8s/pod1") {
+		if ds, ok := o.obj.(*appsv1.DaemonSet); ok {
+			args = ds.Spec.Template.Spec.Containers[0].Args
+		}
+	}
+	var sub []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			break
+		}
+		sub = append(sub, a)
+	}
+	if len(sub) == 0 {
+		t.Fatalf("args %q start with no subcommand", args)
+	}
+	bin := filepath.Join(t.TempDir(), "fabricctl")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/fabricctl")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/fabricctl: %v\n%s", err, out)
+	}
+	help, err := exec.Command(bin, append(sub, "--help")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("fabricctl %s --help: %v\n%s", strings.Join(sub, " "), err, help)
+	}
+	if !strings.Contains(string(help), "fabricctl "+strings.Join(sub, " ")) {
+		t.Fatalf("fabricctl has no subcommand %q:\n%s", strings.Join(sub, " "), help)
+	}
+	for _, a := range args[len(sub):] {
+		name, _, _ := strings.Cut(a, "=")
+		if !strings.HasPrefix(name, "--") {
+			t.Errorf("argument %q: the DaemonSet passes flags as --name=value", a)
+			continue
+		}
+		if !regexp.MustCompile(`(?m)^\s+(-\w, )?` + regexp.QuoteMeta(name) + `\s`).Match(help) {
+			t.Errorf("fabricctl %s has no flag %s", strings.Join(sub, " "), name)
+		}
+	}
 }
