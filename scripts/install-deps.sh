@@ -9,6 +9,11 @@ for pair in strace:strace ip:iproute2 dcb:iproute2 ib_write_bw:perftest sshd:ope
   bin=${pair%%:*} pkg=${pair##*:}
   command -v "$bin" >/dev/null 2>&1 || [ -x "/usr/sbin/$bin" ] || need_apt+=("$pkg")
 done
+# shellcheck: actionlint's checks of the workflows' scripts (tools/shipcheck);
+# skopeo: reads the image archives independently (tools/imagebuild).
+for pair in shellcheck:shellcheck skopeo:skopeo; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair##*:}")
+done
 if [ ${#need_apt[@]} -gt 0 ]; then
   pkgs=$(printf '%s\n' "${need_apt[@]}" | sort -u | tr '\n' ' ')
   if [ "$(id -u)" = 0 ]; then
@@ -26,3 +31,8 @@ if ! command -v staticcheck >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/stat
   GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
 fi
 go mod download
+# The tool modules (release image, workflow and manifest checks) have their
+# own go.mod; scripts/test-tools.sh tests them.
+for m in tools/imagebuild tools/shipcheck; do
+  (cd "$(dirname "$0")/../$m" && go mod download)
+done

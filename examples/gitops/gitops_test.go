@@ -330,3 +330,42 @@ func lineEnd(b []byte, i int) int {
 	}
 	return i
 }
+
+// Every job installs the pinned release with .github/install-fabricctl.sh,
+// which checks the binary's sha256 against the pin before running it
+// (tools/imagebuild runs that script against a release built there). No job
+// builds fabricctl from an unpinned source.
+func TestInstallsPinnedRelease(t *testing.T) {
+	wf, data := loadWorkflow(t)
+	if !regexp.MustCompile(`^v\d+\.\d+\.\d+$`).MatchString(wf.Env["FABRICCTL_VERSION"]) {
+		t.Errorf("FABRICCTL_VERSION %q is not a release tag vX.Y.Z", wf.Env["FABRICCTL_VERSION"])
+	}
+	for _, k := range []string{"FABRICCTL_SHA256_AMD64", "FABRICCTL_SHA256_ARM64"} {
+		if _, ok := wf.Env[k]; !ok {
+			t.Errorf("the workflow env has no %s pin", k)
+		}
+	}
+	for _, bad := range []string{"go install", "@latest", "@main"} {
+		if strings.Contains(string(data), bad) {
+			t.Errorf("%s contains %q: install the pinned release instead", workflowFile, bad)
+		}
+	}
+	if _, err := os.Stat(".github/install-fabricctl.sh"); err != nil {
+		t.Fatal(err)
+	}
+	for name, j := range wf.Jobs {
+		installed := false
+		for _, s := range j.Steps {
+			if strings.TrimSpace(s.Run) == "bash .github/install-fabricctl.sh" {
+				installed = true
+				continue
+			}
+			if strings.Contains(s.Run, "fabricctl ") && !installed {
+				t.Errorf("job %s runs fabricctl in step %q before installing the pinned release", name, s.Name)
+			}
+		}
+		if !installed {
+			t.Errorf("job %s does not install the pinned release", name)
+		}
+	}
+}

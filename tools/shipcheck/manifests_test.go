@@ -1,0 +1,369 @@
+package shipcheck
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// The kustomizations under examples/k8s: each is rendered with kustomize's
+// own library, and every object of the output decodes strictly into the
+// real Kubernetes API type. Overlays are what users apply; the base must
+// render on its own too.
+var kustomizations = []string{"examples/k8s/base", "examples/k8s/pod1"}
+
+// Image is what the release workflow pushes (.github/workflows/release.yml).
+const image = "ghcr.io/fabricctl/fabricctl"
+
+// kinds maps apiVersion/kind to the type the API server would decode into.
+// A kind without a type here fails the test: add its type (the watch
+// ServiceMonitor will need monitoring.coreos.com's).
+var kinds = map[string]func() any{
+	"v1/Namespace":       func() any { return &corev1.Namespace{} },
+	"v1/ConfigMap":       func() any { return &corev1.ConfigMap{} },
+	"v1/ServiceAccount":  func() any { return &corev1.ServiceAccount{} },
+	"v1/Service":         func() any { return &corev1.Service{} },
+	"apps/v1/DaemonSet":  func() any { return &appsv1.DaemonSet{} },
+	"apps/v1/Deployment": func() any { return &appsv1.Deployment{} },
+}
+
+type object struct {
+	kind, name string
+	raw        []byte
+	obj        any
+}
+
+// render runs kustomize build on dir and strictly decodes every object.
+func render(t *testing.T, dir string) []object {
+	t.Helper()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	rm, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(repoRoot(t), dir))
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	var out []object
+	for _, r := range rm.Resources() {
+		y, err := r.AsYAML()
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		o, err := decodeStrict(y)
+		if err != nil {
+			t.Errorf("kustomize build %s: %s %q: %v", dir, r.GetKind(), r.GetName(), err)
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func decodeStrict(y []byte) (object, error) {
+	var meta struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(y, &meta); err != nil {
+		return object{}, err
+	}
+	mk, ok := kinds[meta.APIVersion+"/"+meta.Kind]
+	if !ok {
+		return object{}, fmt.Errorf("no API type known for %s %s: add it to kinds", meta.APIVersion, meta.Kind)
+	}
+	obj := mk()
+	// sigs.k8s.io/yaml's UnmarshalStrict rejects unknown and duplicate
+	// fields, but it decodes with encoding/json, which matches field names
+	// case-insensitively: "readonly" passes as "readOnly". The API server
+	// decodes case-sensitively (sigs.k8s.io/json), so decode with that too.
+	if err := yaml.UnmarshalStrict(y, obj); err != nil {
+		return object{}, err
+	}
+	j, err := yaml.YAMLToJSON(y)
+	if err != nil {
+		return object{}, err
+	}
+	strict, err := kjson.UnmarshalStrict(j, mk(), kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return object{}, err
+	}
+	if len(strict) > 0 {
+		return object{}, errors.Join(strict...)
+	}
+	return object{kind: meta.Kind, name: meta.Metadata.Name, raw: y, obj: obj}, nil
+}
+
+func TestManifestsDecodeStrictly(t *testing.T) {
+	for _, dir := range kustomizations {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			objs := render(t, dir)
+			if len(objs) == 0 {
+				t.Fatalf("kustomize build %s rendered nothing", dir)
+			}
+		})
+	}
+	// Every YAML file under examples/k8s is a kustomization, a resource one
+	// of them lists, or an intent a generator reads: nothing lies around
+	// unchecked.
+	used := map[string]bool{}
+	for _, dir := range kustomizations {
+		var k struct {
+			Resources          []string
+			ConfigMapGenerator []struct{ Files []string } `json:"configMapGenerator"`
+		}
+		b, err := os.ReadFile(filepath.Join(repoRoot(t), dir, "kustomization.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, &k); err != nil {
+			t.Fatal(err)
+		}
+		used[filepath.Join(dir, "kustomization.yaml")] = true
+		for _, r := range k.Resources {
+			used[filepath.Join(dir, r)] = true
+		}
+		for _, g := range k.ConfigMapGenerator {
+			for _, f := range g.Files {
+				used[filepath.Join(dir, f)] = true
+			}
+		}
+	}
+	_ = filepath.WalkDir(filepath.Join(repoRoot(t), "examples", "k8s"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
+			return err
+		}
+		rel, _ := filepath.Rel(repoRoot(t), p)
+		if !used[rel] {
+			t.Errorf("%s is not part of any kustomization this test renders", rel)
+		}
+		return nil
+	})
+}
+
+// The strict decode is what catches a misspelt field: prove it on the
+// real DaemonSet with one field misspelt, and with one unknown field.
+func TestStrictDecodeCatchesMisspeltFields(t *testing.T) {
+	var ds []byte
+	for _, o := range render(t, "examples/k8s/pod1") {
+		if o.kind == "DaemonSet" {
+			ds = o.raw
+		}
+	}
+	if ds == nil {
+		t.Fatal("pod1 renders no DaemonSet")
+	}
+	for _, c := range []struct{ from, to string }{
+		{"hostNetwork: true", "hostNetwrok: true"},
+		{"privileged: true", "privileged: true\n          privilegd: true"},
+		{"readOnly: true", "readonly: true"},
+	} {
+		bad := bytes.Replace(ds, []byte(c.from), []byte(c.to), 1)
+		if bytes.Equal(bad, ds) {
+			t.Fatalf("the rendered DaemonSet has no %q to misspell", c.from)
+		}
+		if _, err := decodeStrict(bad); err == nil {
+			t.Errorf("%q -> %q decoded without error", c.from, c.to)
+		}
+	}
+}
+
+func TestHostAgentDaemonSet(t *testing.T) {
+	objs := render(t, "examples/k8s/pod1")
+	var ds *appsv1.DaemonSet
+	var cm *corev1.ConfigMap
+	var ns *corev1.Namespace
+	for _, o := range objs {
+		switch v := o.obj.(type) {
+		case *appsv1.DaemonSet:
+			ds = v
+		case *corev1.ConfigMap:
+			cm = v
+		case *corev1.Namespace:
+			ns = v
+		}
+	}
+	if ds == nil || cm == nil || ns == nil {
+		t.Fatalf("pod1 must render a Namespace, the intent ConfigMap and the DaemonSet; got %d objects", len(objs))
+	}
+	if ns.Labels["pod-security.kubernetes.io/enforce"] != "privileged" {
+		t.Errorf("namespace %s: Pod Security enforce %q; a privileged hostNetwork pod needs \"privileged\"", ns.Name, ns.Labels["pod-security.kubernetes.io/enforce"])
+	}
+	for _, o := range []string{ds.Namespace, cm.Namespace} {
+		if o != ns.Name {
+			t.Errorf("object in namespace %q, want %q", o, ns.Name)
+		}
+	}
+	if _, ok := cm.Data["fabric.yaml"]; !ok {
+		t.Errorf("ConfigMap %s has no fabric.yaml", cm.Name)
+	}
+	sel := ds.Spec.Selector.MatchLabels
+	for k, v := range sel {
+		if ds.Spec.Template.Labels[k] != v {
+			t.Errorf("selector %s=%s does not match the pod template's labels %v", k, v, ds.Spec.Template.Labels)
+		}
+	}
+	pod := ds.Spec.Template.Spec
+	if !pod.HostNetwork {
+		t.Errorf("hostNetwork is off: dcbnl would act on the pod's own netns")
+	}
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%d containers, want 1", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	if !regexp.MustCompile(`^` + regexp.QuoteMeta(image) + `:v\d+\.\d+\.\d+(@sha256:[0-9a-f]{64})?$`).MatchString(c.Image) {
+		t.Errorf("image %q: want %s pinned to a release tag (vX.Y.Z, optionally @sha256:...), never :latest", c.Image, image)
+	}
+	sc := c.SecurityContext
+	if sc == nil || sc.Privileged == nil || !*sc.Privileged {
+		t.Errorf("container is not privileged: dcbnl SET and configfs mkdir need it")
+	}
+	if sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 0 {
+		t.Errorf("runAsUser is not 0: the image's default user is 65532, and the agent needs root")
+	}
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"host apply", "--watch", "--root=/host", "--file=/etc/fabricctl/fabric.yaml", "--host=$(NODE_NAME)"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if len(c.Command) != 0 {
+		t.Errorf("command %q overrides the image's entrypoint", c.Command)
+	}
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = m
+	}
+	vols := map[string]corev1.Volume{}
+	for _, v := range pod.Volumes {
+		vols[v.Name] = v
+	}
+	for mount, host := range map[string]string{"/host/sys": "/sys", "/host/sys/kernel/config": "/sys/kernel/config", "/host/sys/kernel/debug": "/sys/kernel/debug"} {
+		v := vols[mounts[mount].Name]
+		if v.HostPath == nil || v.HostPath.Path != host {
+			t.Errorf("%s is not mounted from hostPath %s (volume %+v)", mount, host, v)
+		}
+	}
+	intent := vols[mounts["/etc/fabricctl"].Name]
+	if intent.ConfigMap == nil || intent.ConfigMap.Name != cm.Name {
+		t.Errorf("/etc/fabricctl is not the generated ConfigMap %s (volume %+v)", cm.Name, intent)
+	}
+	if !mounts["/etc/fabricctl"].ReadOnly {
+		t.Errorf("/etc/fabricctl is writable")
+	}
+	var nodeName bool
+	for _, e := range c.Env {
+		nodeName = nodeName || (e.Name == "NODE_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "spec.nodeName")
+	}
+	if !nodeName {
+		t.Errorf("NODE_NAME does not come from spec.nodeName")
+	}
+}
+
+// The DaemonSet and the GitOps workflow install the same pinned release:
+// bumping one without the other is a mistake this catches.
+func TestOneReleasePinned(t *testing.T) {
+	var tag string
+	for _, o := range render(t, "examples/k8s/pod1") {
+		if ds, ok := o.obj.(*appsv1.DaemonSet); ok {
+			tag = strings.SplitN(strings.TrimPrefix(ds.Spec.Template.Spec.Containers[0].Image, image+":"), "@", 2)[0]
+		}
+	}
+	wf, err := os.ReadFile(filepath.Join(repoRoot(t), "examples", "gitops", ".github", "workflows", "fabric.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w struct{ Env map[string]string }
+	if err := yaml.Unmarshal(wf, &w); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Env["FABRICCTL_VERSION"]; got != tag {
+		t.Errorf("examples/gitops installs FABRICCTL_VERSION %q, examples/k8s/pod1 runs image tag %q", got, tag)
+	}
+}
+
+// kustomize itself refuses a misspelt field in a kustomization.yaml, so the
+// rendering above covers those files too.
+func TestKustomizationTyposFail(t *testing.T) {
+	base := filepath.Join(repoRoot(t), "examples", "k8s", "base")
+	dir := t.TempDir()
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(base, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "kustomization.yaml" {
+			b = bytes.Replace(b, []byte("\nresources:"), []byte("\nresource:"), 1)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	_, err = k.Run(filesys.MakeFsOnDisk(), dir)
+	if err == nil || !strings.Contains(err.Error(), `unknown field "resource"`) {
+		t.Errorf("kustomize with \"resource:\" for \"resources:\": err %v, want one naming the field", err)
+	}
+	t.Logf("kustomize says: %v", err)
+}
+
+// The DaemonSet's arguments are ones the real fabricctl accepts: its
+// subcommand exists and every flag is in that subcommand's --help.
+func TestHostAgentArgsAreFabricctlFlags(t *testing.T) {
+	var args []string
+	for _, o := range render(t, "examples/k8s/pod1") {
+		if ds, ok := o.obj.(*appsv1.DaemonSet); ok {
+			args = ds.Spec.Template.Spec.Containers[0].Args
+		}
+	}
+	var sub []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			break
+		}
+		sub = append(sub, a)
+	}
+	if len(sub) == 0 {
+		t.Fatalf("args %q start with no subcommand", args)
+	}
+	bin := filepath.Join(t.TempDir(), "fabricctl")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/fabricctl")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/fabricctl: %v\n%s", err, out)
+	}
+	help, err := exec.Command(bin, append(sub, "--help")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("fabricctl %s --help: %v\n%s", strings.Join(sub, " "), err, help)
+	}
+	if !strings.Contains(string(help), "fabricctl "+strings.Join(sub, " ")) {
+		t.Fatalf("fabricctl has no subcommand %q:\n%s", strings.Join(sub, " "), help)
+	}
+	for _, a := range args[len(sub):] {
+		name, _, _ := strings.Cut(a, "=")
+		if !strings.HasPrefix(name, "--") {
+			t.Errorf("argument %q: the DaemonSet passes flags as --name=value", a)
+			continue
+		}
+		if !regexp.MustCompile(`(?m)^\s+(-\w, )?` + regexp.QuoteMeta(name) + `\s`).Match(help) {
+			t.Errorf("fabricctl %s has no flag %s", strings.Join(sub, " "), name)
+		}
+	}
+}
