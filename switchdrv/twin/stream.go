@@ -27,7 +27,8 @@ import (
 // the OpenConfig-style targets (SR Linux, EOS, OpenConfig), one JSON value
 // per subscribed path on SONiC (sonic-gnmi sends a table or hash whole).
 // The twin notices changes by polling its datastore every OnChangePoll,
-// which bounds how late an ON_CHANGE update can be.
+// which bounds how late an ON_CHANGE update can be. While Hang is on,
+// open streams send nothing (a wedged management plane).
 const (
 	DefaultSampleInterval = 100 * time.Millisecond
 	MinSampleInterval     = 10 * time.Millisecond
@@ -110,7 +111,15 @@ func (s *server) subscribeStream(stream gnmipb.GNMI_SubscribeServer, sl *gnmipb.
 	for {
 		now := time.Now()
 		wake := now.Add(time.Hour)
+		t.mu.Lock()
+		hung := t.hang
+		t.mu.Unlock()
 		for _, ss := range subs {
+			if hung {
+				// A wedged management plane (Hang) streams nothing.
+				wake = now.Add(OnChangePoll)
+				break
+			}
 			due := ss.interval > 0 && !now.Before(ss.next)
 			if ss.onChange || due {
 				cur, order, err := t.current(sl, ss.sub)
