@@ -55,6 +55,33 @@ type Quirks struct {
 	// (mlx5e_dcbnl_ieee_getets leaves it 0; willing is the firmware DCBX
 	// agent's), so it is not compared.
 	ETSWillingUnreported bool
+	// FullDSCPMap: the driver classifies every DSCP once one DSCP APP entry
+	// exists, and the DSCPs without an entry keep the firmware's map, which
+	// the kernel does not list. mlx5e_dcbnl_ieee_setapp switches the port to
+	// DSCP trust on the first entry (dscp_app_cnt 0 -> mlx5e_set_trust_state
+	// MLX5_QPTS_TRUST_DSCP) and writes only that DSCP (mlx5e_set_dscp2prio);
+	// the firmware's default dscp2prio is DSCP>>3, so without all 64 entries
+	// DSCP 24-31 land on priority 3 and 48-55 on priority 6. All 64 entries
+	// are written (unlisted DSCPs -> the default class's priority).
+	FullDSCPMap bool
+	// LosslessXoffMLX5: a lossless receive buffer must hold at least
+	// xoff + max_mtu + cell bytes, xoff computed from port speed, cable
+	// length and MTU as mlx5's port_buffer.c does (calculate_xoff,
+	// update_xoff_threshold; see mlx5LosslessMin). Checked at plan time.
+	LosslessXoffMLX5 bool
+	// DCBXFirmwareIsZero: handing DCBX back to the firmware is a setdcbx of
+	// mode 0 (mlx5e_dcbnl_setdcbx: !mode -> MLX5E_DCBX_PARAM_VER_OPER_AUTO;
+	// any non-zero mode without HOST is refused with status 1). Used by
+	// restore.
+	DCBXFirmwareIsZero bool
+	// PFCDelayNeedsSoftwareBuffer: the cable length in the PFC delay field
+	// changes headroom only when the driver owns the port buffer in
+	// software: mlx5e_dcbnl_ieee_setpfc calls
+	// mlx5e_port_manual_buffer_config only when priv->dcbx.manual_buffer is
+	// set, which only mlx5e_dcbnl_setbuffer sets (and a driver load
+	// clears, mlx5e_dcbnl_initialize). Otherwise the value is recorded and
+	// read back, but the firmware's headroom stays as it is.
+	PFCDelayNeedsSoftwareBuffer bool
 }
 
 // Backends selects a backend by kernel driver name.
@@ -109,12 +136,24 @@ func (MLX5) Name() string { return "mlx5" }
 // Quirks implements Backend.
 func (MLX5) Quirks() Quirks {
 	return Quirks{PFCDelayIsCable: true, AppAddReplaces: true, PFCChangeFlapsLink: true, ETSWillingUnreported: true,
-		BufferCell: mlx5BufferCellMax, BufferSizesFirst: true}
+		BufferCell: mlx5BufferCellMax, BufferSizesFirst: true, FullDSCPMap: true, LosslessXoffMLX5: true,
+		DCBXFirmwareIsZero: true, PFCDelayNeedsSoftwareBuffer: true}
 }
 
 // Desired implements Backend.
-func (MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []string) {
+func (m MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []string) {
 	st, notes := baseDesired(fsys, p, nic)
+	switch {
+	case !m.Quirks().FullDSCPMap || st.Apps == nil:
+	case st.VerifyOnly:
+		notes = append(notes, fmt.Sprintf("%s: DCBX is switch-willing: the switch's APP TLVs set the DSCP entries, and every DSCP the switch does not advertise keeps mlx5's firmware map (DSCP>>3: DSCP 24-31 on priority 3, 48-55 on 6); advertise all 64 DSCPs from the switch, or use dcbx host-static", nic.Interface))
+	default:
+		// See Quirks.FullDSCPMap: every DSCP gets an entry on mlx5, whatever
+		// policy.trustDSCPFullMap says.
+		for d, pr := range p.DSCPToPriority() {
+			st.Apps[d] = pr
+		}
+	}
 	// mlx5e_dcbnl_ieee_setpfc takes delay as the cable length in metres when
 	// 0 < delay < 1000 (MLX5E_MAX_CABLE_LENGTH) and ignores it otherwise.
 	switch {
@@ -162,15 +201,33 @@ func (MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []s
 				File{Setting: "cc_params/np_cnp_prio_mode", Path: path.Join(cc, "np_cnp_prio_mode"), Value: "0"},
 				File{Setting: "cc_params/np_cnp_prio", Path: path.Join(cc, "np_cnp_prio"), Value: fmt.Sprint(p.RoCE.CNPPriority)})
 			if len(ecnPrios) > 0 {
-				notes = append(notes, fmt.Sprintf("%s: ECN/DCQCN on priority %s is a firmware setting on upstream mlx5 (mlxconfig -d %s set ROCE_CC_PRIO_MASK_P1=%#x, then a firmware reset): not changed",
-					nic.Interface, joinInts(ecnPrios), pciOr(fsys, nic.Interface), prioMask(ecnPrios)))
+				notes = append(notes, fmt.Sprintf("%s: ECN/DCQCN on priority %s is a firmware setting on upstream mlx5 (mlxconfig -d %s set ROCE_CC_PRIO_MASK_%s=%#x, then a firmware reset): not changed",
+					nic.Interface, joinInts(ecnPrios), pciOr(fsys, nic.Interface), mlxPort(fsys, nic.Interface), prioMask(ecnPrios)))
 			}
 		} else {
-			notes = append(notes, fmt.Sprintf("%s: no ECN/CNP control found (neither /sys/class/net/%s/ecn nor debugfs mlx5 cc_params): CNP DSCP %d / priority %d and ECN on priority %s are firmware settings (mlxconfig -d %s set CNP_DSCP_P1=%d CNP_802P_PRIO_P1=%d ROCE_CC_PRIO_MASK_P1=%#x, then a firmware reset): not changed",
-				nic.Interface, nic.Interface, p.RoCE.CNPDSCP, p.RoCE.CNPPriority, joinInts(ecnPrios), pciOr(fsys, nic.Interface), p.RoCE.CNPDSCP, p.RoCE.CNPPriority, prioMask(ecnPrios)))
+			notes = append(notes, fmt.Sprintf("%s: no ECN/CNP control found (neither /sys/class/net/%s/ecn nor debugfs mlx5 cc_params): CNP DSCP %d / priority %d and ECN on priority %s are firmware settings (mlxconfig -d %s set CNP_DSCP_%[7]s=%[8]d CNP_802P_PRIO_%[7]s=%[9]d ROCE_CC_PRIO_MASK_%[7]s=%#[10]x, then a firmware reset): not changed",
+				nic.Interface, nic.Interface, p.RoCE.CNPDSCP, p.RoCE.CNPPriority, joinInts(ecnPrios), pciOr(fsys, nic.Interface), mlxPort(fsys, nic.Interface), p.RoCE.CNPDSCP, p.RoCE.CNPPriority, prioMask(ecnPrios)))
 		}
 	}
 	return st, notes
+}
+
+// mlxPort returns mlxconfig's per-port suffix for the netdev ("P1", "P2"):
+// each port of a ConnectX adapter is its own PCI function, port N being
+// function N-1 (0000:3b:00.0 -> _P1, 0000:3b:00.1 -> _P2), and mlxconfig
+// names per-port parameters with that suffix. Unknown -> "P<n>" is left for
+// the operator to fill in.
+func mlxPort(fsys fs.FS, ifname string) string {
+	pci := pciAddress(fsys, ifname)
+	_, fn, ok := strings.Cut(pci, ".")
+	if !ok {
+		return "P<n>"
+	}
+	var f int
+	if _, err := fmt.Sscanf(fn, "%x", &f); err != nil || f < 0 || f > 7 {
+		return "P<n>"
+	}
+	return fmt.Sprintf("P%d", f+1)
 }
 
 func prioMask(prios []int) int {
@@ -222,7 +279,11 @@ func baseDesired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []stri
 	st.PFC = &PFC{Enable: p.PFCBitmap()}
 
 	// ETS: each class's priority is also its TC; other priorities go to the
-	// default class's TC; unused TCs are ETS with 0 %.
+	// default class's TC; unused TCs are strict with 0 %, as iproute2's
+	// `dcb ets set ... tc-tsa all:strict` leaves them: an ETS TC with 0 %
+	// is refused by bnxt_en (bnxt_ets_validate: "rejecting ETS config
+	// starving a TC"), and strict is TSA 0, so nothing non-zero goes above
+	// the device's max TC either.
 	def := 0
 	if d := p.DefaultClass(); d != nil {
 		def = d.Priority
@@ -230,7 +291,7 @@ func baseDesired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []stri
 	ets := ETS{Willing: willing}
 	for pr := range ets.PrioTC {
 		ets.PrioTC[pr] = uint8(def)
-		ets.TSA[pr] = TSAETS
+		ets.TSA[pr] = TSAStrict
 	}
 	for _, c := range p.Classes {
 		if c.Priority < 0 || c.Priority > 7 {

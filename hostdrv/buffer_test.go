@@ -62,9 +62,15 @@ func TestBufferApply(t *testing.T) {
 	got := bufferChanges(p)
 	want := []plan.Change{
 		{Action: plan.Update, Path: "ens1f0np0/buffer",
-			Before: "prio-buffer 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 buffer-size 0:65536 1:0",
-			After:  "prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0 buffer-size 0:131072 1:100001",
-			Reason: "policy.hostBuffers; sizes match to within 1024 B: the driver rounds them down to whole buffer cells"},
+			Before: "prio-buffer 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 buffer-size 0:65536 1:0 total-size 524288",
+			After:  "prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0 buffer-size 0:131072 1:200001",
+			// Both checks at plan time: the sum against total_size as read,
+			// and the lossless minimum of port_buffer.c calculate_xoff:
+			// (301 + 216*3/100) * 400000/1000 + 272*9000/100 = 147280,
+			// + max_mtu 9978 + cell 128 = 157386.
+			Reason: "policy.hostBuffers; sizes match to within 1024 B: the driver rounds them down to whole buffer cells" +
+				"; sizes sum to 335169 B of total_size 524288 B as read" +
+				"; lossless buffer 1 needs >= 157386 B (mlx5 calculate_xoff: 400000 Mb/s (link speed), cable 3 m (intent), MTU 9000, max_mtu 9978 (floor 9216), cell 128 B)"},
 	}
 	if diff := cmp.Diff(want, got[:1]); diff != "" {
 		t.Errorf("buffer change (-want +got):\n%s", diff)
@@ -73,13 +79,14 @@ func TestBufferApply(t *testing.T) {
 		t.Fatalf("Apply: %v", err)
 	}
 	n := r.k.nics["ens1f0np0"]
-	wantBuf := dcbnl.Buffer{PrioBuffer: [8]uint8{0, 0, 0, 1}, Size: [8]uint32{131072, 99968, 4096}, Total: fakeBufferTotal}
+	wantBuf := dcbnl.Buffer{PrioBuffer: [8]uint8{0, 0, 0, 1}, Size: [8]uint32{131072, 199936, 4096}, Total: fakeBufferTotal}
 	if diff := cmp.Diff(wantBuf, *n.ieee.Buffer); diff != "" {
 		t.Errorf("buffer after apply (-want +got):\n%s", diff)
 	}
 	// The SET request, laid out as struct dcbnl_buffer (include/uapi/linux/
 	// dcbnl.h): u8 prio2buffer[8] at 0, u32 buffer_size[8] at 8, u32
-	// total_size at 40 (read-only: 0), 44 bytes, host byte order.
+	// total_size at 40 (echoed as read, as dcb buffer set does), 44 bytes,
+	// host byte order.
 	// mlx5 (BufferSizesFirst): sizes with the old prio2buffer first, so
 	// buffer 1 is large enough before the PFC priority 3 moves into it.
 	sent := sentBuffers(t, r.k)
@@ -103,11 +110,11 @@ func TestBufferApply(t *testing.T) {
 	for i := range sizes {
 		sizes[i] = binary.NativeEndian.Uint32(b[8+4*i:])
 	}
-	if diff := cmp.Diff([8]uint32{131072, 100001, 4096}, sizes); diff != "" {
+	if diff := cmp.Diff([8]uint32{131072, 200001, 4096}, sizes); diff != "" {
 		t.Errorf("buffer_size (-want +got; the unmanaged buffer 2 keeps its observed size):\n%s", diff)
 	}
-	if tot := binary.NativeEndian.Uint32(b[40:]); tot != 0 {
-		t.Errorf("total_size sent = %d, want 0 (read-only)", tot)
+	if tot := binary.NativeEndian.Uint32(b[40:]); tot != fakeBufferTotal {
+		t.Errorf("total_size sent = %d, want %d as read (iproute2 dcb_cmd_buffer_set sends the struct it got)", tot, fakeBufferTotal)
 	}
 
 	w := r.writes()
@@ -117,7 +124,7 @@ func TestBufferApply(t *testing.T) {
 	}
 	for _, c := range bufferChanges(p2) {
 		if c.Action != plan.NoOp {
-			t.Errorf("second plan: %s %v %q -> %q; want in sync (99968 is 100001 in whole 128 B cells)", c.Path, c.Action, c.Before, c.After)
+			t.Errorf("second plan: %s %v %q -> %q; want in sync (199936 is 200001 in whole 128 B cells)", c.Path, c.Action, c.Before, c.After)
 		}
 	}
 	if _, err := r.d.Apply(ctx, p2); err != nil {
@@ -144,7 +151,7 @@ func TestBufferSizeLeftToDriver(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, treeOpts{})
 	for _, n := range r.k.nics {
-		n.ieee.Buffer.Size[1] = 65536 // room for the lossless priority 3
+		n.ieee.Buffer.Size[1] = fakeCell * 1536 // room for the lossless priority 3 at 400G
 	}
 	f, h := loadIntent(t, func(s string) string {
 		return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  hostBuffers:\n    - {buffer: 1, priorities: [3]}\n", 1)
@@ -159,7 +166,7 @@ func TestBufferSizeLeftToDriver(t *testing.T) {
 	if _, err := r.d.Apply(ctx, p); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
-	want := dcbnl.Buffer{PrioBuffer: [8]uint8{0, 0, 0, 1}, Size: [8]uint32{fakeCell * 512, 65536}, Total: fakeBufferTotal}
+	want := dcbnl.Buffer{PrioBuffer: [8]uint8{0, 0, 0, 1}, Size: [8]uint32{fakeCell * 512, fakeCell * 1536}, Total: fakeBufferTotal}
 	if diff := cmp.Diff(want, *r.k.nics["ens1f0np0"].ieee.Buffer); diff != "" {
 		t.Errorf("buffer after apply (-want +got):\n%s", diff)
 	}
@@ -168,9 +175,10 @@ func TestBufferSizeLeftToDriver(t *testing.T) {
 	}
 }
 
-// TestBufferLosslessTooSmall: moving a PFC priority into a buffer the
-// driver finds too small (mlx5: -ENOMEM) is an apply error naming the
-// interface and the setting, not a silent success.
+// TestBufferLosslessTooSmall: moving a PFC priority into a buffer smaller
+// than mlx5's lossless minimum (port_buffer.c update_xoff_threshold: the
+// driver answers ENOMEM) is refused at plan time, naming the interface,
+// the buffer and both sizes, and apply writes nothing.
 func TestBufferLosslessTooSmall(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, treeOpts{})
@@ -178,12 +186,12 @@ func TestBufferLosslessTooSmall(t *testing.T) {
 		return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  hostBuffers:\n    - {buffer: 1, priorities: [3]}\n", 1)
 	})
 	p, err := r.d.Plan(ctx, f, h)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil || !strings.Contains(err.Error(), "ens1f0np0: buffer: lossless buffer 1 of 0 B is below mlx5's minimum 157386 B") {
+		t.Fatalf("Plan error = %v, want one naming ens1f0np0's buffer 1 and the minimum", err)
 	}
-	_, err = r.d.Apply(ctx, p)
-	if err == nil || !strings.Contains(err.Error(), "ens1f0np0: buffer: ") || !strings.Contains(err.Error(), "ENOMEM") {
-		t.Errorf("Apply error = %v, want one naming ens1f0np0's buffer and ENOMEM", err)
+	res, err := r.d.ApplyWith(ctx, p, ApplyOptions{})
+	if err == nil || res.Written() != 0 || r.writes() != 0 {
+		t.Errorf("ApplyWith = %v, %d steps written, %d writes; want an error and nothing written", err, res.Written(), r.writes())
 	}
 }
 
@@ -256,17 +264,17 @@ func TestBufferUnsupported(t *testing.T) {
 // TestBufferMatches: the generic backend compares sizes exactly; mlx5
 // accepts a read-back below the wanted size by less than its cell bound.
 func TestBufferMatches(t *testing.T) {
-	want := Buffer{PrioBuffer: [8]uint8{0, 0, 0, 1}, Size: [8]uint32{0, 100001}}
+	want := Buffer{PrioBuffer: [8]uint8{0, 0, 0, 1}, Size: [8]uint32{0, 200001}}
 	tests := []struct {
 		name string
 		have uint32
 		cell uint32
 		ok   bool
 	}{
-		{"exact", 100001, 0, true},
-		{"rounded, exact compare", 99968, 0, false},
-		{"rounded to 128 B cells", 99968, mlx5BufferCellMax, true},
-		{"rounded to 1 KiB cells", 99328, mlx5BufferCellMax, true},
+		{"exact", 200001, 0, true},
+		{"rounded, exact compare", 199936, 0, false},
+		{"rounded to 128 B cells", 199936, mlx5BufferCellMax, true},
+		{"rounded to 1 KiB cells", 199680, mlx5BufferCellMax, true},
 		{"too small", 98977, mlx5BufferCellMax, false},
 		{"larger", 100129, mlx5BufferCellMax, false},
 	}
@@ -302,8 +310,8 @@ func TestBufferGenericOneRequest(t *testing.T) {
 		}
 	}
 	want := []string{
-		"dcb buffer set dev ens1f0np0 prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0 buffer-size 0:131072 1:100001",
-		"dcb buffer set dev ens1f1np1 prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0 buffer-size 0:131072 1:100001",
+		"dcb buffer set dev ens1f0np0 prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0 buffer-size 0:131072 1:200001",
+		"dcb buffer set dev ens1f1np1 prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0 buffer-size 0:131072 1:200001",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("buffer commands (-want +got):\n%s", diff)
@@ -315,7 +323,7 @@ func TestBufferGenericOneRequest(t *testing.T) {
 	if c := bufferChanges(after); len(c) != 2 || c[0].Action != plan.NoOp {
 		t.Errorf("read-back buffer changes %+v, want in sync", c)
 	}
-	if got := r.k.nics["ens1f0np0"].ieee.Buffer.Size[1]; got != 100001 {
-		t.Errorf("buffer 1 size = %d, want 100001 (no rounding outside mlx5)", got)
+	if got := r.k.nics["ens1f0np0"].ieee.Buffer.Size[1]; got != 200001 {
+		t.Errorf("buffer 1 size = %d, want 200001 (no rounding outside mlx5)", got)
 	}
 }

@@ -13,7 +13,13 @@
 //   - Driver observes, plans (plan.TargetPlan, Kind "host", paths like
 //     "ens1f0np0/pfc"), applies the plan's steps and reads back. Nothing is
 //     written when a setting already has its value: on mlx5 rewriting PFC
-//     flaps the link.
+//     flaps the link. Steps run per interface in stepOrder (pause off before
+//     PFC and buffers, DSCP trust last); a plan with errors writes nothing
+//     unless partial; every step's outcome is returned (ApplyResult).
+//   - Backup / Restore: the observation is saved before the first write and
+//     put back (verified by reading back) on a failed step or on request.
+//   - Assume plans against an assumed state (driver defaults, a backup)
+//     where there is no NIC.
 //   - Fleet runs `fabricctl host apply` on the inventory's remote hosts over
 //     an internal/remote Runner.
 package hostdrv

@@ -102,10 +102,10 @@ func golden(t *testing.T, name, got string) {
 }
 
 // withBuffers adds policy.hostBuffers: priority 3 (RoCE) into buffer 1 of
-// 100001 B (not a whole number of mlx5's 128 B cells, so the driver rounds
+// 200001 B (not a whole number of mlx5's 128 B cells, so the driver rounds
 // it), buffer 0 of 131072 B for the rest.
 func withBuffers(s string) string {
-	return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  hostBuffers:\n    - {buffer: 0, size: 128KiB, priorities: [0, 1, 2, 4, 5, 6, 7]}\n    - {buffer: 1, size: 100001B, priorities: [3]}\n", 1)
+	return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  hostBuffers:\n    - {buffer: 0, size: 128KiB, priorities: [0, 1, 2, 4, 5, 6, 7]}\n    - {buffer: 1, size: 200001B, priorities: [3]}\n", 1)
 }
 
 func TestPlanGolden(t *testing.T) {
@@ -207,7 +207,8 @@ func TestApplyState(t *testing.T) {
 	n := r.k.nics["ens1f0np0"]
 	// Pre-existing: DSCP 26 on the wrong priority, a stale DSCP 10 entry, and
 	// an ethertype entry (selector 1) that fabricctl must leave alone.
-	n.ieee.Apps = []dcbnl.App{{Selector: 5, Priority: 0, Protocol: 26}, {Selector: 5, Priority: 1, Protocol: 10}, {Selector: 1, Priority: 4, Protocol: 0x8906}}
+	seedApps(t, n, dcbnl.App{Selector: 5, Priority: 0, Protocol: 26}, dcbnl.App{Selector: 5, Priority: 1, Protocol: 10})
+	n.ieee.Apps = append(n.ieee.Apps, dcbnl.App{Selector: 1, Priority: 4, Protocol: 0x8906})
 	f, h := loadIntent(t, nil)
 	p, err := r.d.Plan(ctx, f, h)
 	if err != nil {
@@ -216,28 +217,53 @@ func TestApplyState(t *testing.T) {
 	if _, err := r.d.Apply(ctx, p); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
-	wantApps := []dcbnl.App{{Selector: 5, Priority: 3, Protocol: 26}, {Selector: 1, Priority: 4, Protocol: 0x8906}, {Selector: 5, Priority: 6, Protocol: 48}}
-	if diff := cmp.Diff(wantApps, n.ieee.Apps); diff != "" {
-		t.Errorf("APP table after apply (-want +got):\n%s", diff)
+	// mlx5: all 64 DSCPs listed (26 -> 3, 48 -> 6, the rest -> the default
+	// class's priority 0), the ethertype entry left alone.
+	dscp, other := 0, 0
+	for _, a := range n.ieee.Apps {
+		switch {
+		case a.Selector != 5:
+			other++
+			if a != (dcbnl.App{Selector: 1, Priority: 4, Protocol: 0x8906}) {
+				t.Errorf("non-DSCP APP entry changed: %+v", a)
+			}
+		default:
+			dscp++
+			want := uint8(0)
+			switch a.Protocol {
+			case 26:
+				want = 3
+			case 48:
+				want = 6
+			}
+			if a.Priority != want {
+				t.Errorf("APP dscp %d -> prio %d, want %d", a.Protocol, a.Priority, want)
+			}
+		}
 	}
+	if dscp != 64 || other != 1 {
+		t.Errorf("APP table after apply: %d DSCP entries and %d others, want 64 and 1", dscp, other)
+	}
+	// Unused traffic classes are strict (TSA 0) with 0 %, as iproute2's
+	// tc-tsa all:strict sends them.
 	wantETS := dcbnl.ETS{ETSCap: 8,
 		TCTxBW: [8]uint8{50, 0, 0, 50, 0, 0, 0, 0},
-		TSA:    [8]uint8{TSAETS, TSAETS, TSAETS, TSAETS, TSAETS, TSAETS, TSAStrict, TSAETS},
+		TSA:    [8]uint8{TSAETS, TSAStrict, TSAStrict, TSAETS, TSAStrict, TSAStrict, TSAStrict, TSAStrict},
 		PrioTC: [8]uint8{0, 0, 0, 3, 0, 0, 6, 0}}
 	if diff := cmp.Diff(wantETS, *n.ieee.ETS); diff != "" {
 		t.Errorf("ETS after apply (-want +got):\n%s", diff)
 	}
-	if n.ieee.PFC.Enable != 0x08 || n.ieee.PFC.Delay != 3 {
-		t.Errorf("PFC after apply: pfc_en %#x delay %d, want 0x08 delay 3 (3 m cable)", n.ieee.PFC.Enable, n.ieee.PFC.Delay)
+	if n.ieee.PFC.Enable != 0x08 || n.cable != 3 {
+		t.Errorf("PFC after apply: pfc_en %#x cable %d, want 0x08 cable 3 (3 m cable)", n.ieee.PFC.Enable, n.cable)
 	}
-	if got := r.k.nics["ens1f1np1"].ieee.PFC.Delay; got != 3 {
+	if got := r.k.nics["ens1f1np1"].cable; got != 3 {
 		t.Errorf("PFC delay for a 2.5 m cable = %d, want 3 (rounded up)", got)
 	}
 	if n.ieee.DCBX != DCBXHost|DCBXVerIEEE {
 		t.Errorf("DCBX after apply = %#x, want host ieee (0x09)", n.ieee.DCBX)
 	}
-	if n.mtu != 9000 || n.pause.RX || n.pause.TX || !n.pause.Autoneg {
-		t.Errorf("after apply: mtu %d pause %+v; want 9000, rx/tx off, autoneg untouched (on)", n.mtu, n.pause)
+	if n.mtu != 9000 || n.pause.RX || n.pause.TX || n.pause.Autoneg {
+		t.Errorf("after apply: mtu %d pause %+v; want 9000, rx/tx off, autoneg as mlx5 reports it (off: set_pauseparam refuses autoneg)", n.mtu, n.pause)
 	}
 	for file, want := range map[string]string{
 		"sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos":  "106",
@@ -262,7 +288,7 @@ func TestApplyState(t *testing.T) {
 func TestPFCNotRewrittenWhenRight(t *testing.T) {
 	r := newRig(t, treeOpts{ecn: "sysfs", configfs: true})
 	for _, n := range r.k.nics {
-		n.ieee.PFC.Enable, n.ieee.PFC.Delay = 0x08, 3
+		n.ieee.PFC.Enable, n.cable = 0x08, 3
 	}
 	f, h := loadIntent(t, nil)
 	p, err := r.d.Plan(context.Background(), f, h)
@@ -429,7 +455,7 @@ func TestDCBXMatches(t *testing.T) {
 func TestPFCDelayOnlyChange(t *testing.T) {
 	r := newRig(t, treeOpts{configfs: true})
 	for _, n := range r.k.nics {
-		n.ieee.PFC.Enable, n.ieee.PFC.Delay = 0x08, 7 // mlx5's default cable length is 7 m
+		n.ieee.PFC.Enable, n.cable = 0x08, 7 // mlx5's default cable length is 7 m
 	}
 	f, h := loadIntent(t, nil)
 	p, err := r.d.Plan(context.Background(), f, h)
@@ -446,8 +472,8 @@ func TestPFCDelayOnlyChange(t *testing.T) {
 	if _, err := r.d.Apply(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	if r.k.flaps != 0 || r.k.nics["ens1f0np0"].ieee.PFC.Delay != 3 {
-		t.Errorf("after apply: %d pfc_en changes, delay %d; want 0 and 3", r.k.flaps, r.k.nics["ens1f0np0"].ieee.PFC.Delay)
+	if r.k.flaps != 0 || r.k.nics["ens1f0np0"].cable != 3 {
+		t.Errorf("after apply: %d pfc_en changes, cable %d; want 0 and 3", r.k.flaps, r.k.nics["ens1f0np0"].cable)
 	}
 }
 
@@ -547,7 +573,7 @@ func TestSwitchWillingInSyncOnMLX5(t *testing.T) {
 	for _, n := range r.k.nics {
 		n.ieee.Apps = []dcbnl.App{{Selector: 5, Priority: 3, Protocol: 26}, {Selector: 5, Priority: 6, Protocol: 48}}
 		n.ieee.PFC.Enable = 0x08
-		n.ieee.PFC.Delay = 3
+		n.cable = 3
 		*n.ieee.ETS = dcbnl.ETS{Willing: 1, ETSCap: 8,
 			TCTxBW: [8]uint8{50, 0, 0, 50, 0, 0, 0, 0},
 			TSA:    [8]uint8{TSAETS, TSAETS, TSAETS, TSAETS, TSAETS, TSAETS, TSAStrict, TSAETS},

@@ -138,5 +138,19 @@ func (fl *Fleet) one(ctx context.Context, verb string, h intent.Host, intentYAML
 	case t.Error == "":
 		t.Error = strings.TrimSpace(ee.Error())
 	}
+	// What the host's exit code says about its state (host apply's codes;
+	// the per-step outcomes are in the target's notes).
+	if verb == "apply" {
+		switch ee.ExitCode {
+		case 1:
+			if !strings.Contains(t.Error, "nothing written") {
+				t.Error = "apply failed: " + t.Error
+			}
+		case 4:
+			t.Error = "rolled back to the backup: " + t.Error
+		case 5:
+			t.Error = "PARTLY WRITTEN: " + t.Error
+		}
+	}
 	return *t, fmt.Errorf("%s", t.Error)
 }

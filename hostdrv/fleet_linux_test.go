@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ inventory:
     - {name: gpu2, address: 10.0.1.2, nics: [{interface: ens1f1np1}]}
 `
 	hosts := sshHosts(t, srv, keyFile, kh, "gpu1", "gpu2")
-	fl := &Fleet{Binary: bin, ExtraArgs: []string{"--netns", ns.Name, "--root", t.TempDir()}, Parallel: 2}
+	fl := &Fleet{Binary: bin, ExtraArgs: []string{"--netns", ns.Name, "--root", t.TempDir(), "--partial", "--backup", filepath.Join(t.TempDir(), "backup.json")}, Parallel: 2}
 	got, err := fl.Run(context.Background(), "apply", hosts, []byte(src))
 	if err == nil {
 		t.Errorf("fleet apply on veths = nil error, want the DCB EOPNOTSUPP failures")
@@ -60,8 +61,11 @@ inventory:
 	}
 	for i, name := range []string{"gpu1", "gpu2"} {
 		tg := got[i]
-		if tg.Name != name || tg.Error == "" || !tg.HasChanges() {
-			t.Errorf("target %d = {%s error %q changes %v}, want %s with the MTU change and the DCB error", i, tg.Name, tg.Error, tg.HasChanges(), name)
+		if tg.Name != name || !strings.HasPrefix(tg.Error, "PARTLY WRITTEN: ") || !tg.HasChanges() {
+			t.Errorf("target %d = {%s error %q changes %v}, want %s with the MTU change and the DCB error, partly written", i, tg.Name, tg.Error, tg.HasChanges(), name)
+		}
+		if !slices.ContainsFunc(tg.Notes, func(n string) bool { return strings.HasPrefix(n, "step applied: ens1f") }) {
+			t.Errorf("target %s notes %q lack the per-step outcome", name, tg.Notes)
 		}
 	}
 	for _, ifn := range []string{"ens1f0np0", "ens1f1np1"} {
@@ -70,7 +74,7 @@ inventory:
 		}
 	}
 	cmds := strings.Join(srv.Commands(), "\n")
-	for _, want := range []string{"host apply -f - --host gpu1 -o json", "host apply -f - --host gpu2 -o json"} {
+	for _, want := range []string{"host apply -f - --host gpu1 -o json --netns", "host apply -f - --host gpu2 -o json --netns"} {
 		if !strings.Contains(cmds, want) {
 			t.Errorf("sshd ran %q, want a command containing %q", cmds, want)
 		}

@@ -48,6 +48,8 @@ func TestFleetOutputs(t *testing.T) {
 		{"diff drift exits 2", "diff", okPlan, 2, false, true},
 		{"apply failed with a plan", "apply", failedPlan, 1, true, false},
 		{"apply exit 2 is a failure", "apply", okPlan, 2, true, true},
+		{"apply partly written", "apply", failedPlan, 5, true, false},
+		{"apply rolled back", "apply", failedPlan, 4, true, false},
 		{"garbage output", "plan", "not json", 0, true, false},
 		{"other host's plan", "plan", strings.ReplaceAll(okPlan, "gpu1", "gpu9"), 0, true, false},
 	}
@@ -67,6 +69,9 @@ func TestFleetOutputs(t *testing.T) {
 			}
 			if (got[0].Error != "") != tc.wantErr {
 				t.Errorf("target Error = %q, want set %v", got[0].Error, tc.wantErr)
+			}
+			if tc.code == 5 && !strings.HasPrefix(got[0].Error, "PARTLY WRITTEN: ") || tc.code == 4 && !strings.HasPrefix(got[0].Error, "rolled back to the backup: ") {
+				t.Errorf("target Error = %q: the host's exit %d is not said", got[0].Error, tc.code)
 			}
 			if got[0].HasChanges() != tc.changes {
 				t.Errorf("target HasChanges = %v, want %v", got[0].HasChanges(), tc.changes)

@@ -83,7 +83,7 @@ func TestWriteNetlink(t *testing.T) {
 		}
 		cmd := cmds[len(cmds)-1]
 		if !strings.HasPrefix(cmd, "dcb ") {
-			continue // the RTM_SETLINK of ip link
+			continue // the RTM_NEWLINK of ip link set
 		}
 		_, req, err := dcbnl.ParseMessage(raw)
 		if err != nil {
@@ -94,7 +94,7 @@ func TestWriteNetlink(t *testing.T) {
 		}
 		printed = append(printed, raw)
 	}
-	if want := dcbSteps + 2; lines != want { // + one RTM_SETLINK per NIC
+	if want := dcbSteps + 2; lines != want { // + one RTM_NEWLINK per NIC
 		t.Errorf("%d hex lines, want %d (dcb steps + MTU)", lines, want)
 	}
 	// What was printed is what apply sends, byte for byte (sequence number
@@ -132,7 +132,7 @@ func TestWriteNetlink(t *testing.T) {
 		t.Errorf("WriteCommands lines (-want +got):\n%s", diff)
 	}
 	for _, bufLine := range []string{
-		"dcb buffer set dev ens1f0np0 buffer-size 0:131072 1:100001\n",
+		"dcb buffer set dev ens1f0np0 buffer-size 0:131072 1:200001\n",
 		"dcb buffer set dev ens1f0np0 prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0\n",
 	} {
 		if !strings.Contains(c.String(), bufLine) {

@@ -8,10 +8,11 @@ import (
 // (dcbnl and link MTU) and the ethtool pause ioctl. The calls take no
 // context (netlink has none); Driver checks ctx between them.
 type Kernel interface {
-	// Link returns the interface index and MTU; a missing interface is an
-	// error that wraps syscall.ENODEV.
-	Link(ifname string) (index, mtu int, err error)
-	// SetMTU sets the MTU. CLI twin: `ip link set dev X mtu N`.
+	// Link returns the interface index, MTU and maximum MTU; a missing
+	// interface is an error that wraps syscall.ENODEV.
+	Link(ifname string) (LinkInfo, error)
+	// SetMTU sets the MTU with the request setLinkMTURequest builds, the
+	// RTM_NEWLINK `ip link set dev X mtu N` sends. CLI twin: that command.
 	SetMTU(ifname string, mtu int) error
 	// DCB sends one dcbnl request and returns the reply payloads (after the
 	// netlink header). Netlink errors (e.g. EOPNOTSUPP from a driver without
@@ -22,4 +23,12 @@ type Kernel interface {
 	Pause(ifname string) (Pause, error)
 	// SetPause writes global pause. CLI twin: `ethtool -A X rx off tx off`.
 	SetPause(ifname string, p Pause) error
+}
+
+// LinkInfo is what rtnetlink reports about an interface that hostdrv uses.
+type LinkInfo struct {
+	Index int
+	MTU   int
+	// MaxMTU is IFLA_MAX_MTU (the netdev's max_mtu; 0 = not reported).
+	MaxMTU int
 }

@@ -45,26 +45,62 @@ func (k *LinuxKernel) Close() {
 	k.dcb.Close()
 }
 
-// Link implements Kernel.
-func (k *LinuxKernel) Link(ifname string) (int, int, error) {
+// Link implements Kernel. IFLA_MAX_MTU is read from the RTM_GETLINK reply
+// directly (the netlink library's LinkAttrs does not carry it).
+func (k *LinuxKernel) Link(ifname string) (LinkInfo, error) {
 	l, err := k.h.LinkByName(ifname)
 	if err != nil {
 		var nf netlink.LinkNotFoundError
 		if errors.As(err, &nf) {
-			return 0, 0, syscall.ENODEV
+			return LinkInfo{}, syscall.ENODEV
 		}
-		return 0, 0, err
+		return LinkInfo{}, err
 	}
-	return l.Attrs().Index, l.Attrs().MTU, nil
+	li := LinkInfo{Index: l.Attrs().Index, MTU: l.Attrs().MTU}
+	li.MaxMTU, _ = k.maxMTU(li.Index) // optional: 0 when not reported
+	return li, nil
 }
 
-// SetMTU implements Kernel.
+func (k *LinuxKernel) maxMTU(index int) (int, error) {
+	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, 0)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(index)
+	req.AddData(msg)
+	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: k.dcb}
+	msgs, err := req.Execute(unix.NETLINK_ROUTE, unix.RTM_NEWLINK)
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range msgs {
+		if len(m) < unix.SizeofIfInfomsg {
+			continue
+		}
+		attrs, err := nl.ParseRouteAttr(m[unix.SizeofIfInfomsg:])
+		if err != nil {
+			return 0, err
+		}
+		for _, a := range attrs {
+			if a.Attr.Type == unix.IFLA_MAX_MTU && len(a.Value) >= 4 {
+				return int(nl.NativeEndian().Uint32(a.Value)), nil
+			}
+		}
+	}
+	return 0, nil
+}
+
+// SetMTU implements Kernel: it sends setLinkMTURequest, the same bytes
+// `-o netlink` shows (only the sequence number differs).
 func (k *LinuxKernel) SetMTU(ifname string, mtu int) error {
 	l, err := k.h.LinkByName(ifname)
 	if err != nil {
 		return syscall.ENODEV
 	}
-	return k.h.LinkSetMTU(l, mtu)
+	raw := setLinkMTURequest(0, l.Attrs().Index, mtu)
+	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, unix.NLM_F_ACK)
+	req.AddRawData(raw[unix.SizeofNlMsghdr:])
+	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: k.dcb}
+	_, err = req.Execute(unix.NETLINK_ROUTE, 0)
+	return err
 }
 
 // DCB implements Kernel.
@@ -119,10 +155,16 @@ func b2u(b bool) uint32 {
 	return 0
 }
 
-// setLinkMTURequest is the RTM_SETLINK request `ip link set dev X mtu N`
-// (and netlink.LinkSetMTU) sends, for `-o netlink`.
+// setLinkMTURequest is the request `ip link set dev X mtu N` sends, for
+// `-o netlink` and for SetMTU: RTM_NEWLINK with NLM_F_REQUEST|NLM_F_ACK, an
+// ifinfomsg naming the interface by index and one IFLA_MTU attribute
+// (iproute2 ip/iplink.c iplink_modify uses RTM_NEWLINK for `set`; captured
+// with strace in testdata/iproute2/ip-link-set-mtu.txt). The netlink
+// library's LinkSetMTU sends RTM_SETLINK instead, which the kernel handles
+// the same way (rtnl_setlink and rtnl_newlink both end in do_setlink for an
+// existing device) but which is not what the command line twin sends.
 func setLinkMTURequest(seq uint32, index, mtu int) []byte {
-	req := nl.NewNetlinkRequest(unix.RTM_SETLINK, unix.NLM_F_ACK)
+	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, unix.NLM_F_ACK)
 	req.Seq = seq
 	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
 	msg.Index = int32(index)

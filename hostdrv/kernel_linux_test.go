@@ -96,7 +96,45 @@ func TestKernelPauseOnVeth(t *testing.T) {
 	if _, err := k.Pause("ens1f0np0"); !errors.Is(err, syscall.EOPNOTSUPP) {
 		t.Errorf("Pause(veth) = %v, want EOPNOTSUPP", err)
 	}
-	if _, _, err := k.Link("nosuch0"); !errors.Is(err, syscall.ENODEV) {
+	if _, err := k.Link("nosuch0"); !errors.Is(err, syscall.ENODEV) {
 		t.Errorf("Link(missing) = %v, want ENODEV", err)
+	}
+}
+
+// TestKernelBackupRestoreMTU: on a real veth (no DCB ops: EOPNOTSUPP), a
+// plan with that error writes nothing; --partial writes the MTU after
+// saving a backup; restore puts the MTU back and reads back clean (the
+// saved NIC had no DCB, so none is expected now).
+func TestKernelBackupRestoreMTU(t *testing.T) {
+	ns, k := kernelRig(t)
+	ctx := context.Background()
+	f, h := loadIntent(t, nil)
+	h.NICs = h.NICs[:1]
+	d := &Driver{Kernel: k, Files: NewDirFiles(t.TempDir())}
+	p, err := d.Plan(ctx, f, h)
+	if !errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Fatalf("Plan on a veth = %v, want EOPNOTSUPP", err)
+	}
+	if res, err := d.ApplyWith(ctx, p, ApplyOptions{}); err == nil || res.Written() != 0 {
+		t.Fatalf("ApplyWith without --partial: %v, %d written", err, res.Written())
+	}
+	file := t.TempDir() + "/b.json"
+	res, err := d.ApplyWith(ctx, p, ApplyOptions{Partial: true, BackupFile: file})
+	if res.Written() != 1 || err == nil {
+		t.Fatalf("ApplyWith --partial: %v, %d written; want the MTU written and the DCB error", err, res.Written())
+	}
+	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 9000 {
+		t.Fatalf("MTU = %d, want 9000", l.Attrs().MTU)
+	}
+	b, err := ReadBackup(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := d.Restore(ctx, b)
+	if err != nil || rr.ReadBack.Target.HasChanges() {
+		t.Fatalf("Restore: %v %q", err, rr.Notes())
+	}
+	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 1500 {
+		t.Errorf("MTU after restore = %d, want 1500", l.Attrs().MTU)
 	}
 }

@@ -53,10 +53,23 @@ func (e ETS) String() string {
 // set to 0: only ETS TCs share bandwidth, and drivers report anything for
 // the others (mlx5 reads a strict TC back as 100 %, MLX5E_MAX_BW_ALLOC), so
 // comparing it would show drift that apply can never remove.
+//
+// A TC no priority maps to and with 0 % is compared as strict whatever TSA
+// the driver reports: it carries no traffic, and fabricctl sends unused TCs
+// as strict (drivers and switch advertisements report ETS 0 % as well).
 func (e ETS) etsBWOnly() ETS {
 	for tc, tsa := range e.TSA {
 		if tsa != TSAETS {
 			e.BW[tc] = 0
+		}
+	}
+	for tc := range e.TSA {
+		used := false
+		for _, ptc := range e.PrioTC {
+			used = used || int(ptc) == tc
+		}
+		if !used && e.BW[tc] == 0 && e.TSA[tc] == TSAETS {
+			e.TSA[tc] = TSAStrict
 		}
 	}
 	return e
@@ -123,7 +136,11 @@ func (p Pause) String() string { return fmt.Sprintf("rx %s tx %s", onOff(p.RX), 
 type Buffer struct {
 	PrioBuffer [8]uint8  // priority -> buffer index
 	Size       [8]uint32 // bytes per buffer index; 0 = not managed
+	// AllSizes manages every size, 0 included (restore of a backup).
+	AllSizes bool
 }
+
+func (b Buffer) managed(i int) bool { return b.AllSizes || b.Size[i] != 0 }
 
 // String renders b as `dcb buffer set` arguments: every priority's buffer,
 // and the sizes of the managed buffers in bytes (dcb(8) reads a bare
@@ -155,7 +172,7 @@ func (b Buffer) sizesString() string { return b.sizesOf(b) }
 func (b Buffer) sizesOf(want Buffer) string {
 	var s strings.Builder
 	for i, sz := range b.Size {
-		if want.Size[i] == 0 {
+		if !want.managed(i) {
 			continue
 		}
 		if s.Len() == 0 {
@@ -169,9 +186,9 @@ func (b Buffer) sizesOf(want Buffer) string {
 // observed returns the observed layout restricted to the buffers want
 // manages, for comparison and rendering.
 func (b Buffer) observed(have dcbnl.Buffer) Buffer {
-	o := Buffer{PrioBuffer: have.PrioBuffer}
-	for i, sz := range b.Size {
-		if sz != 0 {
+	o := Buffer{PrioBuffer: have.PrioBuffer, AllSizes: b.AllSizes}
+	for i := range b.Size {
+		if b.managed(i) {
 			o.Size[i] = have.Size[i]
 		}
 	}
@@ -188,7 +205,7 @@ func (b Buffer) matches(have Buffer, cell uint32) bool {
 		return false
 	}
 	for i, want := range b.Size {
-		if want == 0 {
+		if !b.managed(i) {
 			continue
 		}
 		got := have.Size[i]

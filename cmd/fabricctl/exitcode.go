@@ -18,8 +18,13 @@ const (
 	// validate ran and a check failed.
 	ExitCheckFailed = 3
 	// ExitRolledBack: apply failed on a switch and the switches changed in this
-	// run were rolled back (and the rollback verified).
+	// run were rolled back (and the rollback verified); host apply: a step
+	// failed and the host was put back to its backup (read back).
 	ExitRolledBack = 4
+	// ExitPartial: host apply / restore wrote some steps and not others, and
+	// the host was not put back (--partial, --no-rollback, or a rollback that
+	// did not complete): the output lists every step's outcome.
+	ExitPartial = 5
 	// ExitUsage: the command line itself is wrong.
 	ExitUsage = 64
 )

@@ -26,6 +26,10 @@ type hostOptions struct {
 	watch            bool
 	interval         time.Duration
 	detailedExitcode bool
+	partial          bool
+	noRollback       bool
+	backup           string
+	assume           string
 }
 
 func newHostCmd(d *deps) *cobra.Command {
@@ -39,11 +43,19 @@ MTU, RDMA-CM default ToS and RoCE mode, and mlx5 ECN/CNP controls where the
 driver exposes them. The host is found in the inventory by hostname or --host.
 PFC is never rewritten when it is already right (mlx5 flaps the link).
 
+Before writing, apply saves the host's observed state (mode 0600) and, when a
+step fails, puts it back (unless --no-rollback); host restore --backup FILE
+puts a saved state back. A plan with errors writes nothing unless --partial.
+host plan --assume fresh|FILE plans without the NIC.
+
 Exit codes: plan 0 (2 with --detailed-exitcode when there are changes); diff 0
-in sync, 2 drift; apply 0 applied and read back; 1 error; 64 usage.`,
+in sync, 2 drift; apply / restore 0 applied and read back; 1 error, nothing
+written; 4 a step failed and the host was rolled back to the backup; 5 partly
+written (--partial or --no-rollback, or a rollback that did not complete);
+64 usage.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newHostSubCmd(d, "plan"), newHostSubCmd(d, "diff"), newHostSubCmd(d, "apply"))
+	cmd.AddCommand(newHostSubCmd(d, "plan"), newHostSubCmd(d, "diff"), newHostSubCmd(d, "apply"), newHostRestoreCmd(d))
 	return cmd
 }
 
@@ -78,10 +90,14 @@ func newHostSubCmd(d *deps, verb string) *cobra.Command {
 	switch verb {
 	case "plan":
 		fl.BoolVar(&o.detailedExitcode, "detailed-exitcode", false, "exit 2 when the plan has changes")
+		fl.StringVar(&o.assume, "assume", "", "plan against an assumed host state instead of the NICs: fresh (mlx5 driver defaults), fresh:DRIVER, or a host backup file")
 	case "apply":
 		fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be done (see -o commands / -o netlink) and change nothing")
 		fl.BoolVar(&o.watch, "watch", false, "reconcile periodically until stopped (a DaemonSet's mode)")
 		fl.DurationVar(&o.interval, "interval", 60*time.Second, "time between reconciles with --watch")
+		fl.BoolVar(&o.partial, "partial", false, "write the settings that could be planned even when the plan has errors")
+		fl.BoolVar(&o.noRollback, "no-rollback", false, "when a step fails, keep going and leave the host as it is (default: stop and restore the backup)")
+		fl.StringVar(&o.backup, "backup", "", "save the observed host state here (mode 0600) before writing (default: "+defaultBackupDir+"/HOST-TIME.json; none with --watch)")
 	}
 	return cmd
 }
@@ -99,7 +115,24 @@ func (o *hostOptions) validate(verb string) error {
 	if o.watch && (o.dryRun || o.interval < time.Second) {
 		return usagef("--watch needs --interval >= 1s and no --dry-run")
 	}
+	if o.assume != "" && (o.root != "/" || o.netns != "") {
+		return usagef("--assume plans without the host: it takes no --root or --netns")
+	}
 	return nil
+}
+
+// defaultBackupDir is where host apply saves backups when --backup is not
+// given.
+const defaultBackupDir = "/var/lib/fabricctl/host-backups"
+
+func (o *hostOptions) backupFile(host string) string {
+	if o.backup != "" {
+		return o.backup
+	}
+	if o.watch {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s-%s.json", defaultBackupDir, host, time.Now().UTC().Format("20060102T150405Z"))
 }
 
 func (o *hostOptions) load(stdin io.Reader) (*intent.Fabric, error) {
@@ -115,11 +148,19 @@ func (o *hostOptions) run(ctx context.Context, d *deps, verb string, stdin io.Re
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	drv, closeDrv, err := hostdrv.Open(o.root, o.netns, d.log)
-	if err != nil {
-		return withCode(ExitError, err)
+	var drv *hostdrv.Driver
+	if o.assume != "" {
+		if drv, _, err = hostdrv.Assume(o.assume, f, h); err != nil {
+			return withCode(ExitError, err)
+		}
+		drv.Log = d.log
+	} else {
+		var closeDrv func()
+		if drv, closeDrv, err = hostdrv.Open(o.root, o.netns, d.log); err != nil {
+			return withCode(ExitError, err)
+		}
+		defer closeDrv()
 	}
-	defer closeDrv()
 
 	if o.watch {
 		return o.watchLoop(ctx, d, drv, f, h, stdin, out)
@@ -134,24 +175,130 @@ func (o *hostOptions) run(ctx context.Context, d *deps, verb string, stdin io.Re
 		}
 		return hostExit(verb, o.detailedExitcode, p.Target.HasChanges(), perr)
 	}
-	after, aerr := drv.Apply(ctx, p)
+	res, aerr := drv.ApplyWith(ctx, p, hostdrv.ApplyOptions{Partial: o.partial, NoRollback: o.noRollback, BackupFile: o.backupFile(h.Name)})
 	if errors.Is(aerr, plan.ErrStale) {
 		return withCode(ExitError, aerr)
 	}
-	res := p.Target // what was applied
+	t := p.Target // what was applied
+	t.Notes = append(append([]string(nil), t.Notes...), res.Notes()...)
 	if aerr != nil {
-		res.Error = aerr.Error()
+		t.Error = aerr.Error()
 	}
-	if err := o.writeTarget(out, f.Name, res); err != nil {
+	if err := o.writeTarget(out, f.Name, t); err != nil {
 		return withCode(ExitError, err)
 	}
-	if aerr != nil {
-		return withCode(ExitError, aerr)
+	if o.output == "text" {
+		writeOutcomes(out, h.Name, res, aerr)
 	}
-	if o.output == "text" && after != nil {
-		fmt.Fprintf(out, "Applied %d steps on host %s; read back in sync.\n", len(p.Steps), h.Name)
+	return applyExit(res, aerr)
+}
+
+// writeOutcomes prints one line per step (and per rollback step) and a
+// summary.
+func writeOutcomes(out io.Writer, host string, res *hostdrv.ApplyResult, err error) {
+	var b bytes.Buffer
+	if res.BackupFile != "" {
+		fmt.Fprintf(&b, "Backup of host %s: %s\n", host, res.BackupFile)
 	}
-	return nil
+	for _, s := range res.Steps {
+		fmt.Fprintf(&b, "  %s\n", s)
+	}
+	for _, s := range res.Rollback {
+		fmt.Fprintf(&b, "  rollback %s\n", s)
+	}
+	switch {
+	case err == nil:
+		fmt.Fprintf(&b, "Applied %d steps on host %s; read back in sync.\n", res.Written(), host)
+	case res.RolledBack:
+		fmt.Fprintf(&b, "Host %s: a step failed after %d were written; rolled back to the backup and read back.\n", host, res.Written())
+	case res.Written() == 0:
+		fmt.Fprintf(&b, "Host %s: nothing written.\n", host)
+	case res.Written() == len(res.Steps):
+		fmt.Fprintf(&b, "Host %s: PARTLY WRITTEN: all %d planned steps applied, but settings with errors were not planned (see the error); host restore --backup goes back.\n", host, res.Written())
+	default:
+		fmt.Fprintf(&b, "Host %s: PARTLY WRITTEN (%d of %d steps applied); see above, and host restore --backup to go back.\n", host, res.Written(), len(res.Steps))
+	}
+	_, _ = out.Write(b.Bytes())
+}
+
+// applyExit maps an apply or restore outcome to the exit code: 0 applied
+// and read back; 1 nothing written; 4 rolled back to the backup; 5 partly
+// written.
+func applyExit(res *hostdrv.ApplyResult, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case res != nil && res.RolledBack:
+		return withCode(ExitRolledBack, err)
+	case res == nil || res.Written() == 0 && len(res.Rollback) == 0:
+		return withCode(ExitError, err)
+	}
+	return withCode(ExitPartial, err)
+}
+
+func newHostRestoreCmd(d *deps) *cobra.Command {
+	o := &hostOptions{}
+	cmd := &cobra.Command{
+		Use:   "restore --backup FILE",
+		Short: "Put this host's NIC QoS back to a backup saved by host apply, and read back",
+		Example: `  fabricctl host restore --backup /var/lib/fabricctl/host-backups/gpu1-20260101T120000Z.json
+  fabricctl host restore --backup gpu1.json --dry-run -o commands`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(o.output, "text", "json", "markdown", "commands", "netlink"); err != nil {
+				return err
+			}
+			if o.backup == "" {
+				return usagef("no backup given: use --backup FILE")
+			}
+			if !o.dryRun && (o.output == "commands" || o.output == "netlink") {
+				return usagef("-o %s shows what would be done: use it with --dry-run", o.output)
+			}
+			return o.restore(cmd.Context(), d, cmd.OutOrStdout())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.backup, "backup", "", "the backup file (written by host apply)")
+	fl.StringVar(&o.root, "root", "/", "root of sysfs/configfs/debugfs (a container mounts the host's /sys elsewhere)")
+	fl.StringVar(&o.netns, "netns", "", "run in this named network namespace (/run/netns/NAME)")
+	fl.StringVarP(&o.output, "output", "o", "text", "output: text, json, markdown, commands or netlink")
+	fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be done and change nothing")
+	return cmd
+}
+
+func (o *hostOptions) restore(ctx context.Context, d *deps, out io.Writer) error {
+	b, err := hostdrv.ReadBackup(o.backup)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	drv, closeDrv, err := hostdrv.Open(o.root, o.netns, d.log)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	defer closeDrv()
+	p, perr := drv.PlanRestore(ctx, b)
+	if p == nil {
+		return withCode(ExitError, perr)
+	}
+	if o.dryRun {
+		if err := o.write(out, "restore "+o.backup, p); err != nil {
+			return withCode(ExitError, err)
+		}
+		return hostExit("plan", false, false, perr)
+	}
+	res, rerr := drv.ApplyWith(ctx, p, hostdrv.ApplyOptions{Partial: true, NoRollback: true})
+	t := p.Target
+	t.Notes = append(append([]string(nil), t.Notes...), res.Notes()...)
+	if rerr != nil {
+		t.Error = rerr.Error()
+	}
+	if err := o.writeTarget(out, "restore "+o.backup, t); err != nil {
+		return withCode(ExitError, err)
+	}
+	if o.output == "text" {
+		writeOutcomes(out, b.Host, res, rerr)
+	}
+	return applyExit(res, rerr)
 }
 
 // hostExit maps a plan or diff outcome to the exit code: 1 when a setting
@@ -218,9 +365,10 @@ func (o *hostOptions) watchLoop(ctx context.Context, d *deps, drv *hostdrv.Drive
 				log.Info("host in sync")
 			}
 		default:
-			_, aerr := drv.Apply(ctx, p)
+			res, aerr := drv.ApplyWith(ctx, p, hostdrv.ApplyOptions{Partial: o.partial, NoRollback: o.noRollback, BackupFile: o.backupFile(h.Name)})
 			var b bytes.Buffer
 			t := p.Target
+			t.Notes = append(append([]string(nil), t.Notes...), res.Notes()...)
 			if aerr != nil {
 				t.Error = aerr.Error()
 				log.Error("host apply failed", "err", aerr)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,24 +36,48 @@ func TestHostInNetns(t *testing.T) {
 
 	// -o netlink: one hex request per step.
 	_, out, _ = runHost(t, hostTestIntent, append([]string{"host", "plan", "-f", "-", "-o", "netlink"}, common...)...)
-	if !strings.Contains(out, "# ip link set dev ens1f0np0 mtu 9000\n28000000130005000100000000000000") {
-		t.Errorf("plan -o netlink:\n%s\nwant the RTM_SETLINK request in hex", out)
+	if !strings.Contains(out, "# ip link set dev ens1f0np0 mtu 9000\n28000000100005000100000000000000") {
+		t.Errorf("plan -o netlink:\n%s\nwant the RTM_NEWLINK request `ip link set` sends, in hex", out)
 	}
 
-	// Apply, JSON result for the fleet.
-	code, out, _ = runHost(t, hostTestIntent, append([]string{"host", "apply", "-f", "-", "-o", "json"}, common...)...)
-	if code != ExitError {
-		t.Errorf("apply on a veth: exit %d, want 1 (DCB unsupported)", code)
+	// Apply: the plan has an error (no DCB on a veth), so nothing is written.
+	backup := filepath.Join(t.TempDir(), "gpu1.json")
+	code, out, _ = runHost(t, hostTestIntent, append([]string{"host", "apply", "-f", "-", "--backup", backup}, common...)...)
+	if code != ExitError || !strings.Contains(out, "nothing written") {
+		t.Errorf("apply on a veth: exit %d, want 1 and nothing written:\n%s", code, out)
+	}
+	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 1500 {
+		t.Errorf("MTU after a refused host apply = %d, want 1500", l.Attrs().MTU)
+	}
+
+	// --partial writes the MTU: partly written (exit 5), JSON result for the
+	// fleet with every step's outcome.
+	code, out, _ = runHost(t, hostTestIntent, append([]string{"host", "apply", "-f", "-", "-o", "json", "--partial", "--backup", backup}, common...)...)
+	if code != ExitPartial {
+		t.Errorf("apply --partial on a veth: exit %d, want 5 (partly written)", code)
 	}
 	p, err := plan.Unmarshal([]byte(out))
 	if err != nil {
 		t.Fatalf("apply -o json output is not a plan: %v\n%s", err, out)
 	}
-	if len(p.Targets) != 1 || p.Targets[0].Name != "gpu1" || p.Targets[0].Error == "" || !p.Targets[0].HasChanges() {
-		t.Errorf("apply -o json = %+v, want gpu1 with the MTU change and the DCB error", p.Targets)
+	if len(p.Targets) != 1 || p.Targets[0].Name != "gpu1" || p.Targets[0].Error == "" || !p.Targets[0].HasChanges() ||
+		!slices.Contains(p.Targets[0].Notes, "step applied: ens1f0np0/mtu (ip link set dev ens1f0np0 mtu 9000)") {
+		t.Errorf("apply -o json = %+v, want gpu1 with the MTU change, its outcome and the DCB error", p.Targets)
 	}
 	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 9000 {
 		t.Errorf("MTU after host apply = %d, want 9000", l.Attrs().MTU)
+	}
+	if fi, err := os.Stat(backup); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("backup %s: %v (mode %v), want mode 0600", backup, err, fi.Mode())
+	}
+
+	// Restore puts the MTU back and reads back.
+	code, out, errOut = runHost(t, "", "host", "restore", "--backup", backup, "--netns", ns.Name, "--root", root)
+	if code != ExitOK || !strings.Contains(out, "applied: ens1f0np0/mtu (ip link set dev ens1f0np0 mtu 1500)") {
+		t.Errorf("host restore: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if l, _ := ns.Netlink.LinkByName("ens1f0np0"); l.Attrs().MTU != 1500 {
+		t.Errorf("MTU after host restore = %d, want 1500", l.Attrs().MTU)
 	}
 }
 
@@ -64,13 +89,13 @@ func TestHostWatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 	defer cancel()
 	var out, errb bytes.Buffer
-	args := []string{"host", "apply", "-f", "-", "--watch", "--interval", "1s", "--host", "gpu1",
+	args := []string{"host", "apply", "-f", "-", "--watch", "--partial", "--interval", "1s", "--host", "gpu1",
 		"--netns", ns.Name, "--root", t.TempDir(), "--log-level", "info"}
 	code := run(ctx, args, strings.NewReader(hostTestIntent), &out, &errb)
 	if code != ExitOK {
 		t.Errorf("host apply --watch ended with exit %d, want 0 when stopped; stderr:\n%s", code, errb.String())
 	}
-	if n := strings.Count(out.String(), "ens1f0np0/mtu"); n != 1 {
+	if n := strings.Count(out.String(), "~ ens1f0np0/mtu"); n != 1 {
 		t.Errorf("the MTU change was printed %d times, want once (later rounds are in sync):\n%s", n, out.String())
 	}
 	if n := strings.Count(errb.String(), "host plan incomplete"); n < 2 {
@@ -95,7 +120,7 @@ func TestHostWatchReloadsIntent(t *testing.T) {
 	done := make(chan int)
 	var out, errb bytes.Buffer
 	go func() {
-		done <- run(ctx, []string{"host", "apply", "-f", file, "--watch", "--interval", "1s", "--host", "gpu1",
+		done <- run(ctx, []string{"host", "apply", "-f", file, "--watch", "--partial", "--interval", "1s", "--host", "gpu1",
 			"--netns", ns.Name, "--root", t.TempDir()}, strings.NewReader(""), &out, &errb)
 	}()
 	mtu := func() int {

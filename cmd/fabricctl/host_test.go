@@ -47,6 +47,11 @@ func TestHostUsage(t *testing.T) {
 		{"watch with dry-run", []string{"host", "apply", "-f", f, "--watch", "--dry-run"}, ExitUsage},
 		{"unknown host", []string{"host", "plan", "-f", f, "--host", "nosuch"}, ExitError},
 		{"missing file", []string{"host", "diff", "-f", filepath.Join(dir, "missing.yaml"), "--host", "gpu1"}, ExitError},
+		{"restore without backup", []string{"host", "restore"}, ExitUsage},
+		{"restore of a missing backup", []string{"host", "restore", "--backup", filepath.Join(dir, "none.json")}, ExitError},
+		{"restore of a file that is not a backup", []string{"host", "restore", "--backup", f}, ExitError},
+		{"assume with netns", []string{"host", "plan", "-f", f, "--host", "gpu1", "--assume", "fresh", "--netns", "x"}, ExitUsage},
+		{"assume a missing backup", []string{"host", "plan", "-f", f, "--host", "gpu1", "--assume", filepath.Join(dir, "none.json")}, ExitError},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,5 +84,27 @@ func TestHostExit(t *testing.T) {
 		if got := exitCode(hostExit(tc.verb, tc.detailed, tc.changes, tc.err), &errb); got != tc.want {
 			t.Errorf("hostExit(%s, detailed %v, changes %v, err %v) exits %d, want %d", tc.verb, tc.detailed, tc.changes, tc.err, got, tc.want)
 		}
+	}
+}
+
+// TestHostPlanAssumeFresh: on a machine without the NIC, plan --assume fresh
+// prints every command and netlink request the host would get.
+func TestHostPlanAssumeFresh(t *testing.T) {
+	code, out, errOut := runHost(t, hostTestIntent, "host", "plan", "-f", "-", "--host", "gpu1", "--assume", "fresh", "-o", "commands")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"# note: planned against an assumed host state (fresh: mlx5_core driver defaults)",
+		"ethtool -A ens1f0np0 rx off tx off\ndcb pfc set dev ens1f0np0 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off delay 3\n",
+		"dcb app add dev ens1f0np0 dscp-prio 0:0 1:0 2:0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runHost(t, hostTestIntent, "host", "plan", "-f", "-", "--host", "gpu1", "--assume", "fresh", "-o", "netlink")
+	if code != ExitOK || !strings.Contains(out, "# dcb dcbx set dev ens1f0np0 host ieee\n") || !strings.Contains(out, "# ip link set dev ens1f0np0 mtu") {
+		t.Errorf("-o netlink: exit %d\n%s", code, out)
 	}
 }

@@ -1,0 +1,187 @@
+package hostdrv
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"syscall"
+	"testing/fstest"
+	"time"
+
+	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+// ErrAssumed is returned by every write of an assumed driver: it plans only.
+var ErrAssumed = errors.New("assumed host state: plan only, nothing is written")
+
+// Assume returns a Driver that plans host h against an assumed observed
+// state instead of the machine's NICs, so a plan (and its commands and
+// netlink requests) can be made where there is no DCB-capable NIC. state is
+// "fresh" (the driver defaults of mlx5_core, the usual RoCE NIC),
+// "fresh:DRIVER" (the defaults of that kernel driver's backend: mlx5_core,
+// or any other name for the generic dcbnl backend), or the path of a backup
+// file written by host apply. Writes fail with ErrAssumed.
+func Assume(state string, f *intent.Fabric, h *intent.Host) (*Driver, *Backup, error) {
+	var b *Backup
+	switch {
+	case state == "fresh":
+		b = FreshBackup(h, "mlx5_core")
+	case strings.HasPrefix(state, "fresh:"):
+		drv := strings.TrimPrefix(state, "fresh:")
+		if err := plainName(drv, 63); err != nil {
+			return nil, nil, fmt.Errorf("--assume %s: driver name: %w", state, err)
+		}
+		b = FreshBackup(h, drv)
+	default:
+		var err error
+		if b, err = ReadBackup(state); err != nil {
+			return nil, nil, err
+		}
+	}
+	what := state
+	if !strings.HasPrefix(state, "fresh") {
+		what = "backup " + state
+	} else if state == "fresh" {
+		what = "fresh: mlx5_core driver defaults"
+	}
+	return &Driver{Kernel: &assumedKernel{nics: b.NICs}, Files: assumedFiles(b), Backends: NewBackends(), Assumed: what}, b, nil
+}
+
+// FreshBackup is the state a NIC has after the driver loads, per backend,
+// as the driver sources set it:
+//   - mlx5_core (en_dcbnl.c mlx5e_dcbnl_initialize, mlx5e_ets_init,
+//     mlx5e_trust_initialize): DCBX owned by the firmware (cap CEE|IEEE,
+//     no HOST), no APP entries (PCP trust), PFC off, cable length 7 m
+//     (MLX5E_DEFAULT_CABLE_LEN), ETS priority 0 on TC 1 and 1 on TC 0, the
+//     others on their own TC, every TC vendor TSA at 100 %; every priority
+//     in receive buffer 0. Not from the source (firmware defaults, assumed):
+//     802.3x pause on, MTU 1500, max_mtu 9978, buffer sizes and total_size
+//     unknown (0: the sum check is skipped).
+//   - any other driver, generic backend (as bnxt_en's bnxt_dcb_init for a
+//     PF without a firmware LLDP agent): DCBX host IEEE, no APP entries,
+//     PFC off, ETS all priorities on TC 0, 8 TCs; no buffer object; pause on
+//     and MTU 1500 assumed.
+//
+// Speed comes from the intent's NIC speed.
+func FreshBackup(h *intent.Host, driver string) *Backup {
+	b := &Backup{Version: BackupVersion, Host: h.Name, Taken: time.Unix(0, 0).UTC()}
+	for i, nic := range h.NICs {
+		o := nicObs{Interface: nic.Interface, Driver: driver, PCI: fmt.Sprintf("0000:00:00.%d", i%8), Index: i + 2,
+			MTU: 1500, SpeedMbps: int(nic.Speed / 1_000_000), Pause: &Pause{Autoneg: true, RX: true, TX: true}}
+		if driver == "mlx5_core" {
+			dcbx := uint8(DCBXVerCEE | DCBXVerIEEE)
+			o.DCBX, o.MaxMTU = &dcbx, 9978
+			o.PFC = &dcbnl.PFC{Cap: 8, Delay: mlx5DefaultCableM}
+			ets := dcbnl.ETS{ETSCap: 8}
+			for tc := range ets.PrioTC {
+				ets.PrioTC[tc], ets.TSA[tc], ets.TCTxBW[tc] = uint8(tc), dcbnl.TSAVendor, 100
+			}
+			ets.PrioTC[0], ets.PrioTC[1] = 1, 0
+			o.ETS = &ets
+			o.Buffer = &dcbnl.Buffer{}
+		} else {
+			dcbx := uint8(DCBXHost | DCBXVerIEEE)
+			o.DCBX = &dcbx
+			o.PFC = &dcbnl.PFC{Cap: 8}
+			o.ETS = &dcbnl.ETS{ETSCap: 8}
+		}
+		o.Apps = []dcbnl.App{}
+		b.NICs = append(b.NICs, o)
+	}
+	return b
+}
+
+// assumedKernel answers reads from a saved state and refuses writes.
+type assumedKernel struct {
+	nics []nicObs
+}
+
+func (k *assumedKernel) nic(ifname string) (*nicObs, error) {
+	for i := range k.nics {
+		if k.nics[i].Interface == ifname {
+			return &k.nics[i], nil
+		}
+	}
+	return nil, syscall.ENODEV
+}
+
+func (k *assumedKernel) Link(ifname string) (LinkInfo, error) {
+	n, err := k.nic(ifname)
+	if err != nil {
+		return LinkInfo{}, err
+	}
+	idx := n.Index
+	if idx == 0 {
+		idx = 1
+	}
+	return LinkInfo{Index: idx, MTU: n.MTU, MaxMTU: n.MaxMTU}, nil
+}
+
+func (k *assumedKernel) SetMTU(string, int) error { return ErrAssumed }
+
+func (k *assumedKernel) DCB(req dcbnl.Request) ([][]byte, error) {
+	n, err := k.nic(req.Ifname())
+	if err != nil {
+		return nil, err
+	}
+	if req.Cmd != dcbnl.CmdIEEEGet {
+		return nil, ErrAssumed
+	}
+	if n.DCBX == nil && n.PFC == nil && n.ETS == nil {
+		return nil, syscall.EOPNOTSUPP // saved from a NIC without DCB
+	}
+	st := dcbnl.IEEE{Ifname: n.Interface, ETS: n.ETS, PFC: n.PFC, Buffer: n.Buffer, Apps: n.Apps}
+	if n.DCBX != nil {
+		st.DCBX, st.HasDCBX = *n.DCBX, true
+	}
+	return [][]byte{st.Payload()}, nil
+}
+
+func (k *assumedKernel) Pause(ifname string) (Pause, error) {
+	n, err := k.nic(ifname)
+	if err != nil {
+		return Pause{}, err
+	}
+	if n.Pause == nil {
+		return Pause{}, syscall.EOPNOTSUPP
+	}
+	return *n.Pause, nil
+}
+
+func (k *assumedKernel) SetPause(string, Pause) error { return ErrAssumed }
+
+// readOnlyFiles is Files over an in-memory tree; writes fail.
+type readOnlyFiles struct{ fstest.MapFS }
+
+func (readOnlyFiles) WriteFile(string, []byte) error { return ErrAssumed }
+func (readOnlyFiles) Mkdir(string) error             { return ErrAssumed }
+
+// assumedFiles builds the /sys a backup implies: each interface's device
+// symlink (PCI address) and driver, its speed, and the control files saved.
+func assumedFiles(b *Backup) Files {
+	m := fstest.MapFS{}
+	for _, n := range b.NICs {
+		dev := "sys/class/net/" + n.Interface
+		if n.PCI != "" {
+			m[dev+"/device"] = &fstest.MapFile{Data: []byte("../../../" + n.PCI), Mode: fs.ModeSymlink}
+		}
+		if n.Driver != "" && n.PCI != "" {
+			// device resolves to sys/<pci> here (the links are relative to
+			// sys/class/net/<if>); its driver link sits there.
+			m["sys/"+n.PCI+"/driver"] = &fstest.MapFile{Data: []byte("bus/pci/drivers/" + n.Driver), Mode: fs.ModeSymlink}
+		}
+		if n.SpeedMbps > 0 {
+			m[dev+"/speed"] = &fstest.MapFile{Data: fmt.Appendf(nil, "%d\n", n.SpeedMbps), Mode: 0o444}
+		}
+		for _, dir := range n.Dirs {
+			m[path.Clean(dir)] = &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+		}
+		for fp, v := range n.Files {
+			m[path.Clean(fp)] = &fstest.MapFile{Data: []byte(v + "\n"), Mode: 0o644}
+		}
+	}
+	return readOnlyFiles{m}
+}

@@ -1,0 +1,85 @@
+package hostdrv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestAssumeFresh plans a host with no NIC at all against mlx5's driver
+// defaults and prints every command and netlink request; nothing can be
+// written.
+func TestAssumeFresh(t *testing.T) {
+	f, h := loadIntent(t, withBuffers)
+	d, _, err := Assume("fresh", f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := driverName(d.Files, "ens1f1np1"); got != "mlx5_core" {
+		t.Fatalf("assumed driver = %q", got)
+	}
+	p, err := d.Plan(context.Background(), f, h)
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	var cmds, nl bytes.Buffer
+	if err := WriteCommands(&cmds, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteNetlink(&nl, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"ip link set dev ens1f0np0 mtu 9000",
+		"dcb dcbx set dev ens1f0np0 host ieee",
+		"ethtool -A ens1f0np0 rx off tx off",
+		"dcb pfc set dev ens1f0np0 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off delay 3",
+		"dcb app add dev ens1f0np0 dscp-prio 0:0 1:0",
+		"ROCE_CC_PRIO_MASK_P2=0x8",
+	} {
+		if !strings.Contains(cmds.String(), want) {
+			t.Errorf("commands lack %q:\n%s", want, cmds.String())
+		}
+	}
+	if n := strings.Count(nl.String(), "\n# dcb ") + strings.Count(nl.String(), "\n# ip link"); n < 10 {
+		t.Errorf("netlink output has %d requests:\n%s", n, nl.String())
+	}
+	if _, err := d.Apply(context.Background(), p); !errors.Is(err, ErrAssumed) {
+		t.Errorf("Apply on an assumed state = %v, want ErrAssumed", err)
+	}
+}
+
+// TestAssumeBackup: a backup taken on the test double plans, without the
+// NIC, exactly the steps the NIC itself would get.
+func TestAssumeBackup(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, treeOpts{ecn: "debugfs", configfs: true})
+	f, h := loadIntent(t, withBuffers)
+	real, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "b.json")
+	if err := WriteBackup(file, real.Backup()); err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := Assume(file, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assumed, err := d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	var a, b bytes.Buffer
+	_ = WriteNetlink(&a, real)
+	_ = WriteNetlink(&b, assumed)
+	if a.String() != b.String() {
+		t.Errorf("netlink from the backup differs from the NIC's (-nic +backup):\n%s", cmp.Diff(a.String(), b.String()))
+	}
+}

@@ -1,0 +1,237 @@
+package hostdrv
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/plan"
+)
+
+// mlx5 constants from drivers/net/ethernet/mellanox/mlx5/core: the default
+// cable length (MLX5E_DEFAULT_CABLE_LEN, en/port_buffer.h, set by
+// mlx5e_dcbnl_initialize), the floor of max_mtu in the headroom check
+// (MINIMUM_MAX_MTU, port_buffer.c), the slowest speed calculate_xoff
+// assumes (SPEED_40000) and the fallback buffer cell (1 <<
+// MLX5E_BUFFER_CELL_SHIFT, en_dcbnl.c mlx5e_query_port_buffers_cell_size).
+const (
+	mlx5DefaultCableM = 7
+	mlx5MinMaxMTU     = 9216
+	mlx5MinSpeedMbps  = 40000
+	mlx5CellFallback  = 128
+)
+
+// MLX5Headroom is the input of mlx5's lossless buffer minimum.
+type MLX5Headroom struct {
+	SpeedMbps int // port speed, Mb/s (what mlx5e_port_linkspeed returns)
+	CableM    int // priv->dcbx.cable_len, metres
+	MTU       int // dev->mtu
+	MaxMTU    int // netdev max_mtu
+	Cell      int // port_buff_cell_sz, bytes
+}
+
+// Xoff is mlx5's calculate_xoff (en/port_buffer.c), in the driver's integer
+// arithmetic: xoff = (301 + 216 * cable_len / 100) * speed / 1000 +
+// 272 * mtu / 100, speed in Mb/s and at least 40000 (the comment above it:
+// "xoff = ((301+2.16 * len [m]) * speed [Gbps] + 2.72 MTU [B])").
+func (h MLX5Headroom) Xoff() uint64 {
+	speed := uint64(max(h.SpeedMbps, mlx5MinSpeedMbps))
+	return (301+216*uint64(max(h.CableM, 0))/100)*speed/1000 + 272*uint64(max(h.MTU, 0))/100
+}
+
+// Min is the smallest size of a lossless buffer mlx5 accepts:
+// update_xoff_threshold refuses (ENOMEM) a non-lossy buffer smaller than
+// xoff + max_mtu + port_buff_cell_sz, max_mtu being the netdev's max_mtu
+// but at least MINIMUM_MAX_MTU (mlx5e_port_manual_buffer_config).
+func (h MLX5Headroom) Min() uint64 {
+	cell := h.Cell
+	if cell <= 0 {
+		cell = mlx5CellFallback
+	}
+	return h.Xoff() + uint64(max(h.MaxMTU, mlx5MinMaxMTU)) + uint64(cell)
+}
+
+// linkSpeed reads /sys/class/net/<if>/speed (Mb/s); 0 when unknown (link
+// down reads -1 or fails with EINVAL).
+func linkSpeed(fsys fs.FS, ifname string) int {
+	b, err := fs.ReadFile(fsys, path.Join("sys/class/net", ifname, "speed"))
+	if err != nil {
+		return 0
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || v <= 0 {
+		return 0
+	}
+	return v
+}
+
+// bufferEnv is what the buffer checks need besides the layouts.
+type bufferEnv struct {
+	nic      intent.NIC
+	want     NICState
+	obs      *nicObs
+	pauseOff bool // 802.3x pause is (or will be, before the buffer step) off
+	pfcOn    bool
+}
+
+// headroom returns the mlx5 headroom inputs that will hold when the buffer
+// step runs (after the MTU and PFC steps), and words saying where each came
+// from.
+func (e bufferEnv) headroom() (MLX5Headroom, string) {
+	h := MLX5Headroom{SpeedMbps: e.obs.SpeedMbps, MTU: e.obs.MTU, MaxMTU: e.obs.MaxMTU, Cell: mlx5CellFallback, CableM: mlx5DefaultCableM}
+	speedSrc := "link speed"
+	if h.SpeedMbps <= 0 {
+		h.SpeedMbps, speedSrc = int(e.nic.Speed/1_000_000), "the intent's NIC speed"
+		if h.SpeedMbps <= 0 {
+			h.SpeedMbps, speedSrc = mlx5MinSpeedMbps, "unknown: mlx5 assumes 40G"
+		}
+	}
+	cableSrc := "mlx5 default"
+	switch {
+	case e.want.PFC != nil && e.want.PFC.ManageDelay:
+		h.CableM, cableSrc = int(e.want.PFC.Delay), "intent"
+	case e.obs.PFC != nil && e.obs.PFC.Delay > 0:
+		h.CableM, cableSrc = int(e.obs.PFC.Delay), "as read"
+	}
+	if e.want.MTU > 0 {
+		h.MTU = e.want.MTU
+	}
+	return h, fmt.Sprintf("%d Mb/s (%s), cable %d m (%s), MTU %d, max_mtu %d (floor %d), cell %d B", h.SpeedMbps, speedSrc, h.CableM, cableSrc, h.MTU, h.MaxMTU, mlx5MinMaxMTU, h.Cell)
+}
+
+// diffBuffer plans the receive buffer layout. The buffer is the host's own
+// (DCBX does not carry it), so it is written even when the DCB objects are
+// verify-only. A driver that reports no BUFFER object (no dcbnl getbuffer,
+// or mlx5 without MLX5_BUFFER_SUPPORTED: the kernel then leaves the
+// attribute out of IEEE_GET) gets a note, not a step that would fail on
+// every apply.
+//
+// Before a write is planned, the layout is checked as the driver will
+// check it: the sizes must fit total_size (mlx5e_port_manual_buffer_config:
+// EINVAL when the new headroom exceeds the spare buffer), and on mlx5 every
+// buffer that will be lossless must hold the minimum of MLX5Headroom.Min.
+// Both figures are in the change's reason; a violation is a plan error, so
+// nothing is written.
+func (d *Driver) diffBuffer(p *Plan, q Quirks, ifn string, want Buffer, env bufferEnv) []error {
+	obs := env.obs
+	if obs.Buffer == nil {
+		p.Target.Notes = append(p.Target.Notes, fmt.Sprintf("%s: the driver reports no receive buffer layout (no dcbnl buffer support): policy.hostBuffers not applied (%s)", ifn, want.String()))
+		return nil
+	}
+	have := want.observed(*obs.Buffer)
+	bs, as := have.format(want), want.String()
+	// iproute2's `dcb buffer show` prints total-size as the driver reports
+	// it; so does the plan.
+	bs += fmt.Sprintf(" total-size %d", obs.Buffer.Total)
+	a := plan.Update
+	if want.matches(have, q.BufferCell) {
+		a, as = plan.NoOp, bs
+	}
+	reason := "policy.hostBuffers"
+	if p.backup != nil {
+		reason = "restore"
+	}
+	if q.BufferCell > 0 {
+		reason += fmt.Sprintf("; sizes match to within %d B: the driver rounds them down to whole buffer cells", q.BufferCell)
+	}
+
+	// The sizes the port will have: the managed ones from want, the others
+	// as read.
+	sizes := obs.Buffer.Size
+	for i, sz := range want.Size {
+		if want.managed(i) {
+			sizes[i] = sz
+		}
+	}
+	var errs []error
+	var sum uint64
+	for _, sz := range sizes {
+		sum += uint64(sz)
+	}
+	if obs.Buffer.Total == 0 {
+		reason += fmt.Sprintf("; sizes sum to %d B; total_size reads 0 (not reported): the sum is not checked", sum)
+	} else {
+		reason += fmt.Sprintf("; sizes sum to %d B of total_size %d B as read", sum, obs.Buffer.Total)
+		if sum > uint64(obs.Buffer.Total) {
+			errs = append(errs, settingErr(ifn, "buffer", fmt.Errorf("the buffer sizes sum to %d B, more than the port's total_size %d B (as the driver reports it): make policy.hostBuffers smaller", sum, obs.Buffer.Total)))
+		}
+	}
+	if q.LosslessXoffMLX5 && p.backup == nil {
+		h, src := env.headroom()
+		minSize := h.Min()
+		pfc := uint8(0)
+		if env.want.PFC != nil {
+			pfc = env.want.PFC.Enable
+		}
+		if !env.pauseOff {
+			pfc = 0xff // fill_pfc_en: global pause on -> every priority
+		}
+		var lossless []string
+		for i := range sizes {
+			if !bufferLossless(want.PrioBuffer, pfc, i) {
+				continue
+			}
+			lossless = append(lossless, fmt.Sprint(i))
+			if uint64(sizes[i]) < minSize {
+				errs = append(errs, settingErr(ifn, "buffer", fmt.Errorf("lossless buffer %d of %d B is below mlx5's minimum %d B (xoff %d + max_mtu + cell; port_buffer.c calculate_xoff at %s): the driver would refuse it with ENOMEM", i, sizes[i], minSize, h.Xoff(), src)))
+			}
+		}
+		if len(lossless) > 0 {
+			reason += fmt.Sprintf("; lossless buffer %s needs >= %d B (mlx5 calculate_xoff: %s)", strings.Join(lossless, ","), minSize, src)
+		}
+	}
+	p.add(plan.Change{Action: a, Path: ifn + "/buffer", Before: bs, After: as, Reason: reason}, false)
+	if a == plan.NoOp || len(errs) > 0 {
+		return errs
+	}
+	// GET, merge, SET the whole object, as `dcb buffer set` does
+	// (iproute2 dcb/dcb_buffer.c dcb_cmd_buffer_set: dcb_buffer_get, the
+	// arguments merged in, dcb_buffer_set of the same struct), so
+	// total_size goes back as read; drivers ignore it on SET
+	// (mlx5e_dcbnl_setbuffer reads only prio2buffer and buffer_size).
+	set := *obs.Buffer
+	sized := false
+	for i, sz := range want.Size {
+		if want.managed(i) && sz != set.Size[i] {
+			set.Size[i], sized = sz, true
+		}
+	}
+	if q.BufferSizesFirst && sized && set.PrioBuffer != want.PrioBuffer {
+		sizes := want
+		sizes.PrioBuffer = set.PrioBuffer
+		if p.backup != nil {
+			// Restore shrinks: move the priorities back first (PFC is off
+			// by then, so no buffer is lossless), then the sizes.
+			prio := set
+			prio.PrioBuffer = want.PrioBuffer
+			prio.Size = obs.Buffer.Size
+			d.dcbStep(p, ifn+"/buffer", kindBuffer, "buffer", fmt.Sprintf("dcb buffer set dev %s %s", ifn, want.prioString()), dcbnl.SetBuffer(ifn, prio))
+			set.PrioBuffer = want.PrioBuffer
+			d.dcbStep(p, ifn+"/buffer", kindBuffer, "buffer", fmt.Sprintf("dcb buffer set dev %s %s", ifn, sizes.sizesString()), dcbnl.SetBuffer(ifn, set))
+			return nil
+		}
+		d.dcbStep(p, ifn+"/buffer", kindBuffer, "buffer", fmt.Sprintf("dcb buffer set dev %s %s", ifn, sizes.sizesString()), dcbnl.SetBuffer(ifn, set))
+		set.PrioBuffer = want.PrioBuffer
+		d.dcbStep(p, ifn+"/buffer", kindBuffer, "buffer", fmt.Sprintf("dcb buffer set dev %s %s", ifn, want.prioString()), dcbnl.SetBuffer(ifn, set))
+		return nil
+	}
+	set.PrioBuffer = want.PrioBuffer
+	d.dcbStep(p, ifn+"/buffer", kindBuffer, "buffer", fmt.Sprintf("dcb buffer set dev %s %s", ifn, want.String()), dcbnl.SetBuffer(ifn, set))
+	return nil
+}
+
+// bufferLossless reports whether buffer i is lossless for pfcEn and
+// prio2buffer, as mlx5's update_buffer_lossy decides: lossless when at
+// least one priority mapped to it has PFC on.
+func bufferLossless(prio2buf [8]uint8, pfcEn uint8, i int) bool {
+	for pr, bu := range prio2buf {
+		if int(bu) == i && pfcEn&(1<<pr) != 0 {
+			return true
+		}
+	}
+	return false
+}
