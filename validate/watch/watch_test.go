@@ -202,10 +202,10 @@ func TestSeriesFollowTraffic(t *testing.T) {
 	play("leaf2", "Ethernet0", 5, twin.Traffic{Drops: 100})    // priority 5: no class
 	_, reg := start(t, watch.Options{Fabric: l.f})
 	want := map[string]float64{
-		"fabricctl_target_up{kind=switch,target=leaf1}": 1,
-		"fabricctl_target_up{kind=switch,target=leaf2}": 1,
-		"fabricctl_target_up{kind=switch,target=leaf3}": 1,
-		drops("leaf1", "ethernet-1/1", 3):               2,
+		"fabricctl_target_up{kind=switch,target=leaf1}":                                         1,
+		"fabricctl_target_up{kind=switch,target=leaf2}":                                         1,
+		"fabricctl_target_up{kind=switch,target=leaf3}":                                         1,
+		drops("leaf1", "ethernet-1/1", 3):                                                       2,
 		"fabricctl_switch_ecn_marked_packets_total{port=ethernet-1/1,priority=3,switch=leaf1}":  30,
 		pause("leaf1", "ethernet-1/1", 3, "tx"):                                                 7,
 		pause("leaf1", "ethernet-1/1", 3, "rx"):                                                 1,
