@@ -116,3 +116,12 @@ func (w *Watcher) Collect(ch chan<- prometheus.Metric) {
 }
 
 var _ prometheus.Collector = (*Watcher)(nil)
+
+// MetricNames lists every metric fabricctl watch and host apply --watch
+// export (the examples' rules and dashboard may use only these).
+func MetricNames() []string {
+	return []string{MetricQueueDrops, MetricECNMarked, MetricPFCPause, MetricWatchdog, MetricBufferDiscards,
+		MetricTargetUp, MetricReconnects, MetricDriftPaths, MetricDriftFailures, MetricPriorityInfo, MetricUpdates,
+		MetricHostOutOfSequence, MetricHostSeqErrors, MetricHostAckTimeouts, MetricHostECNMarked, MetricHostCNPSent,
+		MetricHostCNPHandled, MetricHostPause, MetricHostPrioDiscards, MetricHostPauseStorms}
+}
