@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,25 +48,69 @@ type switchCounters struct {
 	name   string
 	src    *validate.SwitchCounters
 	ports  map[string]int
-	prios  []int      // priorities in use, ascending
-	prioIx [8]int     // priority -> index in prios, -1 = not in use
-	mu     sync.Mutex // guards what follows
-	vals   []uint64   // ports*prios*nKinds + ports (discards)
-	seen   []bool     // the switch has reported the counter
+	prios  []int       // priorities in use, ascending
+	prioIx [8]int      // priority -> index in prios, -1 = not in use
+	shapes *shapeCache // shared by the switches of one platform
+	mu     sync.Mutex  // guards what follows
+	vals   []uint64    // ports*prios*nKinds + ports (discards)
+	seen   []bool      // the switch has reported the counter
+	// scalar holds the last value of every single-counter leaf (SR Linux,
+	// EOS, OpenConfig send counters leaf by leaf), keyed compactly by its
+	// slot and shape; leaves holds the contributions of JSON values
+	// (SONiC sends a hash whole), keyed by path.
+	scalar map[leafKey]uint64
 	leaves map[string]*leafState
 }
 
+// leafKey names a scalar leaf: two leaves that feed one counter differ in
+// shape (dropped-packets and egq-dropped-packets, in-profile and
+// out-profile).
+type leafKey struct {
+	slot  slot
+	shape int32
+}
+
+// shapeInfo is what a leaf shape (its path without the interface key)
+// feeds, the same for every port: decided once by validate's decoder.
+type shapeInfo struct {
+	id       int32
+	relevant bool
+	prio     int // -1: per-port (PFC buffer discards)
+	kind     int
+}
+
+// shapeCache maps leaf shapes to what they feed; one per platform.
+type shapeCache struct {
+	mu sync.RWMutex
+	m  map[string]*shapeInfo
+}
+
+func newShapeCache() *shapeCache { return &shapeCache{m: map[string]*shapeInfo{}} }
+
+func (sc *shapeCache) get(k string) *shapeInfo {
+	sc.mu.RLock()
+	defer sc.mu.RUnlock()
+	return sc.m[k]
+}
+
+func (sc *shapeCache) put(k string, info *shapeInfo) *shapeInfo {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if old := sc.m[k]; old != nil {
+		return old
+	}
+	info.id = int32(len(sc.m))
+	sc.m[strings.Clone(k)] = info
+	return info
+}
+
 type leafState struct {
-	// scalar leaves map to at most one slot (cached after the first
-	// update); JSON values (SONiC hashes) are decoded every time.
-	scalar  bool
-	slot    slot // -1 = the leaf feeds no exported counter
-	last    uint64
 	contrib []contribution
 }
 
-func newSwitchCounters(src *validate.SwitchCounters, prios []int) *switchCounters {
-	c := &switchCounters{name: src.Switch, src: src, ports: map[string]int{}, prios: prios, leaves: map[string]*leafState{}}
+func newSwitchCounters(src *validate.SwitchCounters, prios []int, shapes *shapeCache) *switchCounters {
+	c := &switchCounters{name: src.Switch, src: src, ports: map[string]int{}, prios: prios, shapes: shapes,
+		scalar: map[leafKey]uint64{}, leaves: map[string]*leafState{}}
 	for i := range c.prioIx {
 		c.prioIx[i] = -1
 	}
@@ -90,26 +135,42 @@ func (c *switchCounters) slotOf(port, name string) (slot, bool) {
 	if !ok {
 		return 0, false
 	}
-	if name == validate.CounterPFCDiscards {
+	prio, k, ok := parseCounter(name)
+	if !ok {
+		return 0, false
+	}
+	return c.slotFor(pi, prio, k)
+}
+
+func (c *switchCounters) slotFor(pi, prio, kind int) (slot, bool) {
+	if prio < 0 {
 		return slot(c.discardBase() + pi), true
 	}
-	// "q3.drops" / "p3.pfc_tx"
-	if len(name) < 3 || (name[0] != 'q' && name[0] != 'p') {
+	if c.prioIx[prio] < 0 {
 		return 0, false
 	}
-	num, kind, ok := strings.Cut(name[1:], ".")
+	return slot((pi*len(c.prios)+c.prioIx[prio])*nKinds + kind), true
+}
+
+// parseCounter splits a normalised counter name: "q3.drops" -> 3, kDrops;
+// "pfc_discards" -> -1, -1.
+func parseCounter(name string) (prio, kind int, ok bool) {
+	if name == validate.CounterPFCDiscards {
+		return -1, -1, true
+	}
+	if len(name) < 3 || (name[0] != 'q' && name[0] != 'p') {
+		return 0, 0, false
+	}
+	num, ks, ok := strings.Cut(name[1:], ".")
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
 	prio, err := strconv.Atoi(num)
-	if err != nil || prio < 0 || prio > 7 || c.prioIx[prio] < 0 {
-		return 0, false
+	if err != nil || prio < 0 || prio > 7 {
+		return 0, 0, false
 	}
-	k, ok := kindOf[kind]
-	if !ok {
-		return 0, false
-	}
-	return slot((pi*len(c.prios)+c.prioIx[prio])*nKinds + k), true
+	kind, ok = kindOf[ks]
+	return prio, kind, ok
 }
 
 // contributions decodes one update into slot contributions.
@@ -148,33 +209,41 @@ func scalarUint(tv *gnmipb.TypedValue) (uint64, bool) {
 }
 
 // pathKey names the full path of an update (prefix + path) compactly.
-func pathKey(b *strings.Builder, prefix *gnmipb.Path, u *gnmipb.Update) string {
+// With shape set it leaves out the interface key and returns its value:
+// the shape of a leaf is the same on every port.
+func pathKey(b *strings.Builder, prefix *gnmipb.Path, p *gnmipb.Path, shape bool) (key, port string) {
 	b.Reset()
 	b.WriteString(prefix.GetTarget())
-	for _, elems := range [][]*gnmipb.PathElem{prefix.GetElem(), u.GetPath().GetElem()} {
+	for _, elems := range [2][]*gnmipb.PathElem{prefix.GetElem(), p.GetElem()} {
 		for _, e := range elems {
 			b.WriteByte('/')
 			b.WriteString(e.GetName())
-			if len(e.GetKey()) > 0 {
-				// Keys in a stable order: lists here have one or two keys.
-				ks := make([]string, 0, len(e.GetKey()))
-				for k := range e.GetKey() {
-					ks = append(ks, k)
+			keys := e.GetKey()
+			if len(keys) == 0 {
+				continue
+			}
+			// Keys in a stable order (without allocating for the usual
+			// one or two).
+			var two [2]string
+			names := two[:0]
+			for k := range keys {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			for _, k := range names {
+				if shape && k == "interface-id" {
+					port = keys[k]
+					continue
 				}
-				if len(ks) > 1 && ks[0] > ks[1] {
-					ks[0], ks[1] = ks[1], ks[0]
-				}
-				for _, k := range ks {
-					b.WriteByte('[')
-					b.WriteString(k)
-					b.WriteByte('=')
-					b.WriteString(e.GetKey()[k])
-					b.WriteByte(']')
-				}
+				b.WriteByte('[')
+				b.WriteString(k)
+				b.WriteByte('=')
+				b.WriteString(keys[k])
+				b.WriteByte(']')
 			}
 		}
 	}
-	return b.String()
+	return b.String(), port
 }
 
 // ingest applies one notification; it returns the number of updates.
@@ -183,32 +252,14 @@ func (c *switchCounters) ingest(n *gnmipb.Notification, b *strings.Builder) int 
 	defer c.mu.Unlock()
 	prefix := n.GetPrefix()
 	for _, u := range n.GetUpdate() {
-		k := pathKey(b, prefix, u)
+		if c.ingestScalar(prefix, u, b) {
+			continue
+		}
+		k, _ := pathKey(b, prefix, u.GetPath(), false)
 		ls := c.leaves[k]
 		if ls == nil {
-			ls = &leafState{slot: -1, scalar: isScalar(u.GetVal())}
-			if ls.scalar {
-				cs := c.contributions(prefix, u)
-				if len(cs) > 1 {
-					ls.scalar = false // not a single-counter leaf after all
-				} else if len(cs) == 1 {
-					ls.slot = cs[0].slot
-				}
-			}
+			ls = &leafState{}
 			c.leaves[strings.Clone(k)] = ls
-		}
-		if ls.scalar {
-			if ls.slot < 0 {
-				continue
-			}
-			v, ok := scalarUint(u.GetVal())
-			if !ok {
-				continue
-			}
-			c.vals[ls.slot] += v - ls.last
-			c.seen[ls.slot] = true
-			ls.last = v
-			continue
 		}
 		for _, old := range ls.contrib {
 			c.vals[old.slot] -= old.v
@@ -220,14 +271,16 @@ func (c *switchCounters) ingest(n *gnmipb.Notification, b *strings.Builder) int 
 		}
 	}
 	for _, d := range n.GetDelete() {
-		k := pathKey(b, prefix, &gnmipb.Update{Path: d})
-		// A deleted leaf no longer contributes (its counters keep the
+		// A deleted leaf no longer contributes (its counter keeps the
 		// other leaves' sum; a vanished port's series stay at their last
 		// value until the switch reports them again).
+		if s, key, ok := c.scalarLeaf(prefix, d, b); ok {
+			c.vals[s] -= c.scalar[key]
+			delete(c.scalar, key)
+			continue
+		}
+		k, _ := pathKey(b, prefix, d, false)
 		if ls := c.leaves[k]; ls != nil {
-			if ls.scalar && ls.slot >= 0 {
-				c.vals[ls.slot] -= ls.last
-			}
 			for _, old := range ls.contrib {
 				c.vals[old.slot] -= old.v
 			}
@@ -235,6 +288,68 @@ func (c *switchCounters) ingest(n *gnmipb.Notification, b *strings.Builder) int 
 		}
 	}
 	return len(n.GetUpdate())
+}
+
+// ingestScalar takes the fast path for a single-counter leaf keyed by
+// interface (SR Linux, EOS, OpenConfig): its shape says which counter it
+// feeds, so only the first leaf of each shape goes through validate's
+// decoder. false: not such a leaf (the caller decodes it in full).
+func (c *switchCounters) ingestScalar(prefix *gnmipb.Path, u *gnmipb.Update, b *strings.Builder) bool {
+	if !isScalar(u.GetVal()) {
+		return false
+	}
+	v, ok := scalarUint(u.GetVal())
+	if !ok {
+		return false
+	}
+	shapeKey, port := pathKey(b, prefix, u.GetPath(), true)
+	if port == "" {
+		return false
+	}
+	info := c.shapes.get(shapeKey)
+	if info == nil {
+		info = &shapeInfo{}
+		cs := c.src.Decode(prefix, u)
+		if m := cs[c.name+"/"+port]; len(cs) == 1 && len(m) == 1 {
+			for name := range m {
+				info.prio, info.kind, info.relevant = parseCounter(name)
+			}
+		}
+		info = c.shapes.put(shapeKey, info)
+	}
+	if !info.relevant {
+		return true
+	}
+	pi, ok := c.ports[port]
+	if !ok {
+		return true // not an inventory port
+	}
+	s, ok := c.slotFor(pi, info.prio, info.kind)
+	if !ok {
+		return true // a priority no class uses
+	}
+	key := leafKey{s, info.id}
+	c.vals[s] += v - c.scalar[key]
+	c.scalar[key] = v
+	c.seen[s] = true
+	return true
+}
+
+// scalarLeaf finds the state of a deleted scalar leaf.
+func (c *switchCounters) scalarLeaf(prefix, p *gnmipb.Path, b *strings.Builder) (slot, leafKey, bool) {
+	shapeKey, port := pathKey(b, prefix, p, true)
+	info := c.shapes.get(shapeKey)
+	pi, ok := c.ports[port]
+	if info == nil || !info.relevant || !ok {
+		return 0, leafKey{}, false
+	}
+	s, ok := c.slotFor(pi, info.prio, info.kind)
+	if !ok {
+		return 0, leafKey{}, false
+	}
+	key := leafKey{s, info.id}
+	_, ok = c.scalar[key]
+	return s, key, ok
 }
 
 // snapshot calls fn for every reported counter: port, priority (-1 for

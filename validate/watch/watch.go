@@ -119,7 +119,11 @@ func New(o Options) (*Watcher, error) {
 		return nil, err
 	}
 	w := &Watcher{opts: o, prios: PrioritiesInUse(&o.Fabric.Policy)}
+	shapes := map[intent.Platform]*shapeCache{}
 	for _, sw := range sws {
+		if shapes[sw.Platform] == nil {
+			shapes[sw.Platform] = newShapeCache()
+		}
 		ports := make([]string, len(sw.Ports))
 		for i, p := range sw.Ports {
 			ports[i] = p.Name
@@ -128,7 +132,7 @@ func New(o Options) (*Watcher, error) {
 		if _, _, err := src.Paths(); err != nil {
 			return nil, err
 		}
-		t := &target{w: w, sw: sw, ctr: newSwitchCounters(src, w.prios), log: o.Log.With("switch", sw.Name),
+		t := &target{w: w, sw: sw, ctr: newSwitchCounters(src, w.prios, shapes[sw.Platform]), log: o.Log.With("switch", sw.Name),
 			driftKick: make(chan struct{}, 1)}
 		t.drift.Store(-1)
 		if o.Engine != nil {
