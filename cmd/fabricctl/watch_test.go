@@ -140,16 +140,16 @@ func TestWatchCommandServesMetrics(t *testing.T) {
 	var body string
 	for time.Now().Before(deadline) {
 		body, _ = httpGet("http://" + addr + "/metrics")
-		if strings.Contains(body, `fabricctl_switch_queue_drops_total{port="Ethernet0",priority="3",switch="leaf2"} 3`) &&
-			strings.Contains(body, `fabricctl_switch_pfc_pause_frames_total{direction="rx",port="Ethernet0",priority="3",switch="leaf2"} 11`) {
+		if strings.Contains(body, `fabricctl_switch_queue_drops_total{switch="leaf2",port="Ethernet0",priority="3"} 3`) &&
+			strings.Contains(body, `fabricctl_switch_pfc_pause_frames_total{switch="leaf2",port="Ethernet0",priority="3",direction="rx"} 11`) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	for _, want := range []string{
 		`# TYPE fabricctl_switch_queue_drops_total counter`,
-		`fabricctl_switch_queue_drops_total{port="Ethernet0",priority="3",switch="leaf2"} 3`,
-		`fabricctl_switch_pfc_pause_frames_total{direction="rx",port="Ethernet0",priority="3",switch="leaf2"} 11`,
+		`fabricctl_switch_queue_drops_total{switch="leaf2",port="Ethernet0",priority="3"} 3`,
+		`fabricctl_switch_pfc_pause_frames_total{switch="leaf2",port="Ethernet0",priority="3",direction="rx"} 11`,
 		`fabricctl_priority_info{class="roce",cnp="false",ecn="true",lossless="true",priority="3"} 1`,
 	} {
 		if !strings.Contains(body, want) {

@@ -22,23 +22,22 @@ const (
 	MetricUpdates        = "fabricctl_watch_updates_total"
 )
 
+// Help texts of the per-port counter families (also written by Handler).
+const (
+	helpDrops    = "Packets the switch dropped on the egress queue of the priority (SONiC SAI_QUEUE_STAT_DROPPED_PACKETS, SR Linux dropped-packets, OpenConfig dropped-pkts)."
+	helpECN      = "Packets the switch marked ECN CE on the egress queue of the priority."
+	helpPause    = "PFC pause frames for the priority: direction tx = sent by the port (its ingress buffer reached xoff), rx = received."
+	helpWatchdog = "PFC watchdog detections on the queue of the priority (a PFC storm or deadlock)."
+	helpDiscards = "Packets dropped at ingress because the port's PFC (lossless) buffer ran out (SR Linux total-packet-pfc-discards)."
+)
+
 var (
-	descDrops = prometheus.NewDesc(MetricQueueDrops,
-		"Packets the switch dropped on the egress queue of the priority (SONiC SAI_QUEUE_STAT_DROPPED_PACKETS, SR Linux dropped-packets, OpenConfig dropped-pkts).",
-		[]string{"switch", "port", "priority"}, nil)
-	descECN = prometheus.NewDesc(MetricECNMarked,
-		"Packets the switch marked ECN CE on the egress queue of the priority.",
-		[]string{"switch", "port", "priority"}, nil)
-	descPause = prometheus.NewDesc(MetricPFCPause,
-		"PFC pause frames for the priority: direction=\"tx\" sent by the port (its ingress buffer reached xoff), \"rx\" received.",
-		[]string{"switch", "port", "priority", "direction"}, nil)
-	descWatchdog = prometheus.NewDesc(MetricWatchdog,
-		"PFC watchdog detections on the queue of the priority (a PFC storm or deadlock).",
-		[]string{"switch", "port", "priority"}, nil)
-	descDiscards = prometheus.NewDesc(MetricBufferDiscards,
-		"Packets dropped at ingress because the port's PFC (lossless) buffer ran out (SR Linux total-packet-pfc-discards).",
-		[]string{"switch", "port"}, nil)
-	descUp = prometheus.NewDesc(MetricTargetUp,
+	descDrops    = prometheus.NewDesc(MetricQueueDrops, helpDrops, []string{"switch", "port", "priority"}, nil)
+	descECN      = prometheus.NewDesc(MetricECNMarked, helpECN, []string{"switch", "port", "priority"}, nil)
+	descPause    = prometheus.NewDesc(MetricPFCPause, helpPause, []string{"switch", "port", "priority", "direction"}, nil)
+	descWatchdog = prometheus.NewDesc(MetricWatchdog, helpWatchdog, []string{"switch", "port", "priority"}, nil)
+	descDiscards = prometheus.NewDesc(MetricBufferDiscards, helpDiscards, []string{"switch", "port"}, nil)
+	descUp       = prometheus.NewDesc(MetricTargetUp,
 		"1 while the target streams its counters (the subscription delivered its initial sync and is open), else 0.",
 		[]string{"target", "kind"}, nil)
 	descReconnects = prometheus.NewDesc(MetricReconnects,
@@ -72,10 +71,54 @@ func (w *Watcher) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect implements prometheus.Collector. Counters are the switch's own
-// cumulative values (Prometheus' rate() handles a counter the switch
-// clears as a reset); only counters a switch has reported are exported.
+// Collect implements prometheus.Collector: the health metrics and every
+// per-port counter. Counters are the switch's own cumulative values
+// (Prometheus' rate() handles a counter the switch clears as a reset); only
+// counters a switch has reported are exported. For large fabrics serve
+// Handler instead: it writes the counters without building a metric object
+// per series.
 func (w *Watcher) Collect(ch chan<- prometheus.Metric) {
+	w.collectHealth(ch)
+	for _, t := range w.targets {
+		name := t.sw.Name
+		t.ctr.snapshot(func(port string, prio, kind int, v uint64) {
+			f := float64(v)
+			switch kind {
+			case kDrops:
+				ch <- prometheus.MustNewConstMetric(descDrops, prometheus.CounterValue, f, name, port, prioLabels[prio])
+			case kECN:
+				ch <- prometheus.MustNewConstMetric(descECN, prometheus.CounterValue, f, name, port, prioLabels[prio])
+			case kPFCTx:
+				ch <- prometheus.MustNewConstMetric(descPause, prometheus.CounterValue, f, name, port, prioLabels[prio], "tx")
+			case kPFCRx:
+				ch <- prometheus.MustNewConstMetric(descPause, prometheus.CounterValue, f, name, port, prioLabels[prio], "rx")
+			case kWatchdog:
+				ch <- prometheus.MustNewConstMetric(descWatchdog, prometheus.CounterValue, f, name, port, prioLabels[prio])
+			case -1:
+				ch <- prometheus.MustNewConstMetric(descDiscards, prometheus.CounterValue, f, name, port)
+			}
+		})
+	}
+}
+
+// health is the Collector of watch's own metrics, without the per-port
+// counters (Handler writes those).
+type health struct{ w *Watcher }
+
+func (h health) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descUp, descReconnects, descDrift, descDriftFail, descPrio, descUpdates} {
+		ch <- d
+	}
+}
+
+func (h health) Collect(ch chan<- prometheus.Metric) { h.w.collectHealth(ch) }
+
+// Health returns a Collector of watch's own metrics (target_up,
+// reconnects, drift, priority info, updates), for the registry Handler
+// serves alongside the counters.
+func (w *Watcher) Health() prometheus.Collector { return health{w} }
+
+func (w *Watcher) collectHealth(ch chan<- prometheus.Metric) {
 	for _, c := range w.opts.Fabric.Policy.Classes {
 		ch <- prometheus.MustNewConstMetric(descPrio, prometheus.GaugeValue, 1,
 			prioLabels[c.Priority&7], c.Name, strconv.FormatBool(c.Lossless), strconv.FormatBool(c.ECN != nil), strconv.FormatBool(c.CNP))
@@ -95,23 +138,6 @@ func (w *Watcher) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(descDriftFail, prometheus.CounterValue, float64(t.driftFails.Load()), name, "switch")
 		}
-		t.ctr.snapshot(func(port string, prio, kind int, v uint64) {
-			f := float64(v)
-			switch kind {
-			case kDrops:
-				ch <- prometheus.MustNewConstMetric(descDrops, prometheus.CounterValue, f, name, port, prioLabels[prio])
-			case kECN:
-				ch <- prometheus.MustNewConstMetric(descECN, prometheus.CounterValue, f, name, port, prioLabels[prio])
-			case kPFCTx:
-				ch <- prometheus.MustNewConstMetric(descPause, prometheus.CounterValue, f, name, port, prioLabels[prio], "tx")
-			case kPFCRx:
-				ch <- prometheus.MustNewConstMetric(descPause, prometheus.CounterValue, f, name, port, prioLabels[prio], "rx")
-			case kWatchdog:
-				ch <- prometheus.MustNewConstMetric(descWatchdog, prometheus.CounterValue, f, name, port, prioLabels[prio])
-			case -1:
-				ch <- prometheus.MustNewConstMetric(descDiscards, prometheus.CounterValue, f, name, port)
-			}
-		})
 	}
 }
 
