@@ -310,32 +310,40 @@ func TestHungSwitchLooksDown(t *testing.T) {
 
 // TestDriftOnChange: drift is what fabricctl diff counts; after apply it
 // is 0, and a change on the switch is noticed through ON_CHANGE (the
-// periodic re-check is an hour away).
+// periodic re-check is an hour away). SR Linux (OpenConfig-style paths) and
+// SONiC (CONFIG_DB under origin sonic-db).
 func TestDriftOnChange(t *testing.T) {
-	l := newLab(t)
-	eng := &switchdrv.Engine{Registry: registry(t), BackupDir: t.TempDir(), Parallel: 4,
-		Transport: transport.Options{Timeout: 10 * time.Second, Attempts: 1}}
-	_, reg := start(t, watch.Options{Fabric: l.f, Switches: []string{"leaf1"}, Engine: eng, DriftInterval: time.Hour,
-		DriftDebounce: 50 * time.Millisecond})
-	drift := "fabricctl_drift_paths{kind=switch,target=leaf1}"
-	s := waitFor(t, reg, "drift on the empty switch", func(s map[string]float64) bool { return s[drift] > 0 })
-	before := s[drift]
-	ctx := context.Background()
-	p, err := eng.Plan(ctx, l.f, []string{"leaf1"})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct{ sw, path string }{
+		{"leaf1", "/qos/interfaces/interface[interface-id=ethernet-1/1]"},
+		{"leaf2", "sonic-db:/CONFIG_DB/localhost/PORT_QOS_MAP/Ethernet0"},
+	} {
+		t.Run(tc.sw, func(t *testing.T) {
+			l := newLab(t)
+			eng := &switchdrv.Engine{Registry: registry(t), BackupDir: t.TempDir(), Parallel: 4,
+				Transport: transport.Options{Timeout: 10 * time.Second, Attempts: 1}}
+			_, reg := start(t, watch.Options{Fabric: l.f, Switches: []string{tc.sw}, Engine: eng, DriftInterval: time.Hour,
+				DriftDebounce: 50 * time.Millisecond})
+			drift := "fabricctl_drift_paths{kind=switch,target=" + tc.sw + "}"
+			s := waitFor(t, reg, "drift on the empty switch", func(s map[string]float64) bool { return s[drift] > 0 })
+			before := s[drift]
+			ctx := context.Background()
+			p, err := eng.Plan(ctx, l.f, []string{tc.sw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := eng.Apply(ctx, l.f, p); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, reg, fmt.Sprintf("drift 0 after apply (was %g)", before), func(s map[string]float64) bool { return s[drift] == 0 })
+			// Someone changes a subtree fabricctl owns on the switch.
+			path, err := transport.ParsePath(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.twins[tc.sw].Delete(path); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, reg, "drift after an out-of-band change", func(s map[string]float64) bool { return s[drift] > 0 })
+		})
 	}
-	if _, err := eng.Apply(ctx, l.f, p); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, reg, fmt.Sprintf("drift 0 after apply (was %g)", before), func(s map[string]float64) bool { return s[drift] == 0 })
-	// Someone changes a leaf fabricctl owns on the switch.
-	path, err := transport.ParsePath("/qos/interfaces/interface[interface-id=ethernet-1/1]")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.twins["leaf1"].Delete(path); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, reg, "drift after an out-of-band change", func(s map[string]float64) bool { return s[drift] > 0 })
 }
