@@ -252,3 +252,8 @@ func BenchmarkWatchSRLinux2000(b *testing.B) {
 func BenchmarkWatchSONiC200(b *testing.B) {
 	benchIngest(b, intent.PlatformSONiC, 200, sonicSample)
 }
+
+// BenchmarkWatchSRLinux200: the same per switch, 200 switches (quick runs, profiles).
+func BenchmarkWatchSRLinux200(b *testing.B) {
+	benchIngest(b, intent.PlatformSRLinux, 200, srlSample)
+}
