@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -72,22 +70,7 @@ Host metrics come from "fabricctl host apply --watch" on each host.`,
 	return cmd
 }
 
-// watchGC tunes the garbage collector for watch, whose CPU goes mostly to
-// decoding gNMI updates (short-lived garbage) while its live heap stays
-// small (about 130 MiB for 2,000 switches x 64 ports): GOGC 400 saves about
-// a quarter of the CPU (BenchmarkWatch*), and a 1 GiB soft memory limit
-// keeps the heap within budget. GOGC and GOMEMLIMIT, when set, win.
-func watchGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(1 << 30)
-	}
-}
-
 func (o *watchOptions) run(ctx context.Context, d *deps, errOut io.Writer) error {
-	watchGC()
 	f, eng, err := o.load(d)
 	if err != nil {
 		return err
