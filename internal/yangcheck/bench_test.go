@@ -1,6 +1,7 @@
-package yangcheck
+package yangcheck_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 )
 
 // widen copies the per-port entries of a compiled example datastore to n
@@ -20,8 +22,11 @@ func widen(t testing.TB, ds exampleDatastore, n int) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Numbers stay json.Number, as a twin keeps them.
 	var tree map[string]any
-	if err := json.Unmarshal(b, &tree); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&tree); err != nil {
 		t.Fatal(err)
 	}
 	port := func(i int) string { return fmt.Sprintf("ethernet-1/%d", i+1) }
@@ -34,7 +39,9 @@ func widen(t testing.TB, ds exampleDatastore, n int) map[string]any {
 		s := strings.ReplaceAll(string(b), `"`+first+`"`, `"`+to+`"`)
 		s = strings.ReplaceAll(s, `"`+first+`.`, `"`+to+`.`)
 		var out any
-		_ = json.Unmarshal([]byte(s), &out)
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		_ = dec.Decode(&out)
 		return out
 	}
 	var walk func(v any)
@@ -85,14 +92,14 @@ func benchDatastore(b *testing.B, p intent.Platform) {
 		b.Fatalf("no %s example", p)
 	}
 	tree := widen(b, *ds, 64)
-	s := platformSchema(b, p)
-	vs := s.ValidateDatastore(ds.origin, tree, DatastoreOptions{})
+	s := yangcheck.PlatformSchema(b, p)
+	vs := s.ValidateDatastore(ds.origin, tree, yangcheck.DatastoreOptions{})
 	b.Logf("%s (%s) widened to 64 ports: %d violation(s)", ds.name, p, len(vs))
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	n := 0
 	for b.Loop() {
-		s.ValidateDatastore(ds.origin, tree, DatastoreOptions{})
+		s.ValidateDatastore(ds.origin, tree, yangcheck.DatastoreOptions{})
 		n++
 	}
 	// The machine the tests share may be busy: CPU time per validation

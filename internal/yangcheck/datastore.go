@@ -191,7 +191,9 @@ type builder struct {
 // object adds the members of obj (the value of node e, nil = data root)
 // under d.
 func (b *builder) object(d *dnode, e *yang.Entry, obj map[string]any, path string) {
-	for _, name := range sortedKeys(obj) {
+	// Member order does not matter to the checks (violations are sorted at
+	// the end; members have distinct names), so the map is not sorted.
+	for name, val := range obj {
 		mod, local := splitQName(name)
 		var ch *yang.Entry
 		if e == nil {
@@ -208,7 +210,7 @@ func (b *builder) object(d *dnode, e *yang.Entry, obj map[string]any, path strin
 		if ch == nil || ch.ReadOnly() {
 			continue
 		}
-		b.value(d, ch, obj[name], path+"/"+name)
+		b.value(d, ch, val, path+"/"+name)
 	}
 	b.defaults(d, e)
 }
@@ -857,10 +859,101 @@ func (v *dsValidator) walk(d *dnode) {
 		}
 		if k.isLeaf {
 			v.leafref(k)
+			v.enumFeature(k)
 			continue
 		}
 		v.walk(k)
 		v.mandatory(k, k.e)
+	}
+	v.unique(d)
+}
+
+// unique checks the unique statements of the lists among d's children: no
+// two entries may have the same values for all of a statement's leaves
+// (RFC 7950 section 7.8.3; entries lacking one of them are not compared).
+// SR Linux: pfc-pause-frame-priority is unique among a pfc-mapping-profile's
+// pfc-queues.
+func (v *dsValidator) unique(d *dnode) {
+	var seen map[string]*dnode
+	for _, k := range d.kids {
+		l, ok := k.e.Node.(*yang.List)
+		if !ok || len(l.Unique) == 0 || k.isLeaf {
+			continue
+		}
+		for ui, u := range l.Unique {
+			fields := strings.Fields(u.Name)
+			key := k.e.Name + "\x00" + strconv.Itoa(ui)
+			complete := true
+			for _, f := range fields {
+				n := k
+				for _, st := range strings.Split(f, "/") {
+					_, local := splitQName(st)
+					var next *dnode
+					for _, c := range n.kids {
+						if c.name == local {
+							next = c
+							break
+						}
+					}
+					n = next
+					if n == nil {
+						break
+					}
+				}
+				if n == nil || !n.isLeaf {
+					complete = false
+					break
+				}
+				key += "\x00" + n.val
+			}
+			if !complete {
+				continue
+			}
+			if seen == nil {
+				seen = map[string]*dnode{}
+			}
+			if first, dup := seen[key]; dup {
+				v.addf(k.where(), RuleSchema, "unique %q: same values as %s", u.Name, first.where())
+				continue
+			}
+			seen[key] = k
+		}
+	}
+}
+
+// enumFeature reports an enumeration value whose enum statement has an
+// if-feature that is false: the device does not know the value (SR Linux
+// gates port-speed values by platform: enum 10M { if-feature
+// "srl_nokia-feat:port-speed-10M"; }).
+func (v *dsValidator) enumFeature(k *dnode) {
+	t := k.e.Type
+	if t == nil || t.Kind != yang.Yenum || t.Base == nil {
+		return
+	}
+	// goyang keeps an enum's if-feature only in the statement tree: the
+	// leaf's "type enumeration { enum ... }".
+	if k.e.Node == nil || k.e.Node.Statement() == nil {
+		return
+	}
+	var src *yang.Statement
+	for _, st := range k.e.Node.Statement().SubStatements() {
+		if st.Keyword == "type" {
+			src = st
+		}
+	}
+	if src == nil {
+		return
+	}
+	for _, en := range src.SubStatements() {
+		if en.Keyword != "enum" || en.Argument != k.val {
+			continue
+		}
+		for _, f := range en.SubStatements() {
+			if f.Keyword == "if-feature" && !v.featureOn(f.Argument, k.e.Node) {
+				v.addf(k.where(), RuleFeature, "enum value %q is not supported on this device (if-feature %q is false)", k.val, f.Argument)
+				return
+			}
+		}
 	}
 }
 
@@ -975,6 +1068,11 @@ func (v *dsValidator) mandatory(d *dnode, e *yang.Entry) {
 	present := map[*yang.Entry]int{}
 	for _, k := range d.kids {
 		present[k.e]++
+	}
+	for ch, n := range present {
+		if ch.ListAttr != nil && uint64(n) > ch.ListAttr.MaxElements && !ch.ReadOnly() {
+			v.addf(d.where()+"/"+ch.Name, RuleSchema, "%q has %d entries, max-elements is %d", ch.Name, n, ch.ListAttr.MaxElements)
+		}
 	}
 	var dir []*yang.Entry
 	if e == nil {

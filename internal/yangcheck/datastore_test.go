@@ -1,4 +1,4 @@
-package yangcheck
+package yangcheck_test
 
 import (
 	"os"
@@ -10,6 +10,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/eos"
 	"github.com/fabricctl/fabricctl/switchdrv/oc"
@@ -69,16 +70,16 @@ func exampleDatastores(t testing.TB) []exampleDatastore {
 			if err != nil {
 				t.Fatalf("compile %s: %v", sw.Name, err)
 			}
-			s := platformSchema(t, sw.Platform)
+			s := yangcheck.PlatformSchema(t, sw.Platform)
 			ds := exampleDatastore{name: strings.TrimSuffix(e.Name(), ".yaml") + "/" + sw.Name, platform: sw.Platform, tree: map[string]any{}}
 			for _, u := range append(append([]*gnmipb.Update{}, d.Replaces...), d.Updates...) {
 				switch u.GetPath().GetOrigin() {
-				case OriginCLI:
+				case yangcheck.OriginCLI:
 					continue
-				case OriginSONiCDB:
-					ds.origin = OriginSONiCDB
+				case yangcheck.OriginSONiCDB:
+					ds.origin = yangcheck.OriginSONiCDB
 				}
-				applyUpdate(t, s, ds.tree, u)
+				yangcheck.ApplyUpdate(t, s, ds.tree, u)
 			}
 			out = append(out, ds)
 		}
@@ -89,15 +90,6 @@ func exampleDatastores(t testing.TB) []exampleDatastore {
 	return out
 }
 
-func platformSchema(t testing.TB, p intent.Platform) *Schema {
-	t.Helper()
-	s, err := Platform(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // TestExampleDatastoresAgreeWithYanglint: for every switch of every example
 // fabric, the datastore the compiled Set leaves on a device validates the
 // same with ValidateDatastore and with libyang's yanglint (both accept, or
@@ -105,13 +97,13 @@ func platformSchema(t testing.TB, p intent.Platform) *Schema {
 // examples' verdicts are logged: issue 10's compiler defects show here as
 // rejections (run with -v).
 func TestExampleDatastoresAgreeWithYanglint(t *testing.T) {
-	yanglint(t)
+	yangcheck.RequireYanglint(t)
 	for _, ds := range exampleDatastores(t) {
 		t.Run(ds.name, func(t *testing.T) {
-			s := platformSchema(t, ds.platform)
-			ours := s.ValidateDatastore(ds.origin, ds.tree, DatastoreOptions{})
-			ref := runYanglint(t, s, ds.platform, datastoreJSON(t, s, ds.origin, ds.tree), nil)
-			if ok, why := agree(ours, ref); !ok {
+			s := yangcheck.PlatformSchema(t, ds.platform)
+			ours := s.ValidateDatastore(ds.origin, ds.tree, yangcheck.DatastoreOptions{})
+			refOK, refMsg, ok, why := yangcheck.Referee(t, s, ds.platform, ds.origin, ds.tree, nil, ours)
+			if !ok {
 				t.Errorf("%s (%s): validator and yanglint disagree: %s", ds.name, ds.platform, why)
 			}
 			rules := map[string]int{}
@@ -123,7 +115,7 @@ func TestExampleDatastoresAgreeWithYanglint(t *testing.T) {
 				rs = append(rs, r+"="+itoa(n))
 			}
 			sort.Strings(rs)
-			t.Logf("%s (%s): %d violation(s) %v; yanglint ok=%v %s", ds.name, ds.platform, len(ours), rs, ref.ok, ref.msg)
+			t.Logf("%s (%s): %d violation(s) %v; yanglint ok=%v %s", ds.name, ds.platform, len(ours), rs, refOK, refMsg)
 			for i, v := range ours {
 				if i == 8 {
 					t.Logf("  ...")
@@ -133,7 +125,7 @@ func TestExampleDatastoresAgreeWithYanglint(t *testing.T) {
 			}
 		})
 	}
-	if errs := platformSchema(t, intent.PlatformSRLinux).XPathErrors(); len(errs) > 0 {
+	if errs := yangcheck.PlatformSchema(t, intent.PlatformSRLinux).XPathErrors(); len(errs) > 0 {
 		t.Errorf("XPath the validator could not compile: %v", errs)
 	}
 }

@@ -32,7 +32,8 @@ const (
  "BUFFER_PG": {"Ethernet0|3": {"profile": "pg_lossless_100000_5m_profile"}},
  "SCHEDULER": {"scheduler.0": {"type": "DWRR", "weight": "14"}},
  "WRED_PROFILE": {"AZURE_LOSSLESS": {"ecn": "ecn_all", "wred_green_enable": "true", "green_min_threshold": "250000", "green_max_threshold": "2097152", "green_drop_probability": "5"}},
- "QUEUE": {"Ethernet0|3": {"scheduler": "scheduler.0", "wred_profile": "AZURE_LOSSLESS"}}
+ "QUEUE": {"Ethernet0|3": {"scheduler": "scheduler.0", "wred_profile": "AZURE_LOSSLESS"}},
+ "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "200"}, "Ethernet0": {"action": "drop", "detection_time": "200", "restoration_time": "200"}}
 }}}`
 
 	ocBase = `{
@@ -100,6 +101,20 @@ func mutations(t testing.TB) []mutation {
 			rule: RuleMandatory, pathHas: "forwarding-class-index"},
 		{name: "srl-disabled-feature", platform: intent.PlatformSRLinux, features: srlFeaturesWithout(t, "srl_nokia-features:qos-multicast-queue"),
 			rule: RuleFeature, pathHas: "output/multicast-queue"},
+		{name: "srl-enum-value-behind-feature", platform: intent.PlatformSRLinux, features: srlFeaturesWithout(t, "srl_nokia-features:port-speed-10M"),
+			from: `"admin-state": "enable",
+   "subinterface"`, to: `"admin-state": "enable", "ethernet": {"port-speed": "10M"},
+   "subinterface"`,
+			rule: RuleFeature, pathHas: "ethernet/port-speed"},
+		{name: "srl-max-elements", platform: intent.PlatformSRLinux, from: `"interfaces": {"interface": [{"interface-id"`,
+			to: `"pfc-mapping-profile": [{"name": "p1"}, {"name": "p2"}, {"name": "p3"}, {"name": "p4"}, {"name": "p5"}, {"name": "p6"}, {"name": "p7"}, {"name": "p8"}],
+  "interfaces": {"interface": [{"interface-id"`,
+			rule: RuleSchema, pathHas: "/pfc-mapping-profile", msgHas: "max-elements is 7"},
+		{name: "srl-unique-pfc-priority", platform: intent.PlatformSRLinux, from: `"interfaces": {"interface": [{"interface-id"`,
+			to: `"queues": {"queue": [{"name": "unicast-3", "queue-index": 3}, {"name": "unicast-4", "queue-index": 4}, {"name": "multicast-3", "queue-index": 3}]},
+  "pfc-mapping-profile": [{"name": "p1", "received-pfc-pause-frames": {"queue": [{"queue-name": "unicast-3", "pfc-pause-frame-priority": 3}, {"queue-name": "unicast-4", "pfc-pause-frame-priority": 3}]}}],
+  "interfaces": {"interface": [{"interface-id"`,
+			rule: RuleSchema, pathHas: "queue[queue-name=unicast-4]", msgHas: `unique "pfc-pause-frame-priority"`},
 		{name: "srl-unreleased-feature", platform: intent.PlatformSRLinux, from: `"queue-index": 3}, {"name": "multicast-3"`, to: `"queue-index": 3}, {"name": "pfc3", "queue-index": 3}, {"name": "multicast-3"`},
 		{name: "sonic-base", platform: intent.PlatformSONiC},
 		{name: "sonic-port-qos-map-to-missing-dscp-map", platform: intent.PlatformSONiC, from: `"dscp_to_tc_map": "AZURE"`, to: `"dscp_to_tc_map": "ROCE"`,
@@ -114,6 +129,8 @@ func mutations(t testing.TB) []mutation {
 			rule: RuleLeafref, pathHas: "BUFFER_PG/Ethernet8|3"},
 		{name: "sonic-must-wred-thresholds", platform: intent.PlatformSONiC, from: `"green_max_threshold": "2097152"`, to: `"green_max_threshold": "1000"`,
 			rule: RuleMust, pathHas: "WRED_PROFILE/AZURE_LOSSLESS/green_max_threshold", msgHas: "Green max threshold must be greater than or equal to min threshold"},
+		{name: "sonic-must-pfcwd-detection-below-poll", platform: intent.PlatformSONiC, from: `"detection_time": "200"`, to: `"detection_time": "100"`,
+			rule: RuleMust, pathHas: "PFC_WD/Ethernet0/detection_time", msgHas: "detection_time must be greater than or equal to POLL_INTERVAL"},
 		{name: "sonic-missing-mandatory", platform: intent.PlatformSONiC, from: `"lanes": "0,1,2,3", `, to: ``,
 			rule: RuleMandatory, pathHas: "PORT/Ethernet0/lanes"},
 		{name: "oc-base", platform: intent.PlatformOpenConfig},
@@ -169,5 +186,54 @@ func TestMutatedDatastores(t *testing.T) {
 				t.Errorf("validator and yanglint disagree: %s", why)
 			}
 		})
+	}
+}
+
+// TestValidateDatastoreConcurrent: one Schema serves concurrent validations
+// (twins validate Sets in parallel); run with -race.
+func TestValidateDatastoreConcurrent(t *testing.T) {
+	s := platformSchema(t, intent.PlatformSRLinux)
+	done := make(chan Violations, 4)
+	for i := 0; i < 4; i++ {
+		go func() {
+			var tree map[string]any
+			_ = json.Unmarshal([]byte(strings.Replace(srlBase, `"fc3"}]}]}`, `"fc5"}]}]}`, 1)), &tree)
+			done <- s.ValidateDatastore("", tree, DatastoreOptions{})
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		vs := <-done
+		if len(vs) != 1 || vs[0].Rule != RuleLeafref {
+			t.Errorf("concurrent validation %d: %v, want the one dangling leafref", i, vs)
+		}
+	}
+}
+
+// TestValidateDatastoreOddShapes: a datastore of the wrong shapes (a list
+// given as an object, a container as a string, numbers where strings go,
+// null) gives violations, never a panic.
+func TestValidateDatastoreOddShapes(t *testing.T) {
+	for _, tc := range []struct {
+		p    intent.Platform
+		text string
+	}{
+		{intent.PlatformSRLinux, `{"interface": {"name": "ethernet-1/1"}, "qos": "x"}`},
+		{intent.PlatformSRLinux, `{"qos": {"interfaces": {"interface": [1, null, {"interface-id": null}]}}}`},
+		{intent.PlatformSRLinux, `{"qos": {"forwarding-classes": {"forwarding-class": [{"name": ["fc3"]}]}}}`},
+		{intent.PlatformSONiC, `{"CONFIG_DB": {"localhost": {"PORT": ["Ethernet0"], "QUEUE": {"Ethernet0|3": "x"}, "DSCP_TO_TC_MAP": {"AZURE": {"26": 3}}}}}`},
+		{intent.PlatformSONiC, `{"CONFIG_DB": "x"}`},
+		{intent.PlatformOpenConfig, `{"interfaces": {"interface": [{"config": {"name": 5}}]}, "qos": null}`},
+	} {
+		var tree map[string]any
+		if err := json.Unmarshal([]byte(tc.text), &tree); err != nil {
+			t.Fatal(err)
+		}
+		origin := ""
+		if tc.p == intent.PlatformSONiC {
+			origin = OriginSONiCDB
+		}
+		if vs := platformSchema(t, tc.p).ValidateDatastore(origin, tree, DatastoreOptions{}); len(vs) == 0 {
+			t.Errorf("%s %s: accepted", tc.p, tc.text)
+		}
 	}
 }

@@ -118,7 +118,10 @@ func refereeModels(t testing.TB, s *Schema, dirs []string, feats map[string]bool
 			if err != nil {
 				t.Fatal(err)
 			}
-			text := vendorBooleans(string(b))
+			text := string(b)
+			if d == "srlinux" {
+				text = vendorBooleans(text)
+			}
 			if m := reModName.FindStringSubmatch(text); m != nil && s.ms.Modules[m[1]] != nil {
 				text = dropGatedMusts(text, v, s.ms.Modules[m[1]])
 			}
@@ -582,4 +585,13 @@ func agree(ours Violations, ref refereeVerdict) (bool, string) {
 		}
 	}
 	return false, "both reject but yanglint's first error is at " + loc + " (" + ref.msg + "), which none of ours names: " + ours.Error()
+}
+
+func platformSchema(t testing.TB, p intent.Platform) *Schema {
+	t.Helper()
+	s, err := Platform(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -201,6 +201,9 @@ type xexprs struct {
 	cache    map[xkey]*xpath.Expr
 	index    map[int]map[string]*dnode // indexed lookups, built on first use
 	specCopy []ixSpec
+	relIndex map[relKey]map[string]*dnode
+	absolute map[*xpath.Expr]bool // contextFree, by expression
+	results  map[*xpath.Expr]bool // values of the context-free ones
 }
 
 type xkey struct {
@@ -224,7 +227,12 @@ func (x *xexprs) compile(expr string, n yang.Node) (*xpath.Expr, error) {
 		x.cache[k] = e
 		return e, nil
 	}
-	e, err := xpath.Compile(x.s.indexLookups(rewriteXPath(vendorBooleans(expr), x.s.prefixesOf(n))))
+	src := expr
+	if pm := x.s.prefixesOf(n); strings.HasPrefix(pm[""], "srl_nokia") {
+		// SR Linux's idiom only: SONiC validates with libyang itself.
+		src = vendorBooleans(expr)
+	}
+	e, err := xpath.Compile(x.s.indexLookups(rewriteXPath(src, x.s.prefixesOf(n))))
 	if err != nil {
 		x.s.noteXPathError(expr, err)
 		x.cache[k] = nil
@@ -426,8 +434,91 @@ func (v *nav) MoveTo(o xpath.NodeNavigator) bool {
 }
 
 // evalBool evaluates a compiled expression with context node ctx (also
-// current()) and returns its boolean value (XPath 1.0 boolean()).
+// current()) and returns its boolean value (XPath 1.0 boolean()). An
+// expression that does not depend on its context (sonic-port's when on
+// lanes reads only DEVICE_METADATA) is evaluated once per validation.
 func (x *xexprs) evalBool(e *xpath.Expr, ctx *dnode) bool {
+	abs, known := x.absolute[e]
+	if !known {
+		abs = contextFree(e.String())
+		if x.absolute == nil {
+			x.absolute = map[*xpath.Expr]bool{}
+		}
+		x.absolute[e] = abs
+	}
+	if abs {
+		if r, ok := x.results[e]; ok {
+			return r
+		}
+	}
+	r := x.evalBoolNow(e, ctx)
+	if abs {
+		if x.results == nil {
+			x.results = map[*xpath.Expr]bool{}
+		}
+		x.results[e] = r
+	}
+	return r
+}
+
+// contextFree reports whether a rewritten expression reads only absolute
+// paths: outside predicates no relative step (a name not after "/", ".",
+// "..") and no current() (/@_current_, /@_ix_N). Predicates are evaluated
+// on the nodes the absolute path selects, so their relative names do not
+// depend on the context node. Function names and operator names are not
+// steps.
+func contextFree(expr string) bool {
+	if strings.Contains(expr, "/@") {
+		return false
+	}
+	depth := 0
+	prev := byte(0) // previous non-space character outside literals
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(expr[i+1:], c)
+			if j < 0 {
+				return false
+			}
+			i += j + 1
+			prev = c
+			continue
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case c == '*' && depth == 0 && prev != '/' && prev != ')' && prev != ']' && prev != 'a' && !(prev >= '0' && prev <= '9'):
+			return false // a relative wildcard step, not a product
+		case c == '.' && depth == 0 && !(prev >= '0' && prev <= '9') && !(i+1 < len(expr) && expr[i+1] >= '0' && expr[i+1] <= '9'):
+			return false
+		case isNameStart(c):
+			j := i
+			for j < len(expr) && isNameChar(expr[j]) {
+				j++
+			}
+			name := expr[i:j]
+			k := j
+			for k < len(expr) && (expr[k] == ' ' || expr[k] == '\t' || expr[k] == '\n') {
+				k++
+			}
+			isCall := k < len(expr) && expr[k] == '('
+			operator := name == "and" || name == "or" || name == "div" || name == "mod"
+			if depth == 0 && !isCall && !operator && prev != '/' {
+				return false
+			}
+			i = j - 1
+			prev = 'a'
+			continue
+		}
+		if c != ' ' && c != '\t' && c != '\n' {
+			prev = c
+		}
+	}
+	return true
+}
+
+func (x *xexprs) evalBoolNow(e *xpath.Expr, ctx *dnode) bool {
 	res := e.Evaluate(&nav{n: ctx, cur: ctx, x: x})
 	switch r := res.(type) {
 	case bool:
@@ -471,36 +562,54 @@ func (x *xexprs) evalNodes(e *xpath.Expr, ctx *dnode) []*dnode {
 var reIndexed = regexp.MustCompile(`(^|[\s(,=<>!|+*])((?:/[A-Za-z_][\w.-]*)+)\[\s*([A-Za-z_][\w.-]*)\s*=\s*/@` + currentName + `((?:/(?:\.\.|[A-Za-z_][\w.-]*))*)\s*\]`)
 
 type ixSpec struct {
-	list  []string // steps of the list's absolute path
+	list  []string // steps of the list's path (from the root, or from base)
 	key   string
 	value []string // steps from current(): ".." or a child name
+	// up > 0: the list's path starts at current()'s up-th ancestor and the
+	// key is compared with the literal constant (sonic-pfcwd:
+	// current()/../../PFC_WD_LIST[ifname='GLOBAL']).
+	up       int
+	constant string
 }
+
+// reRelIndexed is the relative form: current() up to an ancestor, down to a
+// list, one key compared with a string literal.
+var reRelIndexed = regexp.MustCompile(`/@` + currentName + `((?:/\.\.)+)((?:/[A-Za-z_][\w.-]*)+)\[\s*([A-Za-z_][\w.-]*)\s*=\s*'([^']*)'\s*\]`)
 
 func ixName(i int) string { return "_ix_" + strconv.Itoa(i) }
 
 // indexLookups rewrites the indexed lookups of an (already rewritten)
 // expression, registering their specs with the schema.
 func (s *Schema) indexLookups(expr string) string {
+	expr = reRelIndexed.ReplaceAllStringFunc(expr, func(m string) string {
+		g := reRelIndexed.FindStringSubmatch(m)
+		spec := ixSpec{up: strings.Count(g[1], ".."), list: strings.Split(strings.TrimPrefix(g[2], "/"), "/"), key: g[3], constant: g[4]}
+		return "/@" + ixName(s.registerIndex(m, spec))
+	})
 	return reIndexed.ReplaceAllStringFunc(expr, func(m string) string {
 		g := reIndexed.FindStringSubmatch(m)
 		spec := ixSpec{list: strings.Split(strings.TrimPrefix(g[2], "/"), "/"), key: g[3]}
 		if g[4] != "" {
 			spec.value = strings.Split(strings.TrimPrefix(g[4], "/"), "/")
 		}
-		k := g[2] + "|" + g[3] + "|" + g[4]
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.ixByKey == nil {
-			s.ixByKey = map[string]int{}
-		}
-		i, ok := s.ixByKey[k]
-		if !ok {
-			i = len(s.ixSpecs)
-			s.ixSpecs = append(s.ixSpecs, spec)
-			s.ixByKey[k] = i
-		}
-		return g[1] + "/@" + ixName(i)
+		return g[1] + "/@" + ixName(s.registerIndex(g[2]+"|"+g[3]+"|"+g[4], spec))
 	})
+}
+
+// registerIndex returns the number of an indexed lookup, adding it.
+func (s *Schema) registerIndex(k string, spec ixSpec) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ixByKey == nil {
+		s.ixByKey = map[string]int{}
+	}
+	i, ok := s.ixByKey[k]
+	if !ok {
+		i = len(s.ixSpecs)
+		s.ixSpecs = append(s.ixSpecs, spec)
+		s.ixByKey[k] = i
+	}
+	return i
 }
 
 func (x *xexprs) specs() []ixSpec {
@@ -515,6 +624,25 @@ func (x *xexprs) specs() []ixSpec {
 // lookup returns the entry spec i finds for current node cur, or nil.
 func (x *xexprs) lookup(i int, cur *dnode) *dnode {
 	sp := x.specs()[i]
+	if sp.up > 0 {
+		base := cur
+		for j := 0; j < sp.up && base != nil; j++ {
+			base = base.parent
+		}
+		if base == nil {
+			return nil
+		}
+		k := relKey{i, base}
+		idx, ok := x.relIndex[k]
+		if !ok {
+			idx = buildIndex(base, sp)
+			if x.relIndex == nil {
+				x.relIndex = map[relKey]map[string]*dnode{}
+			}
+			x.relIndex[k] = idx
+		}
+		return idx[sp.constant]
+	}
 	d := cur
 	for _, st := range sp.value {
 		if d == nil {
@@ -542,34 +670,46 @@ func (x *xexprs) lookup(i int, cur *dnode) *dnode {
 		for root.parent != nil {
 			root = root.parent
 		}
-		idx = map[string]*dnode{}
-		level := []*dnode{root}
-		for _, st := range sp.list {
-			var next []*dnode
-			for _, n := range level {
-				for _, k := range n.kids {
-					if k.name == st {
-						next = append(next, k)
-					}
-				}
-			}
-			level = next
-		}
-		for _, e := range level {
-			for _, k := range e.kids {
-				if k.name == sp.key && k.isLeaf {
-					if _, dup := idx[k.val]; !dup {
-						idx[k.val] = e
-					}
-				}
-			}
-		}
+		idx = buildIndex(root, sp)
 		if x.index == nil {
 			x.index = map[int]map[string]*dnode{}
 		}
 		x.index[i] = idx
 	}
 	return idx[d.val]
+}
+
+type relKey struct {
+	spec int
+	base *dnode
+}
+
+// buildIndex maps the key values of the entries of spec's list below base
+// to the (first) entry.
+func buildIndex(base *dnode, sp ixSpec) map[string]*dnode {
+	idx := map[string]*dnode{}
+	level := []*dnode{base}
+	for _, st := range sp.list {
+		var next []*dnode
+		for _, n := range level {
+			for _, k := range n.kids {
+				if k.name == st {
+					next = append(next, k)
+				}
+			}
+		}
+		level = next
+	}
+	for _, e := range level {
+		for _, k := range e.kids {
+			if k.name == sp.key && k.isLeaf {
+				if _, dup := idx[k.val]; !dup {
+					idx[k.val] = e
+				}
+			}
+		}
+	}
+	return idx
 }
 
 // SR Linux writes boolean tests as `. = false()`, `true() = ../vlan-tagging`
