@@ -281,6 +281,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	w.sent = true
 	if _, err := w.c.Set(ctx, w.req); err != nil {
 		w.setErr = err
+		err = e.explainSetError(w.sw, err)
 		w.res.Status, w.res.Error = StatusFailed, err.Error()
 		e.emit(Event{Switch: w.sw.Name, Step: "failed", Err: err, Took: time.Since(w.start)})
 		return err
@@ -311,6 +312,19 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	e.emit(Event{Switch: w.sw.Name, Step: "applied", Detail: fmt.Sprintf("%d changes", w.res.Changes), Took: time.Since(w.start)})
 	e.log().Info("applied", "target", w.sw.Name, "changes", w.res.Changes)
 	return nil
+}
+
+// explainSetError lets the switch's platform say what a Set error means.
+func (e *Engine) explainSetError(sw *intent.Switch, err error) error {
+	if e.Registry == nil {
+		return err
+	}
+	if p, lerr := e.Registry.Lookup(sw.Platform); lerr == nil {
+		if x, ok := p.(SetErrorExplainer); ok {
+			return x.ExplainSetError(err)
+		}
+	}
+	return err
 }
 
 // rollback restores w from its backup and verifies. A Set that the switch

@@ -127,13 +127,14 @@ func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*pl
 	}
 	desired := make([]*Desired, len(sws))
 	quirks := make([]Quirks, len(sws))
+	plats := make([]Platform, len(sws))
 	compileErrs := make([]error, len(sws))
 	for i, sw := range sws {
 		p, err := e.Registry.Lookup(sw.Platform)
 		if err != nil {
 			return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
 		}
-		quirks[i] = p.Quirks()
+		quirks[i], plats[i] = p.Quirks(), p
 		desired[i], compileErrs[i] = p.Compile(f, sw)
 	}
 	out := &plan.Plan{Version: plan.FormatVersion, Fabric: f.Name, Created: time.Now().UTC(), Targets: make([]plan.TargetPlan, len(sws))}
@@ -146,7 +147,7 @@ func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*pl
 					Changes: []plan.Change{}, Error: fmt.Sprintf("switch %s: compile: %v", sw.Name, compileErrs[i])}
 				return nil
 			}
-			out.Targets[i] = e.planOne(gctx, sw, desired[i], quirks[i])
+			out.Targets[i] = e.planOne(gctx, sw, plats[i], desired[i], quirks[i])
 			return nil
 		})
 	}
@@ -155,20 +156,57 @@ func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*pl
 	return out, nil
 }
 
-func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Quirks) plan.TargetPlan {
-	tp := plan.TargetPlan{Name: sw.Name, Kind: plan.KindSwitch, Platform: string(sw.Platform), Notes: d.Notes, Changes: []plan.Change{}}
-	req := d.SetRequest()
+func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d *Desired, q Quirks) plan.TargetPlan {
+	tp := plan.TargetPlan{Name: sw.Name, Kind: plan.KindSwitch, Platform: string(sw.Platform), Changes: []plan.Change{}}
 	c, err := transport.Dial(ctx, *sw, e.Transport)
 	if err != nil {
 		tp.Error = err.Error()
 		return tp
 	}
 	defer c.Close()
-	snap, err := e.read(ctx, c, sw, d.Encoding, ownedPaths(req))
-	if err != nil {
+	var snap *Snapshot
+	if r, ok := pl.(Refiner); ok {
+		// Read what the payload depends on, then plan against it.
+		found, err := e.read(ctx, c, sw, d.Encoding, r.Discover(d))
+		if err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+		if err := r.Refine(d, found.lookup); err != nil {
+			tp.Error = fmt.Sprintf("switch %s: %v", sw.Name, err)
+			return tp
+		}
+		if err := staleOwned(ctx, c, sw, d); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+		// The owned paths usually lie inside what was just read: no
+		// second Get.
+		if snap = found.within(ownedPaths(d.SetRequest())); snap == nil {
+			if snap, err = observe(ctx, c, sw, ownedPaths(d.SetRequest())); err != nil {
+				tp.Error = err.Error()
+				return tp
+			}
+		}
+	} else if len(d.Owned) > 0 {
+		if _, err := e.read(ctx, c, sw, d.Encoding, nil); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+		if err := staleOwned(ctx, c, sw, d); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+		if snap, err = observe(ctx, c, sw, ownedPaths(d.SetRequest())); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+	} else if snap, err = e.read(ctx, c, sw, d.Encoding, ownedPaths(d.SetRequest())); err != nil {
 		tp.Error = err.Error()
 		return tp
 	}
+	tp.Notes = d.Notes
+	req := d.SetRequest()
 	tp.Basis = snap.Basis
 	changes, err := Compare(d, snap, q)
 	if err != nil {

@@ -19,6 +19,27 @@ type Platform interface {
 	Compile(f *intent.Fabric, sw *intent.Switch) (*Desired, error)
 }
 
+// Refiner is implemented by platforms whose payload depends on what the
+// switch already holds (SONiC: which keys exist, their key ranges, the
+// fields that already hold what the intent wants). Plan reads the paths
+// Discover names, then Refine rewrites d for that state: the payload is
+// planned against the switch, not only compiled from the intent.
+type Refiner interface {
+	// Discover lists the subtrees (e.g. whole tables) plan reads before
+	// it finalises d.
+	Discover(d *Desired) []*gnmipb.Path
+	// Refine adjusts d to the observed state; read returns the value at a
+	// path inside the discovered subtrees (module prefixes stripped) and
+	// whether it exists.
+	Refine(d *Desired, read func(*gnmipb.Path) (any, bool)) error
+}
+
+// SetErrorExplainer is implemented by platforms that know what a target's
+// Set errors mean (e.g. a read-only gNMI server) and can say what to do.
+type SetErrorExplainer interface {
+	ExplainSetError(err error) error
+}
+
 // Desired is the configuration fabricctl wants on one switch, as the gNMI
 // operations that put it there. Replaces are subtrees fabricctl owns
 // (idempotent replace); Updates are single leaves or CLI lines merged in.
@@ -34,6 +55,9 @@ type Desired struct {
 	// watching a port while its entry exists). Plan lists and sends only
 	// those present on the switch.
 	Deletes []*gnmipb.Path
+	// Owned are the lists whose FABRICCTL entries plan deletes when the
+	// intent no longer produces them (stale owned objects).
+	Owned []Owned
 	// Notes are things the platform cannot express (e.g. PFC on plain
 	// OpenConfig) or that need operator action.
 	Notes []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -263,11 +264,18 @@ func (s *Snapshot) RestoreRequest(current *Snapshot) (*gnmipb.SetRequest, error)
 			}
 			continue
 		}
-		switch {
+		val := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: e.JSON}}
+		switch c, _ := current.entry(e.Path); {
 		case !e.Exists:
 			req.Delete = append(req.Delete, p)
+		case !c.Exists:
+			// Gone now (the Set deleted it): create it. Replace of a
+			// missing path fails the whole Set on some targets
+			// (sonic-gnmi 202411+, PR #239); Update of a missing
+			// subtree creates it everywhere.
+			req.Update = append(req.Update, &gnmipb.Update{Path: p, Val: val})
 		default:
-			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: e.JSON}}})
+			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: val})
 		}
 	}
 	return req, nil
@@ -328,7 +336,81 @@ func (s *Snapshot) paths() ([]*gnmipb.Path, error) {
 	return out, nil
 }
 
+// within returns the snapshot of paths taken from s, the way observe would
+// read them, or nil when a path lies outside s's subtrees. Values lose their
+// module qualifiers (lookup strips them): use it for targets without any
+// (SONiC CONFIG_DB), whose backups restore the same either way.
+func (s *Snapshot) within(paths []*gnmipb.Path) *Snapshot {
+	out := &Snapshot{Version: s.Version, Switch: s.Switch, Platform: s.Platform, Address: s.Address, Taken: s.Taken}
+	for _, p := range paths {
+		if !s.covers(p) {
+			return nil
+		}
+		e := Entry{Path: jtree.PathKey(p)}
+		if v, ok := s.lookup(p); ok && !isEmpty(v) {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil
+			}
+			e.Exists, e.JSON, e.tree = true, b, jtree.Clone(v)
+		}
+		out.Entries = append(out.Entries, e)
+	}
+	out.Basis = out.basis()
+	return out
+}
+
+// covers says whether p lies inside one of s's read paths.
+func (s *Snapshot) covers(p *gnmipb.Path) bool {
+	for _, e := range s.Entries {
+		ep, err := transport.ParsePath(e.Path)
+		if err != nil || ep.GetOrigin() != p.GetOrigin() || len(ep.GetElem()) > len(p.GetElem()) || e.ASCII != nil {
+			continue
+		}
+		if slices.EqualFunc(ep.GetElem(), p.GetElem()[:len(ep.GetElem())], func(a, b *gnmipb.PathElem) bool {
+			return a.GetName() == b.GetName() && maps.Equal(a.GetKey(), b.GetKey())
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup returns the value at p inside the snapshot's subtrees (module
+// prefixes stripped), for Refiner.Refine.
+func (s *Snapshot) lookup(p *gnmipb.Path) (any, bool) {
+	for _, e := range s.Entries {
+		ep, err := transport.ParsePath(e.Path)
+		if err != nil || !e.Exists || ep.GetOrigin() != p.GetOrigin() || len(ep.GetElem()) > len(p.GetElem()) {
+			continue
+		}
+		if !slices.EqualFunc(ep.GetElem(), p.GetElem()[:len(ep.GetElem())], func(a, b *gnmipb.PathElem) bool {
+			return a.GetName() == b.GetName() && maps.Equal(a.GetKey(), b.GetKey())
+		}) {
+			continue
+		}
+		v, err := e.value()
+		if err != nil {
+			continue
+		}
+		if rest := p.GetElem()[len(ep.GetElem()):]; len(rest) > 0 {
+			root, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			if v, ok = jtree.Get(root, rest); !ok {
+				continue
+			}
+		}
+		return v, true
+	}
+	return nil, false
+}
+
 func (s *Snapshot) entry(path string) (Entry, bool) {
+	if s == nil {
+		return Entry{}, false
+	}
 	for _, e := range s.Entries {
 		if e.Path == path {
 			return e, true

@@ -38,7 +38,7 @@ var ruleTable = []Rule{
 	{"FC109", "ecn-lossless", Error, "every lossless class has ECN marking (DCQCN)", (*checker).ecnLossless},
 	{"FC110", "ecn-thresholds", Error, "ECN Kmin < Kmax, Kmin >= one MTU, mark probability 1-100%", (*checker).ecnThresholds},
 	{"FC111", "ecn-before-pfc", Error, "ECN Kmax is at most the queue depth at which the ingress priority group reaches XOFF, so ECN fires before PFC", (*checker).ecnBeforePFC},
-	{"FC112", "headroom", Error, "each port's buffer holds the PFC headroom of all its lossless priorities (max of the IEEE, SONiC and mlx5 models)", (*checker).headroomFits},
+	{"FC112", "headroom", Error, "each port's buffer holds the PFC headroom of all its lossless priorities (max of the IEEE, SONiC and mlx5 models and, for the switch's ASIC, the vendor's lookup table)", (*checker).headroomFits},
 	{"FC113", "ets-weights", Error, "ETS weights of the non-strict classes sum to 100%", (*checker).etsWeights},
 	{"FC114", "watchdog-timers", Error, "PFC watchdog on where PFC is used, with poll < detect <= restore (poll above detect or restore is an error, the rest warnings)", (*checker).watchdogTimers},
 	{"FC115", "watchdog-platform", Error, "PFC watchdog timers are within the ranges each platform accepts", (*checker).watchdogPlatform},
@@ -376,6 +376,7 @@ type headroomKey struct {
 	cable float64
 	mtu   int
 	cell  int64
+	asic  string
 }
 
 // headroomRound is what the compilers round the per-priority headroom up to.
@@ -388,14 +389,19 @@ type headroomValue struct {
 
 // portHeadroom returns the headroom of one lossless priority on p, memoised
 // per (speed, cable, MTU, cell): a 64-port leaf usually has one or two.
-func (c *checker) portHeadroom(p *intent.Port, cell int64) (headroomKey, headroomValue) {
-	k := headroomKey{p.Speed, p.CableMeters, c.f.PortMTU(*p), cell}
+func (c *checker) portHeadroom(sw *intent.Switch, p *intent.Port, cell int64) (headroomKey, headroomValue) {
+	// The switch's ASIC adds the vendor's table as a fourth model and
+	// gives the SONiC model its cell factor (issue 10 item 15);
+	// --cell-factor overrides the factor.
+	in := c.f.HeadroomInputFor(sw, *p)
+	if c.opts.CellFactor != 0 {
+		in.CellFactor = c.opts.CellFactor
+	}
+	k := headroomKey{p.Speed, p.CableMeters, in.MTU, cell, in.ASIC}
 	if v, ok := c.headroom[k]; ok {
 		return k, v
 	}
-	models, req := intent.Headroom(intent.HeadroomInput{
-		Speed: k.speed, CableMeters: k.cable, MTU: k.mtu, CellFactor: c.opts.CellFactor,
-	})
+	models, req := intent.Headroom(in)
 	// The switch compilers program the largest model rounded up to 1 KiB
 	// (switchdrv.PortHeadroom; SONiC's buffer_headroom lua rounds xoff the
 	// same way): the buffer must hold that, not the exact figure.
@@ -447,7 +453,7 @@ func (c *checker) worstPort(sw *intent.Switch, cell int64) (*intent.Port, headro
 		if p.Speed <= 0 {
 			continue
 		}
-		k, v := c.portHeadroom(p, cell)
+		k, v := c.portHeadroom(sw, p, cell)
 		if wp == nil || v.perPrio > wv.perPrio {
 			wp, wk, wv = p, k, v
 		}
@@ -542,7 +548,7 @@ func (c *checker) headroomFits() {
 				noSpeed = append(noSpeed, p.Name)
 				continue
 			}
-			k, v := c.portHeadroom(p, pi.BufferCellBytes)
+			k, v := c.portHeadroom(sw, p, pi.BufferCellBytes)
 			if sw.BufferBytes <= 0 {
 				a := unknown[k]
 				if a == nil {
