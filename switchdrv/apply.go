@@ -105,7 +105,9 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		}
 		var q Quirks
 		if plat, err := e.Registry.Lookup(sw.Platform); err == nil {
-			q = plat.Quirks()
+			if q, err = e.quirks(plat); err != nil {
+				return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
+			}
 		}
 		tr.Status = StatusSkipped
 		ws = append(ws, &work{tp: tp, sw: sw, q: q, req: req, res: tr})
@@ -289,7 +291,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	e.emit(Event{Switch: w.sw.Name, Step: "verify"})
 	snap, err := observe(ctx, w.c, w.sw, ownedPaths(w.req))
 	if err == nil {
-		d := &Desired{Switch: w.sw.Name, Replaces: w.req.GetReplace(), Updates: w.req.GetUpdate(), Deletes: w.req.GetDelete()}
+		d := &Desired{Switch: w.sw.Name, Platform: w.sw.Platform, Replaces: w.req.GetReplace(), Updates: w.req.GetUpdate(), Deletes: w.req.GetDelete()}
 		var left []plan.Change
 		if left, err = Compare(d, snap, w.q); err == nil {
 			// Leaves the switch added inside a replaced subtree are its
@@ -400,7 +402,9 @@ func (e *Engine) Restore(ctx context.Context, sw *intent.Switch, snap *Snapshot)
 	var q Quirks
 	if e.Registry != nil {
 		if p, err := e.Registry.Lookup(sw.Platform); err == nil {
-			q = p.Quirks()
+			if q, err = e.quirks(p); err != nil {
+				return err
+			}
 		}
 	}
 	c, err := transport.Dial(ctx, *sw, e.Transport)

@@ -41,6 +41,10 @@ type Engine struct {
 	// Progress, when set, is called (never concurrently) as each switch
 	// moves through apply.
 	Progress func(Event)
+	// Defaults returns the YANG defaults of a platform's models (e.g.
+	// yangcheck.Platform) for the platforms whose Quirks.SchemaDefaults
+	// ask for them; nil compares without filling defaults.
+	Defaults func(intent.Platform) (DefaultsFiller, error)
 	// DeviceCheck, when set, is asked by Plan whether the switch would
 	// accept the SetRequest given its observed state (a twin of its release
 	// profile: write semantics and whole-datastore validation); an error
@@ -65,6 +69,19 @@ func (e *Engine) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return e.Log
+}
+
+// quirks returns p's quirks with the defaults filler of Engine.Defaults.
+func (e *Engine) quirks(p Platform) (Quirks, error) {
+	q := p.Quirks()
+	if q.SchemaDefaults && q.Defaults == nil && e.Defaults != nil {
+		d, err := e.Defaults(p.Name())
+		if err != nil {
+			return q, fmt.Errorf("YANG defaults of %s: %w", p.Name(), err)
+		}
+		q.Defaults = d
+	}
+	return q, nil
 }
 
 func (e *Engine) parallel() int {
@@ -134,7 +151,10 @@ func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*pl
 		if err != nil {
 			return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
 		}
-		quirks[i], plats[i] = p.Quirks(), p
+		if quirks[i], err = e.quirks(p); err != nil {
+			return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
+		}
+		plats[i] = p
 		desired[i], compileErrs[i] = p.Compile(f, sw)
 	}
 	out := &plan.Plan{Version: plan.FormatVersion, Fabric: f.Name, Created: time.Now().UTC(), Targets: make([]plan.TargetPlan, len(sws))}

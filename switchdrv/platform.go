@@ -86,6 +86,17 @@ type Quirks struct {
 	CLIFallback bool
 	// WatchdogMin/WatchdogMax bound the PFC watchdog detection timer.
 	WatchdogMin, WatchdogMax int // milliseconds
+	// SchemaDefaults: the platform's targets may report YANG default leaves
+	// they populated, or omit leaves equal to their default, so Compare
+	// fills the defaults of the platform's YANG (yangcheck.Platform) into
+	// both sides of a replaced subtree and into the observed side of a
+	// merged one before comparing.
+	SchemaDefaults bool
+	// Defaults fills the platform's YANG defaults (a *yangcheck.Schema);
+	// Engine sets it from Engine.Defaults. switchdrv cannot import
+	// yangcheck itself: yangcheck's tests compile the examples with the
+	// switchdrv compilers.
+	Defaults DefaultsFiller
 	// Profile is the release profile the quirks were read from (all the
 	// other platform facts: MTU meaning, timer steps, feature set, write
 	// semantics, factory defaults).
@@ -103,6 +114,9 @@ func QuirksFor(p *profile.Profile) Quirks {
 		WatchdogMin:           p.Watchdog.Detect.MinMS,
 		WatchdogMax:           p.Watchdog.Detect.MaxMS,
 		Profile:               p,
+		// Every platform but SONiC (CONFIG_DB hashes, not YANG data
+		// paths) is compared with schema defaults filled (issue 10 item 18).
+		SchemaDefaults: p.Platform != string(intent.PlatformSONiC),
 	}
 }
 
@@ -115,6 +129,12 @@ func DefaultQuirks(platform intent.Platform) Quirks {
 		panic("switchdrv: " + err.Error())
 	}
 	return QuirksFor(p)
+}
+
+// DefaultsFiller fills the YANG default values into a decoded JSON value at
+// a data path (yangcheck.Schema implements it).
+type DefaultsFiller interface {
+	FillDefaults(p *gnmipb.Path, v any) error
 }
 
 // Registry holds the platforms a fabricctl binary knows. Build one with

@@ -292,14 +292,33 @@ func cliRestore(want, have []string) string {
 		}
 	}
 	var b strings.Builder
+	// write renders one flat line inside its sections (EOS nests them:
+	// interface > tx-queue), prefix on the line itself.
 	write := func(l, prefix string) {
-		if i := strings.Index(l, jtree.CLISep); i >= 0 {
-			fmt.Fprintf(&b, "%s\n   %s%s\n!\n", l[:i], prefix, l[i+len(jtree.CLISep):])
-			return
+		parts := strings.Split(l, jtree.CLISep)
+		last := len(parts) - 1
+		for d, p := range parts[:last] {
+			fmt.Fprintf(&b, "%s%s\n", strings.Repeat("   ", d), p)
 		}
-		fmt.Fprintf(&b, "%s%s\n", prefix, l)
+		fmt.Fprintf(&b, "%s%s%s\n", strings.Repeat("   ", last), prefix, parts[last])
+		if last > 0 {
+			b.WriteString("!\n")
+		}
 	}
-	removed := map[string]bool{} // sections removed whole
+	removed := map[string]bool{} // lines removed with "no", sections whole
+	inRemoved := func(l string) bool {
+		for i := strings.Index(l, jtree.CLISep); i >= 0; {
+			if removed[l[:i]] {
+				return true
+			}
+			j := strings.Index(l[i+len(jtree.CLISep):], jtree.CLISep)
+			if j < 0 {
+				return false
+			}
+			i += len(jtree.CLISep) + j
+		}
+		return false
+	}
 	for _, l := range have {
 		if slices.Contains(want, l) {
 			continue
@@ -307,12 +326,10 @@ func cliRestore(want, have []string) string {
 		if k, ok := jtree.CLIKey(l); ok && keys[k] {
 			continue
 		}
-		if i := strings.Index(l, jtree.CLISep); i >= 0 && removed[l[:i]] {
+		if inRemoved(l) {
 			continue // "no <section>" took it away already
 		}
-		if !strings.Contains(l, jtree.CLISep) {
-			removed[l] = true
-		}
+		removed[l] = true
 		write(l, "no ")
 	}
 	for _, l := range want {

@@ -280,7 +280,7 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 	}
 
 	eng := &switchdrv.Engine{Registry: reg, Log: d.log, BackupDir: filepath.Join(dir, "backups"),
-		Transport: transport.Options{Timeout: o.timeout, Log: d.log}}
+		Transport: transport.Options{Timeout: o.timeout, Log: d.log}, Defaults: yangDefaults}
 	fmt.Fprintf(out, "\n== 2/4 plan (reads the twins over gNMI)\n")
 	p, err := eng.Plan(ctx, l.fabric, nil)
 	if err != nil {

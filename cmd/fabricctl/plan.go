@@ -12,6 +12,7 @@ import (
 	"github.com/fabricctl/fabricctl/hostdrv"
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/remote"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
@@ -130,11 +131,23 @@ func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
 		Log:       d.log,
 		Parallel:  s.parallel,
 		Transport: transport.Options{Timeout: s.timeout, Insecure: s.insecure, Log: d.log},
+		Defaults:  yangDefaults,
 	}
 	if s.device {
 		eng.DeviceCheck = planDeviceCheck
 	}
 	return f, eng, nil
+}
+
+// yangDefaults gives plan, diff and apply's verify the YANG defaults of a
+// platform's embedded models (or of $FABRICCTL_YANG_DIR), so that targets
+// that report or trim default leaves compare equal (issue 10 item 18).
+func yangDefaults(p intent.Platform) (switchdrv.DefaultsFiller, error) {
+	s, err := yangcheck.Platform(p)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // intentHash identifies the intent files a plan was made from.
