@@ -13,6 +13,8 @@ import "fmt"
 //   - SONiC dynamic buffer calculation (buffer_check_headroom /
 //     calculate_headroom in sonic-swss buffer_headroom_*.lua).
 //   - mlx5 NIC driver (port_buffer.c: calculate_xoff).
+//   - the switch vendor's own table for the ASIC (headroom_asic.go), when
+//     the input names one.
 
 // HeadroomModel names one of the models.
 type HeadroomModel string
@@ -31,6 +33,9 @@ type HeadroomInput struct {
 	// CellFactor multiplies the in-flight bytes for cell occupancy (SONiC);
 	// 0 means 1. Small packets can make it ~2.
 	CellFactor float64
+	// ASIC, when set and known (LookupASIC), adds the vendor's lookup
+	// table as a fourth model (HeadroomVendor).
+	ASIC string
 }
 
 // HeadroomResult is one model's answer.
@@ -145,10 +150,14 @@ func sum(m HeadroomModel, terms []HeadroomTerm) HeadroomResult {
 	return HeadroomResult{Model: m, Bytes: int64(t), Terms: terms}
 }
 
-// Headroom runs all three models and returns them with the largest, which is
-// what a port must provide.
+// Headroom runs the three published models, and the vendor's table when
+// in.ASIC has one, and returns them with the largest, which is what a port
+// must provide.
 func Headroom(in HeadroomInput) (all []HeadroomResult, required int64) {
 	all = []HeadroomResult{HeadroomIEEE(in), HeadroomSONiC(in), HeadroomMLX5(in)}
+	if v, ok := HeadroomVendor(in); ok {
+		all = append(all, v)
+	}
 	for _, r := range all {
 		if r.Bytes > required {
 			required = r.Bytes
@@ -171,5 +180,5 @@ func HeadroomAssumptions(in HeadroomInput) []string {
 	if in.Speed < 40_000_000_000 {
 		out = append(out, "mlx5: the driver floors the speed at 40G")
 	}
-	return out
+	return append(out, vendorAssumptions(in)...)
 }

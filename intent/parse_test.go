@@ -479,3 +479,22 @@ func TestHostBuffers(t *testing.T) {
 		t.Fatalf("want 2 range errors (buffer 8, priority 9), got %v", err)
 	}
 }
+
+// TestToSFromRoCEClassWithoutPFC (issue 10 item 19): on a platform without
+// PFC (plain OpenConfig) the RoCE class is lossy with ECN; the host ToS must
+// still come from it (DSCP 26 << 2 | ECT(0) = 106), not be 0 (not-ECT, the
+// default class).
+func TestToSFromRoCEClassWithoutPFC(t *testing.T) {
+	f := mustParse(t, header+`policy:
+  preset: roce-lossless
+  classes:
+    - name: roce
+      lossless: false
+`)
+	if got := f.Policy.RoCE.ToS; got != 106 {
+		t.Errorf("RoCE.ToS = %d, want 106 (DSCP 26 of class roce, ECT(0))", got)
+	}
+	if cl := f.Policy.RoCEClass(); cl == nil || cl.Name != "roce" {
+		t.Errorf("RoCEClass() = %v, want class roce", cl)
+	}
+}

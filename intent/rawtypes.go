@@ -29,7 +29,7 @@ type rawMetadata struct {
 
 type rawPolicy struct {
 	Preset                *string      `yaml:"preset" enum:"roce-lossless,none" doc:"start from a preset: roce-lossless (NVIDIA 'nv set qos roce' lossless defaults) or none"`
-	MTU                   *int         `yaml:"mtu" range:"1280,16383" doc:"switch port MTU in bytes (default 9216)"`
+	MTU                   *int         `yaml:"mtu" range:"1280,16383" doc:"switch port MTU in bytes, as an IP MTU like hostMTU (SR Linux and OpenConfig ports get +14 for the Ethernet header) (default 9216)"`
 	HostMTU               *int         `yaml:"hostMTU" range:"1280,16383" doc:"host netdev MTU in bytes (default 9000)"`
 	RoCEPathMTU           *int         `yaml:"rocePathMTU" enum:"256,512,1024,2048,4096" doc:"RDMA path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)"`
 	DCBX                  *string      `yaml:"dcbx" enum:"host-static,switch-willing" doc:"who owns host DCB settings: host-static (default) or switch-willing"`
@@ -134,7 +134,7 @@ type rawPort struct {
 	Name         string  `yaml:"name" doc:"port name; ranges like ethernet-1/{1..32} expand"`
 	Speed        *Rate   `yaml:"speed" doc:"line rate, e.g. 100G, 400G"`
 	Cable        *Length `yaml:"cable" doc:"cable length, e.g. 3m, 100m (default 100m, as NVIDIA's preset)"`
-	MTU          *int    `yaml:"mtu" range:"1280,16383" doc:"port MTU (default policy.mtu)"`
+	MTU          *int    `yaml:"mtu" range:"1280,16383" doc:"port IP MTU (default policy.mtu)"`
 	Subinterface *int    `yaml:"subinterface" range:"0,4095" doc:"subinterface classifiers attach to (SR Linux, default 0)"`
 	Pos          Pos
 }

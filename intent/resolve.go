@@ -203,10 +203,8 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 	r.classInvariants()
 
 	p.RoCE = RoCEHost{Mode: DefaultRoCEMode, Pos: p.Pos}
-	if lp := p.LosslessPriorities(); len(lp) > 0 {
-		if c := p.ClassByPriority(lp[0]); len(c.DSCP) > 0 {
-			p.RoCE.ToS = c.DSCP[0]<<2 | 2 // ECT(0)
-		}
+	if c := p.RoCEClass(); c != nil && len(c.DSCP) > 0 {
+		p.RoCE.ToS = c.DSCP[0]<<2 | 2 // ECT(0)
 	}
 	if c := p.CNPClass(); c != nil {
 		if len(c.DSCP) > 0 {

@@ -75,7 +75,11 @@ type Policy struct {
 	Preset string
 	// Classes sorted by priority. Exactly one has Default set; at most one has CNP set.
 	Classes []Class
-	// MTU is the switch port MTU in bytes (L2 frame payload as the NOS counts it).
+	// MTU is the switch port MTU in bytes, as an IP MTU: the largest IP packet
+	// the port carries, the meaning of SONiC's PORT mtu, EOS's mtu and a Linux
+	// netdev's MTU (so it compares directly with HostMTU). Compilers whose
+	// model counts the frame (SR Linux interface mtu and OpenConfig interface
+	// mtu: L2 without FCS) add the Ethernet header.
 	MTU int
 	// HostMTU is the host netdev MTU in bytes.
 	HostMTU int
@@ -198,7 +202,7 @@ type Port struct {
 	Name        string
 	Speed       int64   // bits/s
 	CableMeters float64 // cable length
-	MTU         int     // 0 = Policy.MTU
+	MTU         int     // IP MTU; 0 = Policy.MTU
 	// Subinterface is the subinterface index classifiers attach to (SR Linux).
 	Subinterface int
 	Pos          Pos
@@ -309,6 +313,25 @@ func (p *Policy) PFCBitmap() uint8 {
 		}
 	}
 	return m
+}
+
+// RoCEClass returns the class RDMA data traffic belongs in: the lossless
+// class of the lowest priority; without one (a platform without PFC, such as
+// plain OpenConfig) the lowest-priority class with ECN that is neither the
+// CNP nor the default class; nil when there is neither. Classes are kept
+// sorted by priority.
+func (p *Policy) RoCEClass() *Class {
+	for i := range p.Classes {
+		if p.Classes[i].Lossless {
+			return &p.Classes[i]
+		}
+	}
+	for i := range p.Classes {
+		if c := &p.Classes[i]; c.ECN != nil && !c.CNP && !c.Default {
+			return c
+		}
+	}
+	return nil
 }
 
 // CNPClass returns the class carrying CNPs, or nil.

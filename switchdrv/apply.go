@@ -105,7 +105,9 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		}
 		var q Quirks
 		if plat, err := e.Registry.Lookup(sw.Platform); err == nil {
-			q = plat.Quirks()
+			if q, err = e.quirks(plat); err != nil {
+				return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
+			}
 		}
 		tr.Status = StatusSkipped
 		ws = append(ws, &work{tp: tp, sw: sw, q: q, req: req, res: tr})
@@ -281,6 +283,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	w.sent = true
 	if _, err := w.c.Set(ctx, w.req); err != nil {
 		w.setErr = err
+		err = e.explainSetError(w.sw, err)
 		w.res.Status, w.res.Error = StatusFailed, err.Error()
 		e.emit(Event{Switch: w.sw.Name, Step: "failed", Err: err, Took: time.Since(w.start)})
 		return err
@@ -288,7 +291,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	e.emit(Event{Switch: w.sw.Name, Step: "verify"})
 	snap, err := observe(ctx, w.c, w.sw, ownedPaths(w.req))
 	if err == nil {
-		d := &Desired{Switch: w.sw.Name, Replaces: w.req.GetReplace(), Updates: w.req.GetUpdate(), Deletes: w.req.GetDelete()}
+		d := &Desired{Switch: w.sw.Name, Platform: w.sw.Platform, Replaces: w.req.GetReplace(), Updates: w.req.GetUpdate(), Deletes: w.req.GetDelete()}
 		var left []plan.Change
 		if left, err = Compare(d, snap, w.q); err == nil {
 			// Leaves the switch added inside a replaced subtree are its
@@ -311,6 +314,19 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	e.emit(Event{Switch: w.sw.Name, Step: "applied", Detail: fmt.Sprintf("%d changes", w.res.Changes), Took: time.Since(w.start)})
 	e.log().Info("applied", "target", w.sw.Name, "changes", w.res.Changes)
 	return nil
+}
+
+// explainSetError lets the switch's platform say what a Set error means.
+func (e *Engine) explainSetError(sw *intent.Switch, err error) error {
+	if e.Registry == nil {
+		return err
+	}
+	if p, lerr := e.Registry.Lookup(sw.Platform); lerr == nil {
+		if x, ok := p.(SetErrorExplainer); ok {
+			return x.ExplainSetError(err)
+		}
+	}
+	return err
 }
 
 // rollback restores w from its backup and verifies. A Set that the switch
@@ -386,7 +402,9 @@ func (e *Engine) Restore(ctx context.Context, sw *intent.Switch, snap *Snapshot)
 	var q Quirks
 	if e.Registry != nil {
 		if p, err := e.Registry.Lookup(sw.Platform); err == nil {
-			q = p.Quirks()
+			if q, err = e.quirks(p); err != nil {
+				return err
+			}
 		}
 	}
 	c, err := transport.Dial(ctx, *sw, e.Transport)

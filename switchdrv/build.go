@@ -91,7 +91,15 @@ func KeyPart(class string, max int) string {
 
 // PortHeadroom is the XOFF headroom one lossless priority of port needs:
 // the largest of the published models (intent.Headroom), rounded up to 1 KiB.
+// It knows nothing of the switch's ASIC: compilers use PortHeadroomFor.
 func PortHeadroom(f *intent.Fabric, port intent.Port) int64 {
-	_, req := intent.Headroom(intent.HeadroomInput{Speed: port.Speed, CableMeters: port.CableMeters, MTU: f.PortMTU(port)})
+	return PortHeadroomFor(f, nil, port)
+}
+
+// PortHeadroomFor is PortHeadroom on switch sw: with sw's ASIC (named in
+// the intent, else its profile's) the SONiC model uses the ASIC's cell
+// factor and the vendor's lookup table is a fourth model (issue 10 item 15).
+func PortHeadroomFor(f *intent.Fabric, sw *intent.Switch, port intent.Port) int64 {
+	_, req := intent.Headroom(f.HeadroomInputFor(sw, port))
 	return int64(math.Ceil(float64(req)/1024) * 1024)
 }

@@ -9,7 +9,6 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
-	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
@@ -21,11 +20,23 @@ import (
 // sent as strings and member order do not matter) and thresholds within one
 // buffer cell (q.BufferCellBytes) of each other are equal, because hardware
 // rounds them. The changes are sorted by path.
+//
+// With q.SchemaDefaults the YANG defaults of the platform's models are
+// filled in first (q.Defaults, yangcheck.Schema.FillDefaults): into both sides of a
+// replaced subtree (a replace resets what it does not name to the default)
+// and into the observed side of a merged one, so that a target that reports
+// the defaults it populated and one that omits leaves equal to their default
+// both compare equal to the intent. Plan, diff and apply's verify all
+// compare through here.
 func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 	var out []plan.Change
 	plat := d.Platform
 	if plat == "" && q.Profile != nil {
 		plat = intent.Platform(q.Profile.Platform)
+	}
+	var schema DefaultsFiller
+	if q.SchemaDefaults {
+		schema = q.Defaults
 	}
 	ops := []struct {
 		updates []*gnmipb.Update
@@ -53,10 +64,17 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 			}
 			if !e.Exists {
 				got = absent{}
-			} else if fill := defaultsFiller(plat, u.GetPath()); fill != nil {
-				// OpenConfig targets report YANG defaults or trim them
-				// (gNMI spec 2.4.3): compare with them filled on both sides.
-				want, got = fill(want), fill(got)
+			} else if o := u.GetPath().GetOrigin(); schema != nil && (o == "" || o == "openconfig") {
+				// got may be the snapshot's own tree: fill a copy.
+				got = jtree.Clone(got)
+				if err := schema.FillDefaults(u.GetPath(), got); err != nil {
+					return nil, fmt.Errorf("switch %s: %w", d.Switch, err)
+				}
+				if op.replace {
+					if err := schema.FillDefaults(u.GetPath(), want); err != nil {
+						return nil, fmt.Errorf("switch %s: %w", d.Switch, err)
+					}
+				}
 			}
 			out = append(out, compareTree(key, lastKeys(u.GetPath()), want, got, op.replace, q.BufferCellBytes)...)
 		}
@@ -73,27 +91,6 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
-}
-
-// defaultsFiller returns a function that fills the YANG defaults into a
-// value at path p, for the OpenConfig-modelled platforms (whose targets
-// differ in reporting defaults); nil for others or without a schema.
-func defaultsFiller(plat intent.Platform, p *gnmipb.Path) func(any) any {
-	if plat != intent.PlatformOpenConfig && plat != intent.PlatformEOS {
-		return nil
-	}
-	if o := p.GetOrigin(); o != "" && o != "openconfig" {
-		return nil
-	}
-	s, err := yangcheck.Platform(plat)
-	if err != nil {
-		return nil
-	}
-	names := make([]string, len(p.GetElem()))
-	for i, e := range p.GetElem() {
-		names[i] = e.GetName()
-	}
-	return func(v any) any { return s.DefaultsAt(names, jtree.Clone(v), false) }
 }
 
 // ReasonAbsent is the reason of a change that deletes a subtree the intent

@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
@@ -104,5 +106,52 @@ func TestCompareCLI(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantC, changes); diff != "" {
 		t.Errorf("Compare mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestCompareSchemaDefaults (issue 10 item 18): a real OpenConfig target
+// reports YANG default leaves it populated (red/uniform/config/drop=false,
+// openconfig-qos-elements), another omits leaves equal to their default.
+// Neither is drift: Compare fills schema defaults on both sides of a
+// replaced subtree and on the observed side of a merged one.
+func TestCompareSchemaDefaults(t *testing.T) {
+	const p = "/qos/queue-management-profiles/queue-management-profile[name=FABRICCTL_ECN_ROCE]"
+	want := `{"name":"FABRICCTL_ECN_ROCE","config":{"name":"FABRICCTL_ECN_ROCE"},"wred":{"uniform":{"config":{"min-threshold":"150000","max-threshold":"1501500","enable-ecn":true,"drop":false}}}}`
+	tests := []struct {
+		name    string
+		replace bool
+		got     string
+		changes int
+	}{
+		{"populated defaults", true, `{"name":"FABRICCTL_ECN_ROCE","config":{"name":"FABRICCTL_ECN_ROCE"},"red":{"uniform":{"config":{"drop":false,"enable-ecn":false}}},"wred":{"uniform":{"config":{"min-threshold":"150000","max-threshold":"1501500","enable-ecn":true,"drop":false}}}}`, 0},
+		{"trimmed defaults", true, `{"name":"FABRICCTL_ECN_ROCE","config":{"name":"FABRICCTL_ECN_ROCE"},"wred":{"uniform":{"config":{"min-threshold":"150000","max-threshold":"1501500","enable-ecn":true}}}}`, 0},
+		{"trimmed defaults, merged", false, `{"name":"FABRICCTL_ECN_ROCE","config":{"name":"FABRICCTL_ECN_ROCE"},"wred":{"uniform":{"config":{"min-threshold":"150000","max-threshold":"1501500","enable-ecn":true}}}}`, 0},
+		{"a default changed on the switch is drift", true, `{"name":"FABRICCTL_ECN_ROCE","config":{"name":"FABRICCTL_ECN_ROCE"},"red":{"uniform":{"config":{"drop":true}}},"wred":{"uniform":{"config":{"min-threshold":"150000","max-threshold":"1501500","enable-ecn":true}}}}`, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u := &gnmipb.Update{Path: path(p), Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(want)}}}
+			d := &switchdrv.Desired{Switch: "oc1", Platform: "openconfig"}
+			if tc.replace {
+				d.Replaces = []*gnmipb.Update{u}
+			} else {
+				d.Updates = []*gnmipb.Update{u}
+			}
+			snap := &switchdrv.Snapshot{Switch: "oc1", Entries: []switchdrv.Entry{{Path: p, Exists: true, JSON: json.RawMessage(tc.got)}}}
+			schema, err := yangcheck.Platform(intent.PlatformOpenConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := switchdrv.Compare(d, snap, switchdrv.Quirks{SchemaDefaults: true, Defaults: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != tc.changes {
+				t.Errorf("Compare = %d changes %+v, want %d", len(got), got, tc.changes)
+			}
+			if snap.Entries[0].JSON != nil && string(snap.Entries[0].JSON) != tc.got {
+				t.Error("Compare changed the snapshot")
+			}
+		})
 	}
 }

@@ -323,8 +323,7 @@ func TestCorruptedPayloadsFail(t *testing.T) {
 		{intent.PlatformOpenConfig, "queue[name=ROCE]", `"queue-id":3`, `"queue-id":300`},
 		{intent.PlatformOpenConfig, "queue-management-profile", `"enable-ecn":true`, `"enable-ecn":"true"`},
 		{intent.PlatformEOS, "queue[name=3]", `"arista-qos-augments:scheduling":"ROUND_ROBIN"`, `"scheduling":"ROUND_ROBIN"`},
-		{intent.PlatformEOS, "watchdog", `"action":"DROP"`, `"action":"drop"`},
-		{intent.PlatformEOS, "interface-id=Ethernet1]", `"priorities-no-drop":"08"`, `"priorities-no-drop":"0x8"`},
+		{intent.PlatformEOS, "queue[name=0]", `"arista-qos-augments:bandwidth":50`, `"arista-qos-augments:bandwidth":"50"`},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s %s %s", tc.platform, tc.pathHas, tc.to), func(t *testing.T) {

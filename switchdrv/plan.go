@@ -41,6 +41,16 @@ type Engine struct {
 	// Progress, when set, is called (never concurrently) as each switch
 	// moves through apply.
 	Progress func(Event)
+	// Defaults returns the YANG defaults of a platform's models (e.g.
+	// yangcheck.Platform) for the platforms whose Quirks.SchemaDefaults
+	// ask for them; nil compares without filling defaults.
+	Defaults func(intent.Platform) (DefaultsFiller, error)
+	// DeviceCheck, when set, is asked by Plan whether the switch would
+	// accept the SetRequest given its observed state (a twin of its release
+	// profile: write semantics and whole-datastore validation); an error
+	// fails the target's plan with the device's reason, notes (e.g. SONiC
+	// ports that will flap) join the plan's notes.
+	DeviceCheck func(ctx context.Context, c *transport.Client, sw *intent.Switch, req *gnmipb.SetRequest) (notes []string, err error)
 
 	progressMu sync.Mutex
 }
@@ -59,6 +69,19 @@ func (e *Engine) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return e.Log
+}
+
+// quirks returns p's quirks with the defaults filler of Engine.Defaults.
+func (e *Engine) quirks(p Platform) (Quirks, error) {
+	q := p.Quirks()
+	if q.SchemaDefaults && q.Defaults == nil && e.Defaults != nil {
+		d, err := e.Defaults(p.Name())
+		if err != nil {
+			return q, fmt.Errorf("YANG defaults of %s: %w", p.Name(), err)
+		}
+		q.Defaults = d
+	}
+	return q, nil
 }
 
 func (e *Engine) parallel() int {
@@ -121,13 +144,17 @@ func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*pl
 	}
 	desired := make([]*Desired, len(sws))
 	quirks := make([]Quirks, len(sws))
+	plats := make([]Platform, len(sws))
 	compileErrs := make([]error, len(sws))
 	for i, sw := range sws {
 		p, err := e.Registry.Lookup(sw.Platform)
 		if err != nil {
 			return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
 		}
-		quirks[i] = p.Quirks()
+		if quirks[i], err = e.quirks(p); err != nil {
+			return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
+		}
+		plats[i] = p
 		desired[i], compileErrs[i] = p.Compile(f, sw)
 	}
 	out := &plan.Plan{Version: plan.FormatVersion, Fabric: f.Name, Created: time.Now().UTC(), Targets: make([]plan.TargetPlan, len(sws))}
@@ -140,7 +167,7 @@ func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*pl
 					Changes: []plan.Change{}, Error: fmt.Sprintf("switch %s: compile: %v", sw.Name, compileErrs[i])}
 				return nil
 			}
-			out.Targets[i] = e.planOne(gctx, sw, desired[i], quirks[i])
+			out.Targets[i] = e.planOne(gctx, sw, plats[i], desired[i], quirks[i])
 			return nil
 		})
 	}
@@ -149,20 +176,57 @@ func (e *Engine) Plan(ctx context.Context, f *intent.Fabric, only []string) (*pl
 	return out, nil
 }
 
-func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Quirks) plan.TargetPlan {
-	tp := plan.TargetPlan{Name: sw.Name, Kind: plan.KindSwitch, Platform: string(sw.Platform), Notes: d.Notes, Changes: []plan.Change{}}
-	req := d.SetRequest()
+func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d *Desired, q Quirks) plan.TargetPlan {
+	tp := plan.TargetPlan{Name: sw.Name, Kind: plan.KindSwitch, Platform: string(sw.Platform), Changes: []plan.Change{}}
 	c, err := transport.Dial(ctx, *sw, e.Transport)
 	if err != nil {
 		tp.Error = err.Error()
 		return tp
 	}
 	defer c.Close()
-	snap, err := e.read(ctx, c, sw, d.Encoding, ownedPaths(req))
-	if err != nil {
+	var snap *Snapshot
+	if r, ok := pl.(Refiner); ok {
+		// Read what the payload depends on, then plan against it.
+		found, err := e.read(ctx, c, sw, d.Encoding, r.Discover(d))
+		if err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+		if err := r.Refine(d, found.lookup); err != nil {
+			tp.Error = fmt.Sprintf("switch %s: %v", sw.Name, err)
+			return tp
+		}
+		if err := staleOwned(ctx, c, sw, d); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+		// The owned paths usually lie inside what was just read: no
+		// second Get.
+		if snap = found.within(ownedPaths(d.SetRequest())); snap == nil {
+			if snap, err = observe(ctx, c, sw, ownedPaths(d.SetRequest())); err != nil {
+				tp.Error = err.Error()
+				return tp
+			}
+		}
+	} else if len(d.Owned) > 0 {
+		if _, err := e.read(ctx, c, sw, d.Encoding, nil); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+		if err := staleOwned(ctx, c, sw, d); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+		if snap, err = observe(ctx, c, sw, ownedPaths(d.SetRequest())); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+	} else if snap, err = e.read(ctx, c, sw, d.Encoding, ownedPaths(d.SetRequest())); err != nil {
 		tp.Error = err.Error()
 		return tp
 	}
+	tp.Notes = d.Notes
+	req := d.SetRequest()
 	tp.Basis = snap.Basis
 	changes, err := Compare(d, snap, q)
 	if err != nil {
@@ -192,6 +256,14 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, d *Desired, q Q
 	if err != nil {
 		tp.Error = fmt.Sprintf("switch %s: encode SetRequest: %v", sw.Name, err)
 		return tp
+	}
+	if e.DeviceCheck != nil && len(changes) > 0 {
+		notes, err := e.DeviceCheck(ctx, c, sw, req)
+		if err != nil {
+			tp.Error = fmt.Sprintf("switch %s: the device would refuse this SetRequest: %v", sw.Name, err)
+			return tp
+		}
+		tp.Notes = append(tp.Notes, notes...)
 	}
 	tp.Payload = payload
 	tp.Changes = changes

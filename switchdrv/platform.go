@@ -19,6 +19,27 @@ type Platform interface {
 	Compile(f *intent.Fabric, sw *intent.Switch) (*Desired, error)
 }
 
+// Refiner is implemented by platforms whose payload depends on what the
+// switch already holds (SONiC: which keys exist, their key ranges, the
+// fields that already hold what the intent wants). Plan reads the paths
+// Discover names, then Refine rewrites d for that state: the payload is
+// planned against the switch, not only compiled from the intent.
+type Refiner interface {
+	// Discover lists the subtrees (e.g. whole tables) plan reads before
+	// it finalises d.
+	Discover(d *Desired) []*gnmipb.Path
+	// Refine adjusts d to the observed state; read returns the value at a
+	// path inside the discovered subtrees (module prefixes stripped) and
+	// whether it exists.
+	Refine(d *Desired, read func(*gnmipb.Path) (any, bool)) error
+}
+
+// SetErrorExplainer is implemented by platforms that know what a target's
+// Set errors mean (e.g. a read-only gNMI server) and can say what to do.
+type SetErrorExplainer interface {
+	ExplainSetError(err error) error
+}
+
 // Desired is the configuration fabricctl wants on one switch, as the gNMI
 // operations that put it there. Replaces are subtrees fabricctl owns
 // (idempotent replace); Updates are single leaves or CLI lines merged in.
@@ -34,6 +55,9 @@ type Desired struct {
 	// watching a port while its entry exists). Plan lists and sends only
 	// those present on the switch.
 	Deletes []*gnmipb.Path
+	// Owned are the lists whose FABRICCTL entries plan deletes when the
+	// intent no longer produces them (stale owned objects).
+	Owned []Owned
 	// Notes are things the platform cannot express (e.g. PFC on plain
 	// OpenConfig) or that need operator action.
 	Notes []string
@@ -62,6 +86,17 @@ type Quirks struct {
 	CLIFallback bool
 	// WatchdogMin/WatchdogMax bound the PFC watchdog detection timer.
 	WatchdogMin, WatchdogMax int // milliseconds
+	// SchemaDefaults: the platform's targets may report YANG default leaves
+	// they populated, or omit leaves equal to their default, so Compare
+	// fills the defaults of the platform's YANG (yangcheck.Platform) into
+	// both sides of a replaced subtree and into the observed side of a
+	// merged one before comparing.
+	SchemaDefaults bool
+	// Defaults fills the platform's YANG defaults (a *yangcheck.Schema);
+	// Engine sets it from Engine.Defaults. switchdrv cannot import
+	// yangcheck itself: yangcheck's tests compile the examples with the
+	// switchdrv compilers.
+	Defaults DefaultsFiller
 	// Profile is the release profile the quirks were read from (all the
 	// other platform facts: MTU meaning, timer steps, feature set, write
 	// semantics, factory defaults).
@@ -79,6 +114,9 @@ func QuirksFor(p *profile.Profile) Quirks {
 		WatchdogMin:           p.Watchdog.Detect.MinMS,
 		WatchdogMax:           p.Watchdog.Detect.MaxMS,
 		Profile:               p,
+		// Every platform but SONiC (CONFIG_DB hashes, not YANG data
+		// paths) is compared with schema defaults filled (issue 10 item 18).
+		SchemaDefaults: p.Platform != string(intent.PlatformSONiC),
 	}
 }
 
@@ -91,6 +129,12 @@ func DefaultQuirks(platform intent.Platform) Quirks {
 		panic("switchdrv: " + err.Error())
 	}
 	return QuirksFor(p)
+}
+
+// DefaultsFiller fills the YANG default values into a decoded JSON value at
+// a data path (yangcheck.Schema implements it).
+type DefaultsFiller interface {
+	FillDefaults(p *gnmipb.Path, v any) error
 }
 
 // Registry holds the platforms a fabricctl binary knows. Build one with

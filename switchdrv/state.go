@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -263,11 +264,18 @@ func (s *Snapshot) RestoreRequest(current *Snapshot) (*gnmipb.SetRequest, error)
 			}
 			continue
 		}
-		switch {
+		val := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: e.JSON}}
+		switch c, _ := current.entry(e.Path); {
 		case !e.Exists:
 			req.Delete = append(req.Delete, p)
+		case !c.Exists:
+			// Gone now (the Set deleted it): create it. Replace of a
+			// missing path fails the whole Set on some targets
+			// (sonic-gnmi 202411+, PR #239); Update of a missing
+			// subtree creates it everywhere.
+			req.Update = append(req.Update, &gnmipb.Update{Path: p, Val: val})
 		default:
-			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: e.JSON}}})
+			req.Replace = append(req.Replace, &gnmipb.Update{Path: p, Val: val})
 		}
 	}
 	return req, nil
@@ -284,14 +292,33 @@ func cliRestore(want, have []string) string {
 		}
 	}
 	var b strings.Builder
+	// write renders one flat line inside its sections (EOS nests them:
+	// interface > tx-queue), prefix on the line itself.
 	write := func(l, prefix string) {
-		if i := strings.Index(l, jtree.CLISep); i >= 0 {
-			fmt.Fprintf(&b, "%s\n   %s%s\n!\n", l[:i], prefix, l[i+len(jtree.CLISep):])
-			return
+		parts := strings.Split(l, jtree.CLISep)
+		last := len(parts) - 1
+		for d, p := range parts[:last] {
+			fmt.Fprintf(&b, "%s%s\n", strings.Repeat("   ", d), p)
 		}
-		fmt.Fprintf(&b, "%s%s\n", prefix, l)
+		fmt.Fprintf(&b, "%s%s%s\n", strings.Repeat("   ", last), prefix, parts[last])
+		if last > 0 {
+			b.WriteString("!\n")
+		}
 	}
-	removed := map[string]bool{} // sections removed whole
+	removed := map[string]bool{} // lines removed with "no", sections whole
+	inRemoved := func(l string) bool {
+		for i := strings.Index(l, jtree.CLISep); i >= 0; {
+			if removed[l[:i]] {
+				return true
+			}
+			j := strings.Index(l[i+len(jtree.CLISep):], jtree.CLISep)
+			if j < 0 {
+				return false
+			}
+			i += len(jtree.CLISep) + j
+		}
+		return false
+	}
 	for _, l := range have {
 		if slices.Contains(want, l) {
 			continue
@@ -299,12 +326,10 @@ func cliRestore(want, have []string) string {
 		if k, ok := jtree.CLIKey(l); ok && keys[k] {
 			continue
 		}
-		if i := strings.Index(l, jtree.CLISep); i >= 0 && removed[l[:i]] {
+		if inRemoved(l) {
 			continue // "no <section>" took it away already
 		}
-		if !strings.Contains(l, jtree.CLISep) {
-			removed[l] = true
-		}
+		removed[l] = true
 		write(l, "no ")
 	}
 	for _, l := range want {
@@ -328,7 +353,81 @@ func (s *Snapshot) paths() ([]*gnmipb.Path, error) {
 	return out, nil
 }
 
+// within returns the snapshot of paths taken from s, the way observe would
+// read them, or nil when a path lies outside s's subtrees. Values lose their
+// module qualifiers (lookup strips them): use it for targets without any
+// (SONiC CONFIG_DB), whose backups restore the same either way.
+func (s *Snapshot) within(paths []*gnmipb.Path) *Snapshot {
+	out := &Snapshot{Version: s.Version, Switch: s.Switch, Platform: s.Platform, Address: s.Address, Taken: s.Taken}
+	for _, p := range paths {
+		if !s.covers(p) {
+			return nil
+		}
+		e := Entry{Path: jtree.PathKey(p)}
+		if v, ok := s.lookup(p); ok && !isEmpty(v) {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil
+			}
+			e.Exists, e.JSON, e.tree = true, b, jtree.Clone(v)
+		}
+		out.Entries = append(out.Entries, e)
+	}
+	out.Basis = out.basis()
+	return out
+}
+
+// covers says whether p lies inside one of s's read paths.
+func (s *Snapshot) covers(p *gnmipb.Path) bool {
+	for _, e := range s.Entries {
+		ep, err := transport.ParsePath(e.Path)
+		if err != nil || ep.GetOrigin() != p.GetOrigin() || len(ep.GetElem()) > len(p.GetElem()) || e.ASCII != nil {
+			continue
+		}
+		if slices.EqualFunc(ep.GetElem(), p.GetElem()[:len(ep.GetElem())], func(a, b *gnmipb.PathElem) bool {
+			return a.GetName() == b.GetName() && maps.Equal(a.GetKey(), b.GetKey())
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup returns the value at p inside the snapshot's subtrees (module
+// prefixes stripped), for Refiner.Refine.
+func (s *Snapshot) lookup(p *gnmipb.Path) (any, bool) {
+	for _, e := range s.Entries {
+		ep, err := transport.ParsePath(e.Path)
+		if err != nil || !e.Exists || ep.GetOrigin() != p.GetOrigin() || len(ep.GetElem()) > len(p.GetElem()) {
+			continue
+		}
+		if !slices.EqualFunc(ep.GetElem(), p.GetElem()[:len(ep.GetElem())], func(a, b *gnmipb.PathElem) bool {
+			return a.GetName() == b.GetName() && maps.Equal(a.GetKey(), b.GetKey())
+		}) {
+			continue
+		}
+		v, err := e.value()
+		if err != nil {
+			continue
+		}
+		if rest := p.GetElem()[len(ep.GetElem()):]; len(rest) > 0 {
+			root, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			if v, ok = jtree.Get(root, rest); !ok {
+				continue
+			}
+		}
+		return v, true
+	}
+	return nil, false
+}
+
 func (s *Snapshot) entry(path string) (Entry, bool) {
+	if s == nil {
+		return Entry{}, false
+	}
 	for _, e := range s.Entries {
 		if e.Path == path {
 			return e, true

@@ -19,6 +19,10 @@ func TestWatchdogOffRemovesSONiCWatchdog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tw.Close()
+	// PFC_WD exists only once the watchdog was started ('pfcwd
+	// start_default' writes PFC_WD|GLOBAL), and SONiC's config updater
+	// refuses to create it: start from a switch where it was.
+	pfcwdStarted(t, tw)
 	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
 	f.Switches[0].Address, f.Switches[0].TLS = tw.Addr(), intent.TLS{Insecure: true}
 	eng := &switchdrv.Engine{Registry: compileRegistry(t), BackupDir: t.TempDir()}
@@ -74,6 +78,16 @@ func TestWatchdogOffRemovesSONiCWatchdog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
+	pfcwdStarted(t, fresh)
 	f.Switches[0].Address = fresh.Addr()
 	apply()
+}
+
+// pfcwdStarted puts PFC_WD|GLOBAL on tw as 'pfcwd start_default' leaves it
+// (sonic-utilities pfcwd/main.py; default poll interval 200 ms).
+func pfcwdStarted(t *testing.T, tw *twin.Twin) {
+	t.Helper()
+	if err := tw.Put(path("sonic-db:/CONFIG_DB/localhost/PFC_WD/GLOBAL"), map[string]any{"POLL_INTERVAL": "200"}); err != nil {
+		t.Fatal(err)
+	}
 }

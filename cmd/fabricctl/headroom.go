@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +16,10 @@ type headroomOptions struct {
 	cable      string
 	mtu        int
 	cellFactor float64
+	asic       string
 	output     string
+	// cellFactorSet: --cell-factor was given (it then wins over the ASIC's).
+	cellFactorSet bool
 }
 
 func newHeadroomCmd(d *deps) *cobra.Command {
@@ -26,15 +30,18 @@ func newHeadroomCmd(d *deps) *cobra.Command {
 		Long: `Headroom computes the ingress buffer one lossless priority of one port must
 reserve to absorb what is still in flight after it sends PFC XOFF, with the three
 published models side by side: the IEEE 802.1Qbb delay model, SONiC's dynamic
-buffer calculation and the mlx5 NIC driver. The largest is what check (FC112)
+buffer calculation and the mlx5 NIC driver; with --asic, also the switch
+vendor's validated lookup table for that ASIC. The largest is what check (FC112)
 requires; multiply by the lossless priorities per port. The assumptions behind
 the numbers are printed with them.
 
 Exit codes: 0 ok, 64 usage.`,
 		Example: `  fabricctl headroom --speed 400G --cable 100m --mtu 9216
-  fabricctl headroom --speed 100G --cable 3m --mtu 9216 --cell-factor 2 -o json`,
+  fabricctl headroom --speed 100G --cable 3m --mtu 9216 --cell-factor 2 -o json
+  fabricctl headroom --speed 400G --cable 5m --asic tomahawk4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.cellFactorSet = cmd.Flags().Changed("cell-factor")
 			in, err := o.input()
 			if err != nil {
 				return err
@@ -46,6 +53,7 @@ Exit codes: 0 ok, 64 usage.`,
 	cmd.Flags().StringVar(&o.cable, "cable", "100m", "cable length, e.g. 3m, 100m")
 	cmd.Flags().IntVar(&o.mtu, "mtu", intent.DefaultMTU, "port MTU in bytes")
 	cmd.Flags().Float64Var(&o.cellFactor, "cell-factor", 1, "buffer cell occupancy factor for the SONiC model (small packets: ~2)")
+	cmd.Flags().StringVar(&o.asic, "asic", "", "switch ASIC ("+strings.Join(intent.ASICNames(), ", ")+"): adds the vendor's lookup table as a fourth model and, for NVIDIA Spectrum, its cell factor")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	return cmd
 }
@@ -72,7 +80,17 @@ func (o *headroomOptions) input() (intent.HeadroomInput, error) {
 	if !(o.cellFactor >= 1 && o.cellFactor <= 10) { // NaN too
 		return in, usagef("--cell-factor %g: want 1 to 10", o.cellFactor)
 	}
-	return intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: o.mtu, CellFactor: o.cellFactor}, nil
+	in = intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: o.mtu, CellFactor: o.cellFactor, ASIC: o.asic}
+	if o.asic != "" {
+		a, ok := intent.LookupASIC(o.asic)
+		if !ok {
+			return in, usagef("--asic %q: want one of %s", o.asic, strings.Join(intent.ASICNames(), ", "))
+		}
+		if !o.cellFactorSet {
+			in.CellFactor = a.CellFactor()
+		}
+	}
+	return in, nil
 }
 
 func (o *headroomOptions) run(out io.Writer, in intent.HeadroomInput) error {

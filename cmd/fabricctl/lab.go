@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"time"
 
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/spf13/cobra"
 
 	"github.com/fabricctl/fabricctl/examples"
@@ -50,8 +51,17 @@ func newLabCmd(d *deps) *cobra.Command {
 SONiC and EOS): in-process gNMI targets on 127.0.0.1 that announce the platform's
 models, keep a datastore and answer Capabilities/Get/Set/Subscribe over real
 gRPC with TLS (a throw-away CA) and a generated password. They are simulators,
-not switches: they forward no packets, and they check a Set against the vendors'
-YANG fabricctl embeds ($FABRICCTL_YANG_DIR overrides it).
+not switches: they forward no packets.
+
+With --strict (or --profile NAME, repeatable, e.g. --profile sonic-202405) the
+twins are PROFILED: each imitates its switch's release profile (see the README's
+"Platform profiles and device twins"), starts from that profile's factory-default
+datastore and validates the whole result of every Set as the device does (types,
+leafref, must, when, mandatory, the profile's YANG features; SONiC's write
+semantics per branch), refusing it with the device's reason. --empty runs bare
+twins: empty datastores, each payload checked against the YANG alone (the
+default while the compilers' payloads are still refused by profiled twins).
+Lab prints which profile each twin runs.
 
 It then runs the main job against them: check the intent, plan, apply (with
 backups), and diff to show the fabric is in sync. --keep leaves the twins
@@ -187,13 +197,22 @@ func startLabWith(dir string, reg *switchdrv.Registry, strict labProfiles) (*lab
 			return nil, err
 		}
 		l.twins = append(l.twins, tw)
+		if err := seedUnderlay(tw, &sw); err != nil {
+			l.close()
+			return nil, err
+		}
 		// Point the switch at its twin: same indentation as its address line.
 		re := regexp.MustCompile(`(?m)^([ \t]*)address:[ \t]*"?` + regexp.QuoteMeta(sw.Address) + `"?[ \t]*$`)
 		if len(re.FindAllStringIndex(text, -1)) != 1 {
 			l.close()
 			return nil, fmt.Errorf("lab: cannot find the address line of switch %s in the embedded intent", sw.Name)
 		}
-		text = re.ReplaceAllString(text, fmt.Sprintf("${1}address: %q\n${1}tls: {ca: ca.pem}\n${1}credentials: {usernameFile: username, passwordFile: password}", tw.Addr()))
+		repl := fmt.Sprintf("${1}address: %q\n${1}tls: {ca: ca.pem}\n${1}credentials: {usernameFile: username, passwordFile: password}", tw.Addr())
+		if p := tw.Profile(); p != nil {
+			// plan --device and render --device use the twin's profile too.
+			repl += "\n${1}profile: " + p.Name
+		}
+		text = re.ReplaceAllString(text, repl)
 	}
 	text = "# Written by `fabricctl lab`: the switches below are DEVICE TWINS on loopback.\n" + text
 	if err := os.WriteFile(l.file, []byte(text), 0o600); err != nil {
@@ -266,7 +285,7 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 	}
 
 	eng := &switchdrv.Engine{Registry: reg, Log: d.log, BackupDir: filepath.Join(dir, "backups"),
-		Transport: transport.Options{Timeout: o.timeout, Log: d.log}}
+		Transport: transport.Options{Timeout: o.timeout, Log: d.log}, Defaults: yangDefaults}
 	fmt.Fprintf(out, "\n== 2/4 plan (reads the twins over gNMI)\n")
 	p, err := eng.Plan(ctx, l.fabric, nil)
 	if err != nil {
@@ -321,5 +340,26 @@ The intent uses the lab CA (ca.pem) and the generated password file next to it.
 `, l.file, eng.BackupDir)
 	<-ctx.Done()
 	fmt.Fprintf(out, "stopping the twins\n")
+	return nil
+}
+
+// seedUnderlay gives a profiled SR Linux twin the operator's configuration
+// fabricctl builds on: each inventory port as a routed interface with the
+// subinterface the classifiers attach to. A fresh 7220 has none of them
+// (only mgmt0); a real lab's startup configuration (containerlab) creates
+// them, and fabricctl does not own them (the SR Linux plan says they must
+// exist). Other platforms and bare twins get nothing.
+func seedUnderlay(tw *twin.Twin, sw *intent.Switch) error {
+	if tw.Profile() == nil || sw.Platform != intent.PlatformSRLinux {
+		return nil
+	}
+	for _, p := range sw.Ports {
+		path := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "srl_nokia-interfaces:interface", Key: map[string]string{"name": p.Name}}}}
+		v := map[string]any{"name": p.Name, "admin-state": "enable", "subinterface": []any{
+			map[string]any{"index": p.Subinterface, "type": "srl_nokia-interfaces:routed", "admin-state": "enable"}}}
+		if err := tw.Put(path, v); err != nil {
+			return fmt.Errorf("lab: switch %s: seed interface %s: %w", sw.Name, p.Name, err)
+		}
+	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fabricctl/fabricctl/hostdrv"
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/remote"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
@@ -30,6 +31,9 @@ type switchFlags struct {
 	parallel   int
 	// hostRunner reaches a remote host (nil = SSH); tests set a double.
 	hostRunner func(intent.Host) (remote.Runner, error)
+	// device: plan asks a twin of each switch's release profile, loaded with
+	// the observed state, whether the switch would accept the SetRequest.
+	device bool
 }
 
 func (s *switchFlags) bind(cmd *cobra.Command) {
@@ -127,8 +131,23 @@ func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
 		Log:       d.log,
 		Parallel:  s.parallel,
 		Transport: transport.Options{Timeout: s.timeout, Insecure: s.insecure, Log: d.log},
+		Defaults:  yangDefaults,
+	}
+	if s.device {
+		eng.DeviceCheck = planDeviceCheck
 	}
 	return f, eng, nil
+}
+
+// yangDefaults gives plan, diff and apply's verify the YANG defaults of a
+// platform's embedded models (or of $FABRICCTL_YANG_DIR), so that targets
+// that report or trim default leaves compare equal (issue 10 item 18).
+func yangDefaults(p intent.Platform) (switchdrv.DefaultsFiller, error) {
+	s, err := yangcheck.Platform(p)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // intentHash identifies the intent files a plan was made from.
@@ -182,6 +201,7 @@ Exit codes: 0 planned (no changes, or changes without --detailed-exitcode),
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().StringVar(&o.out, "out", "", "also save the plan (JSON) to this file, for apply")
 	cmd.Flags().BoolVar(&o.detailed, "detailed-exitcode", false, "exit 2 when there are changes")
+	o.bindDevice(cmd)
 	return cmd
 }
 

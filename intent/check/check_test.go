@@ -57,10 +57,10 @@ func goodFabric() *intent.Fabric {
 			Pos:                   at(5),
 		},
 		Switches: []intent.Switch{
-			{Name: "leaf1", Platform: intent.PlatformSRLinux, BufferBytes: 2_000_000, Ports: leafPorts(42), Pos: at(40)},
-			{Name: "leaf2", Platform: intent.PlatformSRLinux, BufferBytes: 2_000_000, Ports: leafPorts(47), Pos: at(45)},
-			{Name: "spine1", Platform: intent.PlatformSONiC, BufferBytes: 2_000_000, Ports: spinePorts(52), Pos: at(50)},
-			{Name: "spine2", Platform: intent.PlatformSONiC, BufferBytes: 2_000_000, Ports: spinePorts(57), Pos: at(55)},
+			{Name: "leaf1", Platform: intent.PlatformSRLinux, BufferBytes: 3_000_000, Ports: leafPorts(42), Pos: at(40)},
+			{Name: "leaf2", Platform: intent.PlatformSRLinux, BufferBytes: 3_000_000, Ports: leafPorts(47), Pos: at(45)},
+			{Name: "spine1", Platform: intent.PlatformSONiC, BufferBytes: 3_000_000, Ports: spinePorts(52), Pos: at(50)},
+			{Name: "spine2", Platform: intent.PlatformSONiC, BufferBytes: 3_000_000, Ports: spinePorts(57), Pos: at(55)},
 		},
 	}
 	for i := 1; i <= 4; i++ {
@@ -207,34 +207,57 @@ func TestRules(t *testing.T) {
 			Options{}, []got{{"FC110", Error, "policy.classes[roce].ecn.min"}}},
 		{"ecn probability zero", func(f *intent.Fabric) { class(f, "roce").ECN.Probability = 0 },
 			Options{}, []got{{"FC110", Error, "policy.classes[roce].ecn.probability"}}},
-		// FC111: 400G, 3 m, 9216 needs 148,059 B (mlx5), which the compilers
-		// program rounded up to 1 KiB: 148,480 B; 1.6 MB - that < 1.5 MB.
+		// FC111: 400G, 3 m, 9216 on leaf1 (SR Linux profile 7220 IXR-H4,
+		// Tomahawk 4) needs 307,848 B (the vendor's pg_profile_lookup.ini
+		// 400G/5m row, issue 10 item 15), which the compilers program
+		// rounded up to 1 KiB: 308,224 B; 1.6 MB - that < 1.5 MB.
 		{"ecn max above xoff depth", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 1_600_000 },
 			Options{}, []got{{"FC111", Error, "policy.classes[roce].ecn.max"}}},
-		{"ecn max just below xoff depth", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 1_501_500 + 148_480 },
+		{"ecn max just below xoff depth", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 1_501_500 + 308_224 },
 			Options{}, nil},
+		// FC111 with the platform's own XOFF point (issue 10 item 12): a
+		// 7220 pfc-queue left at its default maximum-burst-size (51,200 B,
+		// srl_nokia-qos) pauses long before Kmax 1.5 MB, buffer or not.
+		{"ecn max above a static xoff point", func(f *intent.Fabric) {
+			for i := range f.Switches {
+				f.Switches[i].BufferBytes = 0
+			}
+		}, Options{Platform: func(p intent.Platform) (PlatformInfo, bool) {
+			pi, ok := DefaultPlatform(p)
+			if p == intent.PlatformSRLinux {
+				pi.XOFF = func(*intent.Class, int) int64 { return intent.PFCQueueDefaultMBS }
+			}
+			return pi, ok
+		}}, []got{{"FC111", Error, "policy.classes[roce].ecn.max"}, {"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"},
+			{"FC112", Info, "inventory.switches[spine1].ports[Ethernet0]"}}},
+		{"srl xoff point as programmed", func(f *intent.Fabric) {
+			for i := range f.Switches {
+				f.Switches[i].BufferBytes = 0
+			}
+		}, Options{}, []got{{"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"},
+			{"FC112", Info, "inventory.switches[spine1].ports[Ethernet0]"}}},
 		// FC112
 		{"buffer too small for headroom", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 100_000 },
 			Options{}, []got{{"FC112", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
 		{"buffer exactly the headroom", func(f *intent.Fabric) {
-			f.Switches[0].BufferBytes = 148_480
+			f.Switches[0].BufferBytes = 308_224
 			class(f, "roce").ECN.MinBytes = 100_000
-			class(f, "roce").ECN.MaxBytes = 148_480 // not checked: no room before XOFF
+			class(f, "roce").ECN.MaxBytes = 308_224 // not checked: no room before XOFF
 		}, Options{}, nil},
 		{"buffer holds the exact model, not the 1 KiB-rounded headroom the switch gets", func(f *intent.Fabric) {
-			f.Switches[0].BufferBytes = 148_059 // switchdrv.PortHeadroom programs 148,480 B
+			f.Switches[0].BufferBytes = 307_848 // switchdrv.PortHeadroomFor programs 308,224 B
 		}, Options{}, []got{{"FC112", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
-		{"buffer one cell short", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 148_480 },
+		{"buffer one cell short", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 308_224 },
 			Options{Platform: func(p intent.Platform) (PlatformInfo, bool) {
 				pi, ok := DefaultPlatform(p)
-				pi.BufferCellBytes = 254 // Tomahawk: 585 cells = 148,590 B
+				pi.BufferCellBytes = 254 // 1,214 cells = 308,356 B
 				return pi, ok
 			}}, []got{{"FC112", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
 		{"no buffer given", func(f *intent.Fabric) {
 			for i := range f.Switches {
 				f.Switches[i].BufferBytes = 0
 			}
-		}, Options{}, []got{{"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
+		}, Options{}, []got{{"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}, {"FC112", Info, "inventory.switches[spine1].ports[Ethernet0]"}}},
 		{"port without speed", func(f *intent.Fabric) { f.Switches[1].Ports[5].Speed = 0 },
 			Options{}, []got{{"FC112", Warning, "inventory.switches[leaf2].ports"}}},
 		// FC113
@@ -273,7 +296,7 @@ func TestRules(t *testing.T) {
 		{"watchdog off without lossless classes is fine", func(f *intent.Fabric) {
 			f.Policy.Watchdog.Enabled = false
 			class(f, "roce").Lossless = false
-			f.Policy.RoCE.ToS = 0<<2 | 2
+			f.Policy.RoCE.ToS = 26<<2 | 2 // derived from the RoCE (ECN) class, issue 10 item 19
 			class(f, "roce").DSCP = []int{26}
 			f.Policy.Classes[0].DSCP = nil
 		}, Options{}, nil},
@@ -356,6 +379,13 @@ func TestRules(t *testing.T) {
 			Options{}, []got{{"FC119", Error, "policy.roce.tos"}, {"FC119", Warning, "policy.roce.tos"}}},
 		{"tos out of range", func(f *intent.Fabric) { f.Policy.RoCE.ToS = 300 },
 			Options{}, []got{{"FC119", Error, "policy.roce.tos"}}},
+		// Without lossless classes (plain OpenConfig) the RoCE class is the
+		// ECN class: ToS 0 lands outside it and the fix names its DSCP 26,
+		// not the default class's 0 (issue 10 item 19).
+		{"tos 0 without lossless classes", func(f *intent.Fabric) {
+			class(f, "roce").Lossless = false
+			f.Policy.RoCE.ToS = 0
+		}, Options{}, []got{{"FC119", Error, "policy.roce.tos"}, {"FC119", Warning, "policy.roce.tos"}}},
 		// FC120
 		{"dcbx unset", func(f *intent.Fabric) { f.Policy.DCBX = "" },
 			Options{}, []got{{"FC120", Error, "policy.dcbx"}}},
@@ -434,8 +464,18 @@ func TestRules(t *testing.T) {
 			f.Policy.HostMTU, f.Policy.RoCEPathMTU = 1200, 1024
 			f.Switches[0].Ports[5].MTU = 1400 // unlinked
 		}, Options{}, []got{{"FC125", Error, "inventory.switches[leaf1].ports[ethernet-1/6]"}}},
-		{"srlinux ports at 9412 (7220 IXR maximum) are fine, sonic ports above 9216 are not", func(f *intent.Fabric) {
-			f.Policy.MTU = 9412
+		// The intent's MTU is the IP MTU (issue 10 item 16): a 7220 IXR takes
+		// port mtu 9412, the L2 frame without FCS, so IP MTU 9398.
+		{"srlinux ports above ip mtu 9398", func(f *intent.Fabric) {
+			f.Policy.MTU = 9400
+		}, Options{}, []got{
+			{"FC125", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"},
+			{"FC125", Error, "inventory.switches[leaf2].ports[ethernet-1/1]"},
+			{"FC125", Error, "inventory.switches[spine1].ports[Ethernet0]"},
+			{"FC125", Error, "inventory.switches[spine2].ports[Ethernet0]"},
+		}},
+		{"srlinux ports at ip mtu 9398 are fine, sonic ports above 9216 are not", func(f *intent.Fabric) {
+			f.Policy.MTU = 9398
 		}, Options{}, []got{
 			{"FC125", Error, "inventory.switches[spine1].ports[Ethernet0]"},
 			{"FC125", Error, "inventory.switches[spine2].ports[Ethernet0]"},

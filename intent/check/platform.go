@@ -32,9 +32,30 @@ type PlatformInfo struct {
 	// No platform driver compiles LLDP/DCBX settings yet, so it is false for
 	// all four built-in platforms.
 	DCBXAdvertise bool
-	// MTU bounds the port MTU the platform's interface model accepts (a zero
+	// MTU bounds the port IP MTU the platform accepts (the intent's MTUs are
+	// IP MTUs), converted from its interface model's own meaning (a zero
 	// MTURange is not checked).
 	MTU MTURange
+	// XOFF, when set, is the ingress queue depth at which the platform sends
+	// PFC pause for a lossless class as fabricctl programs it (mtu: the
+	// policy's IP MTU). nil means the shared-buffer model: pause when the
+	// priority group holds the switch's buffer minus the headroom.
+	XOFF func(cl *intent.Class, mtu int) int64
+	// MTUMeaning is what the platform's own interface mtu counts:
+	// profile.MTUL2NoFCS (SR Linux: the Ethernet header included, FCS not)
+	// or profile.MTUIP (SONiC, EOS). MTU above is already in IP MTUs.
+	MTUMeaning string
+}
+
+// ipMTURange converts a profile's MTU range into IP MTUs: an L2 MTU without
+// FCS (SR Linux) counts the 14-byte untagged Ethernet header (the 7220's IP
+// MTU maximum 9398 against its port MTU maximum 9412, srl_nokia-interfaces).
+func ipMTURange(m profile.MTU) MTURange {
+	r := MTURange{Min: m.Min, Max: m.Max}
+	if m.Meaning == profile.MTUL2NoFCS && !r.IsZero() {
+		r.Min, r.Max = r.Min-14, r.Max-14
+	}
+	return r
 }
 
 // MTURange is an inclusive range of port MTUs in bytes.
@@ -67,7 +88,7 @@ func (r Range) OnStep(d time.Duration) bool { return r.Step <= 0 || d%r.Step == 
 // holds the platform facts) into what the rules need.
 func InfoFor(p *profile.Profile) PlatformInfo {
 	tr := func(r profile.TimerRange) Range { return Range{Min: r.Min(), Max: r.Max(), Step: r.Step()} }
-	return PlatformInfo{
+	pi := PlatformInfo{
 		PFC:                   p.PFC,
 		MaxLosslessPriorities: p.MaxLosslessPriorities,
 		Detect:                tr(p.Watchdog.Detect),
@@ -77,8 +98,16 @@ func InfoFor(p *profile.Profile) PlatformInfo {
 		MinWeight:             p.MinWeight,
 		BufferCellBytes:       p.BufferCellBytes,
 		DCBXAdvertise:         p.DCBXAdvertise,
-		MTU:                   MTURange{Min: p.MTU.Min, Max: p.MTU.Max},
+		MTU:                   ipMTURange(p.MTU),
+		MTUMeaning:            p.MTU.Meaning,
 	}
+	if p.Platform == string(intent.PlatformSRLinux) && p.PFC {
+		// 7220 IXR (qos-pfc-xgs): the pfc-queue pauses above its
+		// maximum-burst-size (srl_nokia-qos, default 51200 B), which
+		// switchdrv/srl programs as intent.PFCQueueMBS.
+		pi.XOFF = intent.PFCQueueMBS
+	}
+	return pi
 }
 
 // DefaultPlatform returns the facts of the platform's newest profile

@@ -37,21 +37,21 @@ var ruleTable = []Rule{
 	{"FC108", "cnp-host", Error, "the CNP DSCP and priority hosts send with match the switches' CNP class", (*checker).cnpHost},
 	{"FC109", "ecn-lossless", Error, "every lossless class has ECN marking (DCQCN)", (*checker).ecnLossless},
 	{"FC110", "ecn-thresholds", Error, "ECN Kmin < Kmax, Kmin >= one MTU, mark probability 1-100%", (*checker).ecnThresholds},
-	{"FC111", "ecn-before-pfc", Error, "ECN Kmax is at most the queue depth at which the ingress priority group reaches XOFF, so ECN fires before PFC", (*checker).ecnBeforePFC},
-	{"FC112", "headroom", Error, "each port's buffer holds the PFC headroom of all its lossless priorities (max of the IEEE, SONiC and mlx5 models)", (*checker).headroomFits},
+	{"FC111", "ecn-before-pfc", Error, "ECN Kmax is at most the queue depth at which the ingress sends XOFF (the platform's own XOFF point: SR Linux 7220 the pfc-queue maximum-burst-size; else buffer minus headroom), so ECN fires before PFC", (*checker).ecnBeforePFC},
+	{"FC112", "headroom", Error, "each port's buffer holds the PFC headroom of all its lossless priorities (max of the IEEE, SONiC and mlx5 models and, for the switch's ASIC, the vendor's lookup table)", (*checker).headroomFits},
 	{"FC113", "ets-weights", Error, "ETS weights of the non-strict classes sum to 100%", (*checker).etsWeights},
 	{"FC114", "watchdog-timers", Error, "PFC watchdog on where PFC is used, with poll < detect <= restore (poll above detect or restore is an error, the rest warnings)", (*checker).watchdogTimers},
 	{"FC115", "watchdog-platform", Error, "PFC watchdog timers are within the ranges each platform accepts", (*checker).watchdogPlatform},
 	{"FC116", "global-pause", Error, "802.3x global pause is off where PFC is on", (*checker).globalPause},
 	{"FC117", "link-mtu", Error, "MTU is equal on both ends of switch links and the host MTU is not above the switch port MTU", (*checker).linkMTU},
 	{"FC118", "roce-path-mtu", Error, "the RoCE path MTU is 256-4096 and fits in the host MTU with the RoCEv2 headers", (*checker).rocePathMTU},
-	{"FC119", "host-tos", Error, "host RoCE ToS is a lossless class DSCP << 2 with ECT(0): never CE, not not-ECT", (*checker).hostToS},
+	{"FC119", "host-tos", Error, "host RoCE ToS is the RoCE class DSCP << 2 with ECT(0) (the lossless class; without PFC the ECN class): never CE, not not-ECT", (*checker).hostToS},
 	{"FC120", "dcbx-owner", Error, "a single owner of host DCB settings: host-static, or switch-willing only where fabricctl configures the host-facing switches to advertise DCBX", (*checker).dcbxOwner},
 	{"FC121", "link-endpoints", Error, "links join existing switch ports and host NICs, never an endpoint to itself", (*checker).linkEndpoints},
 	{"FC122", "link-port-reuse", Error, "no switch port or host NIC is used by two links", (*checker).linkPortReuse},
 	{"FC123", "pfc-deadlock", Warning, "no cyclic buffer dependency among switches for lossless traffic (links form an up-down Clos)", (*checker).pfcDeadlock},
 	{"FC124", "link-ends", Warning, "both ends of a link agree on speed and cable length (headroom is computed from them)", (*checker).linkEnds},
-	{"FC125", "port-mtu-platform", Error, "every switch port's MTU is within the range its platform accepts (EOS 68-9214, SONiC 68-9216, SR Linux 7220 IXR 1500-9412; from the switch's profile)", (*checker).portMTUPlatform},
+	{"FC125", "port-mtu-platform", Error, "every switch port's IP MTU is within the range its platform accepts (EOS 68-9214, SONiC 68-9216, SR Linux 7220 IXR 1486-9398 = port mtu 1500-9412 less the Ethernet header; from the switch's profile)", (*checker).portMTUPlatform},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the
@@ -376,6 +376,7 @@ type headroomKey struct {
 	cable float64
 	mtu   int
 	cell  int64
+	asic  string
 }
 
 // headroomRound is what the compilers round the per-priority headroom up to.
@@ -388,14 +389,19 @@ type headroomValue struct {
 
 // portHeadroom returns the headroom of one lossless priority on p, memoised
 // per (speed, cable, MTU, cell): a 64-port leaf usually has one or two.
-func (c *checker) portHeadroom(p *intent.Port, cell int64) (headroomKey, headroomValue) {
-	k := headroomKey{p.Speed, p.CableMeters, c.f.PortMTU(*p), cell}
+func (c *checker) portHeadroom(sw *intent.Switch, p *intent.Port, cell int64) (headroomKey, headroomValue) {
+	// The switch's ASIC adds the vendor's table as a fourth model and
+	// gives the SONiC model its cell factor (issue 10 item 15);
+	// --cell-factor overrides the factor.
+	in := c.f.HeadroomInputFor(sw, *p)
+	if c.opts.CellFactor != 0 {
+		in.CellFactor = c.opts.CellFactor
+	}
+	k := headroomKey{p.Speed, p.CableMeters, in.MTU, cell, in.ASIC}
 	if v, ok := c.headroom[k]; ok {
 		return k, v
 	}
-	models, req := intent.Headroom(intent.HeadroomInput{
-		Speed: k.speed, CableMeters: k.cable, MTU: k.mtu, CellFactor: c.opts.CellFactor,
-	})
+	models, req := intent.Headroom(in)
 	// The switch compilers program the largest model rounded up to 1 KiB
 	// (switchdrv.PortHeadroom; SONiC's buffer_headroom lua rounds xoff the
 	// same way): the buffer must hold that, not the exact figure.
@@ -447,7 +453,7 @@ func (c *checker) worstPort(sw *intent.Switch, cell int64) (*intent.Port, headro
 		if p.Speed <= 0 {
 			continue
 		}
-		k, v := c.portHeadroom(p, cell)
+		k, v := c.portHeadroom(sw, p, cell)
 		if wp == nil || v.perPrio > wv.perPrio {
 			wp, wk, wv = p, k, v
 		}
@@ -455,13 +461,15 @@ func (c *checker) worstPort(sw *intent.Switch, cell int64) (*intent.Port, headro
 	return wp, wk, wv
 }
 
-// FC111. Assumption (printed in the message): a switch's buffer is the
-// ingress buffer one port can use for lossless traffic; its priority group
-// sends XOFF when it holds the buffer minus the headroom reserved for all
-// lossless priorities of the port; and the egress queue ECN watches is at
-// most as deep as one ingress port's priority group (a single congested
-// sender — the worst case: with N ingress ports feeding it the queue is N
-// times deeper and ECN fires even earlier).
+// FC111. Assumption (printed in the message): the egress queue ECN watches
+// is at most as deep as one ingress port's priority group (a single
+// congested sender — the worst case: with N ingress ports feeding it the
+// queue is N times deeper and ECN fires even earlier). The ingress sends
+// XOFF at the platform's XOFF point (PlatformInfo.XOFF: SR Linux 7220 at the
+// pfc-queue's maximum-burst-size), and in any case when the priority group
+// holds the switch's buffer (the ingress buffer one port can use for
+// lossless traffic) minus the headroom reserved for all lossless priorities
+// of the port.
 func (c *checker) ecnBeforePFC() {
 	n := int64(len(c.lossless))
 	if n == 0 {
@@ -480,17 +488,28 @@ func (c *checker) ecnBeforePFC() {
 		for i := range c.f.Switches {
 			sw := &c.f.Switches[i]
 			pi, ok := c.platform(sw)
-			if !ok || !pi.PFC || sw.BufferBytes <= 0 {
+			if !ok || !pi.PFC || (sw.BufferBytes <= 0 && pi.XOFF == nil) {
 				continue
 			}
-			wp, _, wv := c.worstPort(sw, pi.BufferCellBytes)
-			if wp == nil {
-				continue
+			depth, head := int64(-1), int64(0)
+			if pi.XOFF != nil {
+				depth = pi.XOFF(cl, c.f.Policy.MTU)
 			}
-			head := wv.perPrio * n
-			depth := sw.BufferBytes - head
-			if depth <= 0 {
-				continue // FC112: the headroom alone does not fit
+			if sw.BufferBytes > 0 {
+				wp, _, wv := c.worstPort(sw, pi.BufferCellBytes)
+				if wp == nil && depth < 0 {
+					continue
+				}
+				if wp != nil {
+					head = wv.perPrio * n
+					shared := sw.BufferBytes - head
+					if shared <= 0 {
+						continue // FC112: the headroom alone does not fit
+					}
+					if depth < 0 || shared < depth {
+						depth = shared
+					}
+				}
 			}
 			if cl.ECN.MaxBytes > depth {
 				bad = append(bad, sw.Name)
@@ -502,10 +521,15 @@ func (c *checker) ecnBeforePFC() {
 		if len(bad) == 0 {
 			continue
 		}
-		c.report(Error, c.ecnPos(cl), classPath(cl)+".ecn.max",
-			fmt.Sprintf("lower ECN max to at most %s, or shorten cables / use fewer lossless priorities to free buffer", bytesStr(minDepth)),
-			"class %s: ECN Kmax %s is above the %s at which PFC XOFF fires on %s (buffer %s - headroom %s; assuming one ingress port feeds the queue), so PFC pauses before ECN marks; %d %s affected: %s",
-			cl.Name, bytesStr(cl.ECN.MaxBytes), bytesStr(minDepth), minSw.Name, bytesStr(minSw.BufferBytes), bytesStr(minHead),
+		why := fmt.Sprintf("buffer %s - headroom %s", bytesStr(minSw.BufferBytes), bytesStr(minHead))
+		fix := fmt.Sprintf("lower ECN max to at most %s, or shorten cables / use fewer lossless priorities to free buffer", bytesStr(minDepth))
+		if minSw.BufferBytes <= 0 || minSw.BufferBytes-minHead > minDepth {
+			why = fmt.Sprintf("the %s ingress queue's XOFF point", minSw.Platform)
+			fix = fmt.Sprintf("lower ECN max to at most %s", bytesStr(minDepth))
+		}
+		c.report(Error, c.ecnPos(cl), classPath(cl)+".ecn.max", fix,
+			"class %s: ECN Kmax %s is above the %s at which PFC XOFF fires on %s (%s; assuming one ingress port feeds the queue), so PFC pauses before ECN marks; %d %s affected: %s",
+			cl.Name, bytesStr(cl.ECN.MaxBytes), bytesStr(minDepth), minSw.Name, why,
 			len(bad), plural(len(bad), "switch", "switches"), names(bad, 5))
 	}
 }
@@ -542,7 +566,7 @@ func (c *checker) headroomFits() {
 				noSpeed = append(noSpeed, p.Name)
 				continue
 			}
-			k, v := c.portHeadroom(p, pi.BufferCellBytes)
+			k, v := c.portHeadroom(sw, p, pi.BufferCellBytes)
 			if sw.BufferBytes <= 0 {
 				a := unknown[k]
 				if a == nil {
@@ -839,21 +863,30 @@ func (c *checker) hostToS() {
 	}
 	dscp, ecn := tos>>2, tos&3
 	// The DSCP RDMA traffic should carry: its own, if it lands in a lossless
-	// class; otherwise the first lossless class's first DSCP.
+	// class (or, without lossless classes, in the RoCE class); otherwise the
+	// RoCE class's first DSCP (intent.Policy.RoCEClass).
 	prio := p.DSCPToPriority()[dscp]
 	cl := p.ClassByPriority(prio)
 	want := dscp
-	if len(c.lossless) > 0 && (cl == nil || !cl.Lossless) {
-		if len(c.lossless[0].DSCP) > 0 {
-			want = c.lossless[0].DSCP[0]
+	roce := p.RoCEClass()
+	lossless := len(c.lossless) > 0
+	if roce != nil && (cl == nil || (lossless && !cl.Lossless) || (!lossless && cl != roce)) {
+		if len(roce.DSCP) > 0 {
+			want = roce.DSCP[0]
 		}
 		lands := fmt.Sprintf("priority %d", prio)
 		if cl != nil {
 			lands = fmt.Sprintf("class %s (priority %d)", cl.Name, prio)
 		}
-		c.report(Error, at, "policy.roce.tos",
-			fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want),
-			"ToS %d carries DSCP %d, which lands in %s, not a lossless class: RDMA traffic would be dropped under congestion", tos, dscp, lands)
+		if lossless {
+			c.report(Error, at, "policy.roce.tos",
+				fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want),
+				"ToS %d carries DSCP %d, which lands in %s, not a lossless class: RDMA traffic would be dropped under congestion", tos, dscp, lands)
+		} else {
+			c.report(Error, at, "policy.roce.tos",
+				fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want),
+				"ToS %d carries DSCP %d, which lands in %s, not the RoCE class %s: RDMA traffic would miss its queue and ECN marking", tos, dscp, lands, roce.Name)
+		}
 	}
 	fix := fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want)
 	switch ecn {
@@ -862,7 +895,7 @@ func (c *checker) hostToS() {
 			"ToS %d has ECN bits 11 (CE): every packet arrives marked as congested and DCQCN throttles senders to their minimum rate", tos)
 	case 0:
 		c.report(Warning, at, "policy.roce.tos", fix,
-			"ToS %d has ECN bits 00 (not-ECT): switches cannot mark it, so ECN/DCQCN cannot work and PFC does all the work", tos)
+			"ToS %d has ECN bits 00 (not-ECT): switches cannot mark it, so ECN/DCQCN cannot work%s", tos, map[bool]string{true: " and PFC does all the work", false: " and, without PFC, congestion drops it"}[lossless])
 	case 1:
 		c.report(Warning, at, "policy.roce.tos", fix,
 			"ToS %d has ECN bits 01 (ECT(1)): DCQCN deployments and the NVIDIA defaults use ECT(0); some switches treat ECT(1) as L4S", tos)
@@ -1054,7 +1087,7 @@ func (c *checker) portMTUPlatform() {
 			}
 			c.report(Error, pos(s.first.Pos, sw.Pos), portPath(sw, s.first),
 				fmt.Sprintf("set mtu: %d on the %s ports and on their link peers (link MTUs must match, FC117)", to, sw.Platform),
-				"switch %s (%s), %s: MTU %d is %s the %d-%d that %s accepts, so the switch refuses or lowers it",
+				"switch %s (%s), %s: IP MTU %d is %s the %d-%d that %s accepts, so the switch refuses or lowers it",
 				sw.Name, sw.Platform, ports, m, edge, pi.MTU.Min, pi.MTU.Max, sw.Platform)
 		}
 	}

@@ -31,7 +31,7 @@ type lab struct {
 }
 
 var labs = []lab{
-	{dir: "srl-leafspine", topo: "srl-leafspine.clab.yml", speed: "100G"},
+	{dir: "srl-leafspine", topo: "srl-leafspine.clab.yml", speed: "400G"},
 	{dir: "sonic", topo: "sonic.clab.yml", speed: "40G"},
 	{dir: "mixed", topo: "mixed.clab.yml", speed: "40G"},
 }
@@ -586,5 +586,37 @@ func TestLoadDirectory(t *testing.T) {
 	}
 	if _, err := Load(empty); err == nil {
 		t.Error("Load(dir with two topologies) succeeded, want an error")
+	}
+}
+
+// TestSRLinuxLabsHavePFC (issue 10 item 20): every SR Linux node of every lab
+// runs a 7220 model with PFC: IXR-D4, D5, H4 or H5 (Nokia SR Linux QoS
+// guide, "Priority-based flow control"; not the IXR-D3L/D2L/D1, which
+// containerlab deploys by default). Types as containerlab names them
+// (nodes/srl: ixr-h4, and the older aliases ixrh4 ...).
+func TestSRLinuxLabsHavePFC(t *testing.T) {
+	pfc := map[string]bool{}
+	for _, ty := range []string{"ixr-d4", "ixr-d5", "ixr-h4", "ixr-h4-32d", "ixr-h5-32d", "ixr-h5-64d", "ixr-h5-64o"} {
+		pfc[ty] = true
+		pfc[strings.ReplaceAll(ty, "-", "")] = true
+	}
+	n := 0
+	for _, l := range labs {
+		top, err := Load(filepath.Join(labsDir, l.dir, l.topo))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, node := range top.Nodes {
+			if node.Kind != "nokia_srlinux" && node.Kind != "srl" {
+				continue
+			}
+			n++
+			if !pfc[node.Type] {
+				t.Errorf("%s: node %s is type %q, a model without PFC; use ixr-h4 (or d4, d5, h5)", l.topo, node.Name, node.Type)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no SR Linux node in the labs")
 	}
 }

@@ -59,14 +59,30 @@ func (s *Schema) ValidateDatastore(origin string, tree map[string]any, opts Data
 	if origin == OriginCLI {
 		return nil
 	}
-	tree = normalize(tree).(map[string]any)
+	root, c, v := s.build(origin, tree, opts)
+	defer v.x.release()
+	v.out = c.out
+	v.walk(root)
+	v.mandatory(root, nil)
+	sort.SliceStable(v.out, func(i, j int) bool { return v.out[i].Path < v.out[j].Path })
+	return v.out
+}
+
+// build turns a datastore into a data tree (with the schema's defaults),
+// running the schema checks on the way.
+func (s *Schema) build(origin string, tree map[string]any, opts DatastoreOptions) (*dnode, *checker, *dsValidator) {
+	if needsNormalize(tree) {
+		tree = normalize(tree).(map[string]any)
+	}
 	c := &checker{s: s, ds: true}
+	v := &dsValidator{s: s, opts: opts, x: &xexprs{s: s, cache: map[xkey]*xpath.Expr{}}}
 	root := &dnode{}
-	b := &builder{s: s, c: c}
+	b := &builder{s: s, c: c, v: v}
 	if origin == OriginSONiCDB {
 		tables := sonicTables(tree, opts.Namespace)
 		c.sonic(sonicDBPath(opts.Namespace), tables)
 		b.sonic(root, tables, sonicBase(opts.Namespace))
+		b.defaults(root, nil)
 	} else {
 		c.rootMembers(tree)
 		b.object(root, nil, tree, "")
@@ -76,11 +92,28 @@ func (s *Schema) ValidateDatastore(origin string, tree map[string]any, opts Data
 			c.out[i].Rule = RuleSchema
 		}
 	}
-	v := &dsValidator{s: s, opts: opts, x: &xexprs{s: s, cache: map[xkey]*xpath.Expr{}}, out: c.out}
-	v.walk(root)
-	v.mandatory(root, nil)
-	sort.SliceStable(v.out, func(i, j int) bool { return v.out[i].Path < v.out[j].Path })
-	return v.out
+	return root, c, v
+}
+
+// needsNormalize reports whether v holds Go numbers (not json.Number).
+func needsNormalize(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, c := range x {
+			if needsNormalize(c) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range x {
+			if needsNormalize(c) {
+				return true
+			}
+		}
+	case int, int64, uint64, uint32, float64:
+		return true
+	}
+	return false
 }
 
 // normalize turns Go numbers into json.Number so every leaf has one
@@ -124,6 +157,20 @@ type dnode struct {
 	idx    int
 	isLeaf bool
 	val    string
+	raw    any // the leaf's JSON value as given
+	// dflt marks a node the schema's defaults put there (a leaf with a
+	// default, or a non-presence container): the device has it too, and its
+	// when being false removes it silently instead of failing.
+	dflt bool
+}
+
+// where is the data path of d for messages; a node the defaults added has
+// its path made only when a message needs it.
+func (d *dnode) where() string {
+	if d.path == "" && d.parent != nil {
+		return d.parent.where() + "/" + d.name
+	}
+	return d.path
 }
 
 func (d *dnode) add(k *dnode) *dnode {
@@ -138,12 +185,15 @@ func (d *dnode) add(k *dnode) *dnode {
 type builder struct {
 	s *Schema
 	c *checker
+	v *dsValidator
 }
 
 // object adds the members of obj (the value of node e, nil = data root)
 // under d.
 func (b *builder) object(d *dnode, e *yang.Entry, obj map[string]any, path string) {
-	for _, name := range sortedKeys(obj) {
+	// Member order does not matter to the checks (violations are sorted at
+	// the end; members have distinct names), so the map is not sorted.
+	for name, val := range obj {
 		mod, local := splitQName(name)
 		var ch *yang.Entry
 		if e == nil {
@@ -160,14 +210,92 @@ func (b *builder) object(d *dnode, e *yang.Entry, obj map[string]any, path strin
 		if ch == nil || ch.ReadOnly() {
 			continue
 		}
-		b.value(d, ch, obj[name], path+"/"+name)
+		b.value(d, ch, val, path+"/"+name)
 	}
+	b.defaults(d, e)
+}
+
+// defaults adds what the device instantiates by itself below d (entry e,
+// nil = root): leaves with a default and non-presence containers, as
+// libyang does, unless a feature they need is off. A choice's defaults are
+// added only for the case in use.
+func (b *builder) defaults(d *dnode, e *yang.Entry) {
+	var present map[*yang.Entry]bool
+	if len(d.kids) > 0 {
+		present = make(map[*yang.Entry]bool, len(d.kids))
+		for _, k := range d.kids {
+			present[k.e] = true
+		}
+	}
+	var dir []*yang.Entry
+	if e == nil {
+		dir = b.v.topEntries()
+	} else {
+		dir = sortedDir(e)
+	}
+	b.defaultsIn(d, dir, present)
+}
+
+func (b *builder) defaultsIn(d *dnode, dir []*yang.Entry, present map[*yang.Entry]bool) {
+	for _, ch := range dir {
+		if ch.ReadOnly() || ch.RPC != nil || ch.Kind == yang.NotificationEntry {
+			continue
+		}
+		if ch.IsChoice() {
+			if active := activeCase(d, ch, present); active != nil {
+				if active.IsCase() {
+					b.defaultsIn(d, sortedDir(active), present)
+				}
+			}
+			continue
+		}
+		if present[ch] || !b.v.featuresOn(ch) {
+			continue
+		}
+		switch {
+		case ch.IsLeaf():
+			if ch.Mandatory == yang.TSTrue {
+				continue
+			}
+			def := ""
+			if len(ch.Default) > 0 {
+				def = ch.Default[0]
+			} else if ch.Type != nil && ch.Type.HasDefault {
+				def = ch.Type.Default
+			} else {
+				continue
+			}
+			d.add(&dnode{e: ch, name: ch.Name, isLeaf: true, val: b.canon(ch, def), dflt: true})
+		case ch.IsLeafList():
+			for _, def := range ch.Default {
+				d.add(&dnode{e: ch, name: ch.Name, isLeaf: true, val: b.canon(ch, def), dflt: true})
+			}
+		case ch.IsContainer():
+			if c, ok := ch.Node.(*yang.Container); ok && c.Presence != nil {
+				continue
+			}
+			b.defaults(d.add(&dnode{e: ch, name: ch.Name, dflt: true}), ch)
+		}
+	}
+}
+
+// activeCase returns the case (or shorthand node) of choice ch that has data
+// among present, or nil.
+func activeCase(d *dnode, ch *yang.Entry, present map[*yang.Entry]bool) *yang.Entry {
+	for k := range present {
+		for p := k; p != nil && p != d.e; p = p.Parent {
+			if p.Parent == ch {
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 func (b *builder) value(d *dnode, ch *yang.Entry, v any, path string) {
 	switch {
 	case ch.IsLeaf():
-		d.add(&dnode{e: ch, name: ch.Name, path: path, isLeaf: true, val: b.canon(ch, v)})
+		d.add(&dnode{e: ch, name: ch.Name, isLeaf: true, val: b.canon(ch, v), raw: v})
 	case ch.IsLeafList():
 		arr, ok := v.([]any)
 		if !ok {
@@ -175,7 +303,7 @@ func (b *builder) value(d *dnode, ch *yang.Entry, v any, path string) {
 		}
 		for _, it := range arr {
 			val := b.canon(ch, it)
-			d.add(&dnode{e: ch, name: ch.Name, path: path + "[.=" + val + "]", isLeaf: true, val: val})
+			d.add(&dnode{e: ch, name: ch.Name, path: path + "[.=" + val + "]", isLeaf: true, val: val, raw: it})
 		}
 	case ch.IsList():
 		arr, ok := v.([]any)
@@ -206,14 +334,14 @@ func (b *builder) value(d *dnode, ch *yang.Entry, v any, path string) {
 }
 
 // canon is the string value of a leaf for XPath: numbers as written,
-// booleans true/false, identityrefs as module:identity.
+// booleans true/false, identityrefs as the bare identity name (SR Linux
+// compares them to unprefixed literals, 'bridged'; rewriteXPath strips
+// the prefix of a prefixed literal, so both idioms compare alike).
 func (b *builder) canon(e *yang.Entry, v any) string {
 	s := scalarString(v)
-	if e.Type != nil && e.Type.Kind == yang.Yidentityref && !strings.Contains(s, ":") && e.Type.IdentityBase != nil {
-		for _, id := range e.Type.IdentityBase.Values {
-			if id.Name == s {
-				return identityModule(id) + ":" + s
-			}
+	if e.Type != nil && e.Type.Kind == yang.Yidentityref {
+		if _, local, ok := strings.Cut(s, ":"); ok {
+			return local
 		}
 	}
 	return s
@@ -272,11 +400,19 @@ func (b *builder) sonic(root *dnode, tables map[string]any, base string) {
 			b.sonicKey(td, te, key, fields, base+"/"+t+"/"+key)
 		}
 	}
+	for mc, md := range mods {
+		for _, td := range md.kids {
+			b.defaults(td, td.e)
+		}
+		b.defaults(md, mc)
+	}
 }
 
 func (b *builder) sonicKey(td *dnode, te *yang.Entry, key string, fields map[string]any, path string) {
 	if ch := te.Dir[key]; ch != nil && ch.IsContainer() {
-		b.sonicFields(td.add(&dnode{e: ch, name: ch.Name, path: path}), ch, nil, fields, path)
+		cd := td.add(&dnode{e: ch, name: ch.Name, path: path})
+		b.sonicFields(cd, ch, nil, fields, path)
+		b.defaults(cd, ch)
 		return
 	}
 	parts := strings.Split(key, "|")
@@ -305,10 +441,11 @@ func (b *builder) sonicKey(td *dnode, te *yang.Entry, key string, fields map[str
 	keys := strings.Fields(list.Key)
 	for i, k := range keys {
 		if ke := list.Dir[k]; ke != nil {
-			ed.add(&dnode{e: ke, name: k, path: path, isLeaf: true, val: parts[i]})
+			ed.add(&dnode{e: ke, name: k, path: path, isLeaf: true, val: parts[i], raw: parts[i]})
 		}
 	}
 	b.sonicFields(ed, list, keys, fields, path)
+	b.defaults(ed, list)
 }
 
 func (b *builder) sonicFields(d *dnode, e *yang.Entry, keys []string, fields map[string]any, path string) {
@@ -325,7 +462,7 @@ func (b *builder) sonicFields(d *dnode, e *yang.Entry, keys []string, fields map
 		switch {
 		case ch != nil && contains(keys, name):
 		case ch != nil && ch.IsLeaf():
-			d.add(&dnode{e: ch, name: name, path: fpath, isLeaf: true, val: scalarString(fields[f])})
+			d.add(&dnode{e: ch, name: name, path: fpath, isLeaf: true, val: scalarString(fields[f]), raw: scalarString(fields[f])})
 		case ch != nil && ch.IsLeafList():
 			var items []string
 			switch x := fields[f].(type) {
@@ -337,17 +474,17 @@ func (b *builder) sonicFields(d *dnode, e *yang.Entry, keys []string, fields map
 				}
 			}
 			for _, it := range items {
-				d.add(&dnode{e: ch, name: name, path: fpath, isLeaf: true, val: it})
+				d.add(&dnode{e: ch, name: name, path: fpath, isLeaf: true, val: it, raw: it})
 			}
 		case ch == nil && inner != nil:
 			kname := strings.Fields(inner.Key)[0]
 			ed := d.add(&dnode{e: inner, name: inner.Name, path: fpath})
 			if ke := inner.Dir[kname]; ke != nil {
-				ed.add(&dnode{e: ke, name: kname, path: fpath, isLeaf: true, val: f})
+				ed.add(&dnode{e: ke, name: kname, path: fpath, isLeaf: true, val: f, raw: f})
 			}
 			for n, l := range inner.Dir {
 				if n != kname {
-					ed.add(&dnode{e: l, name: n, path: fpath, isLeaf: true, val: scalarString(fields[f])})
+					ed.add(&dnode{e: l, name: n, path: fpath, isLeaf: true, val: scalarString(fields[f]), raw: scalarString(fields[f])})
 				}
 			}
 		}
@@ -407,17 +544,50 @@ func stmtConds(n yang.Node, up bool, c *conds) {
 // the augment that adds it, and those of the choices and cases between it
 // and its parent data node.
 func (s *Schema) condsOf(e *yang.Entry) *conds {
-	s.mu.Lock()
-	c, ok := s.conds[e]
-	s.mu.Unlock()
-	if ok {
-		return c
+	if c, ok := s.conds.Load(e); ok {
+		return c.(*conds)
 	}
-	c = &conds{}
+	c := &conds{}
 	stmtConds(e.Node, false, c)
 	if e.Node != nil {
 		if a, ok := e.Node.ParentNode().(*yang.Augment); ok {
 			stmtConds(a, true, c)
+		}
+	}
+	// An augment's conditions: goyang keeps the augments merged into the
+	// parent (the node's own statement may sit in a grouping the augment
+	// uses, e.g. openconfig-if-ethernet's ethernet container).
+	if e.Parent != nil {
+		for _, a := range e.Parent.Augmented {
+			if _, ok := a.Dir[e.Name]; ok {
+				if an, ok := a.Node.(*yang.Augment); ok && (e.Node == nil || an != e.Node.ParentNode()) {
+					stmtConds(an, true, c)
+				}
+			}
+		}
+	}
+	// A "uses" statement's when and if-feature: goyang copies them into
+	// the Extra of the nodes the grouping brings (openconfig-if-ethernet
+	// augments interface with "uses ethernet-top { when ... }"). The
+	// context of such a when is the parent data node.
+	have := map[string]bool{}
+	for _, w := range c.whens {
+		have[w.expr] = true
+	}
+	for _, x := range e.Extra["when"] {
+		if v, ok := x.(*yang.Value); ok && !have[v.Name] {
+			have[v.Name] = true
+			c.whens = append(c.whens, condition{expr: v.Name, node: valueNode(v, e), up: true})
+		}
+	}
+	haveF := map[string]bool{}
+	for _, f := range c.features {
+		haveF[f.expr] = true
+	}
+	for _, x := range e.Extra["if-feature"] {
+		if v, ok := x.(*yang.Value); ok && !haveF[v.Name] {
+			haveF[v.Name] = true
+			c.features = append(c.features, condition{expr: v.Name, node: valueNode(v, e), up: true})
 		}
 	}
 	for p := e.Parent; p != nil && (p.IsChoice() || p.IsCase()); p = p.Parent {
@@ -428,20 +598,68 @@ func (s *Schema) condsOf(e *yang.Entry) *conds {
 			}
 		}
 	}
-	s.mu.Lock()
-	if s.conds == nil {
-		s.conds = map[*yang.Entry]*conds{}
-	}
-	s.conds[e] = c
-	s.mu.Unlock()
+	s.conds.Store(e, c)
 	return c
 }
 
+// valueNode is the statement a Value belongs to (for its module's
+// prefixes), else e's.
+func valueNode(v *yang.Value, e *yang.Entry) yang.Node {
+	if v.Parent != nil {
+		return v.Parent
+	}
+	return e.Node
+}
+
 type dsValidator struct {
-	s    *Schema
-	opts DatastoreOptions
-	x    *xexprs
-	out  Violations
+	s        *Schema
+	opts     DatastoreOptions
+	x        *xexprs
+	out      Violations
+	featMemo map[string]bool
+	exprMemo map[featKey]bool
+	refSets  map[*xpath.Expr]map[string]bool // values of absolute leafref paths
+	entryOn  map[*yang.Entry]bool            // featuresOn by entry
+}
+
+// topEntries are the top-level data nodes of the schema, the OpenConfig one
+// where two modules define the same name (gNMI's default origin).
+func (v *dsValidator) topEntries() []*yang.Entry {
+	names := make([]string, 0, len(v.s.top))
+	for n := range v.s.top {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]*yang.Entry, 0, len(names))
+	for _, n := range names {
+		var pick *yang.Entry
+		for _, c := range v.s.top[n] {
+			if pick == nil || strings.HasPrefix(v.s.module(c), "openconfig-") {
+				pick = c
+			}
+		}
+		out = append(out, pick)
+	}
+	return out
+}
+
+// featuresOn reports whether every if-feature of entry e is true.
+func (v *dsValidator) featuresOn(e *yang.Entry) bool {
+	if on, ok := v.entryOn[e]; ok {
+		return on
+	}
+	on := true
+	for _, f := range v.s.condsOf(e).features {
+		if !v.featureOn(f.expr, f.node) {
+			on = false
+			break
+		}
+	}
+	if v.entryOn == nil {
+		v.entryOn = map[*yang.Entry]bool{}
+	}
+	v.entryOn[e] = on
+	return on
 }
 
 func (v *dsValidator) addf(path, rule, format string, a ...any) {
@@ -451,8 +669,25 @@ func (v *dsValidator) addf(path, rule, format string, a ...any) {
 // featureOn evaluates an if-feature expression (YANG 1.1: names, not, and,
 // or, parentheses) written in the module of n.
 func (v *dsValidator) featureOn(expr string, n yang.Node) bool {
-	toks := strings.Fields(strings.NewReplacer("(", " ( ", ")", " ) ").Replace(expr))
 	pm := v.s.prefixesOf(n)
+	key := featKey{expr, pm[""]}
+	if r, ok := v.exprMemo[key]; ok {
+		return r
+	}
+	r := v.evalFeature(expr, pm)
+	if v.exprMemo == nil {
+		v.exprMemo = map[featKey]bool{}
+	}
+	v.exprMemo[key] = r
+	return r
+}
+
+type featKey struct{ expr, mod string }
+
+var featTokens = strings.NewReplacer("(", " ( ", ")", " ) ")
+
+func (v *dsValidator) evalFeature(expr string, pm map[string]string) bool {
+	toks := strings.Fields(featTokens.Replace(expr))
 	i := 0
 	var or func() bool
 	atom := func() bool {
@@ -519,24 +754,60 @@ func (v *dsValidator) featureName(t string, pm map[string]string) bool {
 	mod := pm[""]
 	if ok {
 		mod = pm[p]
+		if mod == "" {
+			mod = p // SR Linux's if-feature extension names modules
+		}
 	} else {
 		name = t
 	}
-	if unreleasedFeatures[name] && v.opts.Features == nil {
-		return false
+	return v.featureEnabled(mod, name)
+}
+
+// featureEnabled reports whether feature mod:name is on: in the set (nil:
+// every released feature) and its own if-features true (RFC 7950 section
+// 7.20.2: a feature whose if-feature is false cannot be supported).
+func (v *dsValidator) featureEnabled(mod, name string) bool {
+	k := mod + ":" + name
+	if on, ok := v.featMemo[k]; ok {
+		return on
 	}
-	if v.opts.Features == nil {
-		return true
+	if v.featMemo == nil {
+		v.featMemo = map[string]bool{}
 	}
-	return v.opts.Features[mod+":"+name]
+	v.featMemo[k] = false // a cycle of if-features is off
+	on := !unreleasedFeatures[name]
+	if v.opts.Features != nil {
+		on = v.opts.Features[k]
+	}
+	if on {
+		if m := v.s.ms.Modules[mod]; m != nil {
+			for _, f := range m.Feature {
+				if f.Name != name {
+					continue
+				}
+				for _, iff := range f.IfFeature {
+					if !v.featureOn(iff.Name, f) {
+						on = false
+					}
+				}
+			}
+		}
+	}
+	v.featMemo[k] = on
+	return on
 }
 
 // check evaluates the if-feature and when conditions of data node k (child
 // of d); it reports and returns false when k may not exist.
 func (v *dsValidator) allowed(d, k *dnode, cs *conds) bool {
 	for _, f := range cs.features {
+		if v.featuresOn(k.e) {
+			break
+		}
 		if !v.featureOn(f.expr, f.node) {
-			v.addf(k.path, RuleFeature, "unknown element %q: if-feature %q is false on this device", k.name, f.expr)
+			if !k.dflt {
+				v.addf(k.where(), RuleFeature, "unknown element %q: if-feature %q is false on this device", k.name, f.expr)
+			}
 			return false
 		}
 	}
@@ -549,8 +820,10 @@ func (v *dsValidator) allowed(d, k *dnode, cs *conds) bool {
 		if err != nil {
 			continue
 		}
-		if !evalBool(e, ctx) {
-			v.addf(k.path, RuleWhen, "when condition %q not satisfied", w.expr)
+		if !v.x.evalBool(e, ctx) {
+			if !k.dflt {
+				v.addf(k.where(), RuleWhen, "when condition %q not satisfied", w.expr)
+			}
 			return false
 		}
 	}
@@ -565,16 +838,19 @@ func (v *dsValidator) walk(d *dnode) {
 			continue
 		}
 		for _, m := range cs.musts {
+			if !v.mustOn(m) {
+				continue
+			}
 			e, err := v.x.compile(m.Name, m)
 			if err != nil {
 				continue
 			}
-			if !evalBool(e, k) {
+			if !v.x.evalBool(e, k) {
 				msg := fmt.Sprintf("must condition %q not satisfied", m.Name)
 				if m.ErrorMessage != nil && m.ErrorMessage.Name != "" {
 					msg = m.ErrorMessage.Name
 				}
-				vi := Violation{Path: k.path, Rule: RuleMust, Msg: msg}
+				vi := Violation{Path: k.where(), Rule: RuleMust, Msg: msg}
 				if m.ErrorAppTag != nil {
 					vi.AppTag = m.ErrorAppTag.Name
 				}
@@ -583,37 +859,198 @@ func (v *dsValidator) walk(d *dnode) {
 		}
 		if k.isLeaf {
 			v.leafref(k)
+			v.enumFeature(k)
 			continue
 		}
 		v.walk(k)
 		v.mandatory(k, k.e)
 	}
+	v.unique(d)
 }
 
-// leafref checks require-instance of a leafref leaf.
-func (v *dsValidator) leafref(k *dnode) {
-	t := k.e.Type
-	if t == nil || t.Kind != yang.Yleafref || t.OptionalInstance || t.Path == "" {
-		return
-	}
-	e, err := v.x.compile(t.Path, typeNode(k.e))
-	if err != nil {
-		return
-	}
-	for _, n := range evalNodes(e, k) {
-		if n.val == k.val {
-			return
+// unique checks the unique statements of the lists among d's children: no
+// two entries may have the same values for all of a statement's leaves
+// (RFC 7950 section 7.8.3; entries lacking one of them are not compared).
+// SR Linux: pfc-pause-frame-priority is unique among a pfc-mapping-profile's
+// pfc-queues.
+func (v *dsValidator) unique(d *dnode) {
+	var seen map[string]*dnode
+	for _, k := range d.kids {
+		l, ok := k.e.Node.(*yang.List)
+		if !ok || len(l.Unique) == 0 || k.isLeaf {
+			continue
+		}
+		for ui, u := range l.Unique {
+			fields := strings.Fields(u.Name)
+			key := k.e.Name + "\x00" + strconv.Itoa(ui)
+			complete := true
+			for _, f := range fields {
+				n := k
+				for _, st := range strings.Split(f, "/") {
+					_, local := splitQName(st)
+					var next *dnode
+					for _, c := range n.kids {
+						if c.name == local {
+							next = c
+							break
+						}
+					}
+					n = next
+					if n == nil {
+						break
+					}
+				}
+				if n == nil || !n.isLeaf {
+					complete = false
+					break
+				}
+				key += "\x00" + n.val
+			}
+			if !complete {
+				continue
+			}
+			if seen == nil {
+				seen = map[string]*dnode{}
+			}
+			if first, dup := seen[key]; dup {
+				v.addf(k.where(), RuleSchema, "unique %q: same values as %s", u.Name, first.where())
+				continue
+			}
+			seen[key] = k
 		}
 	}
-	v.addf(k.path, RuleLeafref, "leafref %q: no %s with value %q exists (require-instance)", t.Path, lastStep(t.Path), k.val)
 }
 
-// typeNode is the statement whose module the leafref path is written in.
-func typeNode(e *yang.Entry) yang.Node {
-	if e.Type != nil && e.Type.Base != nil {
-		return e.Type.Base
+// enumFeature reports an enumeration value whose enum statement has an
+// if-feature that is false: the device does not know the value (SR Linux
+// gates port-speed values by platform: enum 10M { if-feature
+// "srl_nokia-feat:port-speed-10M"; }).
+func (v *dsValidator) enumFeature(k *dnode) {
+	t := k.e.Type
+	if t == nil || t.Kind != yang.Yenum || t.Base == nil {
+		return
 	}
-	return e.Node
+	// goyang keeps an enum's if-feature only in the statement tree: the
+	// leaf's "type enumeration { enum ... }".
+	if k.e.Node == nil || k.e.Node.Statement() == nil {
+		return
+	}
+	var src *yang.Statement
+	for _, st := range k.e.Node.Statement().SubStatements() {
+		if st.Keyword == "type" {
+			src = st
+		}
+	}
+	if src == nil {
+		return
+	}
+	for _, en := range src.SubStatements() {
+		if en.Keyword != "enum" || en.Argument != k.val {
+			continue
+		}
+		for _, f := range en.SubStatements() {
+			if f.Keyword == "if-feature" && !v.featureOn(f.Argument, k.e.Node) {
+				v.addf(k.where(), RuleFeature, "enum value %q is not supported on this device (if-feature %q is false)", k.val, f.Argument)
+				return
+			}
+		}
+	}
+}
+
+// mustOn reports whether a must applies under the feature set: SR Linux
+// gates some with its own extension, srl_nokia-ext:if-feature "expr"
+// (srl_nokia-interfaces swap-src-dst-mac: "not srl_nokia-features:fpcx").
+// libyang ignores the extension; the referee's module copy drops such a
+// must where the expression is false.
+func (v *dsValidator) mustOn(m *yang.Must) bool {
+	for _, ext := range m.Extensions {
+		if strings.HasSuffix(ext.Keyword, ":if-feature") && !v.featureOn(ext.Argument, m) {
+			return false
+		}
+	}
+	return true
+}
+
+// leafref checks require-instance of a leafref leaf, or of a union with
+// leafref members: a union value is valid when a non-leafref member takes
+// it or a leafref member finds its instance (libyang's union resolution;
+// SONiC's BUFFER_PG profile is leafref | "NULL").
+func (v *dsValidator) leafref(k *dnode) {
+	t := k.e.Type
+	if t == nil {
+		return
+	}
+	switch t.Kind {
+	case yang.Yleafref:
+		if t.OptionalInstance || t.Path == "" || v.hasInstance(k, t) {
+			return
+		}
+		v.addf(k.where(), RuleLeafref, "leafref %q: no %s with value %q exists (require-instance)", t.Path, lastStep(t.Path), k.val)
+	case yang.Yunion:
+		var refs []*yang.YangType
+		for _, m := range flatUnion(t) {
+			if m.Kind == yang.Yleafref {
+				if m.OptionalInstance || v.hasInstance(k, m) {
+					return
+				}
+				refs = append(refs, m)
+				continue
+			}
+			if (&checker{s: v.s, strs: true}).value(k.e, m, k.val, true) == "" {
+				return
+			}
+		}
+		if len(refs) > 0 {
+			v.addf(k.where(), RuleLeafref, "union with leafref %q: no %s with value %q exists and no other member type takes it", refs[0].Path, lastStep(refs[0].Path), k.val)
+		}
+	}
+}
+
+func flatUnion(t *yang.YangType) []*yang.YangType {
+	var out []*yang.YangType
+	for _, m := range t.Type {
+		if m.Kind == yang.Yunion {
+			out = append(out, flatUnion(m)...)
+		} else {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// hasInstance evaluates the leafref path of type t from leaf k and reports
+// whether a node with k's value is there.
+func (v *dsValidator) hasInstance(k *dnode, t *yang.YangType) bool {
+	n := yang.Node(k.e.Node)
+	if t.Base != nil {
+		n = t.Base
+	}
+	e, err := v.x.compile(t.Path, n)
+	if err != nil {
+		return true
+	}
+	// An absolute path that does not use current() selects the same
+	// nodes from every leaf: collect their values once per validation.
+	if src := e.String(); strings.HasPrefix(src, "/") && !strings.Contains(src, "@") {
+		set, ok := v.refSets[e]
+		if !ok {
+			set = map[string]bool{}
+			for _, m := range v.x.evalNodes(e, k) {
+				set[m.val] = true
+			}
+			if v.refSets == nil {
+				v.refSets = map[*xpath.Expr]map[string]bool{}
+			}
+			v.refSets[e] = set
+		}
+		return set[k.val]
+	}
+	for _, m := range v.x.evalNodes(e, k) {
+		if m.val == k.val {
+			return true
+		}
+	}
+	return false
 }
 
 func lastStep(p string) string {
@@ -632,24 +1069,14 @@ func (v *dsValidator) mandatory(d *dnode, e *yang.Entry) {
 	for _, k := range d.kids {
 		present[k.e]++
 	}
+	for ch, n := range present {
+		if ch.ListAttr != nil && uint64(n) > ch.ListAttr.MaxElements && !ch.ReadOnly() {
+			v.addf(d.where()+"/"+ch.Name, RuleSchema, "%q has %d entries, max-elements is %d", ch.Name, n, ch.ListAttr.MaxElements)
+		}
+	}
 	var dir []*yang.Entry
 	if e == nil {
-		// The data root: every top-level node of every module, the
-		// OpenConfig one where names clash (gNMI's default origin).
-		names := make([]string, 0, len(v.s.top))
-		for n := range v.s.top {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			var pick *yang.Entry
-			for _, c := range v.s.top[n] {
-				if pick == nil || strings.HasPrefix(v.s.module(c), "openconfig-") {
-					pick = c
-				}
-			}
-			dir = append(dir, pick)
-		}
+		dir = v.topEntries()
 	} else {
 		dir = sortedDir(e)
 	}
@@ -671,15 +1098,14 @@ func (v *dsValidator) mandatoryIn(d *dnode, dir []*yang.Entry, present map[*yang
 		if !v.couldExist(d, ch) {
 			continue
 		}
-		path := d.path + "/" + ch.Name
 		switch {
 		case ch.IsLeaf():
 			if ch.Mandatory == yang.TSTrue {
-				v.addf(path, RuleMandatory, "mandatory leaf %q is missing", ch.Name)
+				v.addf(d.where()+"/"+ch.Name, RuleMandatory, "mandatory leaf %q is missing", ch.Name)
 			}
 		case ch.IsList() || ch.IsLeafList():
 			if ch.ListAttr != nil && uint64(present[ch]) < ch.ListAttr.MinElements {
-				v.addf(path, RuleMandatory, "%q has %d entries, min-elements is %d", ch.Name, present[ch], ch.ListAttr.MinElements)
+				v.addf(d.where()+"/"+ch.Name, RuleMandatory, "%q has %d entries, min-elements is %d", ch.Name, present[ch], ch.ListAttr.MinElements)
 			}
 		case ch.IsContainer():
 			if c, ok := ch.Node.(*yang.Container); ok && c.Presence != nil {
@@ -687,7 +1113,7 @@ func (v *dsValidator) mandatoryIn(d *dnode, dir []*yang.Entry, present map[*yang
 			}
 			// A non-presence container exists when its parent does: its
 			// mandatory descendants are required.
-			dummy := &dnode{e: ch, name: ch.Name, path: path, parent: d, idx: -1}
+			dummy := &dnode{e: ch, name: ch.Name, parent: d, idx: -1}
 			v.mandatory(dummy, ch)
 		}
 	}
@@ -711,7 +1137,7 @@ func (v *dsValidator) couldExist(d *dnode, ch *yang.Entry) bool {
 		if err != nil {
 			return false
 		}
-		if !evalBool(e, ctx) {
+		if !v.x.evalBool(e, ctx) {
 			return false
 		}
 	}
@@ -721,18 +1147,14 @@ func (v *dsValidator) couldExist(d *dnode, ch *yang.Entry) bool {
 // choice checks a choice of d: a mandatory choice needs a case with data;
 // the case in use has its mandatory nodes checked.
 func (v *dsValidator) choice(d *dnode, ch *yang.Entry, present map[*yang.Entry]int) {
-	var active *yang.Entry
-	for k := range present {
-		for p := k; p != nil && p != d.e; p = p.Parent {
-			if p.Parent == ch {
-				active = p
-				break
-			}
-		}
+	has := make(map[*yang.Entry]bool, len(present))
+	for k, n := range present {
+		has[k] = n > 0
 	}
+	active := activeCase(d, ch, has)
 	if active == nil {
 		if ch.Mandatory == yang.TSTrue && v.couldExist(d, ch) {
-			v.addf(d.path+"/"+ch.Name, RuleMandatory, "mandatory choice %q has no case", ch.Name)
+			v.addf(d.where()+"/"+ch.Name, RuleMandatory, "mandatory choice %q has no case", ch.Name)
 		}
 		return
 	}

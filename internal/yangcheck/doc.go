@@ -45,8 +45,9 @@
 //     below every existing node and every non-presence container of an
 //     existing node, skipping nodes whose when is false or whose feature
 //     is off, and only in the case of a choice that is in use;
-//   - if-feature (on the node, its augment, choice and case) against
-//     opts.Features ("module:feature" -> on); a node behind a disabled
+//   - if-feature (on the node, its augment, uses, choice and case, and on
+//     enum values) against opts.Features ("module:feature" -> on; a feature
+//     whose own if-feature is false is off); a node behind a disabled
 //     feature is RuleFeature, reported as unknown, as the device does.
 //
 // Member names may be module-qualified or not (twins strip qualifiers).
@@ -57,10 +58,15 @@
 // tables (PORT_QOS_MAP -> DSCP_TO_TC_MAP, BUFFER_PG -> BUFFER_PROFILE,
 // QUEUE -> SCHEDULER / WRED_PROFILE, anything -> PORT) are checked.
 //
-// Not evaluated: when/if-feature on a "uses" statement (goyang does not keep
-// them; none of the shipped modules' QoS paths has one), unique statements,
-// max-elements, and leafrefs inside a union (require-instance of a union
-// member depends on which member matched).
+// SR Linux idioms that libyang reads differently are evaluated as the device
+// means them (vendorBooleans in xpath.go: ". = false()" compares the value;
+// mustOn: the srl_nokia-ext:if-feature extension on a must). max-elements
+// and unique statements are checked too (RuleSchema).
+//
+// Cost: indexed key lookups (list[key=current()...], and
+// current()/../list[key='const']), per-validation leafref value sets and
+// context-free expressions evaluated once keep a 64-port SR Linux or SONiC
+// datastore under 20 ms of CPU (BenchmarkValidateDatastore*).
 //
 // The tests hold the validator against libyang's yanglint (datastore_test.go)
 // on the examples' compiled payloads and a table of mutated datastores.

@@ -105,7 +105,10 @@ type Schema struct {
 	patterns map[*yang.YangType][]pattern
 	xerrs    map[string]string                  // XPath that antchfx cannot compile
 	prefixes map[*yang.Module]map[string]string // import prefixes per module
-	conds    map[*yang.Entry]*conds             // when/if-feature/must of an entry
+	conds    sync.Map                           // *yang.Entry -> *conds: when/if-feature/must
+	ixSpecs  []ixSpec                           // indexed lookups (xpath.go)
+	ixByKey  map[string]int
+	exprPool sync.Map // xkey -> *sync.Pool of compiled *xpath.Expr
 }
 
 // Load reads every .yang file in dirs (directories on disk: the first
@@ -196,12 +199,22 @@ func (s *Schema) Modules() []string {
 	return out
 }
 
+// dirCache holds sortedDir's answers: schema entries do not change once
+// loaded, and the datastore checks ask for the same ones at every node.
+var dirCache sync.Map // *yang.Entry -> []*yang.Entry
+
+// sortedDir returns e's children sorted by name; the slice is shared, do
+// not modify it.
 func sortedDir(e *yang.Entry) []*yang.Entry {
+	if d, ok := dirCache.Load(e); ok {
+		return d.([]*yang.Entry)
+	}
 	out := make([]*yang.Entry, 0, len(e.Dir))
 	for _, c := range e.Dir {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	dirCache.Store(e, out)
 	return out
 }
 

@@ -1,22 +1,29 @@
 // Package eos compiles the intent into gNMI SetRequests for Arista EOS:
-// openconfig-qos with arista-qos-augments (JSON_IETF, no origin) where they
-// cover the setting, and EOS CLI over gNMI (origin "cli", ascii_val) for the
-// rest.
+// openconfig-qos with arista-qos-augments (JSON_IETF, no origin) for the
+// queues' scheduling, and EOS CLI over gNMI (origin "cli", ascii_val) for
+// the rest, in the form Arista's own generator writes it (aristanetworks/avd
+// eos_cli_config_gen templates).
 //
 // Through OpenConfig + augments (replaced, fabricctl owns them):
 //   - /qos/queues/queue[name=<prio>] per class: scheduling (STRICT or
-//     ROUND_ROBIN with bandwidth %), and the ECN thresholds of ECN classes;
-//   - /qos/pfc/watchdog (arista-qos-augments): action and timers;
-//   - /qos/interfaces/interface[interface-id=<port>] per inventory port:
-//     output/pfc priorities-no-drop.
+//     ROUND_ROBIN with bandwidth %).
 //
 // Through CLI (merged, one update): the DSCP -> traffic-class map
 // (`qos map dscp ... to traffic-class N`, every DSCP, since EOS's default map
-// sends DSCP 8-63 to TC 1-7), and per port `mtu`, `qos trust dscp`,
-// `flowcontrol receive/send off` and `priority-flow-control on` (the
-// augments set which priorities are no-drop but cannot turn PFC on).
-// CLI lines cannot be read back as JSON; plan compares only the OpenConfig
-// paths.
+// sends DSCP 8-63 to TC 1-7); the PFC pause watchdog's timers and action
+// (`priority-flow-control pause watchdog default timeout|recovery-time|
+// polling-interval`, `... action drop|no-drop`, AVD priority-flow-control.j2);
+// and per port `mtu` (the IP MTU), `qos trust dscp`, `flowcontrol
+// receive/send off`, `priority-flow-control on`, `priority-flow-control
+// priority N no-drop` for each lossless priority, `priority-flow-control
+// pause watchdog` (AVD ethernet-interfaces.j2, qos-profiles.j2) and, per ECN
+// class, `tx-queue N` / `random-detect ecn minimum-threshold X bytes
+// maximum-threshold Y bytes max-mark-probability P` (AVD
+// ethernet-interface-tx-queues.j2). The global OpenConfig augments for PFC
+// (/qos/pfc/watchdog, output/pfc priorities-no-drop, the per-queue ecn
+// augment) are not used: AVD configures none of them, and EOS applies PFC and
+// ECN per interface. CLI settings are read back with `show running-config
+// all` over origin cli.
 package eos
 
 import (
@@ -70,43 +77,19 @@ type (
 			Scheduling string `json:"arista-qos-augments:scheduling"`
 			Bandwidth  *int   `json:"arista-qos-augments:bandwidth,omitempty"`
 		} `json:"config"`
-		ECN *struct {
-			Config ecnConfig `json:"config"`
-		} `json:"arista-qos-augments:ecn,omitempty"`
-	}
-	ecnConfig struct {
-		Min         int64  `json:"min-threshold"`
-		Max         int64  `json:"max-threshold"`
-		Unit        string `json:"threshold-unit"`
-		MaxDropRate int    `json:"max-drop-rate"`
-	}
-	watchdog struct {
-		Config struct {
-			Action         string `json:"action"`
-			Timeout        string `json:"default-timeout"`
-			RecoveryTime   string `json:"default-recovery-time"`
-			PollingInteval string `json:"default-polling-interval"`
-		} `json:"config"`
-	}
-	qosInterface struct {
-		ID     string `json:"interface-id"`
-		Config struct {
-			ID string `json:"interface-id"`
-		} `json:"config"`
-		Output struct {
-			PFC struct {
-				Config struct {
-					NoDrop string `json:"priorities-no-drop"`
-				} `json:"config"`
-			} `json:"arista-qos-augments:pfc"`
-		} `json:"output"`
 	}
 )
 
-var watchdogAction = map[intent.WatchdogAction]string{
-	intent.WatchdogDrop:    "DROP",
-	intent.WatchdogForward: "IGNORE_PFC",
-	intent.WatchdogAlert:   "NOTIFY_ONLY",
+// ecnMaxBytes bounds random-detect ecn thresholds (AVD
+// ethernet_interfaces tx_queues random_detect ecn threshold min/max:
+// 1..256000000).
+const ecnMaxBytes = 256_000_000
+
+// cliSeconds renders d in seconds as the EOS CLI takes it (AVD
+// priority_flow_control.watchdog: "0.01" or "60", up to 2 fraction digits
+// for timeout and recovery-time, 3 for polling-interval).
+func cliSeconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
 }
 
 // Compile implements switchdrv.Platform.
@@ -120,11 +103,6 @@ type compiler struct {
 	f  *intent.Fabric
 	sw *intent.Switch
 	d  *switchdrv.Desired
-}
-
-// seconds renders d in seconds with the given fraction digits (decimal64).
-func seconds(d time.Duration, digits int) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', digits, 64)
 }
 
 func (c *compiler) compile() error {
@@ -146,13 +124,8 @@ func (c *compiler) compile() error {
 			w := cl.Weight
 			q.Config.Scheduling, q.Config.Bandwidth = "ROUND_ROBIN", &w
 		}
-		if e := cl.ECN; e != nil {
-			if e.MaxBytes > 4294967294 {
-				return fmt.Errorf("class %s: ecn max %d bytes above the model's 4294967294", cl.Name, e.MaxBytes)
-			}
-			q.ECN = &struct {
-				Config ecnConfig `json:"config"`
-			}{Config: ecnConfig{Min: e.MinBytes, Max: e.MaxBytes, Unit: "BYTES", MaxDropRate: e.Probability}}
+		if e := cl.ECN; e != nil && (e.MinBytes < 1 || e.MaxBytes > ecnMaxBytes) {
+			return fmt.Errorf("class %s: ecn thresholds %d..%d bytes outside EOS's 1..%d", cl.Name, e.MinBytes, e.MaxBytes, ecnMaxBytes)
 		}
 		if err := c.d.Replace(q, switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("queue", "name", q.Name)); err != nil {
 			return err
@@ -169,36 +142,18 @@ func (c *compiler) compile() error {
 			return fmt.Errorf("pfc watchdog poll %dms outside EOS's %d..%d ms", poll, pollMinMS, pollMaxMS)
 		case 2*poll > min(det, rec):
 			return fmt.Errorf("pfc watchdog poll %dms is more than half of min(detect %dms, restore %dms), which EOS rejects", poll, det, rec)
-		// The augments carry the timers as decimal64 seconds with 2
-		// (timeout, recovery) and 3 (polling) fraction digits: anything
-		// finer would be rounded silently.
+		// The CLI takes the timers in seconds with 2 (timeout, recovery)
+		// and 3 (polling) fraction digits: anything finer would be
+		// refused or rounded.
 		case wd.Detect%(10*time.Millisecond) != 0 || wd.Restore%(10*time.Millisecond) != 0:
 			return fmt.Errorf("pfc watchdog detect %v and restore %v: EOS takes them in steps of 10ms", wd.Detect, wd.Restore)
 		case wd.Poll%time.Millisecond != 0:
 			return fmt.Errorf("pfc watchdog poll %v: EOS takes it in steps of 1ms", wd.Poll)
 		}
-		var w watchdog
-		act, ok := watchdogAction[wd.Action]
-		if !ok {
+		switch wd.Action {
+		case intent.WatchdogDrop, intent.WatchdogForward, intent.WatchdogAlert:
+		default:
 			return fmt.Errorf("pfc watchdog action %q has no EOS equivalent", wd.Action)
-		}
-		w.Config.Action = act
-		w.Config.Timeout = seconds(wd.Detect, 2)
-		w.Config.RecoveryTime = seconds(wd.Restore, 2)
-		w.Config.PollingInteval = seconds(wd.Poll, 3)
-		if err := c.d.Replace(w, switchdrv.Elem("qos"), switchdrv.Elem(aug+"pfc"), switchdrv.Elem("watchdog")); err != nil {
-			return err
-		}
-	}
-	if len(lossless) > 0 {
-		noDrop := fmt.Sprintf("%02x", p.PFCBitmap())
-		for _, port := range c.sw.Ports {
-			var qi qosInterface
-			qi.ID, qi.Config.ID = port.Name, port.Name
-			qi.Output.PFC.Config.NoDrop = noDrop
-			if err := c.d.Replace(qi, switchdrv.Elem("qos"), switchdrv.Elem("interfaces"), switchdrv.Elem("interface", "interface-id", port.Name)); err != nil {
-				return err
-			}
 		}
 	}
 	mtus := make([]int, len(c.sw.Ports))
@@ -219,14 +174,15 @@ func (c *compiler) compile() error {
 	}
 	c.d.Updates = append(c.d.Updates, &gnmipb.Update{
 		Path: &gnmipb.Path{Origin: OriginCLI},
-		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: c.cli(len(lossless) > 0, mtus)}},
+		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: c.cli(lossless, mtus)}},
 	})
 	return nil
 }
 
-// cli renders the settings the models lack as EOS configuration lines; mtus
-// are the ports' MTUs, in port order.
-func (c *compiler) cli(pfc bool, mtus []int) string {
+// cli renders the settings the models lack as EOS configuration lines, in
+// the order and form of Arista AVD's eos_cli_config_gen templates; mtus are
+// the ports' MTUs, in port order.
+func (c *compiler) cli(lossless []int, mtus []int) string {
 	p := &c.f.Policy
 	var b strings.Builder
 	byTC := map[int][]string{}
@@ -245,6 +201,27 @@ func (c *compiler) cli(pfc bool, mtus []int) string {
 			ds = ds[n:]
 		}
 	}
+	wd := p.Watchdog
+	watchdog := len(lossless) > 0 && wd.Enabled
+	if watchdog {
+		// AVD priority-flow-control.j2: the global defaults and action
+		// (drop | no-drop: stop honouring pause, SONiC's "forward").
+		fmt.Fprintf(&b, "priority-flow-control pause watchdog default timeout %s\n", cliSeconds(wd.Detect))
+		fmt.Fprintf(&b, "priority-flow-control pause watchdog default recovery-time %s\n", cliSeconds(wd.Restore))
+		fmt.Fprintf(&b, "priority-flow-control pause watchdog default polling-interval %s\n", cliSeconds(wd.Poll))
+		switch wd.Action {
+		case intent.WatchdogDrop:
+			b.WriteString("priority-flow-control pause watchdog action drop\n")
+		case intent.WatchdogForward:
+			b.WriteString("priority-flow-control pause watchdog action no-drop\n")
+		}
+	}
+	var ecn []intent.Class
+	for _, cl := range p.Classes {
+		if cl.ECN != nil {
+			ecn = append(ecn, cl)
+		}
+	}
 	for i, port := range c.sw.Ports {
 		fmt.Fprintf(&b, "interface %s\n", port.Name)
 		fmt.Fprintf(&b, "   mtu %d\n", mtus[i])
@@ -252,8 +229,24 @@ func (c *compiler) cli(pfc bool, mtus []int) string {
 		if !p.GlobalPause {
 			b.WriteString("   flowcontrol receive off\n   flowcontrol send off\n")
 		}
-		if pfc {
+		if len(lossless) > 0 {
 			b.WriteString("   priority-flow-control on\n")
+			for _, prio := range lossless {
+				fmt.Fprintf(&b, "   priority-flow-control priority %d no-drop\n", prio)
+			}
+		}
+		if watchdog {
+			// AVD qos-profiles.j2: the watchdog is enabled per port; the
+			// alert-only action exists only per port.
+			b.WriteString("   priority-flow-control pause watchdog\n")
+			if wd.Action == intent.WatchdogAlert {
+				b.WriteString("   priority-flow-control pause watchdog port action notify-only\n")
+			}
+		}
+		for _, cl := range ecn {
+			fmt.Fprintf(&b, "   tx-queue %d\n", cl.Priority)
+			fmt.Fprintf(&b, "      random-detect ecn minimum-threshold %d bytes maximum-threshold %d bytes max-mark-probability %d\n",
+				cl.ECN.MinBytes, cl.ECN.MaxBytes, cl.ECN.Probability)
 		}
 		b.WriteString("!\n")
 	}

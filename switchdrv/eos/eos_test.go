@@ -1,7 +1,6 @@
 package eos
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +17,8 @@ func testFabric() *intent.Fabric {
 			MTU: 9214,
 			Classes: []intent.Class{
 				{Name: "default", Priority: 0, Weight: 40, Default: true},
-				{Name: "roce", DSCP: []int{26}, Priority: 3, Lossless: true, Weight: 40},
+				{Name: "roce", DSCP: []int{26}, Priority: 3, Lossless: true, Weight: 40,
+					ECN: &intent.ECN{MinBytes: 150_000, MaxBytes: 1_501_500, Probability: 100}},
 				{Name: "storage", DSCP: []int{24, 28}, Priority: 4, Lossless: true, Weight: 20},
 				{Name: "cnp", DSCP: []int{48}, Priority: 6, Strict: true, CNP: true},
 			},
@@ -74,10 +74,26 @@ func TestCLI(t *testing.T) {
 			t.Errorf("DSCP %d -> traffic-class %d, want %d", dv, seen[dv], want[dv])
 		}
 	}
-	wantRest := []string{
-		"interface Ethernet1", "   mtu 9214", "   qos trust dscp", "   flowcontrol receive off", "   flowcontrol send off", "   priority-flow-control on", "!",
-		"interface Ethernet2", "   mtu 9000", "   qos trust dscp", "   flowcontrol receive off", "   flowcontrol send off", "   priority-flow-control on", "!",
+	// Arista AVD eos_cli_config_gen: priority-flow-control.j2 (global pause
+	// watchdog timers and action), ethernet-interfaces.j2 (priority-flow-
+	// control on / priority N no-drop per interface) and
+	// ethernet-interface-tx-queues.j2 (random-detect ecn per tx-queue);
+	// the watchdog is enabled per interface as qos-profiles.j2 does.
+	port := func(name, mtu string) []string {
+		return []string{
+			"interface " + name, "   mtu " + mtu, "   qos trust dscp", "   flowcontrol receive off", "   flowcontrol send off",
+			"   priority-flow-control on", "   priority-flow-control priority 3 no-drop", "   priority-flow-control priority 4 no-drop",
+			"   priority-flow-control pause watchdog",
+			"   tx-queue 3", "      random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1501500 bytes max-mark-probability 100",
+			"!",
+		}
 	}
+	wantRest := append([]string{
+		"priority-flow-control pause watchdog default timeout 0.2",
+		"priority-flow-control pause watchdog default recovery-time 0.4",
+		"priority-flow-control pause watchdog default polling-interval 0.05",
+		"priority-flow-control pause watchdog action no-drop",
+	}, append(port("Ethernet1", "9214"), port("Ethernet2", "9000")...)...)
 	if diff := cmp.Diff(wantRest, rest); diff != "" {
 		t.Errorf("interface CLI mismatch (-want +got):\n%s", diff)
 	}
@@ -142,38 +158,61 @@ func TestWatchdogSteps(t *testing.T) {
 	}
 }
 
-func TestAugments(t *testing.T) {
+// TestNoGlobalAugmentsForPFC (issue 10 item 14): no-drop, ECN and the
+// watchdog go per interface as CLI (above); the OpenConfig payload keeps only
+// the queues' scheduling (arista-qos-augments scheduling and bandwidth), and
+// no longer the global /qos/pfc/watchdog, the per-queue ECN augment or
+// output/pfc priorities-no-drop.
+func TestNoGlobalAugmentsForPFC(t *testing.T) {
 	f := testFabric()
 	d, err := Platform{}.Compile(f, &f.Switches[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
+	queues := 0
 	for _, u := range d.Replaces {
 		var names []string
 		for _, e := range u.GetPath().GetElem() {
 			names = append(names, e.GetName())
 		}
-		var v map[string]any
-		if err := json.Unmarshal(u.GetVal().GetJsonIetfVal(), &v); err != nil {
+		p := strings.Join(names, "/")
+		js := string(u.GetVal().GetJsonIetfVal())
+		switch {
+		case p == "qos/queues/queue":
+			queues++
+			if strings.Contains(js, "ecn") {
+				t.Errorf("queue %s carries the ECN augment: %s", u.GetPath().GetElem()[2].GetKey()["name"], js)
+			}
+		default:
+			t.Errorf("OpenConfig replace of %s: the PFC and watchdog settings go per interface as CLI", p)
+		}
+	}
+	if queues != len(f.Policy.Classes) {
+		t.Errorf("%d queues, want one per class (%d)", queues, len(f.Policy.Classes))
+	}
+}
+
+// TestWatchdogActions maps the intent's actions onto the EOS CLI (AVD
+// priority_flow_control.watchdog.action: drop | no-drop globally;
+// qos_profiles ... watchdog.action: drop | notify-only per port).
+func TestWatchdogActions(t *testing.T) {
+	for _, tc := range []struct {
+		action intent.WatchdogAction
+		want   string
+	}{
+		{intent.WatchdogDrop, "priority-flow-control pause watchdog action drop"},
+		{intent.WatchdogForward, "priority-flow-control pause watchdog action no-drop"},
+		{intent.WatchdogAlert, "   priority-flow-control pause watchdog port action notify-only"},
+	} {
+		f := testFabric()
+		f.Policy.Watchdog.Action = tc.action
+		d, err := Platform{}.Compile(f, &f.Switches[0])
+		if err != nil {
 			t.Fatal(err)
 		}
-		switch p := strings.Join(names, "/"); p {
-		case "qos/arista-qos-augments:pfc/watchdog":
-			c := v["config"].(map[string]any)
-			got["action"] = c["action"].(string)
-			got["timeout"] = c["default-timeout"].(string)
-			got["recovery"] = c["default-recovery-time"].(string)
-			got["poll"] = c["default-polling-interval"].(string)
-		case "qos/interfaces/interface":
-			got["no-drop "+u.GetPath().GetElem()[2].GetKey()["interface-id"]] = v["output"].(map[string]any)["arista-qos-augments:pfc"].(map[string]any)["config"].(map[string]any)["priorities-no-drop"].(string)
+		cli := d.Updates[len(d.Updates)-1].GetVal().GetAsciiVal()
+		if !strings.Contains(cli, tc.want+"\n") {
+			t.Errorf("action %s: CLI lacks %q:\n%s", tc.action, tc.want, cli)
 		}
-	}
-	want := map[string]string{
-		"action": "IGNORE_PFC", "timeout": "0.20", "recovery": "0.40", "poll": "0.050",
-		"no-drop Ethernet1": "18", "no-drop Ethernet2": "18", // priorities 3 and 4
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("augments mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -10,7 +10,9 @@
 // classifiers FABRICCTL_V4/FABRICCTL_V6, the queue-management profiles
 // FABRICCTL_ECN_<CLASS>, the scheduler policy FABRICCTL and, for every
 // inventory port, /qos/interfaces/interface[interface-id=<port>]. Merged
-// (update): /interfaces/interface[name=<port>]/config/mtu.
+// (update): /interfaces/interface[name=<port>] with config name, type
+// ethernetCsmacd and mtu, the intent's IP MTU plus the 14-byte Ethernet
+// header (the model's mtu is the frame size).
 package oc
 
 import (
@@ -22,6 +24,21 @@ import (
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
+
+// ocInterface is the part of openconfig-interfaces interface that Compile
+// merges.
+type ocInterface struct {
+	Name   string `json:"name"`
+	Config struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+		MTU  int    `json:"mtu"`
+	} `json:"config"`
+}
+
+// ethOverhead is the untagged Ethernet header the interface mtu counts on
+// top of the IP MTU (openconfig-interfaces: 1514 on Ethernet).
+const ethOverhead = 14
 
 // Names of the entries fabricctl owns.
 const (
@@ -319,11 +336,20 @@ func (c *compiler) compile() error {
 		}
 	}
 	for _, port := range c.sw.Ports {
-		mtu := c.f.PortMTU(port)
+		// The intent's MTU is the IP MTU; openconfig-interfaces' mtu is
+		// the frame ("e.g., 1514 bytes on an Ethernet interface"), without
+		// FCS: add the Ethernet header.
+		mtu := c.f.PortMTU(port) + ethOverhead
 		if mtu < 0 || mtu > 65535 {
-			return fmt.Errorf("port %s: mtu %d outside 0..65535", port.Name, mtu)
+			return fmt.Errorf("port %s: IP MTU %d is interface mtu %d, outside 0..65535", port.Name, c.f.PortMTU(port), mtu)
 		}
-		if err := c.d.Update(mtu, switchdrv.Elem("interfaces"), switchdrv.Elem("interface", "name", port.Name), switchdrv.Elem("config"), switchdrv.Elem("mtu")); err != nil {
+		// The merge names the key leaf config/name and the mandatory
+		// config/type (openconfig-interfaces; every Ethernet port is
+		// ethernetCsmacd), so a target that has not instantiated the
+		// interface accepts it too; on one that has, they are unchanged.
+		var ifc ocInterface
+		ifc.Name, ifc.Config.Name, ifc.Config.Type, ifc.Config.MTU = port.Name, port.Name, "iana-if-type:ethernetCsmacd", mtu
+		if err := c.d.Update(ifc, switchdrv.Elem("interfaces"), switchdrv.Elem("interface", "name", port.Name)); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package oc
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,5 +49,36 @@ func TestClassifierTerms(t *testing.T) {
 	}
 	if len(d.Notes) != 1 || d.Notes[0] != NotePFC {
 		t.Errorf("Notes = %q, want the PFC note", d.Notes)
+	}
+}
+
+// TestInterfaceMTUIsL2 (issue 10 item 16): the intent's MTU is the IP MTU;
+// openconfig-interfaces' interface config/mtu is the frame size ("the mtu is
+// set to the operational default -- e.g., 1514 bytes on an Ethernet
+// interface"), so 9216 becomes 9230.
+func TestInterfaceMTUIsL2(t *testing.T) {
+	f := &intent.Fabric{
+		Policy: intent.Policy{MTU: 9216, Classes: []intent.Class{
+			{Name: "default", Priority: 0, Weight: 100, Default: true},
+		}},
+		Switches: []intent.Switch{{Name: "s1", Platform: intent.PlatformOpenConfig, Ports: []intent.Port{{Name: "Ethernet1"}, {Name: "Ethernet2", MTU: 1500}}}},
+	}
+	d, err := Platform{}.Compile(f, &f.Switches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, u := range d.Updates {
+		el := u.GetPath().GetElem()
+		if el[0].GetName() == "interfaces" {
+			var ifc ocInterface
+			if err := json.Unmarshal(u.GetVal().GetJsonIetfVal(), &ifc); err != nil {
+				t.Fatal(err)
+			}
+			got[el[1].GetKey()["name"]] = strconv.Itoa(ifc.Config.MTU)
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"Ethernet1": "9230", "Ethernet2": "1514"}, got); diff != "" {
+		t.Errorf("interface mtu (-want +got):\n%s", diff)
 	}
 }

@@ -32,6 +32,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
@@ -188,6 +189,9 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// egressLosslessJSON is BUFFER_QUEUE's hash for a lossless queue.
+var egressLosslessJSON = encodeHash([]kv{{"profile", egressLossless}})
+
 // raw replaces table|key with an already encoded hash (shared, read-only).
 func (c *compiler) raw(table, key string, hash []byte) {
 	v := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: hash}}
@@ -202,6 +206,43 @@ func (c *compiler) field(table, key, field, value string) error {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// sizeConvention is what BUFFER_PROFILE "size" means on the switch's ASIC
+// (issue 10 item 5): xon + xoff on Mellanox (the headroom; the SKUs'
+// pg_profile_lookup.ini: size = xon + xoff), the guaranteed minimum on
+// Broadcom (sonic-swss orchagent/bufferorch.cpp passes it as
+// SAI_BUFFER_PROFILE_ATTR_BUFFER_SIZE, the reserved buffer; the headroom
+// is xoff). Unknown ASIC: xon + xoff, the safe reading (on Broadcom it
+// reserves more than needed, never less).
+type sizeConvention struct {
+	asic          string
+	known         bool
+	guaranteedMin bool
+}
+
+func (c *compiler) sizeConvention() sizeConvention {
+	p, err := profile.LookupFor(string(intent.PlatformSONiC), c.sw.Profile)
+	if err == nil {
+		p, err = p.WithASIC(c.sw.ASIC)
+	}
+	if err != nil || p.ASICInfo() == nil {
+		return sizeConvention{asic: c.sw.ASIC}
+	}
+	a := p.ASICInfo()
+	return sizeConvention{asic: a.Name, known: true, guaranteedMin: a.BufferProfileSize == profile.SizeGuaranteedMinimum}
+}
+
+func (s sizeConvention) note(vendor bool, sizes []string) string {
+	switch {
+	case !s.known:
+		return "buffer profiles: ASIC unknown, so size = xon + xoff, the safe reading (the Mellanox convention; on Broadcom it reserves the headroom as guaranteed minimum, more than needed); name switches[].asic for the vendor's"
+	case s.guaranteedMin && vendor:
+		return "buffer profiles: on " + s.asic + " (Broadcom) size is the PG's guaranteed minimum and xoff the headroom (sonic-swss orchagent/bufferorch.cpp); size from the vendor's table: " + strings.Join(sizes, "; ")
+	case s.guaranteedMin:
+		return "buffer profiles: on " + s.asic + " (Broadcom) size is the guaranteed minimum, but there is no vendor table for it here: size = xon + xoff reserves the headroom as guaranteed minimum (more than needed, never less)"
+	}
+	return "buffer profiles: on " + s.asic + " (Mellanox) size = xon + xoff, the PG's headroom (pg_profile_lookup.ini convention)"
+}
 
 func join(ps []int) string {
 	s := make([]string, len(ps))
@@ -283,9 +324,17 @@ func (c *compiler) compile() error {
 			continue
 		}
 		mn, mx, pr := strconv.FormatInt(cl.ECN.MinBytes, 10), strconv.FormatInt(cl.ECN.MaxBytes, 10), itoa(cl.ECN.Probability)
+		// Mark only, as on the other platforms (issue 10 item 8):
+		// orchagent qosorch.cpp maps "ecn" to SAI_WRED_ATTR_ECN_MARK_MODE
+		// (ecn_all: ECT packets of every colour are marked on the
+		// curve) and wred_<colour>_enable to SAI_WRED_ATTR_<COLOUR>_ENABLE,
+		// the WRED drop of that colour, which would also drop non-ECT
+		// packets of the lossless queue (up to 100 % past the max
+		// threshold). Drop stays off; the thresholds and probability
+		// shape the marking.
 		w := map[string]string{"ecn": "ecn_all"}
 		for _, color := range []string{"green", "yellow", "red"} {
-			w["wred_"+color+"_enable"] = "true"
+			w["wred_"+color+"_enable"] = "false"
 			w[color+"_min_threshold"] = mn
 			w[color+"_max_threshold"] = mx
 			w[color+"_drop_probability"] = pr
@@ -295,34 +344,49 @@ func (c *compiler) compile() error {
 		}
 	}
 
-	// Headroom profiles, one per distinct size.
+	// Headroom profiles, one per distinct (xoff, size).
 	portProfile := map[string]string{}
 	if len(lossless) > 0 {
-		sizes := map[int64]int{} // xoff -> MTU of the first port using it
+		conv := c.sizeConvention()
+		type spec struct{ xoff, xon, size int64 }
+		specs := map[string]spec{}
+		var names []string
+		var vendorSizes []string
 		for _, port := range c.sw.Ports {
-			x := switchdrv.PortHeadroom(c.f, port)
-			portProfile[port.Name] = bufferPrefix + strconv.FormatInt(x, 10)
-			if _, ok := sizes[x]; !ok {
-				sizes[x] = c.f.PortMTU(port)
+			x := switchdrv.PortHeadroomFor(c.f, c.sw, port)
+			// Static headroom: xon is two frames (resume after draining
+			// two MTUs below xoff).
+			sp := spec{xoff: x, xon: int64(2 * c.f.PortMTU(port))}
+			name := bufferPrefix + strconv.FormatInt(x, 10)
+			switch row, src, ok := intent.VendorRow(c.f.HeadroomInputFor(c.sw, port)); {
+			case conv.guaranteedMin && ok:
+				// Broadcom: size is the PG's guaranteed minimum, the
+				// headroom is xoff on top of it.
+				sp.size = row.Size
+				name += "_" + strconv.FormatInt(row.Size, 10)
+				vendorSizes = append(vendorSizes, fmt.Sprintf("%s %s/%gm: %d B (%s)", port.Name, intent.FormatRate(port.Speed), port.CableMeters, row.Size, src))
+			default:
+				// size = xon + xoff is the PG's reserved headroom, with
+				// shared buffer beyond it (dynamic_th 0 = 50 %).
+				sp.size = sp.xoff + sp.xon
+			}
+			portProfile[port.Name] = name
+			if _, ok := specs[name]; !ok {
+				specs[name] = sp
+				names = append(names, name)
 			}
 		}
-		keys := make([]int64, 0, len(sizes))
-		for x := range sizes {
-			keys = append(keys, x)
-		}
-		sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-		for _, x := range keys {
-			// Static headroom: xon is two frames (resume after draining
-			// two MTUs below xoff); size = xon + xoff is the PG's reserved
-			// headroom, with shared buffer beyond it (dynamic_th 0 = 50 %).
-			xon := int64(2 * sizes[x])
-			if err := c.replace("BUFFER_PROFILE", bufferPrefix+strconv.FormatInt(x, 10),
-				kv{"pool", losslessPool}, kv{"xoff", strconv.FormatInt(x, 10)}, kv{"xon", strconv.FormatInt(xon, 10)},
-				kv{"size", strconv.FormatInt(x+xon, 10)}, kv{"dynamic_th", "0"},
+		sort.Strings(names)
+		for _, name := range names {
+			sp := specs[name]
+			if err := c.replace("BUFFER_PROFILE", name,
+				kv{"pool", losslessPool}, kv{"xoff", strconv.FormatInt(sp.xoff, 10)}, kv{"xon", strconv.FormatInt(sp.xon, 10)},
+				kv{"size", strconv.FormatInt(sp.size, 10)}, kv{"dynamic_th", "0"},
 			); err != nil {
 				return err
 			}
 		}
+		c.d.Notes = append(c.d.Notes, conv.note(len(vendorSizes) > 0, vendorSizes))
 	}
 
 	// Watchdog ranges.
@@ -375,6 +439,14 @@ func (c *compiler) compile() error {
 				return err
 			}
 		}
+		// Egress: the templates give only queues 3-4 the lossless egress
+		// profile (buffers_config.j2: BUFFER_QUEUE port|3-4
+		// egress_lossless_profile, |0-2 and |5-6 egress_lossy_profile);
+		// a lossless class on another priority must not keep a lossy
+		// profile, which can tail-drop (issue 10 item 7).
+		for _, l := range lossless {
+			c.raw("BUFFER_QUEUE", port.Name+"|"+itoa(l), egressLosslessJSON)
+		}
 		if len(lossless) > 0 && wd.Enabled {
 			c.raw("PFC_WD", port.Name, wdJSON)
 		} else {
@@ -390,14 +462,14 @@ func (c *compiler) compile() error {
 		}
 	}
 	if len(lossless) > 0 && len(c.sw.Ports) > 0 {
-		// One merge of the inventory ports' fields into CABLE_LENGTH|AZURE
-		// (the other ports' lengths stay).
-		cl := make([]kv, len(c.sw.Ports))
-		for i, port := range c.sw.Ports {
-			cl[i] = kv{port.Name, strconv.Itoa(int(math.Ceil(port.CableMeters))) + "m"}
+		// One field per inventory port: an update at CABLE_LENGTH|AZURE
+		// would be a JSON patch add of the whole hash, wiping every other
+		// port's length (sonic-gnmi json_client.go; issue 10 item 2).
+		for _, port := range c.sw.Ports {
+			if err := c.field("CABLE_LENGTH", cableLengthTable, port.Name, strconv.Itoa(int(math.Ceil(port.CableMeters)))+"m"); err != nil {
+				return err
+			}
 		}
-		v := &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: encodeHash(cl)}}
-		c.d.Updates = append(c.d.Updates, &gnmipb.Update{Path: path("CABLE_LENGTH", cableLengthTable), Val: v})
 	}
 	for _, fc := range []string{"PFCWD", "QUEUE", "PG_WATERMARK"} {
 		if fc == "PFCWD" && (len(lossless) == 0 || !wd.Enabled) {

@@ -6,12 +6,21 @@
 //   - /qos/scheduler-policies/scheduler-policy[name=FABRICCTL_SCHED],
 //   - /qos/buffer-management/queue-management-profile[name=FABRICCTL_ECN_<CLASS>],
 //   - /qos/buffer-management/buffer-allocation-profile[name=FABRICCTL_PFC_<bytes>]
-//     (one per distinct headroom; ports with equal speed, cable and MTU share one),
+//     (one per distinct headroom; ports with equal speed, cable and MTU share
+//     one): the input pfc-queues, each with the headroom it may take and the
+//     maximum-burst-size at which it sends pause,
+//   - /qos/buffer-management/buffer-allocation-profile[name=FABRICCTL_QUEUES]:
+//     the output queues of ECN classes with their maximum-burst-size,
 //   - /qos/pfc-mapping-profile[name=FABRICCTL_PFC],
 //   - /qos/interfaces/interface[interface-id=<port>] and [interface-id=<port>.<sub>]
 //     for every inventory port (the whole QoS binding of that port).
 //
-// Merged (update): /qos/explicit-congestion-notification (presence),
+// The intent's MTU is the IP MTU; /interface/mtu is the L2 frame without
+// FCS, so Compile adds the Ethernet header (PortMTU).
+//
+// Merged (update): /qos/explicit-congestion-notification (presence), the
+// standard forwarding classes fc<N> -> unicast-<N>, the queues unicast-<N>
+// and the pfc-queues pfc<N> of the priorities the intent uses,
 // /interface[name=<port>]/mtu and /interface[name=<port>]/ethernet/flow-control
 // (receive and transmit, off when PFC is on).
 // Everything else under /qos (other policies, other ports) is left alone.
@@ -22,6 +31,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
@@ -36,6 +46,9 @@ const (
 	PFCProfile      = "FABRICCTL_PFC"
 	ecnPrefix       = "FABRICCTL_ECN_"
 	bufferPrefix    = "FABRICCTL_PFC_"
+	// OutputBuffers is the output buffer-allocation-profile giving the ECN
+	// queues their maximum-burst-size.
+	OutputBuffers = "FABRICCTL_QUEUES"
 )
 
 // quirks are read from the newest SR Linux profile (internal/profile/data/profiles/srlinux-*.json).
@@ -49,7 +62,29 @@ const (
 	// scheduler-policy scheduler sequence is 0..1: sequence 0 is strict,
 	// sequence 1 is weighted (weight 1..255).
 	maxWeight = 255
+	// ethOverhead is what an untagged Ethernet frame adds to the IP MTU
+	// without FCS (the 7220's maximum IP MTU 9398 against its maximum port
+	// MTU 9412, srl_nokia-interfaces.yang); a VLAN tag adds vlanTag.
+	ethOverhead = 14
+	vlanTag     = 4
+	// portMTUMin/Max bound /interface/mtu on 7220 IXR-D/H systems
+	// (srl_nokia-interfaces.yang mtu description; the range 1450..9500 is
+	// VSRL's, and a must keeps ethernet ports at 1500 or more).
+	portMTUMin = 1500
+	portMTUMax = 9412
 )
+
+// PortMTU converts the intent's IP MTU of a port into SR Linux's interface
+// mtu: the L2 frame without FCS ("Port MTU in bytes including ethernet
+// overhead but excluding 4-bytes FCS", srl_nokia-interfaces.yang). The
+// subinterface fabricctl classifies on is taken as untagged when its index
+// is 0 and as carrying one VLAN tag otherwise.
+func PortMTU(ipMTU, subinterface int) int {
+	if subinterface != 0 {
+		return ipMTU + ethOverhead + vlanTag
+	}
+	return ipMTU + ethOverhead
+}
 
 // Platform is the SR Linux platform.
 type Platform struct{}
@@ -107,14 +142,40 @@ type (
 	bufferProfile struct {
 		Name   string `json:"name"`
 		Queues struct {
-			PFCQueue []pfcQueueBuffer `json:"pfc-queue"`
+			Queue    []queueBuffer    `json:"queue,omitempty"`
+			PFCQueue []pfcQueueBuffer `json:"pfc-queue,omitempty"`
 		} `json:"queues"`
+	}
+	queueBuffer struct {
+		Name             string `json:"queue-name"`
+		MaximumBurstSize int64  `json:"maximum-burst-size"`
 	}
 	pfcQueueBuffer struct {
 		Name string `json:"pfc-queue-name"`
+		// MaximumBurstSize is the depth at which the pfc-queue sends pause
+		// on 7220 IXR (feature qos-pfc-xgs).
+		MaximumBurstSize int64 `json:"maximum-burst-size"`
 		// ReservedBytes is the headroom the pfc-queue may take from the
 		// forwarding complex's PFC reserved buffer.
 		ReservedBytes int64 `json:"maximum-pfc-reserved-share-bytes"`
+	}
+	// forwardingClass, namedQueue and namedPFCQueue are the named objects
+	// of srl_nokia-qos forwarding-classes-config and queue-names-config.
+	forwardingClass struct {
+		Name   string `json:"name"`
+		Index  int    `json:"forwarding-class-index"`
+		Output struct {
+			UnicastQueue   string `json:"unicast-queue"`
+			MulticastQueue string `json:"multicast-queue"`
+		} `json:"output"`
+	}
+	namedQueue struct {
+		Name  string `json:"name"`
+		Index int    `json:"queue-index"`
+	}
+	namedPFCQueue struct {
+		Name  string `json:"pfc-queue-name"`
+		Index int    `json:"queue-index"`
 	}
 	pfcMappingProfile struct {
 		Name            string `json:"name"`
@@ -171,6 +232,7 @@ type (
 		Scheduler struct {
 			Policy string `json:"scheduler-policy"`
 		} `json:"scheduler"`
+		BufferProfile string `json:"buffer-allocation-profile,omitempty"`
 	}
 	ifQueue struct {
 		Name    string `json:"queue-name"`
@@ -185,6 +247,7 @@ type (
 func fc(prio int) string       { return "fc" + strconv.Itoa(prio) }
 func queue(prio int) string    { return "unicast-" + strconv.Itoa(prio) }
 func pfcQueue(prio int) string { return "pfc" + strconv.Itoa(prio) }
+func mcQueue(prio int) string  { return "multicast-" + strconv.Itoa(prio) }
 
 // ECNProfile is the queue-management profile name of a class (characters
 // other than letters, digits, '_' and '-' become '_').
@@ -224,6 +287,10 @@ func (c *compiler) compile() error {
 		if err := c.d.Update(struct{}{}, switchdrv.Elem("qos"), switchdrv.Elem("explicit-congestion-notification")); err != nil {
 			return err
 		}
+	}
+
+	if err := c.namedObjects(lossless); err != nil {
+		return err
 	}
 
 	// Classifier: every DSCP, explicitly (a routed subinterface cannot take
@@ -275,6 +342,23 @@ func (c *compiler) compile() error {
 		}
 	}
 
+	// Output buffers: srl_nokia-qos (v23.10-v25.3, qos-interface-queue-root-top)
+	// refuses a queue-management-profile on an output queue unless the
+	// interface's output buffer-allocation-profile gives that queue a
+	// maximum-burst-size other than 0 ("cannot be configured without setting
+	// maximum burst size"). A non-zero MBS is a static limit that replaces
+	// the chip's dynamic (alpha) one on 7220 IXR.
+	if len(ecnClasses) > 0 {
+		out := bufferProfile{Name: OutputBuffers}
+		for _, cl := range ecnClasses {
+			out.Queues.Queue = append(out.Queues.Queue, queueBuffer{Name: queue(cl.Priority), MaximumBurstSize: c.outputMBS(&cl)})
+		}
+		if err := c.d.Replace(out, switchdrv.Elem("qos"), switchdrv.Elem("buffer-management"), switchdrv.Elem("buffer-allocation-profile", "name", out.Name)); err != nil {
+			return err
+		}
+		c.d.Notes = append(c.d.Notes, fmt.Sprintf("output queues of ECN classes get a static maximum-burst-size (%s): lossless queues as much as every inventory port's pfc-queue can hold, so PFC, not the egress queue, stops lossless traffic; lossy queues twice their ECN max", OutputBuffers))
+	}
+
 	// PFC: headroom buffer profiles and the mapping profile with the watchdog.
 	portBuffer := map[string]string{}
 	if len(lossless) > 0 {
@@ -302,7 +386,9 @@ func (c *compiler) compile() error {
 		for _, h := range sizes {
 			bp := bufferProfile{Name: bufferPrefix + strconv.FormatInt(h, 10)}
 			for _, prio := range lossless {
-				bp.Queues.PFCQueue = append(bp.Queues.PFCQueue, pfcQueueBuffer{Name: pfcQueue(prio), ReservedBytes: h})
+				bp.Queues.PFCQueue = append(bp.Queues.PFCQueue, pfcQueueBuffer{
+					Name: pfcQueue(prio), MaximumBurstSize: c.pfcMBS(prio), ReservedBytes: h,
+				})
 			}
 			if err := c.d.Replace(bp, switchdrv.Elem("qos"), switchdrv.Elem("buffer-management"), switchdrv.Elem("buffer-allocation-profile", "name", bp.Name)); err != nil {
 				return err
@@ -325,8 +411,12 @@ func (c *compiler) compile() error {
 				return fmt.Errorf("pfc watchdog restore %dms outside SR Linux's %d..%d ms", rec, recoveryMinMS, recoveryMaxMS)
 			}
 			mp.ReceivedPause.Deadlock = &deadlock{Enable: true, DetectionTimer: det, RecoveryTimer: rec}
-			if wd.Action != "" && wd.Action != intent.WatchdogDrop {
-				c.d.Notes = append(c.d.Notes, fmt.Sprintf("SR Linux deadlock recovery always ignores pause on the stuck queue for the recovery timer; watchdog action %q is not configurable", wd.Action))
+			// SR Linux deadlock recovery (srl_nokia-qos pfc-mapping-profile
+			// received-pfc-pause-frames/deadlock, recovery-timer: "the
+			// queue ignores received PFC pause frames") keeps the stuck
+			// queue transmitting: SONiC's "forward", not "drop".
+			if wd.Action != "" && wd.Action != intent.WatchdogForward {
+				c.d.Notes = append(c.d.Notes, fmt.Sprintf("SR Linux deadlock recovery ignores received pause frames on the stuck queue for the recovery timer and keeps transmitting (what SONiC calls forward); the action is not configurable, so watchdog action %q is not what happens on this switch", wd.Action))
 			}
 		} else {
 			mp.ReceivedPause.Deadlock = &deadlock{Enable: false}
@@ -348,6 +438,7 @@ func (c *compiler) compile() error {
 			qi.Output.Queues = &struct {
 				Queue []ifQueue `json:"queue"`
 			}{Queue: ecnQueues}
+			qi.Output.BufferProfile = OutputBuffers
 		}
 		if len(lossless) > 0 {
 			qi.PFC = &ifPFC{Profile: PFCProfile, Enable: true}
@@ -366,6 +457,13 @@ func (c *compiler) compile() error {
 			return err
 		}
 	}
+	// srl_nokia-interfaces: a routed subinterface forwards IP packets only
+	// up to its ip-mtu, whose default is /system/mtu/default-ip-mtu (1500);
+	// fabricctl does not know whether the subinterface is routed or bridged
+	// (l2-mtu), so it leaves both alone and says so.
+	if len(c.sw.Ports) > 0 {
+		c.d.Notes = append(c.d.Notes, fmt.Sprintf("subinterfaces are not created: the DSCP classifier attaches to each port's subinterface (e.g. %s.%d), which must exist (a leafref); their MTU is not managed either: routed subinterfaces need ip-mtu %d (the default-ip-mtu is 1500 out of the box), bridged ones l2-mtu of at least the port mtu", c.sw.Ports[0].Name, c.sw.Ports[0].Subinterface, c.f.Policy.MTU))
+	}
 	// 802.3x pause: one merge of the flow-control container per port; the
 	// value is the same on every port, so it is encoded once (read-only).
 	fcJSON, err := json.Marshal(flowControl{Receive: p.GlobalPause, Transmit: p.GlobalPause})
@@ -373,9 +471,10 @@ func (c *compiler) compile() error {
 		return fmt.Errorf("marshal flow-control: %w", err)
 	}
 	for _, port := range c.sw.Ports {
-		mtu := c.f.PortMTU(port)
-		if mtu < 1450 || mtu > 9500 {
-			return fmt.Errorf("port %s: mtu %d outside SR Linux's 1450..9500", port.Name, mtu)
+		ipMTU := c.f.PortMTU(port)
+		mtu := PortMTU(ipMTU, port.Subinterface)
+		if mtu < portMTUMin || mtu > portMTUMax {
+			return fmt.Errorf("port %s: IP MTU %d is port mtu %d, outside the 7220 IXR's %d..%d", port.Name, ipMTU, mtu, portMTUMin, portMTUMax)
 		}
 		c.d.Updates = append(c.d.Updates,
 			&gnmipb.Update{
@@ -388,6 +487,85 @@ func (c *compiler) compile() error {
 			})
 	}
 	return nil
+}
+
+// namedObjects merges the forwarding classes, queues and pfc-queues the
+// payloads name. From SR Linux 24.3 fc<N>, unicast-<N> and pfc<N> in the
+// policies are leafrefs to /qos/forwarding-classes, /qos/queues/queue and
+// /qos/queues/pfc-queue, and a fresh install has none of them (they are
+// created only on upgrade: Nokia SR Linux QoS guide 24.10, "Named queues and
+// forwarding classes"). fabricctl uses the standard names with their own
+// index, which every release accepts (the unicast-queue must allows fc[0-7]
+// on a default queue; the pfc-queue must keeps pfc<N> on index N), and
+// merges them so that what an upgrade created stays as it is. On 7220 IXR
+// (feature qos-multicast-queue) a forwarding class has a unicast and a
+// multicast queue, which must differ (must ". != ../multicast-queue"): the
+// default multicast-<N> (the name the multicast-queue must builds with
+// concat("multicast-", queue-index)).
+func (c *compiler) namedObjects(lossless []int) error {
+	p := &c.f.Policy
+	used := map[int]bool{}
+	for _, cl := range p.Classes {
+		used[cl.Priority] = true
+	}
+	for _, prio := range p.DSCPToPriority() {
+		used[prio] = true
+	}
+	prios := make([]int, 0, len(used))
+	for prio := range used {
+		prios = append(prios, prio)
+	}
+	sort.Ints(prios)
+	var names []string
+	for _, prio := range prios {
+		fcObj := forwardingClass{Name: fc(prio), Index: prio}
+		fcObj.Output.UnicastQueue, fcObj.Output.MulticastQueue = queue(prio), mcQueue(prio)
+		if err := c.d.Update(fcObj, switchdrv.Elem("qos"), switchdrv.Elem("forwarding-classes"), switchdrv.Elem("forwarding-class", "name", fcObj.Name)); err != nil {
+			return err
+		}
+		for _, q := range []string{queue(prio), mcQueue(prio)} {
+			if err := c.d.Update(namedQueue{Name: q, Index: prio}, switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("queue", "name", q)); err != nil {
+				return err
+			}
+		}
+		names = append(names, fc(prio)+"->"+queue(prio)+"/"+mcQueue(prio))
+	}
+	for _, prio := range lossless {
+		if err := c.d.Update(namedPFCQueue{Name: pfcQueue(prio), Index: prio}, switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("pfc-queue", "pfc-queue-name", pfcQueue(prio))); err != nil {
+			return err
+		}
+		names = append(names, pfcQueue(prio))
+	}
+	c.d.Notes = append(c.d.Notes, fmt.Sprintf("named forwarding classes and queues (SR Linux >= 24.3 creates none on a fresh install): merging %s; a forwarding class of another name on one of these indexes makes the switch refuse the standard name: rename it first", strings.Join(names, ", ")))
+	return nil
+}
+
+// pfcMBS is the maximum-burst-size of the pfc-queue of priority prio: on
+// 7220 IXR the pfc-queue sends pause when it holds more (srl_nokia-qos
+// buffer-allocation-profile pfc-queue maximum-burst-size, feature
+// qos-pfc-xgs, default 51200), so it sits above the class's ECN Kmax
+// (intent.PFCQueueMBS): the queue marks before its ingress pauses.
+func (c *compiler) pfcMBS(prio int) int64 {
+	return intent.PFCQueueMBS(c.f.Policy.ClassByPriority(prio), c.f.Policy.MTU)
+}
+
+// maxMBS is the largest maximum-burst-size srl_nokia-qos takes (uint32).
+const maxMBS = 1<<32 - 1
+
+// outputMBS is the output maximum-burst-size of an ECN class's queue. A
+// lossless queue may hold everything the inventory ports' pfc-queues of
+// its priority let in (their MBS plus headroom): PFC, not an egress tail
+// drop, must stop lossless traffic. A lossy queue gets twice its ECN max,
+// room to mark before it drops without taking the shared buffer.
+func (c *compiler) outputMBS(cl *intent.Class) int64 {
+	mbs := 2 * cl.ECN.MaxBytes
+	if cl.Lossless {
+		mbs = 0
+		for _, port := range c.sw.Ports {
+			mbs += c.pfcMBS(cl.Priority) + switchdrv.PortHeadroom(c.f, port)
+		}
+	}
+	return min(max(mbs, cl.ECN.MaxBytes), maxMBS)
 }
 
 // flowControl is /interface/ethernet/flow-control (srl_nokia-interfaces).

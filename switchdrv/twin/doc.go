@@ -7,7 +7,18 @@
 // (delete, replace, update; all or nothing), answers Get and Subscribe ONCE,
 // and can inject faults (reject, delay, hang, drop the connection).
 //
-// A twin is not a switch: it does not validate payloads against YANG, has no
-// defaults, no state derived from config and no hardware. Tests and
-// `fabricctl lab` use it; output that involves twins says so.
+// A bare twin (no Options.Profile) starts empty and accepts any well-formed
+// payload (Options.Validate may check each one against the schema). A
+// PROFILED twin imitates a release profile (internal/profile): it starts
+// from the profile's factory-default datastore (Options.Factory), applies
+// every Set to a copy and validates the whole result (Options.Validator,
+// e.g. YANGValidator: leafref, must, when, mandatory, the profile's
+// features), and follows the profile's write semantics (SONiC's sonic-gnmi
+// and generic config updater per branch, with port flaps counted; the
+// telemetry container's read-only mode; OpenConfig's populate/trim-defaults
+// reporting). New builds one without a listener for render and plan.
+//
+// A twin is still not a switch: no state derived from config beyond the
+// above, no hardware. Tests and `fabricctl lab` use it; output that involves
+// twins says so.
 package twin

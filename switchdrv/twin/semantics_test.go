@@ -84,6 +84,24 @@ var sonicMutations = []mutation{
 		code: codes.Unknown, want: []string{"Given patch will produce invalid config", "lanes"}},
 }
 
+// ocMutations are refused by an OpenConfig (and EOS) target validating
+// openconfig-qos / openconfig-interfaces. Neither the OpenConfig nor the
+// Arista modules shipped have a must or a feature on what fabricctl
+// writes: nothing to violate or disable there.
+var ocMutations = []mutation{
+	{name: "dangling leafref: scheduler policy that does not exist",
+		req: func(t *testing.T) *gnmipb.SetRequest {
+			return srlSet(t, "/qos/interfaces/interface[interface-id=Ethernet1]",
+				`{"interface-id":"Ethernet1","config":{"interface-id":"Ethernet1"},"output":{"scheduler-policy":{"config":{"name":"NOPE"}}}}`)
+		},
+		code: codes.InvalidArgument, want: []string{"scheduler-policy", `"NOPE"`, "require-instance"}},
+	{name: "missing mandatory: interface without config/type",
+		req: func(t *testing.T) *gnmipb.SetRequest {
+			return srlSet(t, "/interfaces/interface[name=Ethernet1]", `{"name":"Ethernet1","config":{"name":"Ethernet1","mtu":9000}}`)
+		},
+		code: codes.InvalidArgument, want: []string{`mandatory leaf "type" is missing`}},
+}
+
 func TestProfiledTwinsRefuseWithTheDevicesReason(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -92,6 +110,7 @@ func TestProfiledTwinsRefuseWithTheDevicesReason(t *testing.T) {
 	}{
 		{"srlinux-24.10", srlMutations}, {"srlinux-25.3", srlMutations},
 		{"sonic-202405", sonicMutations}, {"sonic-202411", sonicMutations},
+		{"openconfig", ocMutations}, {"eos", ocMutations},
 	} {
 		for _, m := range tc.muts {
 			t.Run(tc.profile+"/"+m.name, func(t *testing.T) {

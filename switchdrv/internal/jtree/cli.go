@@ -10,27 +10,35 @@ import (
 const CLISep = " >> "
 
 // CLILines flattens CLI configuration text into lines that carry their
-// section: an indented line belongs to the last unindented one. Empty lines
-// and "!" comments/section ends are dropped.
+// sections: a line belongs to every less-indented line above it (EOS nests
+// sub-modes, e.g. interface > tx-queue), joined with CLISep. Empty lines and
+// "!" comments/section ends are dropped; a "!" in column 0 closes every
+// section.
 func CLILines(text string) []string {
 	var out []string
-	section := ""
+	type open struct {
+		indent int
+		flat   string
+	}
+	var stack []open
 	for _, raw := range strings.Split(text, "\n") {
 		l := strings.TrimSpace(raw)
 		if l == "" || strings.HasPrefix(l, "!") {
 			if l == "!" && raw == "!" {
-				section = ""
+				stack = stack[:0]
 			}
 			continue
 		}
-		indented := raw[0] == ' ' || raw[0] == '\t'
-		switch {
-		case indented && section != "":
-			out = append(out, section+CLISep+l)
-		default:
-			section = l
-			out = append(out, l)
+		indent := len(raw) - len(strings.TrimLeft(raw, " \t"))
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
 		}
+		flat := l
+		if len(stack) > 0 {
+			flat = stack[len(stack)-1].flat + CLISep + l
+		}
+		stack = append(stack, open{indent, flat})
+		out = append(out, flat)
 	}
 	return out
 }
@@ -46,9 +54,23 @@ func CLINo(l string) (string, bool) {
 }
 
 // CLIApply applies flat lines to a configuration the way a CLI session
-// does: a line is added once (its section line first), a "no" line removes
-// its target (a section line with everything in the section).
+// does: a line is added once (the sections it is in first), a "no" line
+// removes its target (a section line with everything in the section). A
+// single-valued line (CLIKey) replaces the one of the same key; a line that
+// opens a section of lines is never replaced that way (tx-queue 3 does not
+// replace tx-queue 4).
 func CLIApply(config, lines []string) []string {
+	sections := map[string]bool{}
+	for _, l := range append(slices.Clone(config), lines...) {
+		for i := strings.Index(l, CLISep); i >= 0; {
+			sections[l[:i]] = true
+			j := strings.Index(l[i+len(CLISep):], CLISep)
+			if j < 0 {
+				break
+			}
+			i += len(CLISep) + j
+		}
+	}
 	for _, l := range lines {
 		if target, ok := CLINo(l); ok {
 			config = slices.DeleteFunc(config, func(x string) bool {
@@ -56,15 +78,22 @@ func CLIApply(config, lines []string) []string {
 			})
 			continue
 		}
-		if i := strings.Index(l, CLISep); i >= 0 && !slices.Contains(config, l[:i]) {
-			config = append(config, l[:i])
+		for i := strings.Index(l, CLISep); i >= 0; {
+			if !slices.Contains(config, l[:i]) {
+				config = append(config, l[:i])
+			}
+			j := strings.Index(l[i+len(CLISep):], CLISep)
+			if j < 0 {
+				break
+			}
+			i += len(CLISep) + j
 		}
 		if slices.Contains(config, l) {
 			continue
 		}
-		if key, ok := CLIKey(l); ok {
+		if key, ok := CLIKey(l); ok && !sections[l] {
 			// "mtu 9216" replaces "mtu 1500" in the same section.
-			if i := slices.IndexFunc(config, func(x string) bool { k, ok := CLIKey(x); return ok && k == key }); i >= 0 {
+			if i := slices.IndexFunc(config, func(x string) bool { k, ok := CLIKey(x); return ok && k == key && !sections[x] }); i >= 0 {
 				config[i] = l
 				continue
 			}
@@ -74,28 +103,30 @@ func CLIApply(config, lines []string) []string {
 	return config
 }
 
-// CLIText renders flat lines back as indented configuration text.
+// CLIText renders flat lines back as indented configuration text (three
+// spaces per level, "!" after each top-level section).
 func CLIText(config []string) string {
 	var b strings.Builder
-	for _, l := range config {
-		if strings.Contains(l, CLISep) {
-			continue
-		}
-		b.WriteString(l)
-		b.WriteByte('\n')
-		children := false
-		for _, c := range config {
-			if rest, ok := strings.CutPrefix(c, l+CLISep); ok {
-				b.WriteString("   ")
-				b.WriteString(rest)
-				b.WriteByte('\n')
-				children = true
+	var render func(prefix string, depth int)
+	render = func(prefix string, depth int) {
+		for _, l := range config {
+			rest, ok := l, prefix == ""
+			if !ok {
+				rest, ok = strings.CutPrefix(l, prefix+CLISep)
+			}
+			if !ok || strings.Contains(rest, CLISep) {
+				continue
+			}
+			b.WriteString(strings.Repeat("   ", depth))
+			b.WriteString(rest)
+			b.WriteByte('\n')
+			render(l, depth+1)
+			if depth == 0 && slices.ContainsFunc(config, func(c string) bool { return strings.HasPrefix(c, l+CLISep) }) {
+				b.WriteString("!\n")
 			}
 		}
-		if children {
-			b.WriteString("!\n")
-		}
 	}
+	render("", 0)
 	return b.String()
 }
 
@@ -111,6 +142,11 @@ func CLIKey(l string) (string, bool) {
 	words := strings.Fields(l[i+len(CLISep):])
 	if len(words) < 2 || words[0] == "no" {
 		return "", false
+	}
+	// EOS "random-detect ecn minimum-threshold ... maximum-threshold ..."
+	// is one setting of its tx-queue, whatever its arguments.
+	if len(words) > 2 && words[0] == "random-detect" && words[1] == "ecn" {
+		return l[:i+len(CLISep)] + "random-detect ecn", true
 	}
 	return l[:i+len(CLISep)] + strings.Join(words[:len(words)-1], " "), true
 }

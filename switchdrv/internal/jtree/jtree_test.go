@@ -246,3 +246,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestCLINested: EOS nests sub-modes (interface > tx-queue, as Arista AVD's
+// eos_cli_config_gen ethernet-interface-tx-queues.j2 writes them); a line
+// belongs to every less-indented line above it, so two tx-queues' ECN lines
+// stay apart and a second ECN line in one tx-queue replaces the first.
+func TestCLINested(t *testing.T) {
+	in := "interface Et1\n   mtu 9214\n   tx-queue 3\n      random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1501500 bytes max-mark-probability 100\n   tx-queue 4\n      random-detect ecn minimum-threshold 1 bytes maximum-threshold 2 bytes max-mark-probability 50\n!\n"
+	lines := CLILines(in)
+	want := []string{"interface Et1", "interface Et1 >> mtu 9214",
+		"interface Et1 >> tx-queue 3",
+		"interface Et1 >> tx-queue 3 >> random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1501500 bytes max-mark-probability 100",
+		"interface Et1 >> tx-queue 4",
+		"interface Et1 >> tx-queue 4 >> random-detect ecn minimum-threshold 1 bytes maximum-threshold 2 bytes max-mark-probability 50"}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Fatalf("CLILines mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(lines, CLILines(CLIText(lines))); diff != "" {
+		t.Errorf("CLIText round trip (-want +got):\n%s", diff)
+	}
+	cfg := CLIApply(lines, CLILines("interface Et1\n   tx-queue 3\n      random-detect ecn minimum-threshold 100000 bytes maximum-threshold 1000000 bytes max-mark-probability 20\n!\n"))
+	want[3] = "interface Et1 >> tx-queue 3 >> random-detect ecn minimum-threshold 100000 bytes maximum-threshold 1000000 bytes max-mark-probability 20"
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Errorf("CLIApply mismatch (-want +got):\n%s", diff)
+	}
+}

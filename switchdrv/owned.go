@@ -1,0 +1,232 @@
+package switchdrv
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
+)
+
+// Owned names a keyed list in which fabricctl creates entries under names
+// that start with Prefix (e.g. SR Linux
+// /qos/buffer-management/buffer-allocation-profile, key "name", prefix
+// "FABRICCTL_"). An entry of such a list that the intent no longer
+// produces is stale: plan deletes it in the same Set once nothing left on
+// the switch references it, and names those it keeps (issue 10 item 17).
+// Platforms whose payload depends on the switch's state in other ways do
+// this in their Refiner (SONiC).
+type Owned struct {
+	// List is the list's path, its last element without keys.
+	List *gnmipb.Path
+	// Key is the list's key leaf.
+	Key string
+	// Prefix starts the names fabricctl gives its entries.
+	Prefix string
+	// Scope is the subtree where references to the entries live (read at
+	// plan time with the list); nil = the list's parent.
+	Scope *gnmipb.Path
+}
+
+func (o Owned) scope() *gnmipb.Path {
+	if o.Scope != nil {
+		return o.Scope
+	}
+	el := o.List.GetElem()
+	return &gnmipb.Path{Origin: o.List.GetOrigin(), Elem: el[:max(len(el)-1, 0)]}
+}
+
+// staleOwned reads d.Owned's lists and scopes and adds to d.Deletes the
+// stale entries nothing references once the Set is applied; the others are
+// named in d.Notes.
+func staleOwned(ctx context.Context, c *transport.Client, sw *intent.Switch, d *Desired) error {
+	if len(d.Owned) == 0 {
+		return nil
+	}
+	var paths []*gnmipb.Path
+	seen := map[string]bool{}
+	for _, o := range d.Owned {
+		for _, p := range []*gnmipb.Path{o.List, o.scope()} {
+			if k := jtree.PathKey(p); !seen[k] {
+				seen[k] = true
+				paths = append(paths, p)
+			}
+		}
+	}
+	found, err := observe(ctx, c, sw, paths)
+	if err != nil {
+		return err
+	}
+	// The switch's state of those subtrees per origin, then the Set applied
+	// to it: references are what is left after the Set.
+	roots := map[string]map[string]any{}
+	root := func(origin string) map[string]any {
+		if roots[origin] == nil {
+			roots[origin] = map[string]any{}
+		}
+		return roots[origin]
+	}
+	for i, e := range found.Entries {
+		v, err := e.value()
+		if err != nil || !e.Exists {
+			continue
+		}
+		if err := jtree.Replace(root(paths[i].GetOrigin()), paths[i].GetElem(), jtree.Clone(v)); err != nil {
+			return fmt.Errorf("switch %s: %s: %w", sw.Name, e.Path, err)
+		}
+	}
+	after := map[string]map[string]any{}
+	for o, r := range roots {
+		after[o] = jtree.Clone(r).(map[string]any)
+	}
+	apply := func(us []*gnmipb.Update, replace bool) error {
+		for _, u := range us {
+			v, ascii, err := jtree.Typed(u.GetVal())
+			if err != nil || ascii {
+				continue
+			}
+			r := after[u.GetPath().GetOrigin()]
+			if r == nil {
+				continue
+			}
+			if replace {
+				err = jtree.Replace(r, u.GetPath().GetElem(), v)
+			} else {
+				err = jtree.Update(r, u.GetPath().GetElem(), v)
+			}
+			if err != nil {
+				return fmt.Errorf("switch %s: %s: %w", sw.Name, jtree.PathKey(u.GetPath()), err)
+			}
+		}
+		return nil
+	}
+	for _, p := range d.Deletes {
+		if r := after[p.GetOrigin()]; r != nil {
+			_ = jtree.Delete(r, p.GetElem())
+		}
+	}
+	if err := apply(d.Replaces, true); err != nil {
+		return err
+	}
+	if err := apply(d.Updates, false); err != nil {
+		return err
+	}
+	type cand struct {
+		path *gnmipb.Path
+		name string
+	}
+	var stale []cand
+	for _, o := range d.Owned {
+		want, _ := jtree.Get(after[o.List.GetOrigin()], o.List.GetElem())
+		have, _ := jtree.Get(roots[o.List.GetOrigin()], o.List.GetElem())
+		left := map[string]bool{} // still there once the Set is applied
+		for _, n := range entryNames(want, o.Key) {
+			left[n] = true
+		}
+		// An entry the Set writes is wanted; one only on the switch is
+		// stale (after holds it still: the Set did not touch it).
+		written := writtenNames(d, o)
+		for _, n := range entryNames(have, o.Key) {
+			if strings.HasPrefix(n, o.Prefix) && left[n] && !written[n] {
+				el := slices.Clone(o.List.GetElem())
+				last := el[len(el)-1]
+				el[len(el)-1] = &gnmipb.PathElem{Name: last.GetName(), Key: map[string]string{o.Key: n}}
+				stale = append(stale, cand{&gnmipb.Path{Origin: o.List.GetOrigin(), Elem: el}, n})
+			}
+		}
+	}
+	for _, s := range stale {
+		_ = jtree.Delete(after[s.path.GetOrigin()], s.path.GetElem())
+	}
+	for _, s := range stale {
+		var by []string
+		for o, r := range after {
+			by = append(by, references(r, s.name, o)...)
+		}
+		if len(by) > 0 {
+			sort.Strings(by)
+			d.Notes = append(d.Notes, fmt.Sprintf("%s is no longer wanted but is kept: still used by %s", jtree.PathKey(s.path), strings.Join(by, ", ")))
+			continue
+		}
+		d.Deletes = append(d.Deletes, s.path)
+	}
+	return nil
+}
+
+// writtenNames are the entries of o's list the Set replaces or updates.
+func writtenNames(d *Desired, o Owned) map[string]bool {
+	out := map[string]bool{}
+	n := len(o.List.GetElem())
+	for _, u := range slices.Concat(d.Replaces, d.Updates) {
+		p := u.GetPath()
+		if p.GetOrigin() != o.List.GetOrigin() || len(p.GetElem()) < n {
+			continue
+		}
+		if !sameNames(p.GetElem()[:n], o.List.GetElem()) {
+			continue
+		}
+		if k, ok := p.GetElem()[n-1].GetKey()[o.Key]; ok {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+func sameNames(a, b []*gnmipb.PathElem) bool {
+	for i := range a {
+		if jtree.Name(a[i].GetName()) != jtree.Name(b[i].GetName()) {
+			return false
+		}
+	}
+	return true
+}
+
+// entryNames lists the key values of the entries of a JSON list.
+func entryNames(list any, key string) []string {
+	l, _ := list.([]any)
+	var out []string
+	for _, e := range l {
+		m, _ := e.(map[string]any)
+		for k, v := range m {
+			if jtree.Name(k) == key {
+				if s, ok := v.(string); ok {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// references lists where in tree a string leaf equals name.
+func references(tree any, name, base string) []string {
+	var out []string
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, c := range t {
+				walk(c, at+"/"+jtree.Name(k))
+			}
+		case []any:
+			for i, c := range t {
+				walk(c, at+entryKey(c, i))
+			}
+		case string:
+			if t == name || strings.HasSuffix(t, ":"+name) {
+				out = append(out, at)
+			}
+		}
+	}
+	if base != "" {
+		base += ":"
+	}
+	walk(tree, base)
+	return out
+}

@@ -1,0 +1,598 @@
+package sonic
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/fabricctl/fabricctl/switchdrv"
+)
+
+// Plan-time refinement: the compiled payload (whole hashes per key) is
+// rewritten for what CONFIG_DB already holds, because sonic-gnmi applies a
+// Set through the generic config updater (GCU), whose behaviour makes a
+// blind payload harmful:
+//
+//   - GCU's patch sorter takes a port admin-down around any change to
+//     BUFFER_PG|p|*, BUFFER_QUEUE|p|*, BUFFER_PORT_*_PROFILE_LIST|p,
+//     PORT_QOS_MAP|p and QUEUE|p|* (sonic-utilities
+//     generic_config_updater/patch_sorter.py, RequiredValueIdentifier):
+//     keys that already hold what the intent wants are not written, keys
+//     that differ get field-level updates of only what differs, and plan
+//     names the ports the Set will flap (issue 10 item 1);
+//   - since sonic-gnmi PR #239 (202411+) Replace of a missing key fails the
+//     whole Set: missing keys are created with Update, Replace is used only
+//     for keys that exist (item 3);
+//   - buffer templates write key ranges (BUFFER_PG|p|3-4,
+//     BUFFER_QUEUE|p|0-2): the same ranges are written, or an overlapping
+//     range is deleted in the same Set and its other priorities kept per
+//     priority (item 4);
+//   - PFC_WD exists only when the watchdog was enabled at boot, and GCU
+//     refuses to create it (item 6);
+//   - FABRICCTL_* objects the intent no longer produces are deleted once
+//     nothing references them (item 17).
+
+// flapTables are the tables whose keys GCU changes only with the port down
+// (patch_sorter.py: requiring_patterns of PORT|@|admin_status).
+var flapTables = map[string]bool{
+	"BUFFER_PG": true, "BUFFER_QUEUE": true, "PORT_QOS_MAP": true, "QUEUE": true,
+	"BUFFER_PORT_INGRESS_PROFILE_LIST": true, "BUFFER_PORT_EGRESS_PROFILE_LIST": true,
+}
+
+// rangeTables key a port's priorities as "port|n" or "port|a-b".
+var rangeTables = []string{"BUFFER_PG", "BUFFER_QUEUE", "QUEUE"}
+
+// discoverTables are read whole at plan time.
+var discoverTables = []string{
+	"BUFFER_PG", "BUFFER_PORT_EGRESS_PROFILE_LIST", "BUFFER_PORT_INGRESS_PROFILE_LIST",
+	"BUFFER_PROFILE", "BUFFER_QUEUE", "CABLE_LENGTH", "DSCP_TO_TC_MAP", "FLEX_COUNTER_TABLE",
+	"MAP_PFC_PRIORITY_TO_QUEUE", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "PFC_WD", "PORT",
+	"PORT_QOS_MAP", "QUEUE", "SCHEDULER", "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP", "WRED_PROFILE",
+}
+
+// owned says which keys of a table fabricctl created and may delete.
+func owned(table, key string) bool {
+	switch table {
+	case "BUFFER_PROFILE":
+		return strings.HasPrefix(key, bufferPrefix)
+	case "WRED_PROFILE":
+		return strings.HasPrefix(key, wredPrefix)
+	case "SCHEDULER":
+		return strings.HasPrefix(key, schedulerPrefix)
+	case "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "MAP_PFC_PRIORITY_TO_QUEUE", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP":
+		return key == MapName
+	}
+	return false
+}
+
+// Discover implements switchdrv.Refiner: the tables the payload touches or
+// depends on, read whole.
+func (Platform) Discover(d *switchdrv.Desired) []*gnmipb.Path {
+	out := make([]*gnmipb.Path, len(discoverTables))
+	for i, t := range discoverTables {
+		out[i] = path(t)
+	}
+	return out
+}
+
+type hash = map[string]string
+
+// db is the part of CONFIG_DB plan read: table -> key -> field -> value.
+type db map[string]map[string]hash
+
+func readDB(read func(*gnmipb.Path) (any, bool)) db {
+	out := db{}
+	for _, t := range discoverTables {
+		v, ok := read(path(t))
+		m, _ := v.(map[string]any)
+		if !ok || m == nil {
+			continue
+		}
+		tab := map[string]hash{}
+		for k, kv := range m {
+			fields, _ := kv.(map[string]any)
+			h := hash{}
+			for f, fv := range fields {
+				h[f] = str(fv)
+			}
+			tab[k] = h
+		}
+		out[t] = tab
+	}
+	return out
+}
+
+func str(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// want is the compiled payload as CONFIG_DB operations.
+type want struct {
+	keys   map[string]map[string]hash // table -> key -> whole hash
+	fields map[string]map[string]hash // table -> key -> merged fields
+	dels   map[string]map[string]bool // table -> key -> delete
+	order  []string                   // "table|key" in compile order, for a stable payload
+	seen   map[string]bool
+}
+
+func (w *want) note(t, k string) {
+	if id := t + "\x00" + k; !w.seen[id] {
+		w.seen[id] = true
+		w.order = append(w.order, id)
+	}
+}
+
+func (w *want) setKey(t, k string, h hash) {
+	if w.keys[t] == nil {
+		w.keys[t] = map[string]hash{}
+	}
+	w.keys[t][k] = h
+	w.note(t, k)
+}
+
+func (w *want) setField(t, k, f, v string) {
+	if w.fields[t] == nil {
+		w.fields[t] = map[string]hash{}
+	}
+	if w.fields[t][k] == nil {
+		w.fields[t][k] = hash{}
+	}
+	w.fields[t][k][f] = v
+	w.note(t, k)
+}
+
+func (w *want) del(t, k string) {
+	if w.dels[t] == nil {
+		w.dels[t] = map[string]bool{}
+	}
+	w.dels[t][k] = true
+	w.note(t, k)
+}
+
+// elems returns table, key and field ("" when absent) of a CONFIG_DB path.
+func elems(p *gnmipb.Path) (table, key, field string, err error) {
+	e := p.GetElem()
+	if len(e) < 4 || len(e) > 5 || e[0].GetName() != "CONFIG_DB" {
+		return "", "", "", fmt.Errorf("unexpected path %v", p)
+	}
+	table, key = e[2].GetName(), e[3].GetName()
+	if len(e) == 5 {
+		field = e[4].GetName()
+	}
+	return table, key, field, nil
+}
+
+func decodeValue(u *gnmipb.Update) (any, error) {
+	var v any
+	if err := json.Unmarshal(u.GetVal().GetJsonIetfVal(), &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func parseWant(d *switchdrv.Desired) (*want, error) {
+	w := &want{keys: map[string]map[string]hash{}, fields: map[string]map[string]hash{}, dels: map[string]map[string]bool{}, seen: map[string]bool{}}
+	for _, u := range d.Replaces {
+		t, k, f, err := elems(u.GetPath())
+		if err != nil {
+			return nil, err
+		}
+		v, err := decodeValue(u)
+		if err != nil {
+			return nil, err
+		}
+		m, ok := v.(map[string]any)
+		if f != "" || !ok {
+			return nil, fmt.Errorf("replace %s|%s: want a whole hash", t, k)
+		}
+		h := hash{}
+		for f, fv := range m {
+			h[f] = str(fv)
+		}
+		w.setKey(t, k, h)
+	}
+	for _, u := range d.Updates {
+		t, k, f, err := elems(u.GetPath())
+		if err != nil {
+			return nil, err
+		}
+		v, err := decodeValue(u)
+		if err != nil {
+			return nil, err
+		}
+		if f != "" {
+			w.setField(t, k, f, str(v))
+			continue
+		}
+		m, _ := v.(map[string]any)
+		for f, fv := range m {
+			w.setField(t, k, f, str(fv))
+		}
+	}
+	for _, p := range d.Deletes {
+		t, k, f, err := elems(p)
+		if err != nil || f != "" {
+			return nil, fmt.Errorf("delete %v: want a key", p)
+		}
+		w.del(t, k)
+	}
+	return w, nil
+}
+
+// prioRange parses the priority part of "port|3" or "port|3-4".
+func prioRange(key string) (port string, lo, hi int, ok bool) {
+	i := strings.LastIndexByte(key, '|')
+	if i < 0 {
+		return "", 0, 0, false
+	}
+	port, r := key[:i], key[i+1:]
+	a, b, isRange := strings.Cut(r, "-")
+	lo, err1 := strconv.Atoi(a)
+	hi, err2 := lo, error(nil)
+	if isRange {
+		hi, err2 = strconv.Atoi(b)
+	}
+	if err1 != nil || err2 != nil || lo < 0 || hi < lo || hi > 15 {
+		return "", 0, 0, false
+	}
+	return port, lo, hi, true
+}
+
+func rangeKey(port string, lo, hi int) string {
+	if lo == hi {
+		return port + "|" + strconv.Itoa(lo)
+	}
+	return port + "|" + strconv.Itoa(lo) + "-" + strconv.Itoa(hi)
+}
+
+// referencesOwned says whether h names one of fabricctl's objects.
+func referencesOwned(h hash) bool {
+	for _, v := range h {
+		if strings.HasPrefix(refName(v), "FABRICCTL") {
+			return true
+		}
+	}
+	return false
+}
+
+// refName strips the old "[TABLE|name]" reference form.
+func refName(v string) string {
+	v = strings.TrimSuffix(strings.TrimPrefix(v, "["), "]")
+	if i := strings.IndexByte(v, '|'); i >= 0 {
+		v = v[i+1:]
+	}
+	return v
+}
+
+// normaliseRanges makes the wanted per-priority keys of a range table use
+// the key ranges already on the switch (item 4): a range whose priorities
+// all want the same hash is written as that range; a range that overlaps
+// differently is deleted in the same Set and its other priorities keep
+// their hash under per-priority keys. Keys of fabricctl's own objects on
+// priorities the intent no longer names are deleted (item 17).
+func normaliseRanges(w *want, have db, table string) {
+	wk := w.keys[table]
+	if wk == nil {
+		wk = map[string]hash{}
+	}
+	ports := map[string]bool{}
+	for k := range wk {
+		if p, _, _, ok := prioRange(k); ok {
+			ports[p] = true
+		}
+	}
+	existing := slices.Sorted(maps.Keys(have[table]))
+	for _, k := range existing {
+		port, lo, hi, ok := prioRange(k)
+		if !ok || !ports[port] {
+			continue
+		}
+		if _, same := wk[k]; same {
+			continue // the very key is wanted
+		}
+		var wanted []int
+		for n := lo; n <= hi; n++ {
+			if _, ok := wk[rangeKey(port, n, n)]; ok {
+				wanted = append(wanted, n)
+			}
+		}
+		old := have[table][k]
+		switch {
+		case len(wanted) == 0:
+			if referencesOwned(old) {
+				w.del(table, k) // fabricctl's, on priorities no longer wanted
+			}
+			continue
+		case !referencesOwned(old) && allHold(wk, port, wanted, old):
+			// The range already gives every wanted priority what the
+			// intent wants, and its other priorities are not ours:
+			// nothing to write.
+			for _, n := range wanted {
+				delete(wk, rangeKey(port, n, n))
+			}
+			continue
+		case len(wanted) == hi-lo+1 && lo < hi && allEqual(wk, port, lo, hi):
+			h := wk[rangeKey(port, lo, lo)]
+			for n := lo; n <= hi; n++ {
+				delete(wk, rangeKey(port, n, n))
+			}
+			w.setKey(table, k, h)
+			continue
+		}
+		// Overlap with different wishes: remove the range, keep the
+		// priorities the intent does not name with their hash.
+		w.del(table, k)
+		if referencesOwned(old) {
+			continue
+		}
+		for n := lo; n <= hi; n++ {
+			if _, ok := wk[rangeKey(port, n, n)]; !ok {
+				w.setKey(table, rangeKey(port, n, n), maps.Clone(old))
+			}
+		}
+	}
+}
+
+func allHold(wk map[string]hash, port string, prios []int, h hash) bool {
+	for _, n := range prios {
+		if !maps.Equal(wk[rangeKey(port, n, n)], h) {
+			return false
+		}
+	}
+	return true
+}
+
+func allEqual(wk map[string]hash, port string, lo, hi int) bool {
+	first := wk[rangeKey(port, lo, lo)]
+	for n := lo + 1; n <= hi; n++ {
+		if !maps.Equal(first, wk[rangeKey(port, n, n)]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Refine implements switchdrv.Refiner.
+func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)) error {
+	have := readDB(read)
+	w, err := parseWant(d)
+	if err != nil {
+		return err
+	}
+	var notes []string
+
+	// PFC_WD (item 6). GCU validates a patch it derives from the config
+	// diff (gu_common.py validate_field_operation: jsonpatch.from_diff);
+	// a new PFC_WD table or a new PFC_WD|GLOBAL arrives as one add whose
+	// value keys never match the field list of
+	// gcu_field_operation_validators.conf.json ("global/poll_interval",
+	// "action", ...), so GCU refuses to create them on every ASIC. Only
+	// per-port entries and the GLOBAL field of an existing table can be
+	// written.
+	if wantsTable(w, "PFC_WD") {
+		switch {
+		case len(have["PFC_WD"]) == 0:
+			dropTable(w, "PFC_WD")
+			notes = append(notes, "PFC watchdog not configured: CONFIG_DB has no PFC_WD table (the watchdog was not enabled at boot), and SONiC's config updater refuses to create it (sonic-utilities generic_config_updater/field_operation_validators.py); run 'pfcwd start_default' on the switch, then plan again")
+		case have["PFC_WD"]["GLOBAL"] == nil && w.fields["PFC_WD"]["GLOBAL"] != nil:
+			delete(w.fields["PFC_WD"], "GLOBAL")
+			notes = append(notes, "PFC watchdog poll interval not set: CONFIG_DB has no PFC_WD|GLOBAL and SONiC's config updater refuses to create it; set it with 'pfcwd interval' on the switch")
+		}
+	}
+	// BUFFER_QUEUE (item 7) points lossless priorities at the template's
+	// egress_lossless_profile; without that profile there is nothing to
+	// point at.
+	if wantsTable(w, "BUFFER_QUEUE") && have["BUFFER_PROFILE"][egressLossless] == nil {
+		dropTable(w, "BUFFER_QUEUE")
+		notes = append(notes, "BUFFER_QUEUE not managed: the switch has no BUFFER_PROFILE|"+egressLossless+" (its buffer template did not create one); lossless priorities other than 3 and 4 may keep a lossy egress profile")
+	}
+	for _, t := range rangeTables {
+		normaliseRanges(w, have, t)
+	}
+	deleteStale(w, have, &notes)
+
+	// Emit.
+	d.Replaces, d.Updates, d.Deletes = nil, nil, nil
+	flaps := map[string]bool{}
+	flap := func(t, k string) {
+		if flapTables[t] {
+			p := k
+			if i := strings.IndexByte(k, '|'); i >= 0 {
+				p = k[:i]
+			}
+			flaps[p] = true
+		}
+	}
+	// Keys of a table CONFIG_DB does not have are created with the table
+	// in one update at the table: GCU applies the patch with python
+	// jsonpatch, whose add of TABLE/KEY fails when TABLE is missing.
+	newTables := map[string]map[string]any{}
+	var newOrder []string
+	create := func(t, k string, h hash) {
+		if have[t] != nil {
+			d.Updates = append(d.Updates, hashUpdate(t, k, h))
+			return
+		}
+		if newTables[t] == nil {
+			newTables[t] = map[string]any{}
+			newOrder = append(newOrder, t)
+		}
+		newTables[t][k] = h
+	}
+	for _, id := range w.order {
+		t, k, _ := strings.Cut(id, "\x00")
+		obs, exists := have[t][k]
+		if w.dels[t][k] {
+			if exists {
+				d.Deletes = append(d.Deletes, path(t, k))
+				flap(t, k)
+			}
+			continue
+		}
+		if h, ok := w.keys[t][k]; ok {
+			switch {
+			case !exists:
+				create(t, k, h)
+				flap(t, k)
+			case maps.Equal(h, obs):
+			case flapTables[t]:
+				fieldDiff(d, t, k, h, obs, true)
+				flap(t, k)
+			default:
+				d.Replaces = append(d.Replaces, hashUpdate(t, k, h))
+				if t == "BUFFER_PROFILE" {
+					notes = append(notes, fmt.Sprintf("BUFFER_PROFILE|%s exists with other fields; SONiC's config updater refuses field changes of buffer profiles on most ASICs (sonic-utilities generic_config_updater/gcu_field_operation_validators.conf.json, BUFFER_PROFILE): if the Set is refused, delete the profile's users and the profile by hand, or change the intent so the profile gets a new name", k))
+				}
+			}
+			continue
+		}
+		if h, ok := w.fields[t][k]; ok {
+			if !exists {
+				create(t, k, h)
+				flap(t, k)
+				continue
+			}
+			if fieldDiff(d, t, k, h, obs, false) {
+				flap(t, k)
+			}
+		}
+	}
+	for _, t := range newOrder {
+		b, err := json.Marshal(newTables[t])
+		if err != nil {
+			return err
+		}
+		d.Updates = append(d.Updates, &gnmipb.Update{Path: path(t), Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}}})
+	}
+	if len(flaps) > 0 {
+		ps := slices.Sorted(maps.Keys(flaps))
+		notes = append(notes, fmt.Sprintf("this Set flaps %d port(s): %s (SONiC's config updater takes a port admin-down while it changes its PORT_QOS_MAP, QUEUE, BUFFER_PG or BUFFER_QUEUE keys: sonic-utilities generic_config_updater/patch_sorter.py)", len(ps), strings.Join(sortPorts(ps), ", ")))
+	}
+	d.Notes = append(d.Notes, notes...)
+	return nil
+}
+
+// egressLossless is the egress profile SONiC's buffer templates give lossless
+// queues (sonic-buildimage files/build_templates/buffers_config.j2).
+const egressLossless = "egress_lossless_profile"
+
+func wantsTable(w *want, t string) bool { return len(w.keys[t]) > 0 || len(w.fields[t]) > 0 }
+
+func dropTable(w *want, t string) {
+	delete(w.keys, t)
+	delete(w.fields, t)
+}
+
+func hashUpdate(t, k string, h hash) *gnmipb.Update {
+	return &gnmipb.Update{Path: path(t, k), Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: encodeHash(fromMap(h))}}}
+}
+
+// fieldDiff appends field-level updates of the fields of want that differ
+// from have (and, when whole, deletes of fields only on the switch); it
+// says whether anything differs.
+func fieldDiff(d *switchdrv.Desired, t, k string, want, have hash, whole bool) bool {
+	changed := false
+	for _, f := range slices.Sorted(maps.Keys(want)) {
+		if v, ok := have[f]; ok && v == want[f] {
+			continue
+		}
+		changed = true
+		d.Updates = append(d.Updates, &gnmipb.Update{Path: path(t, k, f), Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: appendString(nil, want[f])}}})
+	}
+	if whole {
+		for _, f := range slices.Sorted(maps.Keys(have)) {
+			if _, ok := want[f]; !ok {
+				changed = true
+				d.Deletes = append(d.Deletes, path(t, k, f))
+			}
+		}
+	}
+	return changed
+}
+
+// deleteStale deletes the FABRICCTL objects the intent no longer produces
+// once nothing left references them (item 17); one still referenced (by a
+// port outside the inventory, say) is kept and named in a note.
+func deleteStale(w *want, have db, notes *[]string) {
+	final := finalRefs(w, have)
+	for _, t := range slices.Sorted(maps.Keys(have)) {
+		for _, k := range slices.Sorted(maps.Keys(have[t])) {
+			if !owned(t, k) || w.keys[t][k] != nil || w.fields[t][k] != nil || w.dels[t][k] {
+				continue
+			}
+			if by := final[k]; len(by) > 0 {
+				*notes = append(*notes, fmt.Sprintf("%s|%s is no longer wanted but is kept: still used by %s", t, k, strings.Join(by, ", ")))
+				continue
+			}
+			w.del(t, k)
+		}
+	}
+}
+
+// finalRefs maps each name to the keys that reference it once the Set is
+// applied.
+func finalRefs(w *want, have db) map[string][]string {
+	refs := map[string][]string{}
+	add := func(t, k string, h hash) {
+		for _, f := range slices.Sorted(maps.Keys(h)) {
+			for _, v := range strings.Split(h[f], ",") {
+				n := refName(strings.TrimSpace(v))
+				refs[n] = append(refs[n], t+"|"+k)
+			}
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(have)) {
+		for _, k := range slices.Sorted(maps.Keys(have[t])) {
+			if w.dels[t][k] || owned(t, k) {
+				continue
+			}
+			if h, ok := w.keys[t][k]; ok {
+				add(t, k, h)
+				continue
+			}
+			h := maps.Clone(have[t][k])
+			maps.Copy(h, w.fields[t][k])
+			add(t, k, h)
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(w.keys)) {
+		for _, k := range slices.Sorted(maps.Keys(w.keys[t])) {
+			if _, ok := have[t][k]; !ok {
+				add(t, k, w.keys[t][k])
+			}
+		}
+	}
+	return refs
+}
+
+// sortPorts orders EthernetN names by number.
+func sortPorts(ps []string) []string {
+	num := func(s string) int {
+		i := len(s)
+		for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+			i--
+		}
+		n, _ := strconv.Atoi(s[i:])
+		return n
+	}
+	sort.SliceStable(ps, func(i, j int) bool {
+		if a, b := strings.TrimRight(ps[i], "0123456789"), strings.TrimRight(ps[j], "0123456789"); a != b {
+			return a < b
+		}
+		return num(ps[i]) < num(ps[j])
+	})
+	return ps
+}

@@ -1,0 +1,422 @@
+package switchdrv_test
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
+	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/switchdrv"
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
+	"github.com/fabricctl/fabricctl/switchdrv/twin"
+)
+
+// Tests of planning SONiC payloads against what CONFIG_DB holds (issue 10,
+// SONiC items), on a twin seeded with a factory CONFIG_DB as the image's
+// templates write it.
+
+const cdb = "sonic-db:/CONFIG_DB/localhost/"
+
+// pfcwdStartDefault puts PFC_WD on tw as 'pfcwd start_default' leaves it
+// (sonic-utilities pfcwd/main.py: GLOBAL POLL_INTERVAL and one entry per
+// port with the default action and 200 ms timers).
+func pfcwdStartDefault(t *testing.T, tw *twin.Twin, ports []string) {
+	t.Helper()
+	tab := map[string]any{"GLOBAL": map[string]any{"POLL_INTERVAL": "200"}}
+	for _, p := range ports {
+		tab[p] = map[string]any{"action": "drop", "detection_time": "200", "restoration_time": "200"}
+	}
+	if err := tw.Put(path(cdb+"PFC_WD"), tab); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sonicLab starts the device-faithful twin of profile sonic-202411 for
+// leaf1 of f (sonic-gnmi + GCU write semantics: Replace of a missing key
+// fails, Update at a key replaces the hash, port flaps counted), from the
+// profile's factory CONFIG_DB (ACS-MSN3800: buffers_config.j2 and
+// qos_config.j2 rendered for 64 ports, Ethernet0..252) and validating the
+// whole CONFIG_DB against the SONiC YANG after every Set. With pfcwd, the
+// watchdog was started at boot.
+func sonicLab(t *testing.T, f *intent.Fabric, pfcwd bool) (*twin.Twin, *switchdrv.Engine) {
+	t.Helper()
+	prof, err := profile.Lookup("sonic-202411")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := yangcheck.Platform(intent.PlatformSONiC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw, err := twin.Start(twin.Options{Name: "leaf1", Profile: prof, Factory: true, Validator: twin.YANGValidator(s, prof)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tw.Close)
+	if pfcwd {
+		pfcwdStartDefault(t, tw, prof.SONiCPorts())
+	}
+	f.Switches[0].Address, f.Switches[0].TLS = tw.Addr(), intent.TLS{Insecure: true}
+	return tw, &switchdrv.Engine{Registry: compileRegistry(t), BackupDir: t.TempDir()}
+}
+
+func sonicPlan(t *testing.T, eng *switchdrv.Engine, f *intent.Fabric) (*plan.Plan, *gnmipb.SetRequest) {
+	t.Helper()
+	p, err := eng.Plan(t.Context(), f, nil)
+	if err != nil || p.HasErrors() {
+		t.Fatalf("Plan: %v %v", err, switchdrv.Errors(p))
+	}
+	req := &gnmipb.SetRequest{}
+	if err := protojson.Unmarshal(p.Targets[0].Payload, req); err != nil {
+		t.Fatal(err)
+	}
+	return p, req
+}
+
+func sonicApply(t *testing.T, eng *switchdrv.Engine, f *intent.Fabric) *plan.Plan {
+	t.Helper()
+	p, _ := sonicPlan(t, eng, f)
+	if _, err := eng.Apply(t.Context(), f, p); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	return p
+}
+
+func keyOf(p *gnmipb.Path) string { return strings.TrimPrefix(jtree.PathKey(p), cdb) }
+
+func setKeys(req *gnmipb.SetRequest) (replaces, updates, deletes []string) {
+	for _, u := range req.GetReplace() {
+		replaces = append(replaces, keyOf(u.GetPath()))
+	}
+	for _, u := range req.GetUpdate() {
+		updates = append(updates, keyOf(u.GetPath()))
+	}
+	for _, p := range req.GetDelete() {
+		deletes = append(deletes, keyOf(p))
+	}
+	return
+}
+
+func value(t *testing.T, tw *twin.Twin, p string) (map[string]any, bool) {
+	t.Helper()
+	v, ok := tw.Value(path(cdb + p))
+	m, _ := v.(map[string]any)
+	return m, ok
+}
+
+func noteWith(p *plan.Plan, s string) string {
+	for _, n := range p.Targets[0].Notes {
+		if strings.Contains(n, s) {
+			return n
+		}
+	}
+	return ""
+}
+
+// Item 3 (sonic-gnmi PR #239, 202411+: Replace of a missing key fails the
+// whole Set): every Replace of the first apply is of a key that exists.
+func TestSONiCPlanReplacesOnlyExistingKeys(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	tw, eng := sonicLab(t, f, true)
+	_, req := sonicPlan(t, eng, f)
+	replaces, updates, _ := setKeys(req)
+	for _, r := range replaces {
+		if _, ok := tw.Value(path(cdb + r)); !ok {
+			t.Errorf("Replace of %s, which the switch does not have (refused by sonic-gnmi 202411+)", r)
+		}
+	}
+	if !slices.Contains(updates, "DSCP_TO_TC_MAP/FABRICCTL") || !slices.Contains(updates, "SCHEDULER/FABRICCTL_ROCE") {
+		t.Errorf("new keys are not created with Update: updates %q", updates)
+	}
+}
+
+// Item 1 (GCU's patch_sorter.py takes a port down for PORT_QOS_MAP|p,
+// QUEUE|p|*, BUFFER_PG|p|*): once applied, a change that does not touch
+// the per-port keys sends none of them and flaps no port; a change that
+// does sends only the differing fields and names the ports.
+func TestSONiCPlanFlapsOnlyPortsWhoseKeysChange(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	tw, eng := sonicLab(t, f, true)
+	first := sonicApply(t, eng, f)
+	if n := noteWith(first, "flaps 2 port(s): Ethernet0, Ethernet8"); n == "" {
+		t.Errorf("first apply: no note naming the flapped ports: %q", first.Targets[0].Notes)
+	}
+	again, req := sonicPlan(t, eng, f)
+	if again.Targets[0].HasChanges() || len(req.GetUpdate())+len(req.GetReplace())+len(req.GetDelete()) > 0 {
+		t.Fatalf("second plan: changes %v, payload %v", again.Targets[0].Changes, req)
+	}
+
+	// A scheduler weight: SCHEDULER only.
+	f.Policy.Classes[0].Weight, f.Policy.Classes[1].Weight = 40, 60
+	p, req := sonicPlan(t, eng, f)
+	r, u, d := setKeys(req)
+	for _, k := range slices.Concat(r, u, d) {
+		if strings.HasPrefix(k, "QUEUE/") || strings.HasPrefix(k, "PORT_QOS_MAP/") || strings.HasPrefix(k, "BUFFER_PG/") {
+			t.Errorf("weight change rewrites %s (a port flap on SONiC)", k)
+		}
+	}
+	if n := noteWith(p, "flaps"); n != "" {
+		t.Errorf("weight change: %s", n)
+	}
+	before := maps.Clone(tw.PortFlaps())
+	if _, err := eng.Apply(t.Context(), f, p); err != nil {
+		t.Fatal(err)
+	}
+	if after := tw.PortFlaps(); !maps.Equal(before, after) {
+		t.Errorf("weight change flapped ports: before %v, after %v", before, after)
+	}
+
+	// The watchdog's priorities change with pfcwd_sw_enable: one field.
+	tw.Put(path(cdb+"PORT_QOS_MAP/Ethernet8/pfc_enable"), "3,4") //nolint:errcheck // drift on one port
+	p, req = sonicPlan(t, eng, f)
+	_, u, _ = setKeys(req)
+	if !slices.Equal(u, []string{"PORT_QOS_MAP/Ethernet8/pfc_enable"}) {
+		t.Errorf("one drifted field: updates %q, want only PORT_QOS_MAP/Ethernet8/pfc_enable", u)
+	}
+	if n := noteWith(p, "flaps 1 port(s): Ethernet8 "); n == "" {
+		t.Errorf("drift on Ethernet8: notes %q", p.Targets[0].Notes)
+	}
+	before = maps.Clone(tw.PortFlaps())
+	if _, err := eng.Apply(t.Context(), f, p); err != nil {
+		t.Fatal(err)
+	}
+	for port, n := range tw.PortFlaps() {
+		if want := before[port] + map[bool]int{true: 1}[port == "Ethernet8"]; n != want {
+			t.Errorf("after fixing Ethernet8's drift, %s flapped %d times, want %d", port, n, want)
+		}
+	}
+}
+
+// Item 2: CABLE_LENGTH|AZURE keeps the lengths of ports outside the
+// inventory (an update at the key is a JSON patch add of the whole hash).
+func TestSONiCCableLengthKeepsOtherPorts(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	tw, eng := sonicLab(t, f, true)
+	_, req := sonicPlan(t, eng, f)
+	_, u, _ := setKeys(req)
+	if slices.Contains(u, "CABLE_LENGTH/AZURE") {
+		t.Errorf("whole-hash update of CABLE_LENGTH|AZURE: %q", u)
+	}
+	sonicApply(t, eng, f)
+	cl, _ := value(t, tw, "CABLE_LENGTH/AZURE")
+	if cl["Ethernet248"] != "5m" || cl["Ethernet0"] != "3m" || cl["Ethernet8"] != "30m" {
+		t.Errorf("CABLE_LENGTH|AZURE after apply = %v", cl)
+	}
+}
+
+// Item 4: the template's BUFFER_PG|p|3-4 is written as that range, not
+// overlapped by |3 and |4; with priority 3 alone lossless the range is
+// deleted in the same Set and priority 4 keeps its profile.
+func TestSONiCBufferPGKeepsTemplateRanges(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compileTwoLossless(), 1, 2)
+	tw, eng := sonicLab(t, f, true)
+	sonicApply(t, eng, f)
+	pg, ok := value(t, tw, "BUFFER_PG/Ethernet0|3-4")
+	if !ok || !strings.HasPrefix(fmt.Sprint(pg["profile"]), "FABRICCTL_PG_") {
+		t.Errorf("BUFFER_PG|Ethernet0|3-4 = %v (exists %v), want the FABRICCTL profile", pg, ok)
+	}
+	for _, k := range []string{"BUFFER_PG/Ethernet0|3", "BUFFER_PG/Ethernet0|4"} {
+		if v, ok := value(t, tw, k); ok {
+			t.Errorf("%s = %v overlaps the template's range", k, v)
+		}
+	}
+
+	g := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2) // lossless 3 only
+	g.Switches[0].Address, g.Switches[0].TLS = f.Switches[0].Address, f.Switches[0].TLS
+	tw2, eng2 := sonicLab(t, g, true)
+	sonicApply(t, eng2, g)
+	if v, ok := value(t, tw2, "BUFFER_PG/Ethernet0|3-4"); ok {
+		t.Errorf("BUFFER_PG|Ethernet0|3-4 = %v still overlaps |3", v)
+	}
+	if v, _ := value(t, tw2, "BUFFER_PG/Ethernet0|4"); v["profile"] != "pg_lossless_100000_5m_profile" {
+		t.Errorf("BUFFER_PG|Ethernet0|4 = %v, want the template's profile kept", v)
+	}
+	if v, _ := value(t, tw2, "BUFFER_PG/Ethernet0|3"); !strings.HasPrefix(fmt.Sprint(v["profile"]), "FABRICCTL_PG_") {
+		t.Errorf("BUFFER_PG|Ethernet0|3 = %v", v)
+	}
+	// BUFFER_QUEUE|p|3-4 already gives queue 3 the lossless egress
+	// profile: left alone, not split.
+	if v, _ := value(t, tw2, "BUFFER_QUEUE/Ethernet0|3-4"); v["profile"] != "egress_lossless_profile" {
+		t.Errorf("BUFFER_QUEUE|Ethernet0|3-4 = %v, want the template's key untouched", v)
+	}
+	if v, ok := value(t, tw2, "BUFFER_QUEUE/Ethernet0|3"); ok {
+		t.Errorf("BUFFER_QUEUE|Ethernet0|3 = %v overlaps the template's |3-4", v)
+	}
+	if _, req := sonicPlan(t, eng2, g); len(req.GetUpdate())+len(req.GetReplace())+len(req.GetDelete()) > 0 {
+		t.Errorf("second plan not empty: %v", req)
+	}
+}
+
+// Item 7: a lossless class on priority 2 gets the lossless egress profile;
+// the template's BUFFER_QUEUE|p|0-2 is split and 0, 1 stay lossy.
+func TestSONiCBufferQueueLosslessOnPriority2(t *testing.T) {
+	pol := compilePolicy()
+	pol.Classes[1].Priority = 2
+	f := compileFabric(intent.PlatformSONiC, pol, 1, 2)
+	tw, eng := sonicLab(t, f, true)
+	sonicApply(t, eng, f)
+	want := map[string]string{"0": "q_lossy_profile", "1": "q_lossy_profile", "2": "egress_lossless_profile"}
+	for q, prof := range want {
+		if v, _ := value(t, tw, "BUFFER_QUEUE/Ethernet8|"+q); v["profile"] != prof {
+			t.Errorf("BUFFER_QUEUE|Ethernet8|%s = %v, want %s", q, v, prof)
+		}
+	}
+	if v, ok := value(t, tw, "BUFFER_QUEUE/Ethernet8|0-2"); ok {
+		t.Errorf("BUFFER_QUEUE|Ethernet8|0-2 = %v overlaps |2", v)
+	}
+}
+
+// Item 17: a per-size profile the intent no longer produces is deleted
+// once nothing references it, shown in plan; one still used by a port
+// outside the inventory is kept, with a note.
+func TestSONiCStaleOwnedProfilesDeleted(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	tw, eng := sonicLab(t, f, true)
+	sonicApply(t, eng, f)
+	old := fmt.Sprint(mustValue(t, tw, "BUFFER_PG/Ethernet8|3")["profile"])
+	// A port outside the inventory borrowed the 3 m profile by hand.
+	short := fmt.Sprint(mustValue(t, tw, "BUFFER_PG/Ethernet0|3")["profile"])
+	tw.Put(path(cdb+"BUFFER_PG/Ethernet248|3"), map[string]any{"profile": short}) //nolint:errcheck
+
+	for i := range f.Switches[0].Ports {
+		f.Switches[0].Ports[i].CableMeters = 100
+	}
+	p := sonicApply(t, eng, f)
+	var deleted []string
+	for _, c := range p.Targets[0].Changes {
+		if c.Action == plan.Delete {
+			deleted = append(deleted, keyOf(path(c.Path)))
+		}
+	}
+	if !slices.Contains(deleted, "BUFFER_PROFILE/"+old) {
+		t.Errorf("plan deletes %q, want BUFFER_PROFILE/%s", deleted, old)
+	}
+	if v, ok := value(t, tw, "BUFFER_PROFILE/"+old); ok {
+		t.Errorf("stale %s still on the switch: %v", old, v)
+	}
+	if _, ok := value(t, tw, "BUFFER_PROFILE/"+short); !ok {
+		t.Errorf("%s deleted while BUFFER_PG|Ethernet248|3 uses it", short)
+	}
+	if n := noteWith(p, short+" is no longer wanted but is kept: still used by BUFFER_PG|Ethernet248|3"); n == "" {
+		t.Errorf("no note on the kept profile: %q", p.Targets[0].Notes)
+	}
+}
+
+func mustValue(t *testing.T, tw *twin.Twin, p string) map[string]any {
+	t.Helper()
+	v, ok := value(t, tw, p)
+	if !ok {
+		t.Fatalf("%s absent", p)
+	}
+	return v
+}
+
+// Item 6: without PFC_WD (watchdog not started at boot) the plan writes no
+// PFC_WD key, which GCU would refuse to create, and says what to do.
+func TestSONiCNoPFCWDTable(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	_, eng := sonicLab(t, f, false)
+	p, req := sonicPlan(t, eng, f)
+	r, u, _ := setKeys(req)
+	for _, k := range slices.Concat(r, u) {
+		if strings.HasPrefix(k, "PFC_WD/") {
+			t.Errorf("payload writes %s though CONFIG_DB has no PFC_WD table", k)
+		}
+	}
+	if noteWith(p, "pfcwd start_default") == "" {
+		t.Errorf("no note on the missing PFC_WD table: %q", p.Targets[0].Notes)
+	}
+	if _, err := eng.Apply(t.Context(), f, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Items 6 and 9: the known refusals of sonic-gnmi and GCU are explained.
+func TestSONiCSetRefusalsExplained(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{status.Error(codes.Unimplemented, "GNMI native write is disabled"), "writes are disabled on this gNMI server; use the gnmi container"},
+		{status.Error(codes.Unimplemented, "GNMI is in read-only mode"), "writes are disabled on this gNMI server; use the gnmi container"},
+		{status.Error(codes.Unknown, "Failed to apply patch: Modification of PFC_WD table is illegal- validating function generic_config_updater.field_operation_validators.rdma_config_update_validator returned False"),
+			"refuses PFC watchdog changes on this switch"},
+	} {
+		f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+		tw, eng := sonicLab(t, f, true)
+		p, _ := sonicPlan(t, eng, f)
+		tw.FailNextSet(tt.err)
+		_, err := eng.Apply(t.Context(), f, p)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Set refused with %v: apply error %v, want it to say %q", tt.err, err, tt.want)
+		}
+		if errors.Is(err, switchdrv.ErrRolledBack) && tw.Sets() > 0 {
+			t.Logf("rolled back after %d sets", tw.Sets())
+		}
+	}
+}
+
+// Item 9 on the profiled twin of sonic-gnmi's telemetry container
+// (gnmi_native_write=false): plan reads fine, the first write is refused
+// and apply says to use the gnmi container; nothing changed.
+func TestSONiCTelemetryContainerWritesDisabled(t *testing.T) {
+	prof, err := profile.Lookup("sonic-202411")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw, err := twin.Start(twin.Options{Name: "leaf1", Profile: prof.Telemetry(), Factory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Close()
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	f.Switches[0].Address, f.Switches[0].TLS = tw.Addr(), intent.TLS{Insecure: true}
+	eng := &switchdrv.Engine{Registry: compileRegistry(t), BackupDir: t.TempDir()}
+	p, _ := sonicPlan(t, eng, f)
+	res, err := eng.Apply(t.Context(), f, p)
+	if err == nil || !strings.Contains(err.Error(), "writes are disabled on this gNMI server; use the gnmi container") {
+		t.Fatalf("apply on the telemetry container: %v", err)
+	}
+	if res.Targets[0].Status != switchdrv.StatusFailed {
+		t.Errorf("status %s, want %s (nothing changed)", res.Targets[0].Status, switchdrv.StatusFailed)
+	}
+}
+
+// Rollback on sonic-202411: the Set deleted template keys (a BUFFER_PG
+// range split); restoring them must create them (Update), since Replace of
+// a missing key fails the whole Set there (sonic-gnmi PR #239).
+func TestSONiCRollbackRecreatesDeletedKeys(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 2, 2) // lossless 3 only: |3-4 is split
+	tw, eng := sonicLab(t, f, true)
+	other, err := twin.Start(twin.Options{Name: "leaf2", Platform: intent.PlatformSONiC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	f.Switches[1].Address, f.Switches[1].TLS = other.Addr(), intent.TLS{Insecure: true}
+	before, _ := value(t, tw, "BUFFER_PG")
+	p, err := eng.Plan(t.Context(), f, nil)
+	if err != nil || p.HasErrors() {
+		t.Fatalf("Plan: %v %v", err, switchdrv.Errors(p))
+	}
+	other.FailNextSet(status.Error(codes.FailedPrecondition, "commit failed"))
+	_, err = eng.Apply(t.Context(), f, p)
+	if !errors.Is(err, switchdrv.ErrRolledBack) {
+		t.Fatalf("apply: %v, want a verified rollback", err)
+	}
+	after, _ := value(t, tw, "BUFFER_PG")
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("BUFFER_PG after rollback differs:\nbefore %v\nafter  %v", before, after)
+	}
+}
