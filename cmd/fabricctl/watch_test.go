@@ -162,6 +162,15 @@ func TestWatchCommandServesMetrics(t *testing.T) {
 	if code, _, errOut := runCLI(t, t.Context(), "watch", "-f", file, "--interval", "1ms"); code != ExitUsage {
 		t.Errorf("--interval 1ms: exit %d, want %d (%s)", code, ExitUsage, errOut)
 	}
+	if code, _, errOut := runCLI(t, t.Context(), "watch", "-f", file, "--switch", "nope"); code != ExitError || !strings.Contains(errOut, "nope") {
+		t.Errorf("--switch nope: exit %d, want %d naming the switch (%s)", code, ExitError, errOut)
+	}
+	if code, _, errOut := runCLI(t, t.Context(), "watch", "-f", "../../examples/minimal.yaml"); code != ExitError || !strings.Contains(errOut, "no switches") {
+		t.Errorf("an intent without switches: exit %d, want %d and 'no switches' (%s)", code, ExitError, errOut)
+	}
+	if code, _, errOut := runCLI(t, t.Context(), "watch", "-f", file, "--listen", addr); code != ExitError || !strings.Contains(errOut, "--listen") {
+		t.Errorf("--listen on a busy address: exit %d, want %d naming --listen (%s)", code, ExitError, errOut)
+	}
 }
 
 // tool finds a binary the test needs; with CI=true a missing one fails

@@ -118,6 +118,9 @@ func New(o Options) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(sws) == 0 {
+		return nil, errors.New("watch: the intent has no switches (inventory.switches)")
+	}
 	w := &Watcher{opts: o, prios: PrioritiesInUse(&o.Fabric.Policy)}
 	shapes := map[intent.Platform]*shapeCache{}
 	for _, sw := range sws {
