@@ -225,7 +225,10 @@ func (t *target) session(ctx context.Context) (synced bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	defer c.Close()
+	defer func() {
+		cancel(nil) // the streams end before their connection does
+		c.Close()
+	}()
 	prefix, paths, err := t.ctr.src.Paths()
 	if err != nil {
 		return false, err
