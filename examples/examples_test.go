@@ -31,7 +31,7 @@ func exampleSets(t *testing.T) map[string][]string {
 		}
 		if d.IsDir() {
 			switch d.Name() {
-			case "broken", "k8s", "gitops", "testdata":
+			case "broken", "k8s", "gitops", "testdata", "prometheus":
 				return filepath.SkipDir
 			}
 			return nil

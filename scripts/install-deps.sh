@@ -5,7 +5,9 @@ STATICCHECK_VERSION=v0.8.2
 need_apt=()
 # yanglint (libyang2-tools) referees internal/yangcheck's datastore validation:
 # with CI=true the tests that need it fail when it is missing.
-for pair in strace:strace ip:iproute2 dcb:iproute2 ib_write_bw:perftest sshd:openssh-server yanglint:libyang2-tools; do
+# prometheus and promtool (Debian package prometheus) run the watch end-to-end
+# test and the alert rule unit tests; with CI=true those fail when missing.
+for pair in strace:strace ip:iproute2 dcb:iproute2 ib_write_bw:perftest sshd:openssh-server yanglint:libyang2-tools prometheus:prometheus promtool:prometheus; do
   bin=${pair%%:*} pkg=${pair##*:}
   command -v "$bin" >/dev/null 2>&1 || [ -x "/usr/sbin/$bin" ] || need_apt+=("$pkg")
 done

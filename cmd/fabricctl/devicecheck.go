@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,12 +46,18 @@ func deviceTwin(sw *intent.Switch, schema *yangcheck.Schema, factory bool) (*twi
 	return tw, prof, err
 }
 
-// deviceCheck applies each switch's SetRequest to a twin of its release
+// deviceCheck applies each switch's SetRequest (refined against the factory
+// datastore, as plan refines it against the switch, for platforms whose
+// payload depends on what the switch holds: SONiC) to a twin of its release
 // profile started from the profile's factory-default datastore, as the
 // device applies it (write semantics, whole-datastore validation: leafref,
 // must, when, mandatory, features), and prints each refusal to w with the
 // device's reason. It returns how many switches were checked and refused.
 func deviceCheck(w io.Writer, f *intent.Fabric, ds []*switchdrv.Desired, schemaFor func(intent.Platform) (*yangcheck.Schema, error)) (n, bad int, err error) {
+	reg, err := newRegistry()
+	if err != nil {
+		return 0, 0, err
+	}
 	for _, d := range ds {
 		sw := f.Switch(d.Switch)
 		if sw == nil {
@@ -65,7 +72,20 @@ func deviceCheck(w io.Writer, f *intent.Fabric, ds []*switchdrv.Desired, schemaF
 			return n, bad, err
 		}
 		n++
-		if err := tw.Apply(d.SetRequest()); err != nil {
+		req := d.SetRequest()
+		if plat, err := reg.Lookup(sw.Platform); err == nil {
+			if r, ok := plat.(switchdrv.Refiner); ok {
+				// Plan refines such a payload against what the switch
+				// holds: here, the factory datastore.
+				rd := *d
+				rd.Replaces, rd.Updates, rd.Deletes = slices.Clone(d.Replaces), slices.Clone(d.Updates), slices.Clone(d.Deletes)
+				if err := r.Refine(&rd, tw.Value); err != nil {
+					return n, bad, fmt.Errorf("switch %s: %w", d.Switch, err)
+				}
+				req = rd.SetRequest()
+			}
+		}
+		if err := tw.Apply(req); err != nil {
 			bad++
 			fmt.Fprintf(w, "%s (%s, profile %s, factory defaults): the device would refuse the SetRequest: %s\n", d.Switch, d.Platform, prof.Name, refusal(err))
 		}

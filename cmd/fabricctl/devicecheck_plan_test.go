@@ -12,10 +12,10 @@ import (
 
 // plan --device reads each switch's whole configuration and asks a twin of
 // its release profile whether the SetRequest would be accepted. Issue 9
-// evidence: today's SR Linux payload is refused on a 7220 (leafrefs to
-// objects a fresh install lacks); on sonic-202405, where Replace adds a
-// missing key, the SONiC payload passes and the plan names the ports GCU
-// will flap.
+// evidence: the SR Linux payload is still refused on a 7220 (an output
+// queue with a queue-management-profile but no maximum-burst-size); on
+// sonic-202405 with the watchdog enabled at boot the SONiC payload passes
+// and the plan names the ports GCU will flap.
 func TestPlanDevice(t *testing.T) {
 	reg, err := newRegistry()
 	if err != nil {
@@ -38,7 +38,7 @@ func TestPlanDevice(t *testing.T) {
 	}
 	for _, want := range []string{
 		"switch leaf1: the device would refuse this SetRequest: (InvalidArgument)",
-		"require-instance",
+		"cannot be configured without setting maximum burst size",
 		"switch leaf2 (sonic):",
 		"note: ports that will flap (SONiC's config updater takes them admin-down around port-critical changes): Ethernet0, Ethernet12, Ethernet4, Ethernet8",
 	} {

@@ -14,6 +14,7 @@ import (
 	"github.com/fabricctl/fabricctl/hostdrv"
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/validate/watch"
 )
 
 type hostOptions struct {
@@ -25,6 +26,7 @@ type hostOptions struct {
 	dryRun           bool
 	watch            bool
 	interval         time.Duration
+	listen           string
 	detailedExitcode bool
 	partial          bool
 	noRollback       bool
@@ -95,6 +97,7 @@ func newHostSubCmd(d *deps, verb string) *cobra.Command {
 		fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be done (see -o commands / -o netlink) and change nothing")
 		fl.BoolVar(&o.watch, "watch", false, "reconcile periodically until stopped (a DaemonSet's mode)")
 		fl.DurationVar(&o.interval, "interval", 60*time.Second, "time between reconciles with --watch")
+		fl.StringVar(&o.listen, "listen", "", "with --watch, serve Prometheus /metrics here (e.g. :9465): RDMA hw_counters, per-priority pause and discards, drift")
 		fl.BoolVar(&o.partial, "partial", false, "write the settings that could be planned even when the plan has errors")
 		fl.BoolVar(&o.noRollback, "no-rollback", false, "when a step fails, keep going and leave the host as it is (default: stop and restore the backup)")
 		fl.StringVar(&o.backup, "backup", "", "save the observed host state here (mode 0600) before writing (default: "+defaultBackupDir+"/HOST-TIME.json; none with --watch)")
@@ -114,6 +117,9 @@ func (o *hostOptions) validate(verb string) error {
 	}
 	if o.watch && (o.dryRun || o.interval < time.Second) {
 		return usagef("--watch needs --interval >= 1s and no --dry-run")
+	}
+	if o.listen != "" && !o.watch {
+		return usagef("--listen serves metrics while --watch runs: add --watch")
 	}
 	if o.assume != "" && (o.root != "/" || o.netns != "") {
 		return usagef("--assume plans without the host: it takes no --root or --netns")
@@ -350,6 +356,15 @@ func (o *hostOptions) writeTarget(out io.Writer, fabric string, t plan.TargetPla
 func (o *hostOptions) watchLoop(ctx context.Context, d *deps, drv *hostdrv.Driver, f *intent.Fabric, h *intent.Host, stdin io.Reader, out io.Writer) error {
 	log := d.log.With("target", h.Name)
 	reload := !slices.Contains(o.files, "-")
+	var metrics *watch.HostCollector
+	if o.listen != "" {
+		var stop func()
+		var err error
+		if metrics, stop, err = o.serveHostMetrics(ctx, d, f, h); err != nil {
+			return withCode(ExitError, err)
+		}
+		defer stop()
+	}
 	for round := 0; ; round++ {
 		if reload && round > 0 {
 			nf, err := o.load(stdin)
@@ -362,8 +377,14 @@ func (o *hostOptions) watchLoop(ctx context.Context, d *deps, drv *hostdrv.Drive
 			if err != nil {
 				log.Error("intent reload failed; keeping the previous intent", "err", err)
 			}
+			if metrics != nil {
+				metrics.SetIntent(h, &f.Policy)
+			}
 		}
 		p, err := drv.Plan(ctx, f, h)
+		if metrics != nil {
+			metrics.SetDrift(remainingDrift(p, err))
+		}
 		switch {
 		case p == nil:
 			log.Error("host plan failed", "err", err)
@@ -381,6 +402,8 @@ func (o *hostOptions) watchLoop(ctx context.Context, d *deps, drv *hostdrv.Drive
 			if aerr != nil {
 				t.Error = aerr.Error()
 				log.Error("host apply failed", "err", aerr)
+			} else if metrics != nil {
+				metrics.SetDrift(0, nil) // repaired and read back
 			}
 			if werr := o.writeTarget(&b, f.Name, t); werr == nil {
 				_, _ = out.Write(b.Bytes())

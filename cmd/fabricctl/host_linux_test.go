@@ -153,3 +153,56 @@ func TestHostWatchReloadsIntent(t *testing.T) {
 		t.Errorf("watch exited %d, want 0; stderr:\n%s", code, errb.String())
 	}
 }
+
+// TestHostWatchMetrics: host apply --watch --listen serves the host's RDMA
+// hw_counters from sysfs under --root (a fake tree here: no RDMA NIC) and
+// its state; a veth has no DCB, so the plan is incomplete and the host is
+// reported not fully readable (target_up 0) rather than in sync.
+func TestHostWatchMetrics(t *testing.T) {
+	ns := netnstest.New(t)
+	ns.Veth(t, "ens1f0np0", "peer0")
+	root := t.TempDir()
+	hw := filepath.Join(root, "sys/class/infiniband/mlx5_0/ports/1/hw_counters")
+	if err := os.MkdirAll(hw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]string{"np_cnp_sent": "17", "np_ecn_marked_roce_packets": "19", "out_of_sequence": "0"} {
+		if err := os.WriteFile(filepath.Join(hw, name), []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var out, errb bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"host", "apply", "-f", "-", "--watch", "--partial", "--interval", "1s", "--host", "gpu1",
+			"--netns", ns.Name, "--root", root, "--listen", addr}, strings.NewReader(hostTestIntent), &out, &errb)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != ExitOK {
+			t.Errorf("host apply --watch --listen exited %d: %s", code, errb.String())
+		}
+	}()
+	want := []string{
+		`fabricctl_host_cnp_sent_total{device="mlx5_0",host="gpu1",interface="ens1f0np0",port="1"} 17`,
+		`fabricctl_host_ecn_marked_roce_packets_total{device="mlx5_0",host="gpu1",interface="ens1f0np0",port="1"} 19`,
+		`fabricctl_host_rdma_out_of_sequence_total{device="mlx5_0",host="gpu1",interface="ens1f0np0",port="1"} 0`,
+		`fabricctl_target_up{kind="host",target="gpu1"} 0`,
+	}
+	var body string
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		body, _ = httpGet("http://" + addr + "/metrics")
+		missing := false
+		for _, w := range want {
+			missing = missing || !strings.Contains(body, w)
+		}
+		if !missing {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("/metrics lacks some of %q:\n%s", want, body)
+}

@@ -45,6 +45,7 @@ func TestHostUsage(t *testing.T) {
 		{"bad output", []string{"host", "plan", "-f", f, "-o", "yaml"}, ExitUsage},
 		{"commands needs dry-run", []string{"host", "apply", "-f", f, "-o", "commands"}, ExitUsage},
 		{"watch with dry-run", []string{"host", "apply", "-f", f, "--watch", "--dry-run"}, ExitUsage},
+		{"listen without watch", []string{"host", "apply", "-f", f, "--listen", ":0"}, ExitUsage},
 		{"unknown host", []string{"host", "plan", "-f", f, "--host", "nosuch"}, ExitError},
 		{"missing file", []string{"host", "diff", "-f", filepath.Join(dir, "missing.yaml"), "--host", "gpu1"}, ExitError},
 		{"restore without backup", []string{"host", "restore"}, ExitUsage},

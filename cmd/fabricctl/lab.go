@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"time"
 
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/spf13/cobra"
 
 	"github.com/fabricctl/fabricctl/examples"
@@ -196,6 +197,10 @@ func startLabWith(dir string, reg *switchdrv.Registry, strict labProfiles) (*lab
 			return nil, err
 		}
 		l.twins = append(l.twins, tw)
+		if err := seedUnderlay(tw, &sw); err != nil {
+			l.close()
+			return nil, err
+		}
 		// Point the switch at its twin: same indentation as its address line.
 		re := regexp.MustCompile(`(?m)^([ \t]*)address:[ \t]*"?` + regexp.QuoteMeta(sw.Address) + `"?[ \t]*$`)
 		if len(re.FindAllStringIndex(text, -1)) != 1 {
@@ -339,6 +344,27 @@ The intent uses the lab CA (ca.pem) and the generated password file next to it.
 		fmt.Fprintf(out, "stopping the twins; removing %s\n", dir)
 	} else {
 		fmt.Fprintf(out, "stopping the twins; the lab files stay in %s\n", dir)
+	}
+	return nil
+}
+
+// seedUnderlay gives a profiled SR Linux twin the operator's configuration
+// fabricctl builds on: each inventory port as a routed interface with the
+// subinterface the classifiers attach to. A fresh 7220 has none of them
+// (only mgmt0); a real lab's startup configuration (containerlab) creates
+// them, and fabricctl does not own them (the SR Linux plan says they must
+// exist). Other platforms and bare twins get nothing.
+func seedUnderlay(tw *twin.Twin, sw *intent.Switch) error {
+	if tw.Profile() == nil || sw.Platform != intent.PlatformSRLinux {
+		return nil
+	}
+	for _, p := range sw.Ports {
+		path := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "srl_nokia-interfaces:interface", Key: map[string]string{"name": p.Name}}}}
+		v := map[string]any{"name": p.Name, "admin-state": "enable", "subinterface": []any{
+			map[string]any{"index": p.Subinterface, "type": "srl_nokia-interfaces:routed", "admin-state": "enable"}}}
+		if err := tw.Put(path, v); err != nil {
+			return fmt.Errorf("lab: switch %s: seed interface %s: %w", sw.Name, p.Name, err)
+		}
 	}
 	return nil
 }

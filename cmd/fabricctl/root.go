@@ -42,6 +42,7 @@ var commands = []func(*deps) *cobra.Command{
 	newRenderCmd,
 	newInventoryCmd,
 	newValidateCmd,
+	newWatchCmd,
 	// more commands are added here, one line each.
 }
 

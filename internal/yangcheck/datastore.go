@@ -865,6 +865,60 @@ func (v *dsValidator) walk(d *dnode) {
 		v.walk(k)
 		v.mandatory(k, k.e)
 	}
+	v.unique(d)
+}
+
+// unique checks the unique statements of the lists among d's children: no
+// two entries may have the same values for all of a statement's leaves
+// (RFC 7950 section 7.8.3; entries lacking one of them are not compared).
+// SR Linux: pfc-pause-frame-priority is unique among a pfc-mapping-profile's
+// pfc-queues.
+func (v *dsValidator) unique(d *dnode) {
+	var seen map[string]*dnode
+	for _, k := range d.kids {
+		l, ok := k.e.Node.(*yang.List)
+		if !ok || len(l.Unique) == 0 || k.isLeaf {
+			continue
+		}
+		for ui, u := range l.Unique {
+			fields := strings.Fields(u.Name)
+			key := k.e.Name + "\x00" + strconv.Itoa(ui)
+			complete := true
+			for _, f := range fields {
+				n := k
+				for _, st := range strings.Split(f, "/") {
+					_, local := splitQName(st)
+					var next *dnode
+					for _, c := range n.kids {
+						if c.name == local {
+							next = c
+							break
+						}
+					}
+					n = next
+					if n == nil {
+						break
+					}
+				}
+				if n == nil || !n.isLeaf {
+					complete = false
+					break
+				}
+				key += "\x00" + n.val
+			}
+			if !complete {
+				continue
+			}
+			if seen == nil {
+				seen = map[string]*dnode{}
+			}
+			if first, dup := seen[key]; dup {
+				v.addf(k.where(), RuleSchema, "unique %q: same values as %s", u.Name, first.where())
+				continue
+			}
+			seen[key] = k
+		}
+	}
 }
 
 // enumFeature reports an enumeration value whose enum statement has an

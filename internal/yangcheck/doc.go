@@ -61,7 +61,7 @@
 // SR Linux idioms that libyang reads differently are evaluated as the device
 // means them (vendorBooleans in xpath.go: ". = false()" compares the value;
 // mustOn: the srl_nokia-ext:if-feature extension on a must). max-elements
-// is checked (RuleSchema); unique statements are not.
+// and unique statements are checked too (RuleSchema).
 //
 // Cost: indexed key lookups (list[key=current()...], and
 // current()/../list[key='const']), per-validation leafref value sets and

@@ -108,7 +108,7 @@ func exampleOutcomes(t *testing.T, name string) map[string]string {
 // compilers and plan write them are accepted by a fresh strict twin of that
 // profile. Issue 9 evidence: before issue 10's compiler fixes both were
 // refused with the devices' reasons; flip an entry when its fixes land.
-var examplesAccepted = map[string]bool{"srlinux-25.3": false, "sonic-202411": false}
+var examplesAccepted = map[string]bool{"srlinux-25.3": false, "sonic-202411": true}
 
 // Issue 9 evidence: the examples, planned and applied by Engine against
 // fresh srlinux-25.3 and sonic-202411 twins (factory defaults, full

@@ -307,12 +307,16 @@ func (s *server) Subscribe(stream gnmipb.GNMI_SubscribeServer) error {
 	if sl == nil {
 		return status.Error(codes.InvalidArgument, "first SubscribeRequest must carry a SubscriptionList")
 	}
-	if sl.GetMode() != gnmipb.SubscriptionList_ONCE {
-		return status.Errorf(codes.Unimplemented, "twin: subscription mode %s is not supported (ONCE only)", sl.GetMode())
-	}
 	enc := sl.GetEncoding()
 	if !slices.Contains(t.prof.encodings, enc) {
 		return status.Errorf(codes.InvalidArgument, "encoding %s is not supported", enc)
+	}
+	switch sl.GetMode() {
+	case gnmipb.SubscriptionList_ONCE:
+	case gnmipb.SubscriptionList_STREAM:
+		return s.subscribeStream(stream, sl) // stream.go
+	default:
+		return status.Errorf(codes.Unimplemented, "twin: subscription mode %s is not supported (ONCE and STREAM only)", sl.GetMode())
 	}
 	var notes []*gnmipb.Notification
 	t.mu.Lock()

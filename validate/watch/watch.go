@@ -1,0 +1,439 @@
+// Package watch is fabricctl watch: it streams every switch's queue, PFC,
+// ECN, drop and PFC-watchdog counters with gNMI Subscribe STREAM (SAMPLE,
+// at the paths validate reads once), watches the subtrees fabricctl owns
+// with ON_CHANGE for drift, and exports both as Prometheus metrics.
+//
+// Every switch has its own session: a switch that fails or disconnects
+// shows fabricctl_target_up 0 and is reconnected with exponential backoff,
+// without touching the others.
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/switchdrv"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
+	"github.com/fabricctl/fabricctl/validate"
+)
+
+// Options configure a Watcher.
+type Options struct {
+	Fabric *intent.Fabric
+	// Switches limits the watch to these switches (nil = all).
+	Switches []string
+	// Transport configures the gNMI clients (TLS, credentials, logging).
+	Transport transport.Options
+	// SampleInterval is the counters' SAMPLE interval (DefaultSampleInterval when 0).
+	SampleInterval time.Duration
+	// Engine, when set, enables drift: the owned subtrees are watched with
+	// ON_CHANGE and each change (and every DriftInterval) re-plans the switch
+	// exactly as fabricctl diff does.
+	Engine *switchdrv.Engine
+	// DriftInterval is the full drift re-check period (DefaultDriftInterval
+	// when 0); it also covers targets that refuse ON_CHANGE and EOS CLI
+	// settings, which cannot be subscribed to.
+	DriftInterval time.Duration
+	// DriftDebounce waits this long after a change before re-planning, so a
+	// burst of updates costs one plan (DefaultDriftDebounce when 0).
+	DriftDebounce time.Duration
+	// BackoffMin and BackoffMax bound the reconnect backoff (1s and 60s when 0).
+	BackoffMin, BackoffMax time.Duration
+	// Stale ends a session that delivered no sample for this long
+	// (3 x SampleInterval when 0): a hung target looks down, not frozen.
+	Stale time.Duration
+	Log   *slog.Logger
+}
+
+// Defaults.
+const (
+	DefaultSampleInterval = 10 * time.Second
+	DefaultDriftInterval  = 5 * time.Minute
+	DefaultDriftDebounce  = time.Second
+)
+
+// Watcher streams the switches of a fabric.
+type Watcher struct {
+	opts    Options
+	prios   []int
+	targets []*target
+	updates atomic.Uint64
+}
+
+type target struct {
+	w          *Watcher
+	sw         *intent.Switch
+	ctr        *switchCounters
+	desired    *switchdrv.Desired
+	compileErr error
+	log        *slog.Logger
+
+	up         atomic.Bool
+	reconnects atomic.Uint64
+	drift      atomic.Int64 // -1 = unknown
+	driftFails atomic.Uint64
+	driftKick  chan struct{}
+}
+
+// New checks the options and prepares one session per switch.
+func New(o Options) (*Watcher, error) {
+	if o.Fabric == nil {
+		return nil, errors.New("watch: no fabric")
+	}
+	if o.SampleInterval <= 0 {
+		o.SampleInterval = DefaultSampleInterval
+	}
+	if o.DriftInterval <= 0 {
+		o.DriftInterval = DefaultDriftInterval
+	}
+	if o.DriftDebounce <= 0 {
+		o.DriftDebounce = DefaultDriftDebounce
+	}
+	if o.BackoffMin <= 0 {
+		o.BackoffMin = time.Second
+	}
+	if o.BackoffMax < o.BackoffMin {
+		o.BackoffMax = max(60*time.Second, o.BackoffMin)
+	}
+	if o.Stale <= 0 {
+		o.Stale = 3 * o.SampleInterval
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	sws, err := switchdrv.Select(o.Fabric, o.Switches)
+	if err != nil {
+		return nil, err
+	}
+	if len(sws) == 0 {
+		return nil, errors.New("watch: the intent has no switches (inventory.switches)")
+	}
+	w := &Watcher{opts: o, prios: PrioritiesInUse(&o.Fabric.Policy)}
+	shapes := map[intent.Platform]*shapeCache{}
+	for _, sw := range sws {
+		if shapes[sw.Platform] == nil {
+			shapes[sw.Platform] = newShapeCache()
+		}
+		ports := make([]string, len(sw.Ports))
+		for i, p := range sw.Ports {
+			ports[i] = p.Name
+		}
+		src := &validate.SwitchCounters{Switch: sw.Name, Platform: sw.Platform, Ports: ports}
+		if _, _, err := src.Paths(); err != nil {
+			return nil, err
+		}
+		t := &target{w: w, sw: sw, ctr: newSwitchCounters(src, w.prios, shapes[sw.Platform]), log: o.Log.With("switch", sw.Name),
+			driftKick: make(chan struct{}, 1)}
+		t.drift.Store(-1)
+		if o.Engine != nil {
+			p, err := o.Engine.Registry.Lookup(sw.Platform)
+			if err != nil {
+				return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
+			}
+			t.desired, t.compileErr = p.Compile(o.Fabric, sw)
+		}
+		w.targets = append(w.targets, t)
+	}
+	return w, nil
+}
+
+// PrioritiesInUse are the priorities of the policy's classes, ascending:
+// the only priorities watch exports series for (bounded cardinality).
+func PrioritiesInUse(p *intent.Policy) []int {
+	var out []int
+	for _, c := range p.Classes {
+		if !slices.Contains(out, c.Priority) {
+			out = append(out, c.Priority)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Updates is the number of counter updates ingested so far.
+func (w *Watcher) Updates() uint64 { return w.updates.Load() }
+
+// Run watches every switch until ctx ends; one switch's failure never
+// stops the others. It returns nil when ctx is cancelled.
+func (w *Watcher) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, t := range w.targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.run(ctx)
+		}()
+		if w.opts.Engine != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t.driftLoop(ctx)
+			}()
+		}
+	}
+	wg.Wait()
+	return nil
+}
+
+// run keeps a session open, reconnecting with exponential backoff and full
+// jitter (a fabric-wide outage does not reconnect 2,000 switches at once).
+func (t *target) run(ctx context.Context) {
+	o := t.w.opts
+	wait := o.BackoffMin
+	for ctx.Err() == nil {
+		start := time.Now()
+		synced, err := t.session(ctx)
+		t.up.Store(false)
+		if ctx.Err() != nil {
+			return
+		}
+		t.reconnects.Add(1)
+		if synced && time.Since(start) > o.BackoffMax {
+			wait = o.BackoffMin // it was healthy for a while: start over
+		}
+		t.log.Warn("switch session ended; reconnecting", "err", err, "backoff", wait)
+		d := wait/2 + rand.N(wait/2+1)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d):
+		}
+		wait = min(2*wait, o.BackoffMax)
+	}
+}
+
+// session dials the switch, opens the counter stream (and the drift
+// stream) and reads until an error. synced reports whether the counter
+// stream delivered its initial sync.
+func (t *target) session(ctx context.Context) (synced bool, err error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	c, err := transport.Dial(ctx, *t.sw, t.w.opts.Transport)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		cancel(nil) // the streams end before their connection does
+		c.Close()
+	}()
+	prefix, paths, err := t.ctr.src.Paths()
+	if err != nil {
+		return false, err
+	}
+	subs := make([]*gnmipb.Subscription, len(paths))
+	for i, p := range paths {
+		subs[i] = &gnmipb.Subscription{Path: p, Mode: gnmipb.SubscriptionMode_SAMPLE, SampleInterval: uint64(t.w.opts.SampleInterval)}
+	}
+	st, err := c.SubscribeStream(ctx, &gnmipb.SubscriptionList{Prefix: prefix, Subscription: subs})
+	if err != nil {
+		return false, err
+	}
+	if t.desired != nil {
+		go t.driftStream(ctx, c)
+	}
+	// The stale timer ends a session whose target stopped sampling: no
+	// initial sync within Stale, or no update for Stale once the switch has
+	// sent data (a SAMPLE subscription to paths with no data sends
+	// nothing, and that switch is not hung).
+	var last atomic.Int64 // last update, unix ns; 0 = none yet
+	var syncedFlag atomic.Bool
+	start := time.Now()
+	stale := t.w.opts.Stale
+	go func() {
+		tk := time.NewTicker(max(stale/3, time.Millisecond))
+		defer tk.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+				if !syncedFlag.Load() && time.Since(start) > stale {
+					cancel(fmt.Errorf("switch %s: no initial sync within %s", t.sw.Name, stale))
+					return
+				}
+				if l := last.Load(); l != 0 && time.Since(time.Unix(0, l)) > stale {
+					cancel(fmt.Errorf("switch %s: no counter sample for %s", t.sw.Name, stale))
+					return
+				}
+			}
+		}
+	}()
+	var b strings.Builder
+	for {
+		r, err := st.Recv()
+		if err == io.EOF {
+			return synced, fmt.Errorf("switch %s: the target ended the counter stream", t.sw.Name)
+		}
+		if err != nil {
+			if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+				return synced, cause
+			}
+			return synced, err
+		}
+		switch x := r.GetResponse().(type) {
+		case *gnmipb.SubscribeResponse_SyncResponse:
+			if !synced {
+				synced = true
+				syncedFlag.Store(true)
+				t.up.Store(true)
+				t.log.Info("switch streaming", "paths", len(paths), "interval", t.w.opts.SampleInterval)
+			}
+		case *gnmipb.SubscribeResponse_Update:
+			last.Store(time.Now().UnixNano())
+			t.w.updates.Add(uint64(t.ctr.ingest(x.Update, &b)))
+		}
+	}
+}
+
+// ownedPaths are the paths the desired SetRequest writes, except CLI
+// settings (origin cli), which no target streams.
+func ownedPaths(d *switchdrv.Desired) []*gnmipb.Path {
+	req := d.SetRequest()
+	var out []*gnmipb.Path
+	seen := map[string]bool{}
+	add := func(p *gnmipb.Path) {
+		full := &gnmipb.Path{Origin: p.GetOrigin(), Elem: append(slices.Clone(req.GetPrefix().GetElem()), p.GetElem()...)}
+		if full.Origin == "" {
+			full.Origin = req.GetPrefix().GetOrigin()
+		}
+		k := transport.PathString(full)
+		if full.Origin == "cli" || seen[k] {
+			return
+		}
+		seen[k] = true
+		out = append(out, full)
+	}
+	for _, p := range req.GetDelete() {
+		add(p)
+	}
+	for _, u := range req.GetReplace() {
+		add(u.GetPath())
+	}
+	for _, u := range req.GetUpdate() {
+		add(u.GetPath())
+	}
+	return out
+}
+
+// driftStream subscribes ON_CHANGE to the owned subtrees; every change
+// after the initial sync asks driftLoop to re-plan. A target that refuses
+// is logged once per session; the periodic re-check still runs.
+func (t *target) driftStream(ctx context.Context, c *transport.Client) {
+	paths := ownedPaths(t.desired)
+	if len(paths) == 0 {
+		return
+	}
+	// One subscription list per origin: a list has one prefix.
+	byOrigin := map[string][]*gnmipb.Subscription{}
+	var origins []string
+	for _, p := range paths {
+		o := p.GetOrigin()
+		if _, ok := byOrigin[o]; !ok {
+			origins = append(origins, o)
+		}
+		q := &gnmipb.Path{Elem: p.GetElem()}
+		byOrigin[o] = append(byOrigin[o], &gnmipb.Subscription{Path: q, Mode: gnmipb.SubscriptionMode_ON_CHANGE})
+	}
+	for _, o := range origins {
+		go func() {
+			st, err := c.SubscribeStream(ctx, &gnmipb.SubscriptionList{Prefix: &gnmipb.Path{Origin: o}, Subscription: byOrigin[o]})
+			if err != nil {
+				t.log.Warn("drift ON_CHANGE subscription refused; drift is re-checked every interval only", "err", err)
+				return
+			}
+			synced := false
+			for {
+				r, err := st.Recv()
+				if err != nil {
+					if ctx.Err() == nil {
+						t.log.Warn("drift ON_CHANGE stream ended", "err", err)
+					}
+					return
+				}
+				if r.GetSyncResponse() {
+					synced = true
+				}
+				if synced {
+					// The sync itself kicks too: a (re)connected switch is
+					// compared at once.
+					t.kick()
+				}
+			}
+		}()
+	}
+}
+
+func (t *target) kick() {
+	select {
+	case t.driftKick <- struct{}{}:
+	default:
+	}
+}
+
+// driftLoop re-plans the switch after ON_CHANGE events (debounced) and
+// every DriftInterval, exactly as fabricctl diff does.
+func (t *target) driftLoop(ctx context.Context) {
+	o := t.w.opts
+	tk := time.NewTicker(o.DriftInterval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		case <-t.driftKick:
+			// Debounce: a burst of changes costs one plan.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(o.DriftDebounce):
+			}
+			select {
+			case <-t.driftKick:
+			default:
+			}
+		}
+		t.checkDrift(ctx)
+	}
+}
+
+func (t *target) checkDrift(ctx context.Context) {
+	if t.compileErr != nil {
+		t.driftFails.Add(1)
+		t.log.Error("drift: the intent does not compile for this switch", "err", t.compileErr)
+		return
+	}
+	p, err := t.w.opts.Engine.Plan(ctx, t.w.opts.Fabric, []string{t.sw.Name})
+	if err == nil && len(p.Targets) == 1 && p.Targets[0].Error != "" {
+		err = errors.New(p.Targets[0].Error)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			t.driftFails.Add(1)
+			t.log.Warn("drift check failed", "err", err)
+		}
+		return
+	}
+	n := 0
+	for _, c := range p.Targets[0].Changes {
+		if c.Action != plan.NoOp {
+			n++
+		}
+	}
+	if old := t.drift.Swap(int64(n)); old != int64(n) {
+		t.log.Info("drift", "paths", n)
+	}
+}
