@@ -30,8 +30,7 @@ func exampleSets(t *testing.T) map[string][]string {
 			return err
 		}
 		if d.IsDir() {
-			switch d.Name() {
-			case "broken", "k8s", "gitops", "testdata", "prometheus":
+			if p != "." && !examples.IntentDir(d.Name()) {
 				return filepath.SkipDir
 			}
 			return nil

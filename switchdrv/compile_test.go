@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/fabricctl/fabricctl/examples"
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv"
@@ -152,8 +153,7 @@ func compileExamples(t *testing.T) []compileCase {
 		var files []string
 		switch {
 		case e.IsDir():
-			switch e.Name() {
-			case "broken", "k8s", "gitops", "testdata":
+			if !examples.IntentDir(e.Name()) {
 				continue
 			}
 			fs, _ := filepath.Glob(filepath.Join(root, e.Name(), "*.yaml"))

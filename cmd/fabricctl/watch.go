@@ -27,8 +27,10 @@ type watchOptions struct {
 func newWatchCmd(d *deps) *cobra.Command {
 	o := &watchOptions{}
 	cmd := &cobra.Command{
-		Use:   "watch -f INTENT [--listen :9464]",
-		Short: "Stream switch counters and drift continuously and serve them as Prometheus metrics",
+		Use: "watch -f INTENT [--listen :9464]",
+		// Ctrl-C or SIGTERM is how watch ends: exit 0, not "interrupted".
+		Annotations: map[string]string{annotationUntilSignal: "true"},
+		Short:       "Stream switch counters and drift continuously and serve them as Prometheus metrics",
 		Long: `Watch subscribes to every switch with gNMI Subscribe STREAM and serves Prometheus
 metrics on /metrics until it is stopped (SIGINT/SIGTERM):
 

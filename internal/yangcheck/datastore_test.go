@@ -9,6 +9,7 @@ import (
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/fabricctl/fabricctl/examples"
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv"
@@ -46,7 +47,7 @@ func exampleDatastores(t testing.TB) []exampleDatastore {
 		var files []string
 		switch {
 		case e.IsDir():
-			if e.Name() == "broken" || e.Name() == "k8s" || e.Name() == "gitops" || e.Name() == "testdata" {
+			if !examples.IntentDir(e.Name()) {
 				continue
 			}
 			files, _ = filepath.Glob(filepath.Join(root, e.Name(), "*.yaml"))
