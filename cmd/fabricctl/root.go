@@ -38,6 +38,7 @@ var commands = []func(*deps) *cobra.Command{
 	newRenderCmd,
 	newInventoryCmd,
 	newValidateCmd,
+	newSimulateCmd,
 	// more commands are added here, one line each.
 }
 

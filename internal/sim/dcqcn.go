@@ -153,9 +153,7 @@ func (s *Sim) increase(f *flow, timer bool) {
 	r.rt = min(r.rt, f.line)
 	r.rc = min((r.rt+r.rc)/2, f.line)
 	if f.active {
-		if ns := s.nextSend(f); ns > s.now {
-			s.wake(f.path[0], ns)
-		}
+		s.wake(f.path[0], max(s.nextSend(f), s.now))
 	}
 }
 

@@ -45,17 +45,6 @@ func runSc(t testing.TB, f *intent.Fabric, sc *Scenario, so StarOptions, opt Opt
 	return r
 }
 
-func TestSmoke(t *testing.T) {
-	f := parse(t, minimalIntent)
-	r := run(t, f, "incast:2:1", StarOptions{}, Options{Duration: 5 * time.Millisecond})
-	tot := r.Totals(true)
-	t.Logf("events %d (%.0f/s) drops %d pause %d marks %d jain %.4f maxq %d cons %+v", r.Events, r.EventsPerSec, tot.Drops, tot.PauseSent, tot.ECNMarks, r.Jain, tot.MaxQueue, r.Conservation)
-	dumpPorts(t, r)
-	dumpRates(t, r, 10)
-	for _, fl := range r.Flows {
-		t.Logf("%+v", fl)
-	}
-}
 
 func dumpPorts(t testing.TB, r *Result) {
 	for _, p := range r.Ports {
