@@ -25,7 +25,7 @@ type Network struct {
 	mtuPayload int
 	watchdog   intent.Watchdog
 	portInfo   map[*port]portInfo
-	scenario string
+	scenario   string
 	// Synthetic is set when the topology was made up (the intent had no
 	// hosts for the scenario); Notes say how.
 	Synthetic bool

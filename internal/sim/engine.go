@@ -19,15 +19,15 @@ func (t Time) Seconds() float64 { return float64(t) / 1e12 }
 type evKind uint8
 
 const (
-	evTxDone    evKind = iota // a port finished serialising a frame
-	evArrive                  // a frame's last bit reached the far end of a link
-	evWake                    // a port re-runs its scheduler (pause ended, pacing)
-	evFlowStart               // a flow starts sending
-	evRPTimer                 // DCQCN rate-increase timer of a flow
-	evPauseRefresh            // re-send XOFF while a priority group stays above XOFF
-	evPoll                    // PFC watchdog poll of every switch port
-	evSample                  // statistics sample for the plots and deadlock detection
-	evDrain                   // a slow receiver drained one frame
+	evTxDone       evKind = iota // a port finished serialising a frame
+	evArrive                     // a frame's last bit reached the far end of a link
+	evWake                       // a port re-runs its scheduler (pause ended, pacing)
+	evFlowStart                  // a flow starts sending
+	evRPTimer                    // DCQCN rate-increase timer of a flow
+	evPauseRefresh               // re-send XOFF while a priority group stays above XOFF
+	evPoll                       // PFC watchdog poll of every switch port
+	evSample                     // statistics sample for the plots and deadlock detection
+	evDrain                      // a slow receiver drained one frame
 )
 
 // event is one scheduled action. Events are kept by value in a binary heap

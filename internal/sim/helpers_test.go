@@ -45,7 +45,6 @@ func runSc(t testing.TB, f *intent.Fabric, sc *Scenario, so StarOptions, opt Opt
 	return r
 }
 
-
 func dumpPorts(t testing.TB, r *Result) {
 	for _, p := range r.Ports {
 		t.Logf("%s/%d q=%d mean=%.0f paused=%v xoff=%d/%d xon=%d/%d marks=%d drops=%d tx=%d wd=%d", p.Name(), p.Priority, p.MaxQueue, p.MeanQueue, time.Duration(p.PausedTime/1000), p.PauseSent, p.PauseRecv, p.ResumeSent, p.ResumeRecv, p.ECNMarks, p.Drops, p.TxFrames, p.WatchdogTriggers)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
 )
 
 func dur(t Time) string {
@@ -71,7 +70,7 @@ func (r *Result) Verdict() string {
 	t := r.Totals(true)
 	switch {
 	case r.Deadlock != nil && r.Deadlock.AtEnd:
-		return fmt.Sprintf("DEADLOCK: from %s no frame delivered while pause cycle %s holds", dur(r.Deadlock.At), strings.Join(r.Deadlock.Cycle, " -> "))
+		return fmt.Sprintf("DEADLOCK: from %s the pause cycle %s has not sent a lossless frame", dur(r.Deadlock.At), strings.Join(r.Deadlock.Cycle, " -> "))
 	case t.Drops > 0:
 		return fmt.Sprintf("LOSSLESS BROKEN: %d drops on lossless priorities (%d headroom overflow, %d watchdog)", t.Drops, t.HeadroomDrops, t.WatchdogDrops)
 	case t.WatchdogTriggers > 0:

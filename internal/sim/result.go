@@ -11,18 +11,19 @@ import (
 
 // PrioStats are one port's counters for one priority.
 type PrioStats struct {
-	MaxQueue         int64 `json:"maxQueueBytes"`   // egress queue (switch) or receive buffer (host)
-	PausedTime       Time  `json:"pausedPs"`        // egress held by received XOFF
-	PauseSent        int64 `json:"pauseSent"`       // XOFF frames sent (with refreshes)
-	ResumeSent       int64 `json:"resumeSent"`      // XON (quanta 0) frames sent
-	PauseRecv        int64 `json:"pauseReceived"`   // XOFF frames received
-	ResumeRecv       int64 `json:"resumeReceived"`  // XON frames received
-	ECNMarks         int64 `json:"ecnMarks"`        // frames CE-marked into this egress queue
-	CNPSent          int64 `json:"cnpSent"`         // NIC: CNPs sent as notification point
-	CNPRecv          int64 `json:"cnpReceived"`     // NIC: CNPs received as reaction point
-	Drops            int64 `json:"drops"`           // every drop on this port and priority
-	HeadroomDrops    int64 `json:"headroomDrops"`   // lossless: the frame did not fit in the headroom
+	MaxQueue         int64 `json:"maxQueueBytes"`  // egress queue (switch) or receive buffer (host)
+	PausedTime       Time  `json:"pausedPs"`       // egress held by received XOFF
+	PauseSent        int64 `json:"pauseSent"`      // XOFF frames sent (with refreshes)
+	ResumeSent       int64 `json:"resumeSent"`     // XON (quanta 0) frames sent
+	PauseRecv        int64 `json:"pauseReceived"`  // XOFF frames received
+	ResumeRecv       int64 `json:"resumeReceived"` // XON frames received
+	ECNMarks         int64 `json:"ecnMarks"`       // frames CE-marked into this egress queue
+	CNPSent          int64 `json:"cnpSent"`        // NIC: CNPs sent as notification point
+	CNPRecv          int64 `json:"cnpReceived"`    // NIC: CNPs received as reaction point
+	Drops            int64 `json:"drops"`          // every drop on this port and priority
+	HeadroomDrops    int64 `json:"headroomDrops"`  // lossless: the frame did not fit in the headroom
 	WatchdogTriggers int64 `json:"watchdogTriggers"`
+	WatchdogAt       Time  `json:"firstWatchdogPs,omitempty"` // first trigger
 	WatchdogRestores int64 `json:"watchdogRestores"`
 	WatchdogDrops    int64 `json:"watchdogDrops"`
 	TxFrames         int64 `json:"txFrames"`
@@ -112,11 +113,11 @@ type Result struct {
 	DCQCN        DCQCN         `json:"dcqcn"`
 	// Sampled series: times (ps), then queue depth (bytes), paused share and
 	// flow rates (bits/s) of the busiest ports and first flows.
-	Times    []Time   `json:"samplesPs"`
-	Queues   []Series `json:"queueSeries"`
-	Paused   []Series `json:"pausedSeries"`
-	Rates    []Series `json:"rateSeries"`
-	Goodputs []Series `json:"goodputSeries"`
+	Times    []Time    `json:"samplesPs"`
+	Queues   []Series  `json:"queueSeries"`
+	Paused   []Series  `json:"pausedSeries"`
+	Rates    []Series  `json:"rateSeries"`
+	Goodputs []Series  `json:"goodputSeries"`
 	JainAt   []float64 `json:"jainSeries"`
 
 	// CongestedSwitch is the switch whose egress to a receiver held the
@@ -180,31 +181,57 @@ func (s *Sim) sample() {
 		f.recvWindow = 0
 	}
 	s.samples = append(s.samples, sm)
-	// deadlock: nothing delivered for a whole interval while flows still
-	// want to send, and the paused queues form a cycle among switches
-	busy := false
-	for _, f := range s.flows {
-		if f.active && (f.size == 0 || f.sent < f.size || f.recv < f.size) {
-			busy = true
-			break
-		}
-	}
-	switch {
-	case s.deliveredWindow == 0 && busy:
-		if s.deadlock == nil || s.deadlock.Resolved != 0 {
-			if c := s.pauseCycle(); c != nil {
-				s.deadlock = &Deadlock{At: s.now, Cycle: c}
-			}
-		}
-	case s.deadlock != nil && s.deadlock.Resolved == 0:
-		s.deadlock.Resolved = s.now
-	}
+	// deadlock: a cycle of switches whose lossless queues are paused with
+	// frames waiting, and none of those queues sent a frame for stallTime
+	s.checkDeadlock()
 	s.deliveredWindow = 0
+}
+
+// stallTime is how long nothing must be delivered before a pause cycle
+// counts as a deadlock.
+const stallTime = 10 * Microsecond
+
+func (s *Sim) checkDeadlock() {
+	cyc := s.pauseCycle()
+	if cyc == nil {
+		s.cand = nil
+		if s.deadlock != nil && s.deadlock.Resolved == 0 {
+			s.deadlock.Resolved = s.now
+		}
+		return
+	}
+	var tx int64
+	for _, p := range cyc {
+		for _, prio := range s.net.lossless() {
+			tx += p.pr[prio].st.TxFrames
+		}
+	}
+	key := ""
+	for _, p := range cyc {
+		key += p.n.name + ":" + p.name + " "
+	}
+	if s.cand == nil || s.cand.key != key || s.cand.tx != tx {
+		s.cand = &candidate{key: key, tx: tx, since: s.now}
+		return
+	}
+	if s.now-s.cand.since >= stallTime && (s.deadlock == nil || s.deadlock.Resolved != 0) {
+		d := &Deadlock{At: s.cand.since}
+		for _, p := range cyc {
+			d.Cycle = append(d.Cycle, p.n.name+":"+p.name)
+		}
+		s.deadlock = d
+	}
+}
+
+type candidate struct {
+	key   string
+	tx    int64
+	since Time
 }
 
 // pauseCycle finds a cycle of switches each holding lossless frames for
 // the next one that pauses it.
-func (s *Sim) pauseCycle() []string {
+func (s *Sim) pauseCycle() []*port {
 	waits := map[*node][]*port{}
 	for _, p := range s.net.ports {
 		if p.n.host || p.peer == nil || p.peer.n.host {
@@ -220,7 +247,7 @@ func (s *Sim) pauseCycle() []string {
 	}
 	state := map[*node]int{}
 	var stack []*port
-	var found []string
+	var found []*port
 	var dfs func(n *node) bool
 	dfs = func(n *node) bool {
 		state[n] = 1
@@ -230,9 +257,7 @@ func (s *Sim) pauseCycle() []string {
 			if state[nb] == 1 {
 				for i, q := range stack {
 					if q.n == nb {
-						for _, r := range stack[i:] {
-							found = append(found, r.n.name+":"+r.name)
-						}
+						found = append(found, stack[i:]...)
 						return true
 					}
 				}

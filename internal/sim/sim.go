@@ -37,9 +37,9 @@ type Options struct {
 	// on the depth it leaves behind it, which returns the signal a queueing
 	// delay sooner. ASICs differ; neither is verified against one here.
 	MarkOnEnqueue bool
-	DCQCN      *DCQCN
-	Samples    int   // samples over the run for plots and fairness; 0 = DefaultSamples
-	MaxEvents  int64 // stop after this many events (0 = no limit)
+	DCQCN         *DCQCN
+	Samples       int   // samples over the run for plots and fairness; 0 = DefaultSamples
+	MaxEvents     int64 // stop after this many events (0 = no limit)
 }
 
 type classCfg struct {
@@ -69,6 +69,7 @@ type Sim struct {
 	sentB, deliveredB, droppedB, transitB int64
 	events                                int64
 	deliveredWindow                       int64
+	cand                                  *candidate
 	deadlock                              *Deadlock
 	wall                                  time.Duration
 	ran                                   bool
@@ -672,6 +673,9 @@ func (s *Sim) poll() {
 			st.storm = true
 			st.wdStuck = 0
 			st.st.WatchdogTriggers++
+			if st.st.WatchdogAt == 0 {
+				st.st.WatchdogAt = s.now
+			}
 			if s.wd.Action == intent.WatchdogDrop {
 				p.accountQueue(prio, s.now)
 				for st.q.n > 0 {
@@ -690,4 +694,6 @@ func (s *Sim) poll() {
 	}
 }
 
-func (s *Sim) String() string { return fmt.Sprintf("sim(%d ports, %d flows)", len(s.net.ports), len(s.flows)) }
+func (s *Sim) String() string {
+	return fmt.Sprintf("sim(%d ports, %d flows)", len(s.net.ports), len(s.flows))
+}
