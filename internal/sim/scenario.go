@@ -25,6 +25,9 @@ type Scenario struct {
 	// Hosts is how many hosts the scenario needs; when the intent has fewer
 	// linked hosts, the run uses a synthetic star (one switch) instead.
 	Hosts int
+	// Class is the class of the flows the scenario makes up ("" = the first
+	// lossless class); flows of a file name their own.
+	Class string
 	spec  string
 }
 
@@ -315,7 +318,7 @@ func (n *Network) apply(sc *Scenario, seed int64) error {
 		senders := sc.Hosts - 1
 		dst := hosts[len(hosts)-1]
 		for i := range senders {
-			specs = append(specs, FlowSpec{From: hosts[i], To: dst})
+			specs = append(specs, FlowSpec{From: hosts[i], To: dst, Class: sc.Class})
 		}
 		if pct, ok := sc.Slow[""]; ok {
 			sc.Slow = map[string]float64{dst: pct}
@@ -324,7 +327,7 @@ func (n *Network) apply(sc *Scenario, seed int64) error {
 		for _, a := range hosts {
 			for _, b := range hosts {
 				if a != b {
-					specs = append(specs, FlowSpec{From: a, To: b})
+					specs = append(specs, FlowSpec{From: a, To: b, Class: sc.Class})
 				}
 			}
 		}

@@ -1,0 +1,40 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+// TestFindings: an incast across the Clos with the headroom cut and no ECN
+// turns into FC150 (drops, at the intent position of the dropping port)
+// and FC151 (pause beyond the congested switch); the intent as written
+// simulates clean.
+func TestFindings(t *testing.T) {
+	f := parse(t, closIntent)
+	sc, err := ParseSpec("incast:5:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Build(f, sc, StarOptions{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(n, Options{Duration: 300 * time.Microsecond, NoECN: true, XOFF: 32 << 10, Headroom: 6000}).Run()
+	cl := *f.Policy.ClassByName("roce")
+	got := map[string]int{}
+	for _, fd := range r.findings(n, cl, "incast:5:1") {
+		got[fd.ID]++
+		t.Logf("%s", fd)
+		if fd.ID == RuleDrops && fd.Pos.Line == 0 {
+			t.Errorf("FC150 without a position: %s", fd)
+		}
+	}
+	if got[RuleDrops] == 0 || got[RulePause] == 0 {
+		t.Errorf("findings %v: want FC150 and FC151", got)
+	}
+	for _, fd := range Findings(f) {
+		if fd.ID == RuleDrops || fd.ID == RuleDeadlock {
+			t.Errorf("the intent as written: %s", fd)
+		}
+	}
+}
