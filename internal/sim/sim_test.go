@@ -189,3 +189,27 @@ func TestDCQCNConverges(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadroomEachModel runs the worst case (hrScenario, 100 m of cable,
+// the port MTU 9216 the models assume) with each model's figure as the
+// headroom. The required figure (the largest) never drops; the others are
+// logged for the README (a model without a PHY delay term can fall short
+// of a simulation that has one).
+func TestHeadroomEachModel(t *testing.T) {
+	f := parse(t, minimalIntent)
+	star := Star(f, 8, StarOptions{Cable: 100})
+	in := star.HeadroomInputFor(&star.Switches[0], star.Switches[0].Ports[0])
+	models, req := intent.Headroom(in)
+	for _, m := range append(models, intent.HeadroomResult{Model: "required (max)", Bytes: req}) {
+		sc, err := ParseScenarioYAML("hr.yaml", []byte(hrScenario))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := runSc(t, star, sc, StarOptions{}, Options{Duration: 40 * time.Microsecond, NoECN: true, XOFF: 32 << 10, Headroom: m.Bytes})
+		d := r.Totals(true).Drops
+		t.Logf("%-16s %6d B: %d drops", m.Model, m.Bytes, d)
+		if m.Bytes == req && d != 0 {
+			t.Errorf("the required headroom %d drops %d frames", req, d)
+		}
+	}
+}
