@@ -99,6 +99,15 @@ type yamlFlow struct {
 }
 
 func (y *yamlFlow) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			switch k := n.Content[i]; k.Value {
+			case "from", "to", "class", "size", "start", "path":
+			default:
+				return fmt.Errorf("line %d: unknown flow key %q (want from, to, class, size, start, path)", k.Line, k.Value)
+			}
+		}
+	}
 	type plain yamlFlow
 	var p plain
 	d := *n
@@ -357,7 +366,7 @@ func (n *Network) apply(sc *Scenario, seed int64) error {
 func (n *Network) addFlow(id int, fs FlowSpec, seed int64) error {
 	src, dst := n.byName[fs.From], n.byName[fs.To]
 	if src == nil || !src.host || dst == nil || !dst.host {
-		return fmt.Errorf("flow %s -> %s: both ends must be hosts of the fabric", fs.From, fs.To)
+		return fmt.Errorf("flow %s -> %s: both ends must be linked hosts of the intent's inventory (it has: %s)", fs.From, fs.To, orNone(n.hostNames()))
 	}
 	prio, err := n.classPrio(fs.Class)
 	if err != nil {
@@ -377,4 +386,11 @@ func (n *Network) addFlow(id int, fs FlowSpec, seed int64) error {
 	n.flows = append(n.flows, f)
 	src.flows = append(src.flows, f)
 	return nil
+}
+
+func orNone(v []string) string {
+	if len(v) == 0 {
+		return "none; generated scenarios use a synthetic star"
+	}
+	return strings.Join(v, ", ")
 }
