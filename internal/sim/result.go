@@ -146,9 +146,6 @@ type trackKey struct {
 func (s *Sim) tracked() []trackKey {
 	var out []trackKey
 	for _, p := range s.net.ports {
-		if p.n.host {
-			continue
-		}
 		for prio := range 8 {
 			if s.net.classes[prio].used {
 				out = append(out, trackKey{p, prio})
