@@ -144,7 +144,10 @@ type trackKey struct {
 }
 
 func (s *Sim) tracked() []trackKey {
-	var out []trackKey
+	if s.keys != nil {
+		return s.keys
+	}
+	out := []trackKey{}
 	for _, p := range s.net.ports {
 		for prio := range 8 {
 			if s.net.classes[prio].used {
@@ -152,6 +155,7 @@ func (s *Sim) tracked() []trackKey {
 			}
 		}
 	}
+	s.keys = out
 	return out
 }
 

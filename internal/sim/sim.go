@@ -70,6 +70,7 @@ type Sim struct {
 	events                                int64
 	deliveredWindow                       int64
 	cand                                  *candidate
+	keys                                  []trackKey
 	deadlock                              *Deadlock
 	wall                                  time.Duration
 	ran                                   bool

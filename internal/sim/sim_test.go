@@ -73,7 +73,7 @@ func TestHeadroomBelowNeedDrops(t *testing.T) {
 		}
 		star := Star(f, 8, StarOptions{Cable: cable})
 		drops := func(h int64) int64 {
-			r := runSc(t, star, sc, StarOptions{}, Options{Duration: 40 * time.Microsecond, NoECN: true, XOFF: 32 << 10, Headroom: h})
+			r := runSc(t, star, sc, StarOptions{}, Options{Duration: 40 * time.Microsecond, NoECN: true, XOFF: 32 << 10, Headroom: h, Samples: 20})
 			if r.Totals(true).PauseSent == 0 {
 				t.Fatal("no pause: the run does not reach XOFF")
 			}
