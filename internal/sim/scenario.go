@@ -295,7 +295,7 @@ func (n *Network) linkDown(a, b string) error {
 			}
 		}
 		if b == "" {
-			return fmt.Errorf("link-down:%s: not two node names joined by '-'", a)
+			return fmt.Errorf("link-down:%s: want two switch names of the fabric joined by '-' (e.g. link-down:leaf1-spine1)", a)
 		}
 	}
 	na, nb := n.byName[a], n.byName[b]
