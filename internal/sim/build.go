@@ -195,7 +195,7 @@ func (n *Network) newPort(f *intent.Fabric, e linkEnd, speed int64, cable float6
 		port := *e.port
 		port.Speed, port.CableMeters = speed, cable
 		p.headroom = switchdrv.PortHeadroomFor(f, e.sw, port)
-		p.hrPool = e.sw.BufferBytes
+		p.buffer = e.sw.BufferBytes
 	} else {
 		// a NIC computes its own: mlx5 port_buffer.c (intent.HeadroomMLX5)
 		p.headroom = intent.HeadroomMLX5(in).Bytes

@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/fabricctl/fabricctl/intent/check"
 )
 
 // TestFindings: an incast across the Clos with the headroom cut and no ECN
@@ -35,6 +38,43 @@ func TestFindings(t *testing.T) {
 	for _, fd := range Findings(f) {
 		if fd.ID == RuleDrops || fd.ID == RuleDeadlock {
 			t.Errorf("the intent as written: %s", fd)
+		}
+	}
+}
+
+// TestFindingsBufferTooSmall: a switch buffer below the headroom its ports
+// need (what FC112 reports statically) drops in the standard incast (FC150);
+// a buffer that holds it does not.
+func TestFindingsBufferTooSmall(t *testing.T) {
+	const tmpl = `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+metadata: {name: t}
+policy:
+  preset: roce-lossless
+inventory:
+  switches:
+    - name: leaf1
+      platform: sonic
+      address: 192.0.2.1:8080
+      credentials: {usernameEnv: U, passwordEnv: P}
+      tls: {insecure: true}
+      buffer: BUF
+      ports:
+        - {name: "Ethernet{0..4..4}", speed: 100G, cable: 3m}
+`
+	for _, tc := range []struct {
+		buf   string
+		drops bool
+	}{{"40KB", true}, {"4MB", false}} {
+		f := parse(t, strings.Replace(tmpl, "BUF", tc.buf, 1))
+		got := false
+		for _, fd := range Findings(f) {
+			if fd.ID == RuleDrops && fd.Severity == check.Error {
+				got = true
+			}
+		}
+		if got != tc.drops {
+			t.Errorf("buffer %s: FC150 %v, want %v", tc.buf, got, tc.drops)
 		}
 	}
 }

@@ -130,7 +130,8 @@ type port struct {
 	rr      int
 	// lossless accounting
 	headroom int64 // per lossless priority group, bytes beyond XOFF
-	hrPool   int64 // per port headroom pool (intent buffer), 0 = headroom x lossless PGs
+	hrPool   int64 // per port headroom pool
+	buffer   int64 // the switch's buffer per port (intent switches[].buffer), 0 = unknown
 	hrUsed   int64
 	xoff     int64 // PG occupancy at which XOFF is sent
 	xon      int64 // PG occupancy at which XON is sent

@@ -13,9 +13,9 @@ import (
 const (
 	DefaultDuration = time.Millisecond
 	DefaultSeed     = 1
-	// DefaultXOFF is the priority-group occupancy at which a switch sends
-	// XOFF. Real ASICs derive it from the free shared buffer (SONiC's
-	// dynamic_th); the simulator uses this static stand-in unless told.
+	// DefaultXOFF is the priority-group occupancy at which a switch without
+	// a buffer in the intent sends XOFF. Real ASICs derive it from the free
+	// shared buffer (SONiC's dynamic_th); this is a static stand-in.
 	DefaultXOFF = 256 << 10
 	// DefaultLossyLimit is the egress queue depth at which lossy classes tail-drop.
 	DefaultLossyLimit = 1 << 20
@@ -29,7 +29,7 @@ type Options struct {
 	// Headroom, when > 0, replaces the headroom per lossless priority group of
 	// every switch port (what compile programs) by this many bytes.
 	Headroom   int64
-	XOFF       int64 // 0 = DefaultXOFF
+	XOFF       int64 // 0 = from the switch's buffer, else DefaultXOFF
 	LossyLimit int64 // 0 = DefaultLossyLimit
 	NoECN      bool  // switches never mark: DCQCN never reacts, PFC alone holds the line
 	// MarkOnEnqueue makes WRED/ECN decide when a frame enters the egress
@@ -92,9 +92,6 @@ func New(net *Network, opt Options) *Sim {
 	if opt.Seed == 0 {
 		opt.Seed = DefaultSeed
 	}
-	if opt.XOFF <= 0 {
-		opt.XOFF = DefaultXOFF
-	}
 	if opt.LossyLimit <= 0 {
 		opt.LossyLimit = DefaultLossyLimit
 	}
@@ -107,17 +104,27 @@ func New(net *Network, opt Options) *Sim {
 	}
 	s.end = Time(opt.Duration.Nanoseconds()) * Nanosecond
 	s.every = max(s.end/Time(opt.Samples), Nanosecond)
-	mtu := int64(net.mtuPayload)
+	frame := int64(net.mtuPayload + roceHeaders + wireOverhead)
+	nLossless := int64(max(len(net.lossless()), 1))
 	for _, p := range net.ports {
-		p.xoff = opt.XOFF
-		p.xon = max(opt.XOFF-2*(mtu+roceHeaders+wireOverhead), 0)
 		if opt.Headroom > 0 && !p.n.host {
 			p.headroom = opt.Headroom
-			p.hrPool = 0
 		}
-		if p.hrPool == 0 {
-			p.hrPool = p.headroom * int64(max(len(net.lossless()), 1))
+		// The port's buffer as check's FC111/FC112 read switches[].buffer:
+		// headroom for every lossless priority, the rest fills before XOFF
+		// (one ingress port feeding the queue). Without a buffer, XOFF is
+		// DefaultXOFF and the headroom pool is what the priorities need.
+		p.hrPool = p.headroom * nLossless
+		xoff := int64(DefaultXOFF)
+		if p.buffer > 0 {
+			p.hrPool = min(p.hrPool, p.buffer)
+			xoff = max(p.buffer-p.headroom*nLossless, 0)
 		}
+		if opt.XOFF > 0 {
+			xoff = opt.XOFF
+		}
+		p.xoff = xoff
+		p.xon = max(xoff-2*frame, 0)
 	}
 	for _, f := range net.flows {
 		f.line = f.path[0].bps
