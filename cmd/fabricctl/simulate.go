@@ -29,6 +29,8 @@ type simulateOptions struct {
 	speed    string
 	cable    string
 	enqueue  bool
+	size     string
+	class    string
 }
 
 func newSimulateCmd(d *deps) *cobra.Command {
@@ -75,6 +77,8 @@ Exit codes: 0 lossless held, 3 drops on a lossless priority or a deadlock,
 	cmd.Flags().StringVar(&o.xoff, "xoff", "", "priority-group occupancy that sends XOFF (default 256KiB)")
 	cmd.Flags().StringVar(&o.speed, "speed", "", "synthetic star: port speed (default the intent's first switch port, else 100G)")
 	cmd.Flags().StringVar(&o.cable, "cable", "", "synthetic star: cable length (default the intent's first switch port, else 3m)")
+	cmd.Flags().StringVar(&o.size, "size", "", "payload of each generated flow, e.g. 4MB (reports completion times; default: send for the whole run)")
+	cmd.Flags().StringVar(&o.class, "class", "", "class of the generated flows (default: the first lossless class)")
 	cmd.Flags().BoolVar(&o.enqueue, "mark-on-enqueue", false, "ECN-mark on the depth a frame finds when queued (default: the depth it leaves behind at dequeue)")
 	return cmd
 }
@@ -150,6 +154,12 @@ func (o *simulateOptions) run(stdin io.Reader, out, errw io.Writer) error {
 	if err != nil {
 		return withCode(ExitError, err)
 	}
+	if o.size != "" {
+		if sc.Size, err = intent.ParseSize(o.size); err != nil || sc.Size <= 0 {
+			return usagef("--size %q: want a size such as 4MB", o.size)
+		}
+	}
+	sc.Class = o.class
 	if opt.Duration == 0 {
 		opt.Duration = sc.Duration
 	}

@@ -28,7 +28,10 @@ type Scenario struct {
 	// Class is the class of the flows the scenario makes up ("" = the first
 	// lossless class); flows of a file name their own.
 	Class string
-	spec  string
+	// Size is the payload of each generated flow (0 = send for the whole
+	// run); with a size, the flow's completion time is reported.
+	Size int64
+	spec string
 }
 
 // FlowSpec is one flow of a scenario.
@@ -327,7 +330,7 @@ func (n *Network) apply(sc *Scenario, seed int64) error {
 		senders := sc.Hosts - 1
 		dst := hosts[len(hosts)-1]
 		for i := range senders {
-			specs = append(specs, FlowSpec{From: hosts[i], To: dst, Class: sc.Class})
+			specs = append(specs, FlowSpec{From: hosts[i], To: dst, Class: sc.Class, Size: sc.Size})
 		}
 		if pct, ok := sc.Slow[""]; ok {
 			sc.Slow = map[string]float64{dst: pct}
@@ -336,7 +339,7 @@ func (n *Network) apply(sc *Scenario, seed int64) error {
 		for _, a := range hosts {
 			for _, b := range hosts {
 				if a != b {
-					specs = append(specs, FlowSpec{From: a, To: b, Class: sc.Class})
+					specs = append(specs, FlowSpec{From: a, To: b, Class: sc.Class, Size: sc.Size})
 				}
 			}
 		}
