@@ -18,6 +18,9 @@ const (
 	// cnpWire is a CNP: Ethernet+IPv4+UDP+BTH, 16 reserved bytes, ICRC, FCS
 	// padded to the 64 B minimum... 78 B, on the wire.
 	cnpWire = 78 + wireOverhead
+	// ackWire is an RC ACK: Ethernet+IPv4+UDP+BTH+AETH+ICRC+FCS, padded to
+	// the 64 B minimum plus what RoCE adds: 66 B, on the wire.
+	ackWire = 66 + wireOverhead
 	// pauseQuantaMax is the quanta of an XOFF frame (0xFFFF x 512 bit times).
 	pauseQuantaMax = 0xFFFF
 )
@@ -27,6 +30,7 @@ type pktKind uint8
 const (
 	pktData pktKind = iota
 	pktCNP
+	pktAck // the RC ACK of a whole message (one per flow with a size)
 )
 
 // packet is one frame in flight or queued. Packets are pooled.
@@ -181,8 +185,9 @@ type flow struct {
 	start    Time
 	sent     int64 // payload bytes handed to the NIC
 	recv     int64 // payload bytes delivered to the receiver
-	finish   Time
+	finish   Time  // the last byte reached the receiver
 	done     bool
+	acked    Time // the ACK of the message reached the sender (0 = not yet)
 	active   bool
 	lastSend Time
 	lastWire int32

@@ -60,7 +60,7 @@ type FlowResult struct {
 	Sent      int64   `json:"sentBytes"`
 	Received  int64   `json:"receivedBytes"`
 	Goodput   float64 `json:"goodputBps"`
-	FCT       Time    `json:"fctPs,omitempty"` // 0 = not finished (or no size)
+	FCT       Time    `json:"fctPs,omitempty"` // start to the message's ACK at the sender; 0 = not finished (or no size)
 	Finished  bool    `json:"finished"`
 	Rate      float64 `json:"finalRateBps"`
 	ECNMarks  int64   `json:"ecnMarksReceived"`
@@ -334,7 +334,7 @@ func (s *Sim) result() *Result {
 			names = append(names, p.peer.n.name)
 		}
 		fr := FlowResult{ID: f.id, From: f.src.name, To: f.dst.name, Priority: f.prio, Path: strings.Join(names, ">"),
-			Size: f.size, Sent: f.sent, Received: f.recv, Finished: f.done, ECNMarks: f.marksRecv, CNPs: f.cnpRecv, StartTime: f.start}
+			Size: f.size, Sent: f.sent, Received: f.recv, ECNMarks: f.marksRecv, CNPs: f.cnpRecv, StartTime: f.start}
 		fr.Rate = f.line
 		if s.dcqcnOn(f) {
 			fr.Rate = f.rp.rc
@@ -342,7 +342,10 @@ func (s *Sim) result() *Result {
 		end := s.end
 		if f.done {
 			end = f.finish
-			fr.FCT = f.finish - f.start
+		}
+		if f.acked > 0 {
+			fr.Finished = true
+			fr.FCT = f.acked - f.start
 		}
 		if end > f.start {
 			fr.Goodput = float64(f.recv) * 8 / (end - f.start).Seconds()

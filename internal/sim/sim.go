@@ -355,13 +355,20 @@ func (s *Sim) transmit(p *port, pkt *packet) {
 // hostTx is the NIC: CNPs first, then the QPs round robin, each paced at
 // its DCQCN rate and held by PFC on its priority.
 func (s *Sim) hostTx(p *port) {
-	cp := s.net.cnpPrio
-	if p.pr[cp].q.n > 0 && !p.paused(cp, s.now) {
-		s.send(p, cp)
-		return
+	// CNPs and ACKs wait in the port's queues and go before new data,
+	// highest priority first, each held by PFC on its priority
+	wake := Time(math.MaxInt64)
+	for prio := 7; prio >= 0; prio-- {
+		if p.pr[prio].q.n == 0 {
+			continue
+		}
+		if !p.paused(prio, s.now) {
+			s.send(p, prio)
+			return
+		}
+		wake = min(wake, p.pr[prio].pauseEnd)
 	}
 	n := p.n
-	wake := Time(math.MaxInt64)
 	k := len(n.flows)
 	for i := range k {
 		j := (n.rr + i) % k
@@ -569,6 +576,12 @@ func (s *Sim) enqueue(p *port, prio int, pkt *packet) {
 // reaction point for CNPs, and a slow receiver's buffer with its own PFC.
 func (s *Sim) hostRx(p *port, pkt *packet) {
 	f := pkt.f
+	if pkt.kind == pktAck {
+		f.acked = s.now
+		s.deliveredB += int64(pkt.wire)
+		s.free(pkt)
+		return
+	}
 	if pkt.kind == pktCNP {
 		f.cnpRecv++
 		p.pr[pkt.prio].st.CNPRecv++
@@ -643,6 +656,12 @@ func (s *Sim) deliver(f *flow, pkt *packet) {
 	if f.size > 0 && f.recv >= f.size && !f.done {
 		f.done = true
 		f.finish = s.now
+		// the receiver acknowledges the message on the flow's priority
+		ack := s.newPacket()
+		ack.f, ack.kind, ack.prio, ack.wire = f, pktAck, int8(f.prio), ackWire
+		s.sentB += ackWire
+		s.enqueue(f.rpath[0], f.prio, ack)
+		s.tryTx(f.rpath[0])
 	}
 	s.free(pkt)
 }
