@@ -56,3 +56,26 @@ func BenchmarkIncast16to1At100G10msNoECN(b *testing.B) {
 	b.ReportMetric(float64(events)/wall.Seconds(), "events/s")
 	b.ReportMetric(float64(events)/float64(b.N), "events/run")
 }
+
+// BenchmarkScaling: PFC-only incasts (the densest load) over growing fabric
+// time and fan-in, for the linearity claim.
+func BenchmarkScaling(b *testing.B) {
+	f := parse(b, minimalIntent)
+	for _, tc := range []struct {
+		n int
+		d time.Duration
+	}{{16, 2500 * time.Microsecond}, {16, 5 * time.Millisecond}, {16, 10 * time.Millisecond}, {4, 5 * time.Millisecond}, {64, 5 * time.Millisecond}} {
+		b.Run(itoa(tc.n)+"to1-"+tc.d.String(), func(b *testing.B) {
+			sc, _ := ParseSpec("incast:" + itoa(tc.n) + ":1")
+			var events int64
+			for b.Loop() {
+				net, err := Build(f, sc, StarOptions{Speed: 100e9}, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				events += New(net, Options{Duration: tc.d, NoECN: true}).Run().Events
+			}
+			b.ReportMetric(float64(events)/float64(b.N), "events/run")
+		})
+	}
+}
