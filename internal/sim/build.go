@@ -285,6 +285,9 @@ func (n *Network) pathVia(names []string) ([]*port, error) {
 		if a == nil || b == nil {
 			return nil, fmt.Errorf("path %v: unknown node %q", names, map[bool]string{true: names[i], false: names[i+1]}[a == nil])
 		}
+		if i > 0 && a.host {
+			return nil, fmt.Errorf("path %v: %s is a host in the middle of the path (hosts do not forward)", names, a.name)
+		}
 		var pick *port
 		for _, p := range a.ports {
 			if p.peer != nil && p.peer.n == b && !p.down {

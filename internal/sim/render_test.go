@@ -52,3 +52,56 @@ func TestRender(t *testing.T) {
 		t.Errorf("text: %v\n%s", err, txt.String())
 	}
 }
+
+// TestScenarioErrors: bad scenarios are errors that say what is wrong.
+func TestScenarioErrors(t *testing.T) {
+	for _, tc := range []struct{ spec, want string }{
+		{"incast:0:1", "incast:N:1"},
+		{"slow-receiver:150", "PCT 0-100"},
+		{"bogus", "unknown scenario"},
+		{"alltoall:3", "no argument"},
+	} {
+		if _, err := ParseSpec(tc.spec); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.spec, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"flows: []\n", "no flows"},
+		{"flows:\n  - {from: h1, to: h1}\n", "two different hosts"},
+		{"flows:\n  - {from: h1, to: h2, size: lots}\n", "size"},
+		{"flows:\n  - {from: h1, to: h2, path: [h2, h1]}\n", "path must start at h1"},
+		{"duration: -1ms\nflows:\n  - {from: h1, to: h2}\n", "duration"},
+		{"flows:\n  - {from: h1, to: h2}\nslowReceivers: {h2: 200%}\n", "0-100%"},
+	} {
+		if _, err := ParseScenarioYAML("s.yaml", []byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+	// a path through a host, a link that does not exist, an unknown class
+	f := parse(t, ringIntent)
+	for _, tc := range []struct{ yaml, want string }{
+		{"flows:\n  - {from: h1, to: h5, path: [h1, leaf1, h2, leaf1, leaf3, h5]}\n", "hosts do not forward"},
+		{"flows:\n  - {from: h1, to: h5, path: [h1, leaf2, leaf3, h5]}\n", "no working link"},
+		{"flows:\n  - {from: h1, to: h5, class: gold}\n", "no class"},
+		{"flows:\n  - {from: h1, to: h5}\nlinkDown: [[leaf1, h9]]\n", "unknown node"},
+	} {
+		sc, err := ParseScenarioYAML("s.yaml", []byte(tc.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Build(f, sc, StarOptions{}, 1); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+	// link-down reroutes: with leaf1-leaf2 down, h1 reaches h3 the long way
+	sc, _ := ParseSpec("link-down:leaf1-leaf2")
+	n, err := Build(f, sc, StarOptions{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fl := range n.flows {
+		if fl.src.name == "h1" && fl.dst.name == "h3" && len(fl.path) != 4 {
+			t.Errorf("h1 -> h3 with leaf1-leaf2 down: %d hops, want 4 (via leaf3)", len(fl.path))
+		}
+	}
+}
