@@ -9,17 +9,17 @@ import "math"
 // current rate by alpha/2 at most once per rate-reduce period, and a timer
 // and a byte counter drive fast recovery, additive and hyper increase.
 //
-// The defaults are mlx5's (ConnectX-4 and later firmware), as NVIDIA's
-// "DCQCN CC Parameters" table (DOCA / MLNX_OFED documentation, also the
-// Mellanox community post DOC-2790) lists them: dce_tcp_g 1019,
-// dce_tcp_rtt 1 us, initial_alpha_value 1023, rpg_min_dec_fac 50 %,
-// rpg_min_rate 1 Mb/s, rate_reduce_monitor_period 4 us, rpg_time_reset
-// 300 us, rpg_byte_reset 32767 B, rpg_threshold 1, rpg_ai_rate 5 Mb/s,
-// rpg_hai_rate 50 Mb/s, clamp_tgt_rate 0, clamp_tgt_rate_after_time_inc 1,
-// and at the NP min_time_between_cnps 4 us. The
-// rate-increase and NP rows could not be re-read here (the excerpt the
-// reference search returned stops after the rate-decrease rows); they are
-// the values of the same table as published, and every one is an Option.
+// The defaults are mlx5's (ConnectX-4 and later firmware) as `mlxconfig q`
+// prints them on a ConnectX NIC (a dump in a public repository, read with
+// the reference search): DCE_TCP_G 1019, DCE_TCP_RTT 1 us,
+// INITIAL_ALPHA_VALUE 1023, RPG_GD 11 (a cut by alpha/2), RPG_MIN_DEC_FAC
+// 50 %, RPG_MIN_RATE 1 Mb/s, RATE_REDUCE_MONITOR_PERIOD 4 us,
+// RATE_TO_SET_ON_FIRST_CNP 0, RPG_TIME_RESET 300 us, RPG_BYTE_RESET 32767
+// (bytes, per mstflint's mlxconfig parameter help), RPG_THRESHOLD 1,
+// RPG_AI_RATE 5 Mb/s, RPG_HAI_RATE 50 Mb/s, CLAMP_TGT_RATE 0,
+// CLAMP_TGT_RATE_AFTER_TIME_INC 1, MIN_TIME_BETWEEN_CNPS 4 us,
+// CNP_802P_PRIO 6, CNP_DSCP 48; NVIDIA's "DCQCN CC Parameters" table
+// describes them. Every one is an Option.
 type DCQCN struct {
 	G                 float64 // alpha gain: (1024 - dce_tcp_g) / 1024
 	AlphaPeriod       Time    // dce_tcp_rtt
@@ -51,7 +51,7 @@ func MLX5Defaults() DCQCN {
 		MinRate:           1e6,
 		RateReducePeriod:  4 * Microsecond,
 		TimeReset:         300 * Microsecond,
-		ByteReset:         0, // see DCQCN: off
+		ByteReset:         32767,
 		Threshold:         1,
 		AIRate:            5e6,
 		HAIRate:           50e6,
