@@ -26,6 +26,7 @@ type Network struct {
 	watchdog   intent.Watchdog
 	portInfo   map[*port]portInfo
 	scenario   string
+	dist       map[*node]map[*node]int // BFS distances to each destination
 	// Synthetic is set when the topology was made up (the intent had no
 	// hosts for the scenario); Notes say how.
 	Synthetic bool
@@ -210,7 +211,14 @@ func (n *Network) newPort(f *intent.Fabric, e linkEnd, speed int64, cable float6
 // switches (hosts never forward), ECMP among equal next hops by a hash of
 // the flow id and the seed. On a two-tier Clos this is up-down routing.
 func (n *Network) route(src, dst *node, id int, seed int64) ([]*port, error) {
-	dist := n.distances(dst)
+	if n.dist == nil {
+		n.dist = map[*node]map[*node]int{}
+	}
+	dist := n.dist[dst]
+	if dist == nil {
+		dist = n.distances(dst)
+		n.dist[dst] = dist
+	}
 	var path []*port
 	cur := src
 	for cur != dst {

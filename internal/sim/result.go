@@ -147,8 +147,15 @@ func (s *Sim) tracked() []trackKey {
 	if s.keys != nil {
 		return s.keys
 	}
+	// only ports on some flow's way (either direction): memory stays
+	// bounded by the traffic, not by the size of the fabric
 	out := []trackKey{}
+	seen := map[*port]bool{}
 	for _, p := range s.net.ports {
+		if !s.onPath(p) || seen[p] {
+			continue
+		}
+		seen[p] = true
 		for prio := range 8 {
 			if s.net.classes[prio].used {
 				out = append(out, trackKey{p, prio})
@@ -157,6 +164,21 @@ func (s *Sim) tracked() []trackKey {
 	}
 	s.keys = out
 	return out
+}
+
+func (s *Sim) onPath(p *port) bool {
+	if s.pathPorts == nil {
+		s.pathPorts = map[*port]bool{}
+		for _, f := range s.flows {
+			for _, q := range f.path {
+				s.pathPorts[q] = true
+			}
+			for _, q := range f.rpath {
+				s.pathPorts[q] = true
+			}
+		}
+	}
+	return s.pathPorts[p]
 }
 
 func (s *Sim) sample() {
@@ -169,17 +191,34 @@ func (s *Sim) sample() {
 		sm.paused[i] = float64(st.st.PausedTime-k.p.sampledPaused[k.prio]) / float64(s.every)
 		k.p.sampledPaused[k.prio] = st.st.PausedTime
 	}
-	sm.rate = make([]float64, len(s.flows))
-	sm.good = make([]float64, len(s.flows))
+	// rates and goodputs are kept for the plotted flows only; the fairness
+	// of every active flow is computed here, so memory does not grow with
+	// the flow count
+	nf := min(len(s.flows), maxSeries)
+	sm.rate = make([]float64, nf)
+	sm.good = make([]float64, nf)
+	var sum, sum2 float64
+	var act int
 	for i, f := range s.flows {
-		if f.active {
-			sm.rate[i] = f.line
-			if s.dcqcnOn(f) {
-				sm.rate[i] = f.rp.rc
-			}
-		}
-		sm.good[i] = float64(f.recvWindow) * 8 / s.every.Seconds()
+		g := float64(f.recvWindow) * 8 / s.every.Seconds()
 		f.recvWindow = 0
+		if i < nf {
+			if f.active {
+				sm.rate[i] = f.line
+				if s.dcqcnOn(f) {
+					sm.rate[i] = f.rp.rc
+				}
+			}
+			sm.good[i] = g
+		}
+		if f.active && !f.done {
+			sum += g
+			sum2 += g * g
+			act++
+		}
+	}
+	if sum2 > 0 {
+		sm.jain = sum * sum / (float64(act) * sum2)
 	}
 	s.samples = append(s.samples, sm)
 	// deadlock: a cycle of switches whose lossless queues are paused with
@@ -416,13 +455,7 @@ func (s *Sim) series(r *Result) {
 		r.Goodputs = append(r.Goodputs, ge)
 	}
 	for _, sm := range s.samples {
-		var act []float64
-		for i, f := range s.flows {
-			if f.active && !f.done {
-				act = append(act, sm.good[i])
-			}
-		}
-		r.JainAt = append(r.JainAt, jain(act))
+		r.JainAt = append(r.JainAt, sm.jain)
 	}
 }
 

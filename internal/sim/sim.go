@@ -71,6 +71,7 @@ type Sim struct {
 	deliveredWindow                       int64
 	cand                                  *candidate
 	keys                                  []trackKey
+	pathPorts                             map[*port]bool
 	deadlock                              *Deadlock
 	wall                                  time.Duration
 	ran                                   bool
@@ -82,6 +83,7 @@ type sample struct {
 	paused []float64 // share of the interval paused, per tracked (port, prio)
 	rate   []float64 // per flow: DCQCN current rate, bits/s
 	good   []float64 // per flow: goodput over the interval, bits/s
+	jain   float64   // fairness of the active flows' goodput over the interval
 }
 
 // New prepares a run of the flows on net.
