@@ -74,7 +74,7 @@ Exit codes: 0 lossless held, 3 drops on a lossless priority or a deadlock,
 	cmd.Flags().BoolVar(&o.noECN, "no-ecn", false, "switches never ECN-mark: PFC alone holds the line")
 	cmd.Flags().StringVar(&o.dcqcn, "dcqcn", "mlx5", "DCQCN parameters: mlx5 (ConnectX defaults) or paper (the DCQCN paper's)")
 	cmd.Flags().StringVar(&o.headroom, "headroom", "", "headroom per lossless priority group on every switch port instead of what compile programs (e.g. 60KB)")
-	cmd.Flags().StringVar(&o.xoff, "xoff", "", "priority-group occupancy that sends XOFF (default 256KiB)")
+	cmd.Flags().StringVar(&o.xoff, "xoff", "", "priority-group occupancy that sends XOFF (default: the switch buffer minus its headroom, else 256KiB)")
 	cmd.Flags().StringVar(&o.speed, "speed", "", "synthetic star: port speed (default the intent's first switch port, else 100G)")
 	cmd.Flags().StringVar(&o.cable, "cable", "", "synthetic star: cable length (default the intent's first switch port, else 3m)")
 	cmd.Flags().StringVar(&o.size, "size", "", "payload of each generated flow, e.g. 4MB (reports completion times; default: send for the whole run)")
