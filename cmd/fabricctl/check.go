@@ -9,6 +9,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/check"
+	"github.com/fabricctl/fabricctl/internal/sim"
 )
 
 type checkOptions struct {
@@ -17,6 +18,7 @@ type checkOptions struct {
 	strict     bool
 	listRules  bool
 	cellFactor float64
+	simulate   bool
 }
 
 func newCheckCmd(d *deps) *cobra.Command {
@@ -51,6 +53,7 @@ warnings with --strict), 1 an intent file could not be read, 64 usage.`,
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json (--list-rules also takes markdown)")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail (exit 3) on warnings too")
 	cmd.Flags().BoolVar(&o.listRules, "list-rules", false, "print the rule table and exit")
+	cmd.Flags().BoolVar(&o.simulate, "simulate", false, "also simulate a standard incast per lossless class (fabricctl simulate): drops, pause spread, watchdog, deadlock become findings FC150-FC153")
 	cmd.Flags().Float64Var(&o.cellFactor, "cell-factor", 1, "buffer cell occupancy factor for the SONiC headroom model (small packets: ~2)")
 	return cmd
 }
@@ -85,6 +88,10 @@ func (o *checkOptions) run(stdin io.Reader, out io.Writer, color bool) error {
 		}
 	default:
 		findings = check.Run(f, check.Options{CellFactor: o.cellFactor})
+		if o.simulate {
+			findings = append(findings, sim.Findings(f)...)
+			check.Sort(findings)
+		}
 	}
 	files := o.files
 	if f != nil {

@@ -43,6 +43,7 @@ var commands = []func(*deps) *cobra.Command{
 	newInventoryCmd,
 	newValidateCmd,
 	newWatchCmd,
+	newSimulateCmd,
 	// more commands are added here, one line each.
 }
 
