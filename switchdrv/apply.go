@@ -71,14 +71,17 @@ type work struct {
 	backup *Snapshot
 	// after is the verify read-back of what this run's Set left on the
 	// switch (nil when the Set failed or verify could not read).
-	after   *Snapshot
-	d       *Desired
-	values  decoded // d's values, decoded (by plan, or at the first use)
-	res     *TargetResult
-	start   time.Time
-	sent    bool  // a Set was sent (its effect may be on the switch)
-	setErr  error // the Set's own error, if any
-	failure error
+	after  *Snapshot
+	d      *Desired
+	values decoded // d's values, decoded (by plan, or at the first use)
+	res    *TargetResult
+	start  time.Time
+	sent   bool  // a Set was sent (its effect may be on the switch)
+	setErr error // the Set's own error, if any
+	// setDeadline is the deadline the Set carried to the switch: a switch
+	// that honours it cannot commit the Set after it.
+	setDeadline time.Time
+	failure     error
 }
 
 // Apply executes plan p on the fabric f. For each switch with changes it
@@ -341,8 +344,17 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 		return fmt.Errorf("switch %s: not started: %w", w.sw.Name, err)
 	}
 	e.emit(Event{Switch: w.sw.Name, Step: "set", Detail: fmt.Sprintf("%d changes", w.res.Changes)})
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("switch %s: not started: %w", w.sw.Name, err)
+	}
 	w.sent = true
-	if _, err := w.c.Set(ctx, w.req); err != nil {
+	w.setDeadline = time.Now().Add(w.c.Timeout())
+	// Once sent, a Set is waited for even after Ctrl-C (it is bounded by
+	// the transport timeout): cancelling it would not stop the switch from
+	// committing it (a cancelled gRPC call returns at once on the client,
+	// while the server's handler may still be running), it would only turn
+	// a known outcome into an unknown one.
+	if _, err := w.c.Set(context.WithoutCancel(ctx), w.req); err != nil {
 		w.setErr = err
 		err = e.explainSetError(w.sw, err)
 		w.res.Status, w.res.Error = StatusFailed, err.Error()
@@ -406,7 +418,13 @@ func (e *Engine) rollback(ctx context.Context, w *work) error {
 	if err != nil {
 		return e.rollbackFailed(w, err)
 	}
-	current, err := observe(ctx, w.c, w.sw, paths)
+	var current *Snapshot
+	if errors.Is(w.setErr, transport.ErrOutcomeUnknown) {
+		e.emit(Event{Switch: w.sw.Name, Step: "settle", Detail: "the Set's outcome is unknown: waiting until the switch cannot still be committing it"})
+		current, err = settle(ctx, w.c, w.sw, paths, w.setDeadline, w.q)
+	} else {
+		current, err = observe(ctx, w.c, w.sw, paths)
+	}
 	if err != nil {
 		return e.rollbackFailed(w, fmt.Errorf("switch %s: read before restore: %w", w.sw.Name, err))
 	}
@@ -493,14 +511,21 @@ func restoreFrom(ctx context.Context, c *transport.Client, sw *intent.Switch, sn
 	if err != nil {
 		return err
 	}
+	deadline := time.Now().Add(c.Timeout())
 	_, setErr := c.Set(ctx, req)
 	if setErr != nil && !errors.Is(setErr, transport.ErrOutcomeUnknown) {
 		return setErr
 	}
 	// Once the Set went out, its outcome is read even after Ctrl-C (each
 	// read is bounded by the transport timeout): a restore is reported as
-	// what it did, not as "canceled".
-	got, err := observe(context.WithoutCancel(ctx), c, sw, paths)
+	// what it did, not as "canceled". An unknown outcome is read only once
+	// it has settled.
+	var got *Snapshot
+	if setErr != nil {
+		got, err = settle(context.WithoutCancel(ctx), c, sw, paths, deadline, q)
+	} else {
+		got, err = observe(context.WithoutCancel(ctx), c, sw, paths)
+	}
 	if err != nil {
 		if setErr != nil {
 			return fmt.Errorf("%w; and reading back failed too: %w", setErr, err)
@@ -514,6 +539,71 @@ func restoreFrom(ctx context.Context, c *transport.Client, sw *intent.Switch, sn
 		return fmt.Errorf("switch %s: verify restore: %d paths differ from the backup (first: %s)", sw.Name, len(d), d[0].Path)
 	}
 	return nil
+}
+
+// settleReads bounds the reads settle makes after the Set's deadline.
+const settleReads = 4
+
+// settle reads a switch after a Set of ours whose outcome is unknown
+// (cancelled, deadline passed, connection lost), once that Set can no
+// longer change what is read.
+//
+// What no client can know: whether the server's handler for that Set is
+// still running. A cancelled or timed-out unary gRPC call returns at once
+// on the client; the server only learns of it (RST_STREAM, its handler's
+// context is cancelled) and nothing tells the client when the handler has
+// returned, or whether a commit it started will land. The server is not
+// even bound to serve a later Get on the same connection after it: each
+// RPC is its own stream and handler. So a read right after the failure can
+// show the switch unchanged while the Set is still about to commit, and
+// "nothing of this run is on the switch" would be a lie.
+//
+// What bounds it: the Set carried its deadline to the server
+// (grpc-timeout), and a server that honours it does not commit after it.
+// settle therefore waits for that deadline, then reads until two reads one
+// transport timeout apart agree (at most settleReads reads). This covers a
+// server that commits up to about one transport timeout past the deadline
+// it was given; a server that commits later still cannot be told apart
+// from one that never will, by any client. Reads that keep changing are an
+// error, never a verdict.
+func settle(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, deadline time.Time, q Quirks) (*Snapshot, error) {
+	window := c.Timeout()
+	if err := sleepCtx(ctx, time.Until(deadline)); err != nil {
+		return nil, err
+	}
+	prev, err := observe(ctx, c, sw, paths)
+	if err != nil {
+		return nil, err
+	}
+	for range settleReads - 1 {
+		if err := sleepCtx(ctx, window); err != nil {
+			return nil, err
+		}
+		cur, err := observe(ctx, c, sw, paths)
+		if err != nil {
+			return nil, err
+		}
+		if sameState(prev, cur, q) {
+			return cur, nil
+		}
+		prev = cur
+	}
+	return nil, fmt.Errorf("switch %s: still changing %d reads after a Set whose outcome is unknown (another writer, or a commit still under way)", sw.Name, settleReads)
+}
+
+// sleepCtx waits d (nothing when d <= 0) or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Restore puts a backup back on its switch and verifies it by reading back.

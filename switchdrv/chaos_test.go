@@ -20,8 +20,8 @@ import (
 
 // TestChaos is a randomized fault test: many applies against four twins,
 // each run with random rejects, hung Sets, dropped connections (before and
-// after the commit), acknowledged-but-lost Sets, wedged management planes
-// and Ctrl-C, at every step (before the run, at the Set, at its verify, at
+// after the commit), acknowledged-but-lost Sets, Sets committed after their
+// client gave up, wedged management planes and Ctrl-C, at every step (before the run, at the Set, at its verify, at
 // the rollback's restore). After every run each twin is either fully on the
 // run's configuration or identical to its state before the run, and the
 // outcome says which: nil (exit 0) = all on the new configuration,
@@ -56,6 +56,7 @@ func TestChaos(t *testing.T) {
 			t.Logf("chaos seed %d failed in run %d; replay: FABRICCTL_CHAOS_SEED=%d go test -run TestChaos ./switchdrv/", seed, run, seed)
 		}
 	})
+	t.Logf("chaos seed %d (replay: FABRICCTL_CHAOS_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	l := newLab(t, 4, 0)
 	stop := time.Now().Add(budget)
@@ -143,6 +144,10 @@ func chaosFaults(rng *rand.Rand, n int) []*chaosFault {
 		{"lose", func(tw *twin.Twin, _ context.CancelFunc, _ time.Duration) { tw.LoseNextSet() }},
 		{"wedge", func(tw *twin.Twin, _ context.CancelFunc, d time.Duration) { wedge(tw, d) }},
 		{"slow", func(tw *twin.Twin, _ context.CancelFunc, d time.Duration) { tw.SetDelay(d / 4) }},
+		// A Set committed after its client gave up, at most 300ms late:
+		// within one transport timeout (250ms) of its deadline, what
+		// settle covers (apply.go).
+		{"commit-late", func(tw *twin.Twin, _ context.CancelFunc, d time.Duration) { tw.CommitLateNextSet(d / 2) }},
 		{"ctrl-c", func(_ *twin.Twin, cancel context.CancelFunc, _ time.Duration) { cancel() }},
 	}
 	steps := []string{"start", "set", "verify", "rollback"}

@@ -367,6 +367,11 @@ func readCredentials(c intent.Credentials, getenv func(string) string, readFile 
 // Name is the switch name.
 func (c *Client) Name() string { return c.name }
 
+// Timeout is the bound on each RPC attempt (Options.Timeout, or
+// DefaultTimeout). It is also the deadline a Set carries to the target
+// (gRPC sends it as grpc-timeout).
+func (c *Client) Timeout() time.Duration { return c.opts.Timeout }
+
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 

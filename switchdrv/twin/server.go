@@ -151,6 +151,14 @@ func cloneData(d map[string]any) map[string]any {
 func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetResponse, error) {
 	t := s.t
 	t.mu.Lock()
+	if t.lateDone != nil {
+		late, done := t.lateBy, t.lateDone
+		t.lateBy, t.lateDone = 0, nil
+		t.mu.Unlock()
+		defer close(done)
+		time.Sleep(late) // deliberately deaf to ctx: the commit is under way
+		t.mu.Lock()
+	}
 	if len(t.failNext) > 0 {
 		err := t.failNext[0]
 		t.failNext = t.failNext[1:]

@@ -156,6 +156,10 @@ type Twin struct {
 	hang      bool
 	hangSets  int // hang the next N Sets (nothing committed)
 	loseSets  int // acknowledge the next N Sets without committing them
+	// commit the next Set only after lateBy, whether or not its client is
+	// still waiting; lateDone is closed when that handler has returned
+	lateBy   time.Duration
+	lateDone chan struct{}
 }
 
 // newTwin checks opts and builds a twin with its datastore (no listener).
@@ -318,6 +322,21 @@ func (t *Twin) LoseNextSet() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.loseSets++
+}
+
+// CommitLateNextSet makes the next Set commit only d after it arrived, even
+// when its client has given up meanwhile (Ctrl-C, deadline, lost
+// connection): a device whose commit is already under way when the RPC is
+// cancelled. gRPC cancels a handler's context when its client cancels
+// (RST_STREAM) but cannot stop a handler that no longer looks at it, and
+// the client's call returns at once: the write lands after the client was
+// told "canceled". The returned channel is closed when that Set's handler
+// has returned (committed, or failed like any other Set).
+func (t *Twin) CommitLateNextSet(d time.Duration) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lateBy, t.lateDone = d, make(chan struct{})
+	return t.lateDone
 }
 
 // SetDelay delays every RPC by d (0 = no delay).
