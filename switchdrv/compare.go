@@ -8,7 +8,6 @@ import (
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
-	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
@@ -35,10 +34,6 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 // compare is Compare with a cache of d's decoded values (nil = none).
 func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change, error) {
 	var out []plan.Change
-	plat := d.Platform
-	if plat == "" && q.Profile != nil {
-		plat = intent.Platform(q.Profile.Platform)
-	}
 	var schema DefaultsFiller
 	if q.SchemaDefaults {
 		schema = q.Defaults

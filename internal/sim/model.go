@@ -141,7 +141,6 @@ type port struct {
 	xon      int64 // PG occupancy at which XON is sent
 	// sampling
 	sampledPaused [8]Time
-	wdTriggers    int
 }
 
 type ctrlFrame struct {
@@ -200,7 +199,6 @@ type flow struct {
 	cnpRecv    int64
 	marksRecv  int64
 	recvWindow int64 // delivered bytes since the last sample (fairness)
-	rateSeries []float64
 }
 
 func newRand(seed int64) *rand.Rand { return rand.New(rand.NewSource(seed)) }

@@ -41,8 +41,6 @@ import (
 // OriginCLI is the gNMI origin EOS takes CLI commands on.
 const OriginCLI = "cli"
 
-const aug = "arista-qos-augments:"
-
 // quirks are read from the EOS profile (internal/profile/data/profiles/eos.json).
 var quirks = switchdrv.DefaultQuirks(intent.PlatformEOS)
 
