@@ -20,13 +20,12 @@ import (
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
 
-// knownXPathDisagreement: the two cases where the twin's XPath evaluation
+// knownXPathDisagreement: the case where the twin's XPath evaluation
 // refuses what SR Linux accepts (switchdrv/srl/twin_test.go says why); a
 // TEST DOUBLE filter around the strict validator so that the apply cycle can
 // run on the SR Linux profiles. Every other violation still rejects the Set.
 func knownXPathDisagreement(v yangcheck.Violation) bool {
-	return strings.HasSuffix(v.Path, "scheduler[sequence=1]/sequence") ||
-		strings.HasSuffix(v.Path, "/queue-management-profile") && strings.Contains(v.Msg, "maximum burst size")
+	return strings.HasSuffix(v.Path, "scheduler[sequence=1]/sequence")
 }
 
 // TestProfilesApplyAndDiffClean (issue 10, done means): for every SR Linux,

@@ -12,8 +12,9 @@ import (
 
 // plan --device reads each switch's whole configuration and asks a twin of
 // its release profile whether the SetRequest would be accepted. Issue 9
-// evidence: the SR Linux payload is still refused on a 7220 (an output
-// queue with a queue-management-profile but no maximum-burst-size); on
+// evidence: the SR Linux payload is still refused on a 7220 twin (the
+// sequence-1 weighted scheduler without priority, which strict XPath 1.0
+// and libyang refuse and SR Linux accepts: not yet handled); on
 // sonic-202405 with the watchdog enabled at boot the SONiC payload passes
 // and the plan names the ports GCU will flap.
 func TestPlanDevice(t *testing.T) {
@@ -38,7 +39,7 @@ func TestPlanDevice(t *testing.T) {
 	}
 	for _, want := range []string{
 		"switch leaf1: the device would refuse this SetRequest: (InvalidArgument)",
-		"cannot be configured without setting maximum burst size",
+		"scheduler with sequence 0 must be strict priority and scheduler with sequence 1 must be weighted RR",
 		"switch leaf2 (sonic):",
 		"note: ports that will flap (SONiC's config updater takes them admin-down around port-critical changes): Ethernet0, Ethernet12, Ethernet4, Ethernet8",
 	} {

@@ -46,6 +46,18 @@ const (
 }`
 )
 
+// srlQMPFrom -> srlQMP(queue, mbs): the interface's output queue unicast-3
+// gets a queue-management-profile, and the output buffer-allocation-profile
+// Q holds queue with maximum-burst-size mbs.
+const srlQMPFrom = `"pfc": {"pfc-enable": true}}]}`
+
+func srlQMP(queue, mbs string) string {
+	return `"pfc": {"pfc-enable": true},
+    "output": {"buffer-allocation-profile": "Q", "queues": {"queue": [{"queue-name": "unicast-3", "queue-management-profile": "ECN"}]}}}]},
+  "buffer-management": {"queue-management-profile": [{"name": "ECN"}],
+    "buffer-allocation-profile": [{"name": "Q", "queues": {"queue": [{"queue-name": "` + queue + `", "maximum-burst-size": ` + mbs + `}]}}]}`
+}
+
 // mutation is one datastore of the table: base with from -> to replaced
 // (once), validated under features (nil = all released features), and
 // what ValidateDatastore must say.
@@ -115,6 +127,16 @@ func mutations(t testing.TB) []mutation {
   "pfc-mapping-profile": [{"name": "p1", "received-pfc-pause-frames": {"queue": [{"queue-name": "unicast-3", "pfc-pause-frame-priority": 3}, {"queue-name": "unicast-4", "pfc-pause-frame-priority": 3}]}}],
   "interfaces": {"interface": [{"interface-id"`,
 			rule: RuleSchema, pathHas: "queue[queue-name=unicast-4]", msgHas: `unique "pfc-pause-frame-priority"`},
+		// SR Linux's queue-management-profile must (srl_nokia-qos.yang:
+		// the output queue's buffer-allocation-profile must hold the queue
+		// with a non-zero maximum-burst-size) compares a filtered absolute
+		// path with the relative ../queue-name: antchfx read the right side
+		// from where the left side's predicate left it (anchorRelative).
+		{name: "srl-must-queue-management-profile-with-mbs", platform: intent.PlatformSRLinux, from: srlQMPFrom, to: srlQMP("unicast-3", "7278592")},
+		{name: "srl-must-queue-management-profile-mbs-zero", platform: intent.PlatformSRLinux, from: srlQMPFrom, to: srlQMP("unicast-3", "0"),
+			rule: RuleMust, pathHas: "output/queues/queue[queue-name=unicast-3]/queue-management-profile", msgHas: "cannot be configured without setting maximum burst size"},
+		{name: "srl-must-queue-management-profile-queue-missing", platform: intent.PlatformSRLinux, from: srlQMPFrom, to: srlQMP("multicast-3", "7278592"),
+			rule: RuleMust, pathHas: "output/queues/queue[queue-name=unicast-3]/queue-management-profile", msgHas: "cannot be configured without setting maximum burst size"},
 		{name: "srl-unreleased-feature", platform: intent.PlatformSRLinux, from: `"queue-index": 3}, {"name": "multicast-3"`, to: `"queue-index": 3}, {"name": "pfc3", "queue-index": 3}, {"name": "multicast-3"`},
 		{name: "sonic-base", platform: intent.PlatformSONiC},
 		{name: "sonic-port-qos-map-to-missing-dscp-map", platform: intent.PlatformSONiC, from: `"dscp_to_tc_map": "AZURE"`, to: `"dscp_to_tc_map": "ROCE"`,

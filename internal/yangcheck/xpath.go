@@ -22,6 +22,8 @@ import (
 //   - current() becomes /@_current_, an attribute of the root that the
 //     navigator resolves to the node whose expression is evaluated (antchfx
 //     has no user functions);
+//   - relative paths outside predicates start at current() (anchorRelative:
+//     antchfx misreads the right operand of a comparison otherwise);
 //   - re-match(s, p) becomes matches(s, concat('^(?:', p, ')$')): YANG's
 //     XSD regular expressions are anchored, XPath 2.0 matches() is not;
 //   - a string literal 'prefix:identity' becomes 'identity': the navigator
@@ -232,7 +234,7 @@ func (x *xexprs) compile(expr string, n yang.Node) (*xpath.Expr, error) {
 		// SR Linux's idiom only: SONiC validates with libyang itself.
 		src = vendorBooleans(expr)
 	}
-	e, err := xpath.Compile(x.s.indexLookups(rewriteXPath(src, x.s.prefixesOf(n))))
+	e, err := xpath.Compile(x.s.indexLookups(anchorRelative(rewriteXPath(src, x.s.prefixesOf(n)))))
 	if err != nil {
 		x.s.noteXPathError(expr, err)
 		x.cache[k] = nil
@@ -459,6 +461,82 @@ func (x *xexprs) evalBool(e *xpath.Expr, ctx *dnode) bool {
 		x.results[e] = r
 	}
 	return r
+}
+
+// anchorRelative starts every relative location path of a rewritten
+// expression that is outside predicates at current() (/@_current_/): there
+// the context node is current() (RFC 7950 section 6.4.1), so the meaning is
+// unchanged. It works around antchfx v1.3.9: a comparison (=, !=, <, ...)
+// evaluates its left operand, whose predicates move the shared context
+// navigator (filterQuery.Select: t.Current().MoveTo(node)), and then its
+// right operand from wherever that left it (logicalQuery.Evaluate does not
+// restore it; numericQuery and booleanQuery do). SR Linux's
+// "/qos/buffer-management/buffer-allocation-profile[...]/queues/queue[...]/queue-name
+// = ../queue-name" therefore read ../queue-name from the profile's queue
+// and was false although both sides are "unicast-3". An absolute path
+// starts from the root, wherever the navigator stands. Relative paths
+// inside predicates keep their context (the candidate node) and the
+// limitation: a comparison there with a filtered left operand and a
+// relative right one would still be misread (none of the shipped modules
+// has one).
+func anchorRelative(expr string) string {
+	var b strings.Builder
+	depth := 0
+	prev := byte(0) // previous non-space character outside literals
+	anchor := func() { b.WriteString("/@" + currentName + "/") }
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(expr[i+1:], c)
+			if j < 0 {
+				b.WriteString(expr[i:])
+				return b.String()
+			}
+			b.WriteString(expr[i : i+j+2])
+			i += j + 1
+			prev = c
+			continue
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case c == '.' && depth == 0 && prev != '/' && prev != '.' && !(prev >= '0' && prev <= '9') && !(i+1 < len(expr) && expr[i+1] >= '0' && expr[i+1] <= '9'):
+			anchor()
+			j := i
+			for j < len(expr) && expr[j] == '.' {
+				j++
+			}
+			b.WriteString(expr[i:j])
+			i = j - 1
+			prev = '.'
+			continue
+		case isNameStart(c):
+			j := i
+			for j < len(expr) && isNameChar(expr[j]) {
+				j++
+			}
+			name := expr[i:j]
+			k := j
+			for k < len(expr) && (expr[k] == ' ' || expr[k] == '\t' || expr[k] == '\n') {
+				k++
+			}
+			isCall := k < len(expr) && expr[k] == '('
+			operator := name == "and" || name == "or" || name == "div" || name == "mod"
+			if depth == 0 && !isCall && !operator && prev != '/' && prev != '@' && prev != ':' {
+				anchor()
+			}
+			b.WriteString(name)
+			i = j - 1
+			prev = 'a'
+			continue
+		}
+		b.WriteByte(c)
+		if c != ' ' && c != '\t' && c != '\n' {
+			prev = c
+		}
+	}
+	return b.String()
 }
 
 // contextFree reports whether a rewritten expression reads only absolute
