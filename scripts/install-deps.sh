@@ -11,26 +11,26 @@ for pair in strace:strace ip:iproute2 dcb:iproute2 ib_write_bw:perftest sshd:ope
   bin=${pair%%:*} pkg=${pair##*:}
   command -v "$bin" >/dev/null 2>&1 || [ -x "/usr/sbin/$bin" ] || need_apt+=("$pkg")
 done
-# shellcheck: actionlint's checks of the workflows' scripts (tools/shipcheck);
+# The shellcheck package serves actionlint's checks of the workflows' scripts (tools/shipcheck);
 # skopeo: reads the image archives independently (tools/imagebuild).
 for pair in shellcheck:shellcheck skopeo:skopeo; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair##*:}")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
-  pkgs=$(printf '%s\n' "${need_apt[@]}" | sort -u | tr '\n' ' ')
+  mapfile -t pkgs < <(printf '%s\n' "${need_apt[@]}" | sort -u)
   if [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     # A package that cannot be installed only makes the tests that need it
     # skip (each says which tool is missing); say so loudly and go on.
-    if ! { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends $pkgs >/dev/null; }; then
-      echo "WARNING: apt-get could not install: $pkgs -- the tests that need them will skip" >&2
+    if ! { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null; }; then
+      echo "WARNING: apt-get could not install: ${pkgs[*]} -- the tests that need them will skip" >&2
     fi
   else
-    echo "note: not root, so not installing $pkgs; the tests that need them (or root) will skip" >&2
+    echo "note: not root, so not installing ${pkgs[*]}; the tests that need them (or root) will skip" >&2
   fi
 fi
 if ! command -v staticcheck >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/staticcheck" ]; then
-  GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
+  GOFLAGS='' go install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
 fi
 go mod download
 # The tool modules (release image, workflow and manifest checks) have their

@@ -4,6 +4,8 @@
 # as compiled into the Debian perftest 4.5+0.17 binaries, "Version: 6.06",
 # `strings /usr/bin/ib_write_bw`). The numbers are made up; the layout is byte
 # for byte what perftest prints. See SOURCE.txt.
+# The printf formats below are perftest's own, held in variables on purpose.
+# shellcheck disable=SC2059
 set -eu
 cd "$(dirname "$0")/output"
 RL='---------------------------------------------------------------------------------------'
@@ -63,7 +65,7 @@ EOF
     # peak/average grow with size up to the 400G line (~46,000 MiB/s);
     # MsgRate[Mpps] = average * 2^20 / size / 10^6, as perftest computes it.
     read -r peak avg rate < <(awk -v s=$s 'BEGIN{p=s*2.2; if(p>46567.34)p=46567.34; a=s*2.1; if(a>46557.03)a=46557.03; printf "%.2f %.2f %.6f", p, a, a*1048576/s/1e6; print ""}')
-    printf "$REPORT_FMT\n" $s 5000 $peak $avg $rate
+    printf "$REPORT_FMT\n" "$s" 5000 "$peak" "$avg" "$rate"
     s=$((s*2))
   done; echo "$RL"; } > ib_write_bw_mib_all.txt
 
