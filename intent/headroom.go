@@ -29,7 +29,9 @@ const (
 type HeadroomInput struct {
 	Speed       int64   // bits/s
 	CableMeters float64 // metres
-	MTU         int     // bytes, the largest frame on the port
+	// MTU is the port's IP MTU in bytes, as everywhere in the intent; a
+	// model that counts whole frames adds the Ethernet framing itself.
+	MTU int
 	// CellFactor multiplies the in-flight bytes for cell occupancy (SONiC);
 	// 0 means 1. Small packets can make it ~2.
 	CellFactor float64
@@ -93,10 +95,16 @@ func interfaceDelayBT(speed int64) float64 {
 // frame overhead on the wire beyond the MTU: inter-frame gap 12 B + preamble/SFD 8 B.
 const wireOverhead = 20
 
+// ethFraming is what an Ethernet frame adds to its IP packet at most:
+// destination and source MAC and EtherType (14 B), one 802.1Q tag (4 B, a
+// priority-tagged RoCE frame carries one) and the FCS (4 B). IEEE 802.1Qbb
+// Annex N's "maximum frame" is the frame, not the IP packet.
+const ethFraming = 22
+
 // HeadroomIEEE is the IEEE 802.1Qbb delay model.
 func HeadroomIEEE(in HeadroomInput) HeadroomResult {
 	bt := float64(in.Speed) // bit times per second
-	maxFrame := float64(in.MTU+wireOverhead) * 8
+	maxFrame := float64(in.MTU+ethFraming+wireOverhead) * 8
 	cable := 2 * 5e-9 * in.CableMeters * bt // 5 ns/m, both directions
 	resp := float64(PauseQuanta(in.Speed)) * 512
 	terms := []HeadroomTerm{

@@ -41,3 +41,24 @@ func TestHeadroomRequiredIsMax(t *testing.T) {
 		t.Errorf("headroom not increasing with cable length: 3m=%d 300m=%d", short, long)
 	}
 }
+
+// The intent's MTU is the IP MTU; IEEE 802.1Qbb Annex N's two "max frame"
+// terms are whole frames on the wire: IP MTU + 14 B header + 4 B 802.1Q tag +
+// 4 B FCS, plus 20 B of inter-frame gap and preamble. Counting the IP MTU as
+// the frame undercounts the headroom by 44 B.
+func TestHeadroomIEEEMaxFrameIsTheTaggedFrameOnTheWire(t *testing.T) {
+	r := HeadroomIEEE(HeadroomInput{Speed: 100e9, CableMeters: 100, MTU: 9216})
+	want := float64(9216 + 14 + 4 + 4 + 12 + 8)
+	var frames int
+	for _, term := range r.Terms {
+		if term.Name == "max frame (receiver)" || term.Name == "max frame (sender)" {
+			frames++
+			if term.Bytes != want {
+				t.Errorf("%s = %.0f B, want %.0f B (IP MTU 9216 + Ethernet framing + IFG/preamble)", term.Name, term.Bytes, want)
+			}
+		}
+	}
+	if frames != 2 {
+		t.Fatalf("IEEE model has %d max-frame terms, want 2: %+v", frames, r.Terms)
+	}
+}

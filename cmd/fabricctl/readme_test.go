@@ -76,3 +76,16 @@ func TestREADMEParseErrorExample(t *testing.T) {
 		t.Errorf("README's parse-error example is not check's output; paste:\n%s", want.String())
 	}
 }
+
+// TestREADMEHeadroomExample: the README's `fabricctl headroom` example is the
+// command's golden output (TestHeadroomCommand keeps the golden true).
+func TestREADMEHeadroomExample(t *testing.T) {
+	golden, err := os.ReadFile("testdata/headroom_400g_100m.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "$ fabricctl headroom --speed 400G --cable 100m --mtu 9216\n" + string(golden)
+	if !strings.Contains(readme(t), want) {
+		t.Errorf("README's headroom example differs from testdata/headroom_400g_100m.golden; paste:\n%s", want)
+	}
+}
