@@ -420,3 +420,29 @@ func TestSONiCRollbackRecreatesDeletedKeys(t *testing.T) {
 		t.Errorf("BUFFER_PG after rollback differs:\nbefore %v\nafter  %v", before, after)
 	}
 }
+
+// An inventory port that the switch does not have (not a key of CONFIG_DB
+// PORT) is refused at plan, naming the switch and the port, before anything
+// is written. SONiC's YANG makes every per-port key a leafref to PORT
+// (sonic-port-qos-map.yang, sonic-buffer-pg.yang, sonic-queue.yang ... :
+// "leafref { path /port:sonic-port/port:PORT/port:PORT_LIST/port:name; }"),
+// so the device would refuse the whole Set anyway; plan says why first.
+func TestSONiCPlanRefusesPortsMissingFromCONFIGDB(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	f.Switches[0].Ports[1].Name = "Ethernet256"
+	_, eng := sonicLab(t, f, true)
+	p, err := eng.Plan(t.Context(), f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := p.Targets[0].Error
+	if !strings.Contains(e, "leaf1") || !strings.Contains(e, "Ethernet256") || !strings.Contains(e, "CONFIG_DB PORT") {
+		t.Fatalf("plan error %q does not name the switch, the port and CONFIG_DB PORT", e)
+	}
+	if !strings.Contains(e, "port(s) Ethernet256 not in") {
+		t.Errorf("plan error does not list exactly the missing port: %q", e)
+	}
+	if _, err := eng.Apply(t.Context(), f, p); err == nil {
+		t.Error("Apply of a plan with a refused target succeeded")
+	}
+}

@@ -372,6 +372,9 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 	if err != nil {
 		return err
 	}
+	if err := portsExist(w, have); err != nil {
+		return err
+	}
 	var notes []string
 
 	// PFC_WD (item 6). GCU validates a patch it derives from the config
@@ -595,4 +598,34 @@ func sortPorts(ps []string) []string {
 		return num(ps[i]) < num(ps[j])
 	})
 	return ps
+}
+
+// portsExist refuses a payload for inventory ports that CONFIG_DB PORT does
+// not have (every inventory port gets a PORT|<port> mtu field). SONiC's YANG
+// makes the per-port keys leafrefs to PORT (sonic-port-qos-map.yang's ifname
+// is a leafref to /sonic-port/PORT/PORT_LIST/name, likewise sonic-queue.yang,
+// sonic-pfcwd.yang, sonic-cable-length.yang), so the switch would refuse the
+// whole Set; plan names the ports first. A read without a PORT table (no
+// ports at all is not a SONiC switch) leaves the judgement to the device.
+func portsExist(w *want, have db) error {
+	ports := have["PORT"]
+	if len(ports) == 0 {
+		return nil
+	}
+	var missing []string
+	for p := range w.fields["PORT"] {
+		if ports[p] == nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	all := make([]string, 0, len(ports))
+	for p := range ports {
+		all = append(all, p)
+	}
+	all = sortPorts(all)
+	return fmt.Errorf("inventory port(s) %s not in CONFIG_DB PORT, which has %d ports (%s ... %s): SONiC refuses per-port keys of a port it does not have (leafrefs to PORT in sonic-port-qos-map.yang, sonic-queue.yang); correct the port names in the inventory",
+		strings.Join(sortPorts(missing), ", "), len(all), all[0], all[len(all)-1])
 }
