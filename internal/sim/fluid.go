@@ -9,11 +9,12 @@ import (
 // Fluid is the DCQCN fluid model: delay differential equations for the
 // current rate RC, target rate RT and alpha of each flow and the queue of
 // the one bottleneck they share. It is the model of Zhu et al.,
-// "Congestion Control for Large-Scale RDMA Deployments" (SIGCOMM 2015,
-// section 5, N identical flows) in its per-flow form (Zhu, Ghobadi, Misra,
+// "Congestion Control for Large-Scale RDMA Deployments" (SIGCOMM 2015, its
+// analysis of N identical flows) in its per-flow form (Zhu, Ghobadi, Misra,
 // Padhye, "ECN or Delay: Lessons Learnt from Analysis of DCQCN and TIMELY",
-// CoNEXT 2016, section 3), read together with a public ddeint
-// re-implementation of those equations. With rates in frames per second, B
+// CoNEXT 2016, its DCQCN fluid model), read together with a public Python
+// (ddeint) re-implementation of those equations, whose counter terms it
+// cites as the CoNEXT paper's. With rates in frames per second, B
 // the byte counter and T the timer in frames and seconds, F the fast
 // recovery threshold, tau the CNP / rate-cut interval, tau' the alpha
 // period and tau* the feedback delay, p = p(q(t-tau*)) and R' = RC_i(t-tau*):
