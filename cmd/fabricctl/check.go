@@ -58,6 +58,10 @@ warnings with --strict), 1 an intent file could not be read, 64 usage.`,
 	return cmd
 }
 
+// simulateRules are the rules check --simulate adds (FC150-FC153), listed
+// by --list-rules with the flag they need.
+var simulateRules = check.FlagRules{Flag: "--simulate", Rules: sim.Rules}
+
 func (o *checkOptions) validate() error {
 	if o.listRules {
 		return checkOutput(o.output, "text", "json", "markdown")
@@ -76,7 +80,7 @@ func (o *checkOptions) validate() error {
 
 func (o *checkOptions) run(stdin io.Reader, out io.Writer, color bool) error {
 	if o.listRules {
-		return check.WriteRules(out, o.output)
+		return check.WriteRules(out, o.output, simulateRules)
 	}
 	f, err := intent.LoadFrom(stdin, o.files...)
 	var findings []check.Finding

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricctl/fabricctl/internal/sim"
 )
 
 // The golden files of this package are rewritten with `go test -update`.
@@ -254,5 +256,37 @@ func TestCheckNeverPrintsSecrets(t *testing.T) {
 	}
 	if _, _, code := runFabricctl(t, "check", "-f", withInline); code != ExitCheckFailed {
 		t.Errorf("inline password: exit %d, want %d (the parser must refuse it)", code, ExitCheckFailed)
+	}
+}
+
+// TestCheckListRulesIncludesSimulate: --list-rules lists the rules check
+// --simulate adds (sim.Rules, FC150-FC153) in every format, each marked as
+// needing --simulate, and Run's own rules unmarked.
+func TestCheckListRulesIncludesSimulate(t *testing.T) {
+	for _, format := range []string{"text", "markdown", "json"} {
+		out, _, code := runFabricctl(t, "check", "--list-rules", "-o", format)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d", format, code)
+		}
+		for _, r := range sim.Rules {
+			line := ""
+			for _, l := range strings.Split(out, "\n") {
+				if strings.Contains(l, r.ID) {
+					line = l
+				}
+			}
+			if format == "json" {
+				if !strings.Contains(out, `"id": "`+r.ID+`"`) || strings.Count(out, `"needs": "--simulate"`) != len(sim.Rules) {
+					t.Errorf("json: %s missing or not marked as needing --simulate:\n%s", r.ID, out)
+				}
+				continue
+			}
+			if line == "" || !strings.Contains(line, "needs ") || !strings.Contains(line, "--simulate") {
+				t.Errorf("%s: %s missing or not marked as needing --simulate: %q", format, r.ID, line)
+			}
+		}
+		if strings.Contains(out, "FC101") && strings.Count(out, "--simulate") != len(sim.Rules) {
+			t.Errorf("%s: --simulate marks on rules other than sim.Rules:\n%s", format, out)
+		}
 	}
 }

@@ -24,7 +24,7 @@ func readme(t *testing.T) string {
 
 func TestREADMEListsEveryCheckRule(t *testing.T) {
 	var b bytes.Buffer
-	if err := check.WriteRules(&b, "markdown"); err != nil {
+	if err := check.WriteRules(&b, "markdown", simulateRules); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(readme(t), b.String()) {

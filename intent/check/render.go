@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
@@ -148,17 +149,45 @@ type jsonRule struct {
 	Name     string   `json:"name"`
 	Severity Severity `json:"severity"`
 	Summary  string   `json:"summary"`
+	Needs    string   `json:"needs,omitempty"` // the flag that runs it, for FlagRules
 }
 
-// WriteRules lists the rules as a text table (a Markdown table when
-// markdown is set, for the README) or JSON.
-func WriteRules(w io.Writer, format string) error {
-	rules := Rules()
+// FlagRules are rules that Run does not apply and that check runs under a
+// flag (internal/sim's rules under --simulate).
+type FlagRules struct {
+	Flag  string
+	Rules []Rule
+}
+
+// WriteRules lists Run's rules and those of extra, in ID order, as a text
+// table (a Markdown table when format is markdown, for the README) or JSON.
+// A rule of extra says which flag it needs.
+func WriteRules(w io.Writer, format string, extra ...FlagRules) error {
+	type row struct {
+		Rule
+		needs string
+	}
+	var rows []row
+	for _, r := range Rules() {
+		rows = append(rows, row{r, ""})
+	}
+	for _, x := range extra {
+		for _, r := range x.Rules {
+			rows = append(rows, row{r, x.Flag})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return strings.Compare(a.ID, b.ID) })
+	summary := func(r row, quote string) string {
+		if r.needs == "" {
+			return r.Summary
+		}
+		return fmt.Sprintf("%s (needs %s%s%s)", r.Summary, quote, r.needs, quote)
+	}
 	switch format {
 	case "json":
-		out := make([]jsonRule, 0, len(rules))
-		for _, r := range rules {
-			out = append(out, jsonRule{r.ID, r.Name, r.Severity, r.Summary})
+		out := make([]jsonRule, 0, len(rows))
+		for _, r := range rows {
+			out = append(out, jsonRule{r.ID, r.Name, r.Severity, r.Summary, r.needs})
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -166,15 +195,15 @@ func WriteRules(w io.Writer, format string) error {
 	case "markdown":
 		var b strings.Builder
 		b.WriteString("| ID | name | severity | checks that |\n|---|---|---|---|\n")
-		for _, r := range rules {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.ID, r.Name, r.Severity, r.Summary)
+		for _, r := range rows {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.ID, r.Name, r.Severity, summary(r, "`"))
 		}
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
 	var b strings.Builder
-	for _, r := range rules {
-		fmt.Fprintf(&b, "%-6s %-7s %-18s %s\n", r.ID, r.Severity, r.Name, r.Summary)
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-6s %-7s %-18s %s\n", r.ID, r.Severity, r.Name, summary(r, ""))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -120,3 +120,35 @@ func TestWriteRulesFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteRulesFlagRules: rules of another package are listed in ID order
+// among Run's, marked with the flag that runs them in every format.
+func TestWriteRulesFlagRules(t *testing.T) {
+	extra := FlagRules{Flag: "--simulate", Rules: []Rule{{ID: "FC199", Name: "late", Severity: Warning, Summary: "a later rule"}, {ID: "FC100a", Name: "early", Severity: Error, Summary: "an early rule"}}}
+	for _, format := range []string{"text", "markdown", "json"} {
+		var b bytes.Buffer
+		if err := WriteRules(&b, format, extra); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		out := b.String()
+		i100, iA, i101, i199 := strings.Index(out, "FC100"), strings.Index(out, "FC100a"), strings.Index(out, "FC101"), strings.Index(out, "FC199")
+		if !(i100 < iA && iA < i101 && i101 < i199) {
+			t.Errorf("%s: not in ID order (FC100 %d, FC100a %d, FC101 %d, FC199 %d)", format, i100, iA, i101, i199)
+		}
+		if format == "json" {
+			var rules []map[string]string
+			if err := json.Unmarshal(b.Bytes(), &rules); err != nil || len(rules) != len(Rules())+2 {
+				t.Fatalf("json: %d rules, err %v", len(rules), err)
+			}
+			for _, r := range rules {
+				if want := map[bool]string{true: "--simulate"}[strings.HasPrefix(r["name"], "late") || r["name"] == "early"]; r["needs"] != want {
+					t.Errorf("json: %s needs %q, want %q", r["id"], r["needs"], want)
+				}
+			}
+			continue
+		}
+		if n := strings.Count(out, "--simulate"); n != 2 {
+			t.Errorf("%s: %d rules marked as needing --simulate, want 2:\n%s", format, n, out)
+		}
+	}
+}

@@ -99,6 +99,29 @@ type rpState struct {
 	timerGen  uint32
 	timerLive bool
 	timerInc  bool // the last increase came from the timer
+	// rc integrated over time since rcFrom (bits/s x ps), for the
+	// interval-mean rate the samples report
+	rcInt       float64
+	rcT, rcFrom Time
+}
+
+// setRC sets the current rate at now, integrating the old one.
+func (r *rpState) setRC(rc float64, now Time) {
+	r.rcInt += r.rc * float64(now-r.rcT)
+	r.rcT = now
+	r.rc = rc
+}
+
+// meanRC is the mean current rate since the last call (or the flow's
+// start, which resets rcT and rcFrom) up to now.
+func (r *rpState) meanRC(now Time) float64 {
+	r.setRC(r.rc, now)
+	m := r.rc
+	if now > r.rcFrom {
+		m = r.rcInt / float64(now-r.rcFrom)
+	}
+	r.rcInt, r.rcFrom = 0, now
+	return m
 }
 
 // onCNP is the RP's reaction to a CNP at now; it reports whether the rate
@@ -127,8 +150,7 @@ func (s *Sim) onCNP(f *flow, now Time) bool {
 	if p.ClampTarget || p.ClampTargetAfterTimeInc && r.timerInc {
 		r.rt = r.rc
 	}
-	r.rc *= max(1-r.alpha/2, p.MinDecFactor)
-	r.rc = max(r.rc, p.MinRate)
+	r.setRC(max(r.rc*max(1-r.alpha/2, p.MinDecFactor), p.MinRate), now)
 	r.tCount, r.bcCount, r.bytes = 0, 0, 0
 	return true
 }
@@ -151,7 +173,7 @@ func (s *Sim) increase(f *flow, timer bool) {
 		r.rt += p.AIRate
 	}
 	r.rt = min(r.rt, f.line)
-	r.rc = min((r.rt+r.rc)/2, f.line)
+	r.setRC(min((r.rt+r.rc)/2, f.line), s.now)
 	if f.active {
 		s.wake(f.path[0], max(s.nextSend(f), s.now))
 	}

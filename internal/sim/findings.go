@@ -18,12 +18,13 @@ const (
 	RuleDeadlock = "FC153" // sim-deadlock: a pause cycle stops lossless traffic
 )
 
-// Rules describes the simulation rules for --list-rules style output.
+// Rules describes the simulation rules; check --list-rules lists them as
+// needing --simulate.
 var Rules = []check.Rule{
-	{ID: RuleDrops, Name: "sim-lossless-drops", Severity: check.Error, Summary: "check --simulate: the standard incast per lossless class drops nothing on that priority"},
-	{ID: RulePause, Name: "sim-pause-spread", Severity: check.Warning, Summary: "check --simulate: PFC pause stays within one hop of the congested port"},
-	{ID: RuleWatchdog, Name: "sim-watchdog", Severity: check.Warning, Summary: "check --simulate: the PFC watchdog does not fire under the standard incast"},
-	{ID: RuleDeadlock, Name: "sim-deadlock", Severity: check.Error, Summary: "check --simulate: no pause cycle stops lossless traffic"},
+	{ID: RuleDrops, Name: "sim-lossless-drops", Severity: check.Error, Summary: "the standard incast per lossless class drops nothing on that priority"},
+	{ID: RulePause, Name: "sim-pause-spread", Severity: check.Warning, Summary: "PFC pause stays within one hop of the congested port"},
+	{ID: RuleWatchdog, Name: "sim-watchdog", Severity: check.Warning, Summary: "the PFC watchdog does not fire under the standard incast"},
+	{ID: RuleDeadlock, Name: "sim-deadlock", Severity: check.Error, Summary: "no pause cycle stops lossless traffic"},
 }
 
 // StandardIncast is what check --simulate runs per lossless class: at most

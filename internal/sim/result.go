@@ -119,6 +119,9 @@ type Result struct {
 	Rates    []Series  `json:"rateSeries"`
 	Goodputs []Series  `json:"goodputSeries"`
 	JainAt   []float64 `json:"jainSeries"`
+	// FlowRates[i][k] is flow i's mean DCQCN current rate (bits/s) over
+	// sample interval k (Options.FlowRates; 0 while it is not sending).
+	FlowRates [][]float64 `json:"flowRates,omitempty"`
 
 	// CongestedSwitch is the switch whose egress to a receiver held the
 	// deepest lossless queue (the congestion point), for pause-spread findings.
@@ -219,6 +222,14 @@ func (s *Sim) sample() {
 	}
 	if sum2 > 0 {
 		sm.jain = sum * sum / (float64(act) * sum2)
+	}
+	if s.opt.FlowRates {
+		sm.rates = make([]float64, len(s.flows))
+		for i, f := range s.flows {
+			if f.active && s.dcqcnOn(f) {
+				sm.rates[i] = f.rp.meanRC(s.now)
+			}
+		}
 	}
 	s.samples = append(s.samples, sm)
 	// deadlock: a cycle of switches whose lossless queues are paused with
@@ -456,6 +467,14 @@ func (s *Sim) series(r *Result) {
 	}
 	for _, sm := range s.samples {
 		r.JainAt = append(r.JainAt, sm.jain)
+	}
+	if s.opt.FlowRates {
+		r.FlowRates = make([][]float64, len(s.flows))
+		for i := range s.flows {
+			for _, sm := range s.samples {
+				r.FlowRates[i] = append(r.FlowRates[i], sm.rates[i])
+			}
+		}
 	}
 }
 

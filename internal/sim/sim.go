@@ -38,8 +38,11 @@ type Options struct {
 	// delay sooner. ASICs differ; neither is verified against one here.
 	MarkOnEnqueue bool
 	DCQCN         *DCQCN
-	Samples       int   // samples over the run for plots and fairness; 0 = DefaultSamples
-	MaxEvents     int64 // stop after this many events (0 = no limit)
+	Samples       int // samples over the run for plots and fairness; 0 = DefaultSamples
+	// FlowRates keeps every DCQCN flow's mean current rate over each sample
+	// interval in Result.FlowRates (memory grows with flows x samples).
+	FlowRates bool
+	MaxEvents int64 // stop after this many events (0 = no limit)
 }
 
 type classCfg struct {
@@ -84,6 +87,8 @@ type sample struct {
 	rate   []float64 // per flow: DCQCN current rate, bits/s
 	good   []float64 // per flow: goodput over the interval, bits/s
 	jain   float64   // fairness of the active flows' goodput over the interval
+	// the DCQCN flows' interval-mean current rates (Options.FlowRates)
+	rates []float64
 }
 
 // New prepares a run of the flows on net.
@@ -112,19 +117,11 @@ func New(net *Network, opt Options) *Sim {
 		if opt.Headroom > 0 && !p.n.host {
 			p.headroom = opt.Headroom
 		}
-		// The port's buffer as check's FC111/FC112 read switches[].buffer:
-		// headroom for every lossless priority, the rest fills before XOFF
-		// (one ingress port feeding the queue). Without a buffer, XOFF is
-		// DefaultXOFF and the headroom pool is what the priorities need.
 		p.hrPool = p.headroom * nLossless
-		xoff := int64(DefaultXOFF)
 		if p.buffer > 0 {
 			p.hrPool = min(p.hrPool, p.buffer)
-			xoff = max(p.buffer-p.headroom*nLossless, 0)
 		}
-		if opt.XOFF > 0 {
-			xoff = opt.XOFF
-		}
+		xoff := xoffOf(p, opt, nLossless)
 		p.xoff = xoff
 		p.xon = max(xoff-2*frame, 0)
 	}
@@ -134,6 +131,25 @@ func New(net *Network, opt Options) *Sim {
 		s.flows = append(s.flows, f)
 	}
 	return s
+}
+
+// xoffOf is the priority-group occupancy at which p sends XOFF. The port's
+// buffer as check's FC111/FC112 read switches[].buffer: headroom for every
+// lossless priority (nLossless), the rest fills before XOFF (one ingress
+// port feeding the queue). Without a buffer, XOFF is DefaultXOFF and the
+// headroom pool is what the priorities need. Options.XOFF overrides both.
+func xoffOf(p *port, opt Options, nLossless int64) int64 {
+	if opt.XOFF > 0 {
+		return opt.XOFF
+	}
+	if p.buffer > 0 {
+		hr := p.headroom
+		if opt.Headroom > 0 && !p.n.host {
+			hr = opt.Headroom
+		}
+		return max(p.buffer-hr*nLossless, 0)
+	}
+	return DefaultXOFF
 }
 
 func (s *Sim) at(t Time, e event) {
@@ -201,6 +217,7 @@ func (s *Sim) dispatch(e event) {
 	case evFlowStart:
 		f := e.f
 		f.active = true
+		f.rp.rcT, f.rp.rcFrom, f.rp.rcInt = s.now, s.now, 0
 		s.tryTx(f.path[0])
 	case evRPTimer:
 		f := e.f
