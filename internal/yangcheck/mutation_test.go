@@ -181,6 +181,10 @@ func mutations(t testing.TB) []mutation {
 			rule: RuleMust, pathHas: "WRED_PROFILE/AZURE_LOSSLESS/green_max_threshold", msgHas: "Green max threshold must be greater than or equal to min threshold"},
 		{name: "sonic-must-pfcwd-detection-below-poll", platform: intent.PlatformSONiC, from: `"detection_time": "200"`, to: `"detection_time": "100"`,
 			rule: RuleMust, pathHas: "PFC_WD/Ethernet0/detection_time", msgHas: "detection_time must be greater than or equal to POLL_INTERVAL"},
+		// sonic-pfcwd's must tests boolean(current()/../../PFC_WD_LIST[ifname='GLOBAL'])
+		// before comparing with its POLL_INTERVAL: without GLOBAL it holds
+		// (the indexed lookup, nav's @_ix_ attribute, must then select nothing).
+		{name: "sonic-pfcwd-without-global", platform: intent.PlatformSONiC, from: `"GLOBAL": {"POLL_INTERVAL": "200"}, `, to: ``},
 		{name: "sonic-missing-mandatory", platform: intent.PlatformSONiC, from: `"lanes": "0,1,2,3", `, to: ``,
 			rule: RuleMandatory, pathHas: "PORT/Ethernet0/lanes"},
 		{name: "oc-base", platform: intent.PlatformOpenConfig},
