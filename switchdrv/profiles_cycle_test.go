@@ -3,7 +3,6 @@ package switchdrv_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
@@ -19,14 +18,6 @@ import (
 	"github.com/fabricctl/fabricctl/switchdrv/srl"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
-
-// knownXPathDisagreement: the case where the twin's XPath evaluation
-// refuses what SR Linux accepts (switchdrv/srl/twin_test.go says why); a
-// TEST DOUBLE filter around the strict validator so that the apply cycle can
-// run on the SR Linux profiles. Every other violation still rejects the Set.
-func knownXPathDisagreement(v yangcheck.Violation) bool {
-	return strings.HasSuffix(v.Path, "scheduler[sequence=1]/sequence")
-}
 
 // TestProfilesApplyAndDiffClean (issue 10, done means): for every SR Linux,
 // EOS and OpenConfig profile, the compiled intent plans, applies (verified),
@@ -49,20 +40,7 @@ func TestProfilesApplyAndDiffClean(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := yangcheck.DatastoreOptions{Features: twin.FeatureSet(s, prof)}
-			validate := func(origin string, tree map[string]any) error {
-				var left yangcheck.Violations
-				for _, v := range s.ValidateDatastore(origin, tree, opts) {
-					if !knownXPathDisagreement(v) {
-						left = append(left, v)
-					}
-				}
-				if len(left) > 0 {
-					return left
-				}
-				return nil
-			}
-			tw, err := twin.Start(twin.Options{Name: "sw1", Profile: prof, Factory: true, Schema: s, Defaults: r.defaults, Validator: validate})
+			tw, err := twin.Start(twin.Options{Name: "sw1", Profile: prof, Factory: true, Schema: s, Defaults: r.defaults, Validator: twin.YANGValidator(s, prof)})
 			if err != nil {
 				t.Fatal(err)
 			}

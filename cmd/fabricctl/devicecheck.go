@@ -99,10 +99,13 @@ func refusal(err error) string {
 	return fmt.Sprintf("(%s) %s", st.Code(), st.Message())
 }
 
-// renderDeviceDefault: render --validate also checks against the profile's
-// factory datastore (--device) by default once the compilers' payloads pass
-// (issue 10); until then it is opt-in, like lab's profiled twins.
-const renderDeviceDefault = labStrictDefault
+// renderDeviceDefault: render --validate --device and plan --device stay
+// opt-in. Unlike lab's profiled twins (which get the operator's routed
+// subinterfaces), a bare factory datastore lacks the SR Linux subinterfaces
+// the classifiers attach to, so render --device refuses the SR Linux
+// payloads with require-instance; plan --device costs a Get of each
+// switch's whole configuration.
+const renderDeviceDefault = false
 
 // bindDevice adds plan's --device flag.
 func (s *switchFlags) bindDevice(cmd *cobra.Command) {

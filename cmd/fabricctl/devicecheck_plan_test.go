@@ -12,9 +12,9 @@ import (
 
 // plan --device reads each switch's whole configuration and asks a twin of
 // its release profile whether the SetRequest would be accepted. Issue 9
-// evidence: the SR Linux payload is still refused on a 7220 twin (the
-// sequence-1 weighted scheduler without priority, which strict XPath 1.0
-// and libyang refuse and SR Linux accepts: not yet handled); on
+// evidence: the SR Linux payload passes on a 7220 twin that has the
+// operator's routed subinterfaces (it was refused until the validator read
+// the weighted scheduler 1 without priority as SR Linux does); on
 // sonic-202405 with the watchdog enabled at boot the SONiC payload passes
 // and the plan names the ports GCU will flap.
 func TestPlanDevice(t *testing.T) {
@@ -34,17 +34,39 @@ func TestPlanDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := runCLI(t, t.Context(), "plan", "-f", l.file, "--device", "--skip-hosts")
-	if code != ExitError {
-		t.Errorf("exit %d, want %d", code, ExitError)
+	if code != ExitOK {
+		t.Errorf("exit %d, want %d", code, ExitOK)
 	}
 	for _, want := range []string{
-		"switch leaf1: the device would refuse this SetRequest: (InvalidArgument)",
-		"scheduler with sequence 0 must be strict priority and scheduler with sequence 1 must be weighted RR",
 		"switch leaf2 (sonic):",
 		"note: ports that will flap (SONiC's config updater takes them admin-down around port-critical changes): Ethernet0, Ethernet12, Ethernet4, Ethernet8",
 	} {
 		if !strings.Contains(out+errOut, want) {
 			t.Errorf("plan --device lacks %q:\n%s\n%s", want, out, errOut)
+		}
+	}
+	if strings.Contains(out+errOut, "would refuse") {
+		t.Errorf("plan --device says a device would refuse its SetRequest:\n%s\n%s", out, errOut)
+	}
+	t.Logf("%s\n%s", out, errOut)
+
+	// Without the subinterface the classifier attaches to (the operator's,
+	// not fabricctl's) the 7220 twin refuses, with the device's reason.
+	sub := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "interface", Key: map[string]string{"name": "ethernet-1/3"}}, {Name: "subinterface", Key: map[string]string{"index": "0"}}}}
+	if err := twinByName(t, l, "leaf1").Delete(sub); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, t.Context(), "plan", "-f", l.file, "--device", "--skip-hosts")
+	if code != ExitError {
+		t.Errorf("exit %d, want %d", code, ExitError)
+	}
+	for _, want := range []string{
+		"switch leaf1: the device would refuse this SetRequest: (InvalidArgument)",
+		`interface[interface-id=ethernet-1/3.0]/interface-ref/subinterface: leafref`,
+		"require-instance",
+	} {
+		if !strings.Contains(out+errOut, want) {
+			t.Errorf("plan --device without leaf1's ethernet-1/3.0 lacks %q:\n%s\n%s", want, out, errOut)
 		}
 	}
 	t.Logf("%s\n%s", out, errOut)

@@ -10,8 +10,9 @@ import (
 // against the factory CONFIG_DB, as plan would) to the factory datastore of
 // the switch's profile. Issue 9 evidence: before issue 10's fixes the lab's
 // SR Linux and SONiC payloads were both refused; with the SONiC fixes merged
-// only the SR Linux one still is (leafrefs to objects a fresh 7220 lacks).
-// When the SR Linux fixes land, this test flips to exit 0.
+// only the SR Linux one still is: a factory 7220 lacks the routed
+// subinterfaces the classifiers attach to (the operator's configuration,
+// which lab's profiled twins get and render's factory datastore does not).
 func TestRenderValidateDevice(t *testing.T) {
 	file := filepath.Join("..", "..", "examples", "lab.yaml")
 	_, stderr, code := runFabricctl(t, "render", "-f", file, "--validate", "--device")

@@ -31,16 +31,19 @@ type labOptions struct {
 	dir     string
 	timeout time.Duration
 	// empty runs bare twins (no profile, empty datastore, schema checks of
-	// each payload only); strict runs profiled twins.
+	// each payload only); strict runs profiled twins (the default unless
+	// empty: labStrictDefault).
 	empty, strict bool
 	// profiles choose the release profile per platform (--profile).
 	profiles []string
 }
 
 // labStrictDefault: lab runs profiled twins (factory defaults, full
-// validation) unless --empty. It stays false while the compilers' payloads
-// are still refused by the strict twins (issue 10); --strict opts in.
-const labStrictDefault = false
+// validation) unless --empty. The profiled twins of the lab's switches
+// (srlinux-25.3, sonic-202411, eos: the newest profile of each platform)
+// accept the compilers' payloads since issue 10's fixes and the validator's
+// reading of SR Linux's "leaf != 'literal'" idiom (issue 9).
+const labStrictDefault = true
 
 func newLabCmd(d *deps) *cobra.Command {
 	o := &labOptions{}
@@ -53,15 +56,17 @@ models, keep a datastore and answer Capabilities/Get/Set/Subscribe over real
 gRPC with TLS (a throw-away CA) and a generated password. They are simulators,
 not switches: they forward no packets.
 
-With --strict (or --profile NAME, repeatable, e.g. --profile sonic-202405) the
-twins are PROFILED: each imitates its switch's release profile (see the README's
-"Platform profiles and device twins"), starts from that profile's factory-default
-datastore and validates the whole result of every Set as the device does (types,
-leafref, must, when, mandatory, the profile's YANG features; SONiC's write
-semantics per branch), refusing it with the device's reason. --empty runs bare
-twins: empty datastores, each payload checked against the YANG alone (the
-default while the compilers' payloads are still refused by profiled twins).
-Lab prints which profile each twin runs.
+The twins are PROFILED: each imitates its switch's release profile (the newest of
+its platform: srlinux-25.3, sonic-202411, eos; --profile NAME, repeatable, e.g.
+--profile sonic-202405, picks another; see the README's "Platform profiles and
+device twins"), starts from that profile's factory-default datastore and
+validates the whole result of every Set as the device does (types, leafref,
+must, when, mandatory, the profile's YANG features; SONiC's write semantics per
+branch), refusing it with the device's reason. The SR Linux twin also gets the
+inventory ports as routed interfaces with their subinterface (the operator's
+configuration fabricctl builds on). --empty runs bare twins instead: empty
+datastores, each payload checked against the YANG alone. Lab prints which
+profile each twin runs.
 
 It then runs the main job against them: check the intent, plan, apply (with
 backups), and diff to show the fabric is in sync. --keep leaves the twins
@@ -71,7 +76,9 @@ until Ctrl-C.
 Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed,
 4 apply failed and the twins were rolled back, 64 usage.`,
 		Example: `  fabricctl lab
-  fabricctl lab --keep`,
+  fabricctl lab --keep
+  fabricctl lab --profile srlinux-24.10 --profile sonic-202405
+  fabricctl lab --empty`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.timeout <= 0 {
@@ -95,7 +102,7 @@ Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed,
 	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for the lab intent, CA, password and backups (default: a new temporary directory)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of each gNMI call")
 	cmd.Flags().BoolVar(&o.empty, "empty", false, "bare twins: no release profile, empty datastores, each payload checked against the schema only")
-	cmd.Flags().BoolVar(&o.strict, "strict", false, "profiled twins: each switch's release profile, its factory-default datastore and full validation of every Set (leafref, must, when, mandatory, features)")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "profiled twins (the default unless --empty): each switch's release profile, its factory-default datastore and full validation of every Set (leafref, must, when, mandatory, features)")
 	cmd.Flags().StringSliceVar(&o.profiles, "profile", nil, "release profile to run for its platform (repeatable, e.g. --profile srlinux-24.10 --profile sonic-202405); implies --strict")
 	return cmd
 }
@@ -272,7 +279,7 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 		fmt.Fprintf(out, "  profiled twins: each starts from its profile's factory-default datastore and validates the whole result of every Set\n"+
 			"  (YANG %s: types, leafref, must, when, mandatory, the profile's features), refusing it with the device's reason\n", l.yang)
 	} else {
-		fmt.Fprintf(out, "  bare twins (--empty; --strict or --profile for profiled ones): empty datastores, each payload checked against the YANG (%s) alone\n", l.yang)
+		fmt.Fprintf(out, "  bare twins (--empty; without it lab runs profiled ones): empty datastores, each payload checked against the YANG (%s) alone\n", l.yang)
 	}
 
 	fmt.Fprintf(out, "\n== 1/4 check %s\n", l.file)

@@ -30,13 +30,16 @@ func runCLI(t *testing.T, ctx context.Context, args ...string) (code int, stdout
 }
 
 // TestLabCommand runs the README's first command: the whole job against
-// device twins of SR Linux, SONiC and EOS with the real compilers.
+// device twins of SR Linux, SONiC and EOS with the real compilers. By
+// default the twins are profiled (the newest profile of each platform,
+// factory datastore, full validation of every Set) and accept the payloads.
 func TestLabCommand(t *testing.T) {
 	code, out, errOut := runCLI(t, t.Context(), "lab", "--dir", t.TempDir())
 	if code != ExitOK {
 		t.Fatalf("lab exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"DEVICE TWINS", "NOT switches", "== 4/4 diff", "In sync: 3 targets.", "switch leaf3: applied"} {
+	for _, want := range []string{"DEVICE TWINS", "NOT switches", "== 4/4 diff", "In sync: 3 targets.", "switch leaf3: applied",
+		"profile srlinux-25.3 (Nokia 7220 IXR-H4", "profile sonic-202411 (", "profile eos (", "factory-default datastore", "switch leaf1: applied"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lab output lacks %q:\n%s", want, out)
 		}
@@ -292,6 +295,7 @@ func TestLabProfileFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"lab", "--empty", "--strict"}, ExitUsage, "--empty runs bare twins"},
+		{[]string{"lab", "--empty", "--profile", "eos"}, ExitUsage, "--empty runs bare twins"},
 		{[]string{"lab", "--profile", "srlinux-9.9"}, ExitUsage, `unknown profile "srlinux-9.9" (known: eos, openconfig, sonic-202405`},
 		{[]string{"lab", "--profile", "sonic-202405", "--profile", "sonic-202411"}, ExitUsage, "two profiles for platform sonic"},
 	} {

@@ -60,6 +60,7 @@
 //
 // SR Linux idioms that libyang reads differently are evaluated as the device
 // means them (vendorBooleans in xpath.go: ". = false()" compares the value;
+// vendorNotEqual: "../priority != 'strict'" is true when priority is absent;
 // mustOn: the srl_nokia-ext:if-feature extension on a must). max-elements
 // and unique statements are checked too (RuleSchema).
 //

@@ -58,6 +58,14 @@ func srlQMP(queue, mbs string) string {
     "buffer-allocation-profile": [{"name": "Q", "queues": {"queue": [{"queue-name": "` + queue + `", "maximum-burst-size": ` + mbs + `}]}}]}`
 }
 
+// srlScheduler is a scheduler policy S whose strict scheduler 0 serves
+// unicast-3, with a second scheduler (JSON) beside it.
+func srlScheduler(second string) string {
+	return `"scheduler-policies": {"scheduler-policy": [{"name": "S", "scheduler": [
+    {"sequence": 0, "priority": "strict", "input": [{"id": "roce", "queue-name": "unicast-3"}]},
+    ` + second + `]}]}`
+}
+
 // mutation is one datastore of the table: base with from -> to replaced
 // (once), validated under features (nil = all released features), and
 // what ValidateDatastore must say.
@@ -109,6 +117,26 @@ func mutations(t testing.TB) []mutation {
 			to: `"scheduler-policies": {"scheduler-policy": [{"name": "S", "scheduler": [{"sequence": 0, "input": [{"id": "roce", "queue-name": "unicast-3"}]}]}]},
   "interfaces": {"interface": [{"interface-id"`,
 			rule: RuleMust, pathHas: "scheduler[sequence=0]", msgHas: "scheduler with sequence 0 must be strict priority"},
+		// srl_nokia-qos.yang's scheduler sequence must compares
+		// "../priority != 'strict'"; priority (enum strict only) is absent on
+		// a weighted scheduler, which Nokia's SR Linux QoS Guide ("Output
+		// queue scheduler policies", 24.3 and 24.10) configures as scheduler 1
+		// with inputs and no priority. XPath 1.0 makes the comparison with
+		// the absent leaf false; SR Linux reads it as "not strict"
+		// (vendorNotEqual), and so does the referee's module copy.
+		{name: "srl-must-scheduler-wrr-without-priority", platform: intent.PlatformSRLinux, from: `"interfaces": {"interface": [{"interface-id"`,
+			to: srlScheduler(`{"sequence": 1, "input": [{"id": "be", "queue-name": "multicast-3", "weight": 1}]}`) + `,
+  "interfaces": {"interface": [{"interface-id"`},
+		{name: "srl-must-scheduler-wrr-with-priority-strict", platform: intent.PlatformSRLinux, from: `"interfaces": {"interface": [{"interface-id"`,
+			to: srlScheduler(`{"sequence": 1, "priority": "strict", "input": [{"id": "be", "queue-name": "multicast-3", "weight": 1}]}`) + `,
+  "interfaces": {"interface": [{"interface-id"`,
+			rule: RuleMust, pathHas: "scheduler[sequence=1]/sequence", msgHas: "scheduler with sequence 0 must be strict priority"},
+		// IPv4 on system0 (whose subinterface may not have a type: the type
+		// leaf's must) under the ipv4 admin-state must
+		// "../../type != 'bridged' and ../../type != 'local-mirror-dest'".
+		{name: "srl-must-ipv4-without-subinterface-type", platform: intent.PlatformSRLinux, from: `"srl_nokia-interfaces:interface": [`,
+			to: `"srl_nokia-interfaces:interface": [{"name": "system0", "admin-state": "enable",
+   "subinterface": [{"index": 0, "ipv4": {"admin-state": "enable", "address": [{"ip-prefix": "10.0.0.1/32"}]}}]},`},
 		{name: "srl-missing-mandatory", platform: intent.PlatformSRLinux, from: `"forwarding-class-index": 3,`, to: ``,
 			rule: RuleMandatory, pathHas: "forwarding-class-index"},
 		{name: "srl-disabled-feature", platform: intent.PlatformSRLinux, features: srlFeaturesWithout(t, "srl_nokia-features:qos-multicast-queue"),
@@ -153,6 +181,10 @@ func mutations(t testing.TB) []mutation {
 			rule: RuleMust, pathHas: "WRED_PROFILE/AZURE_LOSSLESS/green_max_threshold", msgHas: "Green max threshold must be greater than or equal to min threshold"},
 		{name: "sonic-must-pfcwd-detection-below-poll", platform: intent.PlatformSONiC, from: `"detection_time": "200"`, to: `"detection_time": "100"`,
 			rule: RuleMust, pathHas: "PFC_WD/Ethernet0/detection_time", msgHas: "detection_time must be greater than or equal to POLL_INTERVAL"},
+		// sonic-pfcwd's must tests boolean(current()/../../PFC_WD_LIST[ifname='GLOBAL'])
+		// before comparing with its POLL_INTERVAL: without GLOBAL it holds
+		// (the indexed lookup, nav's @_ix_ attribute, must then select nothing).
+		{name: "sonic-pfcwd-without-global", platform: intent.PlatformSONiC, from: `"GLOBAL": {"POLL_INTERVAL": "200"}, `, to: ``},
 		{name: "sonic-missing-mandatory", platform: intent.PlatformSONiC, from: `"lanes": "0,1,2,3", `, to: ``,
 			rule: RuleMandatory, pathHas: "PORT/Ethernet0/lanes"},
 		{name: "oc-base", platform: intent.PlatformOpenConfig},

@@ -100,10 +100,10 @@ func runYanglint(t testing.TB, s *Schema, p intent.Platform, data []byte, feats 
 }
 
 // refereeModels writes the modules yanglint reads: the shipped ones with
-// the two vendor idioms libyang reads differently from the device made
-// explicit (see vendorBooleans and (*dsValidator).mustOn): SR Linux's
-// boolean comparisons rewritten, and the musts its srl_nokia-ext:if-feature
-// extension turns off under feats removed.
+// the vendor idioms libyang reads differently from the device made
+// explicit (see srlIdioms and (*dsValidator).mustOn): SR Linux's boolean
+// comparisons and "leaf != 'literal'" tests rewritten, and the musts its
+// srl_nokia-ext:if-feature extension turns off under feats removed.
 func refereeModels(t testing.TB, s *Schema, dirs []string, feats map[string]bool, tmp string) string {
 	t.Helper()
 	out := filepath.Join(tmp, "models")
@@ -120,7 +120,7 @@ func refereeModels(t testing.TB, s *Schema, dirs []string, feats map[string]bool
 			}
 			text := string(b)
 			if d == "srlinux" {
-				text = vendorBooleans(text)
+				text = srlIdioms(text)
 			}
 			if m := reModName.FindStringSubmatch(text); m != nil && s.ms.Modules[m[1]] != nil {
 				text = dropGatedMusts(text, v, s.ms.Modules[m[1]])

@@ -231,8 +231,8 @@ func (x *xexprs) compile(expr string, n yang.Node) (*xpath.Expr, error) {
 	}
 	src := expr
 	if pm := x.s.prefixesOf(n); strings.HasPrefix(pm[""], "srl_nokia") {
-		// SR Linux's idiom only: SONiC validates with libyang itself.
-		src = vendorBooleans(expr)
+		// SR Linux's idioms only: SONiC validates with libyang itself.
+		src = srlIdioms(expr)
 	}
 	e, err := xpath.Compile(x.s.indexLookups(anchorRelative(rewriteXPath(src, x.s.prefixesOf(n)))))
 	if err != nil {
@@ -806,9 +806,9 @@ func buildIndex(base *dnode, sp ixSpec) map[string]*dnode {
 //	P != false()-> P = string(true())
 //
 // where P is current(), a location path (predicates without nested
-// brackets allowed), or boolean(such a path). The referee (yanglint, in the tests) reads modules
-// with the same rewrite applied; the idiom is the one recorded case where
-// libyang and a vendor disagree on the text itself (see README).
+// brackets allowed), or boolean(such a path). The referee (yanglint, in the
+// tests) reads modules with the same rewrite applied (srlIdioms), as it does
+// for vendorNotEqual's; see the README's table of idioms.
 var (
 	boolPath    = `[A-Za-z0-9_./:-]+(?:\[[^\[\]]*\][A-Za-z0-9_./:-]*)*`
 	boolOperand = `(current\(\)|boolean\(` + boolPath + `\)|` + boolPath + `)`
@@ -845,4 +845,66 @@ func boolCompare(p, op, lit string) string {
 		return p + " = string(true())"
 	}
 	return "(" + p + " = string(false()) or not(" + p + "))"
+}
+
+// srlIdioms rewrites the SR Linux idioms libyang reads differently from the
+// device (vendorBooleans, then vendorNotEqual). It is applied to SR Linux
+// expressions before evaluation and, in the tests, to the whole text of the
+// SR Linux modules the referee reads.
+func srlIdioms(expr string) string {
+	return vendorNotEqual(vendorBooleans(expr))
+}
+
+// SR Linux writes "the leaf is not X" as `P != 'X'` where P is a leaf that
+// may be absent:
+//
+//	scheduler sequence: (. = 0 and ../priority = 'strict') or (. = 1 and ../priority != 'strict')
+//	ipv4 admin-state:   . = 'disable' or (../../type != 'bridged' and ../../type != 'local-mirror-dest')
+//	scheduler tier:     (. = 1) or (. = 0 and ../inputs/inputs != 'auto-input')
+//
+// In XPath 1.0 (section 3.4) a comparison with an empty node-set is false,
+// so taken literally (as libyang does) a weighted scheduler, whose priority
+// leaf (enum strict only) is absent, violates the first must whatever its
+// sequence, and the second refuses IPv4 on every subinterface without a
+// type, although the type leaf's own must forbids a type on system0 and
+// loopback subinterfaces. SR Linux accepts both: Nokia's SR Linux QoS Guide
+// (24.3, 24.10, "Output queue scheduler policies") says scheduler 1 "must
+// have no priority configuration defined, which provides WRR scheduling
+// behavior" and configures it as `scheduler 1 { input q1 { queue-name
+// unicast-1 weight 1 } }`, with no priority. The device reads an absent leaf
+// as "not equal", so vendorNotEqual rewrites
+//
+//	P != 'lit'  -> not(P = 'lit')
+//	'lit' != P  -> not(P = 'lit')
+//
+// where P is ".", current() or a location path (predicates without nested
+// brackets allowed) and 'lit' a string literal. For a path that selects
+// one existing leaf both forms are equal; for an absent one the rewrite is
+// true. Every such P in the shipped SR Linux modules selects at most one
+// leaf (a leaf-list P would change meaning: "some value differs" becomes
+// "no value equals"). Comparisons of strings (string(P) with the empty
+// string), numbers and booleans are left alone: they have no empty operand.
+// Read this way one must gets stricter than libyang: num-breakout-ports 1
+// or 3 without a transceiver functional-type is refused ("transceiver
+// functional-type must be digital-coherent-optics when ...", as its
+// error-message says), where the literal reading accepts it.
+var (
+	neLiteral = `('[^']*'|"[^"]*")`
+	neOperand = `(current\(\)|` + boolPath + `)`
+	neLeftRE  = regexp.MustCompile(`(^|[\s("'])` + neOperand + `\s*!=\s*` + neLiteral)
+	neRightRE = regexp.MustCompile(`(^|[\s("'])` + neLiteral + `\s*!=\s*` + neOperand + `($|[\s)"'])`)
+)
+
+func vendorNotEqual(expr string) string {
+	if !strings.Contains(expr, "!=") {
+		return expr
+	}
+	expr = neLeftRE.ReplaceAllStringFunc(expr, func(m string) string {
+		g := neLeftRE.FindStringSubmatch(m)
+		return g[1] + "not(" + g[2] + " = " + g[3] + ")"
+	})
+	return neRightRE.ReplaceAllStringFunc(expr, func(m string) string {
+		g := neRightRE.FindStringSubmatch(m)
+		return g[1] + "not(" + g[3] + " = " + g[2] + ")" + g[4]
+	})
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
@@ -26,6 +28,7 @@ func BenchmarkValidateOnSet64Ports(b *testing.B) {
 		ups = append(ups, &gnmipb.Update{Path: path})
 	}
 	b.ResetTimer()
+	defer reportCPU(b)()
 	for i := 0; i < b.N; i++ {
 		v := `"3"`
 		if i%2 == 1 {
@@ -63,6 +66,7 @@ func BenchmarkValidateOnSet64PortsSRLinux(b *testing.B) {
 	}
 	mtuPath, _ := pathOf("/interface[name=ethernet-1/1]/mtu")
 	b.ResetTimer()
+	defer reportCPU(b)()
 	for i := 0; i < b.N; i++ {
 		if _, err := c.Set(ctx, &gnmipb.SetRequest{Update: []*gnmipb.Update{{Path: mtuPath, Val: ietf(fmt.Sprint(9000 + i%2))}}}); err != nil {
 			b.Fatal(err)
@@ -71,3 +75,23 @@ func BenchmarkValidateOnSet64PortsSRLinux(b *testing.B) {
 }
 
 func pathOf(s string) (*gnmipb.Path, error) { return transport.ParsePath(s) }
+
+// reportCPU reports the process's CPU time per Set (metric cpu-ms/op: the
+// client, the in-process twin and its validation), the figure to hold
+// against the 20 ms goal when the shared machine is busy and wall time is
+// not; call the returned function when the loop ends.
+func reportCPU(b *testing.B) func() {
+	cpu0 := cpuTime()
+	return func() {
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+	}
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
