@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/srl"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
@@ -119,9 +120,25 @@ func benchFabric(b *testing.B, n int) (*intent.Fabric, []*twin.Twin, *switchdrv.
 	if err := srl.Register(reg); err != nil {
 		b.Fatal(err)
 	}
+	// As `fabricctl plan/apply/diff` build it: compared with the YANG
+	// defaults of the platform's models filled in (cmd/fabricctl's
+	// yangDefaults). The schema is loaded once per process; it is loaded
+	// here, before any timing.
+	if _, err := yangcheck.Platform(intent.PlatformSRLinux); err != nil {
+		b.Fatal(err)
+	}
 	eng := &switchdrv.Engine{Registry: reg, BackupDir: b.TempDir(), Parallel: 32,
-		Transport: transport.Options{Timeout: 30 * time.Second}}
+		Transport: transport.Options{Timeout: 30 * time.Second}, Defaults: yangDefaults}
 	return f, twins, eng
+}
+
+// yangDefaults is cmd/fabricctl's Engine.Defaults.
+func yangDefaults(p intent.Platform) (switchdrv.DefaultsFiller, error) {
+	s, err := yangcheck.Platform(p)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // BenchmarkApplyCost compares, on the same 200 twins and per iteration,
@@ -209,7 +226,8 @@ func BenchmarkApplyCost(b *testing.B) {
 		b.StartTimer()
 		start, c0 := time.Now(), cpu()
 		// As `fabricctl apply` without a saved plan runs it.
-		e := &switchdrv.Engine{Registry: reg, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport, NoPayload: true}
+		e := &switchdrv.Engine{Registry: reg, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport,
+			Defaults: eng.Defaults, NoPayload: true}
 		p, err := e.Plan(b.Context(), f, nil)
 		if err != nil || switchdrv.Errors(p) != nil {
 			b.Fatal(err, switchdrv.Errors(p))
