@@ -240,11 +240,24 @@ func (s *Schema) fill(e *yang.Entry, v any) {
 }
 
 func (s *Schema) fillObject(e *yang.Entry, obj map[string]any) {
+	// Members are looked up by local name, and by qualified name only
+	// when obj has one (a tree with prefixes stripped has none): most of
+	// a schema's children are absent, and each would scan obj.
+	qualified := false
+	for k := range obj {
+		if strings.IndexByte(k, ':') >= 0 {
+			qualified = true
+			break
+		}
+	}
 	for _, ch := range sortedDir(e) {
 		if ch.ReadOnly() || ch.IsChoice() || ch.IsCase() {
 			continue
 		}
-		val, ok := lookupMember(obj, ch.Name)
+		val, ok := obj[ch.Name]
+		if !ok && qualified {
+			val, ok = lookupMember(obj, ch.Name)
+		}
 		switch {
 		case ok:
 			s.fill(ch, val)

@@ -271,3 +271,58 @@ func TestCLINested(t *testing.T) {
 		t.Errorf("CLIApply mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// FuzzText holds Text (written without reflection for tree values) equal
+// to encoding/json's text of the same tree, and TextWithout equal to it
+// without the skipped members.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{`{"b":[1,2.5e3,"x\u00e9\n"],"a":{"c":null,"d":true}}`, `"<&>"`, `["\u2028",""]`,
+		`{"name":"x","k":{"z":1,"y":[{"name":"q"}]}}`, `[]`, `{}`, `-0.0e+1`, `"\u007f"`, `{"a\"b":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := Decode(b)
+		if err != nil {
+			return
+		}
+		for _, skip := range [][]string{nil, {"name"}, {"a", "k"}} {
+			want := v
+			if m, ok := v.(map[string]any); ok && skip != nil {
+				want = without(m, skip)
+			}
+			exp := func() string {
+				if s, ok := want.(string); ok {
+					return s
+				}
+				b, err := json.Marshal(want)
+				if err != nil {
+					t.Fatalf("encoding/json: %v", err)
+				}
+				return string(b)
+			}()
+			if got := TextWithout(v, skip); got != exp {
+				t.Fatalf("TextWithout(%s, %q) = %s, encoding/json says %s", b, skip, got, exp)
+			}
+		}
+	})
+}
+
+// TestTextOddValues: values a decoded tree does not hold go through
+// encoding/json (or fmt when it fails), as before.
+func TestTextOddValues(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{json.Number(""), "0"},
+		{map[string]any{"a": json.Number("1x")}, "map[a:1x]"},
+		{[]any{1.5, int64(2), uint64(3)}, "[1.5,2,3]"},
+		{map[string]any{"a": []any(nil)}, `{"a":null}`},
+		{map[string]any{"a": map[string]any(nil)}, `{"a":null}`},
+		{[]any{"a<b", "é"}, `["a\u003cb","é"]`},
+	} {
+		if got := Text(tc.v); got != tc.want {
+			t.Errorf("Text(%#v) = %s, want %s", tc.v, got, tc.want)
+		}
+	}
+}
