@@ -50,7 +50,11 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 				return nil, fmt.Errorf("switch %s: desired %s: %w", d.Switch, jtree.PathKey(u.GetPath()), err)
 			}
 			key, want := dv.key, dv.v
-			e, _ := snap.entry(key)
+			ei := snap.entryIndex(key)
+			var e Entry
+			if ei >= 0 {
+				e = snap.Entries[ei]
+			}
 			if dv.ascii {
 				var got string
 				if e.ASCII != nil {
@@ -66,8 +70,17 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 			if !e.Exists {
 				got = absent{}
 			} else if o := u.GetPath().GetOrigin(); schema != nil && (o == "" || o == "openconfig") {
-				// got may be the snapshot's own tree: fill a copy.
-				got = jtree.Clone(got)
+				// got is filled in place when it is the entry's own
+				// decoding of its JSON, which the entry then forgets (a
+				// later use decodes the JSON again); a tree shared with
+				// other entries is filled in a copy.
+				switch {
+				case e.tree == nil: // decoded from JSON just now
+				case e.own:
+					snap.Entries[ei].tree = nil
+				default:
+					got = jtree.Clone(got)
+				}
 				if err := schema.FillDefaults(u.GetPath(), got); err != nil {
 					return nil, fmt.Errorf("switch %s: %w", d.Switch, err)
 				}

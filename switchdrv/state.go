@@ -49,6 +49,10 @@ type Entry struct {
 	ASCII *string         `json:"ascii,omitempty"`
 
 	tree any // JSON decoded, when observe already had it
+	// own: tree is JSON decoded and shared with no other entry, so a
+	// comparison may fill it in place and then drop it (value decodes
+	// JSON again when asked).
+	own bool
 }
 
 // ownedPaths lists the distinct paths a SetRequest writes, in order.
@@ -234,8 +238,11 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		}
 		if ok && !isEmpty(v) {
 			e.Exists, e.tree = true, v
-			if b, ok := raw[e.Path]; full && ok {
+			if b, ok := raw[e.Path]; ok {
 				e.JSON = b // already the switch's own JSON text
+				// Its tree is its own unless another entry has the same
+				// path (and so the same tree).
+				e.own = len(want) == len(paths)
 			} else if full {
 				b, err := json.Marshal(v)
 				if err != nil {
@@ -504,16 +511,24 @@ func (s *Snapshot) lookup(p *gnmipb.Path) (any, bool) {
 }
 
 func (s *Snapshot) entry(path string) (Entry, bool) {
+	if i := s.entryIndex(path); i >= 0 {
+		return s.Entries[i], true
+	}
+	return Entry{}, false
+}
+
+// entryIndex is the index of path's entry in s.Entries, -1 when none.
+func (s *Snapshot) entryIndex(path string) int {
 	if s == nil {
-		return Entry{}, false
+		return -1
 	}
 	if len(s.Entries) < 8 {
-		for _, e := range s.Entries {
+		for i, e := range s.Entries {
 			if e.Path == path {
-				return e, true
+				return i
 			}
 		}
-		return Entry{}, false
+		return -1
 	}
 	if len(s.idx) != len(s.Entries) {
 		s.idx = make(map[string]int, len(s.Entries))
@@ -522,7 +537,7 @@ func (s *Snapshot) entry(path string) (Entry, bool) {
 		}
 	}
 	if i, ok := s.idx[path]; ok && s.Entries[i].Path == path {
-		return s.Entries[i], true
+		return i
 	}
-	return Entry{}, false
+	return -1
 }
