@@ -225,6 +225,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		}
 	}
 	snap.Entries = make([]Entry, 0, len(paths))
+	var finder jtree.Finder // the trees are complete and not changed below
 	for i, p := range paths {
 		e := Entry{Path: keys[i]}
 		var v any
@@ -233,7 +234,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 			e.Exists, e.ASCII = true, &s
 		} else if v, ok = exact[e.Path]; !ok {
 			if root := trees[p.GetOrigin()]; root != nil {
-				v, ok = jtree.Get(root, p.GetElem())
+				v, ok = finder.Get(root, p.GetElem())
 			}
 		}
 		if ok && !isEmpty(v) {

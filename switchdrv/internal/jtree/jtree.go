@@ -553,6 +553,31 @@ func sortedListKey(entry map[string]any) []string {
 
 // Get returns the node at elems below root.
 func Get(root any, elems []*gnmipb.PathElem) (any, bool) {
+	return (*Finder)(nil).Get(root, elems)
+}
+
+// Finder looks up many paths in trees that do not change while it is used
+// (a Get of many paths): it finds list entries through an index built once
+// per list and set of key names, a map from the entries' canonical keys,
+// instead of scanning the list for each path. Lists are told apart by the
+// address of their first element and their length; the Finder keeps them
+// alive, so neither is reused while it is. The zero Finder is ready; a nil
+// *Finder scans.
+type Finder struct {
+	lists map[listID]map[string]map[string]int // list -> key names -> key -> index
+}
+
+type listID struct {
+	first *any
+	n     int
+}
+
+// indexMin is the list length from which a Finder indexes a list: below
+// it a scan is as quick.
+const indexMin = 8
+
+// Get returns the node at elems below root.
+func (f *Finder) Get(root any, elems []*gnmipb.PathElem) (any, bool) {
 	cur := root
 	for _, e := range elems {
 		m, ok := cur.(map[string]any)
@@ -568,7 +593,7 @@ func Get(root any, elems []*gnmipb.PathElem) (any, bool) {
 			if !ok {
 				return nil, false
 			}
-			idx := findEntry(list, e.GetKey())
+			idx := f.find(list, e.GetKey())
 			if idx < 0 {
 				return nil, false
 			}
@@ -577,6 +602,77 @@ func Get(root any, elems []*gnmipb.PathElem) (any, bool) {
 		cur = child
 	}
 	return cur, true
+}
+
+// find is findEntry through the index of list.
+func (f *Finder) find(list []any, keys map[string]string) int {
+	if f == nil || len(list) < indexMin || len(keys) == 0 {
+		return findEntry(list, keys)
+	}
+	var nbuf [4]string
+	names := nbuf[:0]
+	for k := range keys {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	sig := names[0]
+	if len(names) > 1 {
+		sig = strings.Join(names, "\x00")
+	}
+	id := listID{&list[0], len(list)}
+	if f.lists == nil {
+		f.lists = map[listID]map[string]map[string]int{}
+	}
+	bySig := f.lists[id]
+	if bySig == nil {
+		bySig = map[string]map[string]int{}
+		f.lists[id] = bySig
+	}
+	idx, ok := bySig[sig]
+	if !ok {
+		// A list looked up once is scanned; the index pays from the
+		// second lookup on.
+		bySig[sig] = nil
+		return findEntry(list, keys)
+	}
+	if idx == nil {
+		idx = make(map[string]int, len(list))
+		for i, e := range list {
+			m, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			k := compositeKey(names, func(name string) string {
+				_, got, _ := member(m, name)
+				return Canon(got)
+			})
+			if _, dup := idx[k]; !dup {
+				idx[k] = i // the first match, as a scan finds
+			}
+		}
+		bySig[sig] = idx
+	}
+	i, ok := idx[compositeKey(names, func(name string) string { return canonString(keys[name]) })]
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// compositeKey joins the canonical values of the key names, each preceded
+// by its length, so that no two different value lists join the same.
+func compositeKey(names []string, canon func(string) string) string {
+	if len(names) == 1 {
+		return canon(names[0])
+	}
+	var b strings.Builder
+	for _, n := range names {
+		v := canon(n)
+		b.WriteString(strconv.Itoa(len(v)))
+		b.WriteByte(':')
+		b.WriteString(v)
+	}
+	return b.String()
 }
 
 func findEntry(list []any, keys map[string]string) int {
