@@ -443,7 +443,12 @@ func PathKey(p *gnmipb.Path) string {
 // ElemString renders path elems as /a/b[k=v] with prefixes removed and keys
 // sorted by name.
 func ElemString(elems []*gnmipb.PathElem) string {
+	n := 0
+	for _, e := range elems {
+		n += 1 + len(e.GetName()) + 32*len(e.GetKey()) // a guess for the keys
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for _, e := range elems {
 		b.WriteByte('/')
 		b.WriteString(Name(e.GetName()))
