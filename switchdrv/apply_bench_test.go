@@ -2,6 +2,7 @@ package switchdrv_test
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"syscall"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
+	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/srl"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
@@ -142,8 +144,11 @@ func yangDefaults(p intent.Platform) (switchdrv.DefaultsFiller, error) {
 }
 
 // BenchmarkApplyCost compares, on the same 200 twins and per iteration,
-// fabricctl's plan + apply with two hand-written clients that get the same
-// SetRequests (compiled beforehand, outside the timing):
+// fabricctl's plan + apply (as `fabricctl apply` without a saved plan runs
+// them: YANG defaults filled for the comparisons, the plan rendered as
+// text, one backup file per switch written and synced) with two
+// hand-written clients that get the same SetRequests (compiled beforehand,
+// outside the timing):
 //
 //   - minimal: the least a verified apply needs: one connection, a Get of
 //     the owned paths (the basis and backup), the Set, a Get to verify;
@@ -231,6 +236,10 @@ func BenchmarkApplyCost(b *testing.B) {
 		p, err := e.Plan(b.Context(), f, nil)
 		if err != nil || switchdrv.Errors(p) != nil {
 			b.Fatal(err, switchdrv.Errors(p))
+		}
+		// `fabricctl apply` shows the plan it applies (text output).
+		if err := plan.WriteText(io.Discard, p); err != nil {
+			b.Fatal(err)
 		}
 		if _, err := e.Apply(b.Context(), f, p); err != nil {
 			b.Fatal(err)
