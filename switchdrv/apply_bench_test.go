@@ -264,4 +264,8 @@ func BenchmarkApplyCost(b *testing.B) {
 	b.ReportMetric(float64(cF)/float64(cM), "x_minimal_cpu")
 	b.ReportMetric(float64(cF)/float64(cB), "x_bare_cpu")
 	b.ReportMetric(float64(tF.Microseconds())/float64(b.N*len(twins))/1000, "ms/switch")
+	// CPU per switch (the process: client and twins) of fabricctl and of
+	// the minimal client.
+	b.ReportMetric(float64(cF.Microseconds())/float64(b.N*len(twins))/1000, "cpu-ms/switch")
+	b.ReportMetric(float64(cM.Microseconds())/float64(b.N*len(twins))/1000, "min-cpu-ms/switch")
 }
