@@ -67,6 +67,7 @@ type work struct {
 	sw     *intent.Switch
 	q      Quirks
 	req    *gnmipb.SetRequest
+	paths  []*gnmipb.Path // ownedPaths(req)
 	c      *transport.Client
 	backup *Snapshot
 	// after is the verify read-back of what this run's Set left on the
@@ -145,9 +146,13 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		w := &work{tp: tp, sw: sw, q: q, req: req, res: tr, values: decoded{}}
 		w.d = &Desired{Switch: sw.Name, Platform: sw.Platform, Replaces: req.GetReplace(), Updates: req.GetUpdate(), Deletes: req.GetDelete()}
 		if pl != nil {
+			w.paths = pl.paths
 			w.backup = pl.snap
 			// The same updates (pl.req holds them), decoded once.
 			w.values = pl.values
+		}
+		if w.paths == nil {
+			w.paths = ownedPaths(req)
 		}
 		ws = append(ws, w)
 	}
@@ -320,7 +325,7 @@ func (e *Engine) prepare(ctx context.Context, w *work) error {
 		if u := append(slices.Clone(w.req.GetReplace()), w.req.GetUpdate()...); len(u) > 0 && u[0].GetVal().GetJsonVal() != nil {
 			enc = gnmipb.Encoding_JSON
 		}
-		snap, err := e.read(ctx, cn, w.sw, enc, ownedPaths(w.req), true)
+		snap, err := e.read(ctx, cn, w.sw, enc, w.paths, true)
 		if err != nil {
 			return err
 		}
@@ -362,7 +367,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 		return err
 	}
 	e.emit(Event{Switch: w.sw.Name, Step: "verify"})
-	after, err := observeValues(ctx, w.c, w.sw, ownedPaths(w.req))
+	after, err := observeValues(ctx, w.c, w.sw, w.paths)
 	if err == nil {
 		w.after = after
 		var left []plan.Change

@@ -2,6 +2,7 @@ package switchdrv_test
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"syscall"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/yangcheck"
+	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/srl"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
@@ -119,14 +122,33 @@ func benchFabric(b *testing.B, n int) (*intent.Fabric, []*twin.Twin, *switchdrv.
 	if err := srl.Register(reg); err != nil {
 		b.Fatal(err)
 	}
+	// As `fabricctl plan/apply/diff` build it: compared with the YANG
+	// defaults of the platform's models filled in (cmd/fabricctl's
+	// yangDefaults). The schema is loaded once per process; it is loaded
+	// here, before any timing.
+	if _, err := yangcheck.Platform(intent.PlatformSRLinux); err != nil {
+		b.Fatal(err)
+	}
 	eng := &switchdrv.Engine{Registry: reg, BackupDir: b.TempDir(), Parallel: 32,
-		Transport: transport.Options{Timeout: 30 * time.Second}}
+		Transport: transport.Options{Timeout: 30 * time.Second}, Defaults: yangDefaults}
 	return f, twins, eng
 }
 
+// yangDefaults is cmd/fabricctl's Engine.Defaults.
+func yangDefaults(p intent.Platform) (switchdrv.DefaultsFiller, error) {
+	s, err := yangcheck.Platform(p)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // BenchmarkApplyCost compares, on the same 200 twins and per iteration,
-// fabricctl's plan + apply with two hand-written clients that get the same
-// SetRequests (compiled beforehand, outside the timing):
+// fabricctl's plan + apply (as `fabricctl apply` without a saved plan runs
+// them: YANG defaults filled for the comparisons, the plan rendered as
+// text, one backup file per switch written and synced) with two
+// hand-written clients that get the same SetRequests (compiled beforehand,
+// outside the timing):
 //
 //   - minimal: the least a verified apply needs: one connection, a Get of
 //     the owned paths (the basis and backup), the Set, a Get to verify;
@@ -209,10 +231,15 @@ func BenchmarkApplyCost(b *testing.B) {
 		b.StartTimer()
 		start, c0 := time.Now(), cpu()
 		// As `fabricctl apply` without a saved plan runs it.
-		e := &switchdrv.Engine{Registry: reg, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport, NoPayload: true}
+		e := &switchdrv.Engine{Registry: reg, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport,
+			Defaults: eng.Defaults, NoPayload: true}
 		p, err := e.Plan(b.Context(), f, nil)
 		if err != nil || switchdrv.Errors(p) != nil {
 			b.Fatal(err, switchdrv.Errors(p))
+		}
+		// `fabricctl apply` shows the plan it applies (text output).
+		if err := plan.WriteText(io.Discard, p); err != nil {
+			b.Fatal(err)
 		}
 		if _, err := e.Apply(b.Context(), f, p); err != nil {
 			b.Fatal(err)
@@ -237,4 +264,8 @@ func BenchmarkApplyCost(b *testing.B) {
 	b.ReportMetric(float64(cF)/float64(cM), "x_minimal_cpu")
 	b.ReportMetric(float64(cF)/float64(cB), "x_bare_cpu")
 	b.ReportMetric(float64(tF.Microseconds())/float64(b.N*len(twins))/1000, "ms/switch")
+	// CPU per switch (the process: client and twins) of fabricctl and of
+	// the minimal client.
+	b.ReportMetric(float64(cF.Microseconds())/float64(b.N*len(twins))/1000, "cpu-ms/switch")
+	b.ReportMetric(float64(cM.Microseconds())/float64(b.N*len(twins))/1000, "min-cpu-ms/switch")
 }

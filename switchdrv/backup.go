@@ -25,7 +25,12 @@ func WriteBackup(dir string, snap *Snapshot) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer os.Remove(tmp.Name())
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmp.Name())
+		}
+	}()
 	if err := tmp.Chmod(0o600); err != nil {
 		tmp.Close()
 		return "", err
@@ -44,6 +49,7 @@ func WriteBackup(dir string, snap *Snapshot) (string, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", err
 	}
+	renamed = true
 	return path, nil
 }
 

@@ -1,6 +1,7 @@
 package switchdrv
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -44,13 +45,17 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 	}{{d.Replaces, true}, {d.Updates, false}}
 	for _, op := range ops {
 		for _, u := range op.updates {
-			key := jtree.PathKey(u.GetPath())
-			want, isASCII, err := cache.value(u)
+			dv, err := cache.get(u)
 			if err != nil {
-				return nil, fmt.Errorf("switch %s: desired %s: %w", d.Switch, key, err)
+				return nil, fmt.Errorf("switch %s: desired %s: %w", d.Switch, jtree.PathKey(u.GetPath()), err)
 			}
-			e, _ := snap.entry(key)
-			if isASCII {
+			key, want := dv.key, dv.v
+			ei := snap.entryIndex(key)
+			var e Entry
+			if ei >= 0 {
+				e = snap.Entries[ei]
+			}
+			if dv.ascii {
 				var got string
 				if e.ASCII != nil {
 					got = *e.ASCII
@@ -65,18 +70,30 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 			if !e.Exists {
 				got = absent{}
 			} else if o := u.GetPath().GetOrigin(); schema != nil && (o == "" || o == "openconfig") {
-				// got may be the snapshot's own tree: fill a copy.
-				got = jtree.Clone(got)
+				// got is filled in place when it is the entry's own
+				// decoding of its JSON, which the entry then forgets (a
+				// later use decodes the JSON again); a tree shared with
+				// other entries is filled in a copy.
+				switch {
+				case e.tree == nil: // decoded from JSON just now
+				case e.own:
+					snap.Entries[ei].tree = nil
+				default:
+					got = jtree.Clone(got)
+				}
 				if err := schema.FillDefaults(u.GetPath(), got); err != nil {
 					return nil, fmt.Errorf("switch %s: %w", d.Switch, err)
 				}
-				if op.replace {
+				// want is filled once (filling is idempotent): the
+				// cache keeps it filled for apply's verify.
+				if op.replace && !dv.filled {
 					if err := schema.FillDefaults(u.GetPath(), want); err != nil {
 						return nil, fmt.Errorf("switch %s: %w", d.Switch, err)
 					}
+					dv.filled = true
 				}
 			}
-			out = append(out, compareTree(key, lastKeys(u.GetPath()), want, got, op.replace, q.BufferCellBytes)...)
+			out = append(out, compareTree(key, dv.lastKeys, want, got, op.replace, q.BufferCellBytes)...)
 		}
 	}
 	for _, p := range d.Deletes {
@@ -93,30 +110,35 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 	return out, nil
 }
 
-// desiredValue is one decoded value of a Desired.
+// desiredValue is one decoded value of a Desired, with what compare
+// derives from its path.
 type desiredValue struct {
-	v     any
-	ascii bool
+	v        any
+	ascii    bool
+	key      string   // jtree.PathKey of the path
+	lastKeys []string // the key names of the path's last element
+	filled   bool     // v has the YANG defaults filled in
 }
 
 // decoded caches the decoded values of a Desired's updates: plan compares
 // against them and apply's verify again, in the same process. Used by one
 // goroutine at a time.
-type decoded map[*gnmipb.Update]desiredValue
+type decoded map[*gnmipb.Update]*desiredValue
 
-// value decodes u's value, once when c is not nil.
-func (c decoded) value(u *gnmipb.Update) (any, bool, error) {
+// get decodes u's value, once when c is not nil.
+func (c decoded) get(u *gnmipb.Update) (*desiredValue, error) {
 	if dv, ok := c[u]; ok {
-		return dv.v, dv.ascii, nil
+		return dv, nil
 	}
 	v, ascii, err := jtree.Typed(u.GetVal())
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
+	dv := &desiredValue{v: v, ascii: ascii, key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
 	if c != nil {
-		c[u] = desiredValue{v, ascii}
+		c[u] = dv
 	}
-	return v, ascii, nil
+	return dv, nil
 }
 
 // ReasonAbsent is the reason of a change that deletes a subtree the intent
@@ -174,148 +196,204 @@ func lastKeys(p *gnmipb.Path) []string {
 // compareTree walks want and got together. A subtree missing on the switch
 // is one Create (and one Delete for a subtree only on the switch, under
 // replace); leaves that differ are one Update each, so drift names the exact
-// leaf.
+// leaf. skipKeys are members of the top-level objects left out (the list
+// keys the path names already).
 func compareTree(base string, skipKeys []string, want, got any, replace bool, cell int64) []plan.Change {
 	c := &treeDiff{replace: replace, cell: cell}
-	wm, wok := want.(map[string]any)
-	gm, gok := got.(map[string]any)
-	if len(skipKeys) > 0 && wok {
-		wm = withoutKeys(wm, skipKeys)
-		want = wm
-		if gok {
-			got = withoutKeys(gm, skipKeys)
-		}
+	if _, ok := want.(map[string]any); ok && len(skipKeys) > 0 {
+		c.skip = skipKeys
 	}
 	if base == "/" {
 		base = ""
 	} else if strings.HasSuffix(base, ":/") {
 		base = strings.TrimSuffix(base, "/")
 	}
+	c.path = append(c.pathBuf[:0], base...)
 	switch {
 	case want == absent{} && got != absent{} && replace:
-		c.remove(base, got)
+		c.remove(got)
 	case want != absent{}:
-		c.node(base, want, got)
+		c.node(want, got)
 	}
 	return c.out
 }
 
-func withoutKeys(m map[string]any, keys []string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if !slices.Contains(keys, k) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
+// treeDiff is one walk of compareTree. path is the path of the node being
+// compared, built in place as the walk goes down: a string is made of it
+// only for a change.
 type treeDiff struct {
 	replace bool
 	cell    int64
 	out     []plan.Change
+	// skip are the top-level members left out (until the walk leaves the
+	// top).
+	skip    []string
+	path    []byte
+	pathBuf [256]byte
 }
 
-func (c *treeDiff) create(path string, v any) {
-	c.out = append(c.out, plan.Change{Action: plan.Create, Path: pathOrRoot(path), After: jtree.Text(v), Reason: "missing on the switch"})
+// text is the display text of v, without the skipped members at the top.
+func (c *treeDiff) text(v any) string {
+	return jtree.TextWithout(v, c.skip)
 }
 
-func (c *treeDiff) remove(path string, v any) {
-	c.out = append(c.out, plan.Change{Action: plan.Delete, Path: pathOrRoot(path), Before: jtree.Text(v),
+func (c *treeDiff) at() string {
+	if len(c.path) == 0 {
+		return "/"
+	}
+	return string(c.path)
+}
+
+func (c *treeDiff) create(v any) {
+	c.out = append(c.out, plan.Change{Action: plan.Create, Path: c.at(), After: c.text(v), Reason: "missing on the switch"})
+}
+
+func (c *treeDiff) remove(v any) {
+	c.out = append(c.out, plan.Change{Action: plan.Delete, Path: c.at(), Before: c.text(v),
 		Reason: "not in the intent, in a subtree fabricctl owns and replaces"})
 }
 
-func (c *treeDiff) update(path string, before, after any) {
-	c.out = append(c.out, plan.Change{Action: plan.Update, Path: pathOrRoot(path), Before: jtree.Text(before), After: jtree.Text(after), Reason: "differs from the intent"})
+func (c *treeDiff) update(before, after any) {
+	c.out = append(c.out, plan.Change{Action: plan.Update, Path: c.at(), Before: c.text(before), After: c.text(after), Reason: "differs from the intent"})
 }
 
-func pathOrRoot(p string) string {
-	if p == "" {
-		return "/"
+// down runs fn with the path extended by suffix parts (and the top-level
+// skip list dropped: it is for the top only).
+func (c *treeDiff) down(fn func(), parts ...string) {
+	n, skip := len(c.path), c.skip
+	for _, p := range parts {
+		c.path = append(c.path, p...)
 	}
-	return p
+	c.skip = nil
+	fn()
+	c.path, c.skip = c.path[:n], skip
 }
 
 // absent marks a node that does not exist (JSON null is a value: YANG
 // "empty" leaves are [null] in JSON_IETF).
 type absent struct{}
 
-func (c *treeDiff) node(path string, want, got any) {
+func (c *treeDiff) node(want, got any) {
 	if got == (absent{}) {
-		c.create(path, want)
+		c.create(want)
 		return
 	}
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
-			c.update(path, got, want)
+			c.update(got, want)
 			return
 		}
-		for _, k := range sortedKeys(w, g) {
+		var buf [32]string
+		for _, k := range sortedKeys(buf[:0], w, g, c.skip) {
 			wv, inW := w[k]
 			gv, inG := g[k]
 			switch {
 			case inW && inG:
-				c.node(path+"/"+k, wv, gv)
+				c.down(func() { c.node(wv, gv) }, "/", k)
 			case inW:
-				c.create(path+"/"+k, wv)
+				c.down(func() { c.create(wv) }, "/", k)
 			case c.replace:
-				c.remove(path+"/"+k, gv)
+				c.down(func() { c.remove(gv) }, "/", k)
 			}
 		}
 	case []any:
 		if len(w) == 0 || !isObject(w[0]) {
 			if jtree.Canon(w) != jtree.Canon(got) {
-				c.update(path, got, want)
+				c.update(got, want)
 			}
 			return
 		}
 		g, ok := got.([]any)
 		if !ok {
-			c.update(path, got, want)
+			c.update(got, want)
 			return
 		}
-		key := entryKey
-		if duplicateKeys(w) || duplicateKeys(g) {
+		wantKeys, wdup := entryKeys(w)
+		gotKeys, gdup := entryKeys(g)
+		if wdup || gdup {
 			// Not valid YANG data; compare by position rather than guess.
-			key = func(_ any, i int) string { return fmt.Sprintf("[#%d]", i) }
+			wantKeys, gotKeys = positions(len(w)), positions(len(g))
 		}
-		gotByKey := map[string]any{}
-		var gotKeys []string
-		for i, e := range g {
-			k := key(e, i)
-			gotByKey[k] = e
-			gotKeys = append(gotKeys, k)
+		gotByKey := make(map[string]int, len(g))
+		for i, k := range gotKeys {
+			gotByKey[k] = i
 		}
-		wantKeys := map[string]bool{}
 		for i, e := range w {
-			k := key(e, i)
-			wantKeys[k] = true
-			if ge, ok := gotByKey[k]; ok {
-				c.node(path+k, e, ge)
+			k := wantKeys[i]
+			if gi, ok := gotByKey[k]; ok {
+				c.down(func() { c.node(e, g[gi]) }, k)
 			} else {
-				c.create(path+k, e)
+				c.down(func() { c.create(e) }, k)
 			}
 		}
 		if c.replace {
-			for _, k := range gotKeys {
-				if !wantKeys[k] {
-					c.remove(path+k, gotByKey[k])
+			wantSet := make(map[string]bool, len(w))
+			for _, k := range wantKeys {
+				wantSet[k] = true
+			}
+			for i, k := range gotKeys {
+				if !wantSet[k] {
+					c.down(func() { c.remove(g[i]) }, k)
 				}
 			}
 		}
 	default:
 		if _, isMap := got.(map[string]any); isMap {
-			c.update(path, got, want)
+			c.update(got, want)
+			return
+		}
+		if sameScalar(want, got) {
 			return
 		}
 		wl := jtree.Leaf{Value: want, Canon: jtree.Canon(want)}
 		gl := jtree.Leaf{Value: got, Canon: jtree.Canon(got)}
-		if wl.Canon != gl.Canon && !withinCell(path, wl, gl, c.cell) {
-			c.update(path, got, want)
+		if wl.Canon != gl.Canon && !withinCell(string(c.path), wl, gl, c.cell) {
+			c.update(got, want)
 		}
 	}
+}
+
+// sameScalar reports whether a and b are the same string or the same
+// number text (equal in canonical form without computing it).
+func sameScalar(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	}
+	return false
+}
+
+// entryKeys returns the key suffix of each entry of list and whether two
+// are the same.
+func entryKeys(list []any) ([]string, bool) {
+	keys := make([]string, len(list))
+	seen := make(map[string]bool, len(list))
+	dup := false
+	for i, e := range list {
+		keys[i] = entryKey(e, i)
+		if seen[keys[i]] {
+			dup = true
+		}
+		seen[keys[i]] = true
+	}
+	return keys, dup
+}
+
+func positions(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("[#%d]", i)
+	}
+	return out
 }
 
 func isObject(v any) bool {
@@ -331,29 +409,19 @@ func entryKey(e any, i int) string {
 	return jtree.EntryKey(m, i)
 }
 
-func duplicateKeys(list []any) bool {
-	seen := map[string]bool{}
-	for i, e := range list {
-		k := entryKey(e, i)
-		if seen[k] {
-			return true
-		}
-		seen[k] = true
-	}
-	return false
-}
-
-func sortedKeys(a, b map[string]any) []string {
-	keys := make([]string, 0, len(a)+len(b))
+// sortedKeys appends to keys the members of a and b but skip, sorted.
+func sortedKeys(keys []string, a, b map[string]any, skip []string) []string {
 	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
+		if !slices.Contains(skip, k) {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
+	for k := range b {
+		if _, ok := a[k]; !ok && !slices.Contains(skip, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
 	return keys
 }
 

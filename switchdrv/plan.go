@@ -84,6 +84,7 @@ type planned struct {
 	values  decoded // the payload's values, decoded by the plan's Compare
 	snap    *Snapshot
 	req     *gnmipb.SetRequest
+	paths   []*gnmipb.Path // ownedPaths(req): what verify reads back
 	payload []byte
 }
 
@@ -309,6 +310,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	// for staleness later.
 	withBasis := !e.NoPayload
 	var snap *Snapshot
+	var paths []*gnmipb.Path // ownedPaths(req), when computed
 	if r, ok := pl.(Refiner); ok {
 		// Read what the payload depends on, then plan against it.
 		found, err := e.read(ctx, cn, sw, d.Encoding, r.Discover(d), withBasis)
@@ -345,9 +347,12 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			tp.Error = err.Error()
 			return tp
 		}
-	} else if snap, err = e.read(ctx, cn, sw, d.Encoding, ownedPaths(d.SetRequest()), withBasis); err != nil {
-		tp.Error = err.Error()
-		return tp
+	} else {
+		paths = ownedPaths(d.SetRequest())
+		if snap, err = e.read(ctx, cn, sw, d.Encoding, paths, withBasis); err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
 	}
 	tp.Notes = d.Notes
 	req := d.SetRequest()
@@ -370,8 +375,9 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		// apply reads back exactly the paths of the payload: the basis
 		// must be of those.
 		req.Delete = dels
+		paths = ownedPaths(req)
 		keep := map[string]bool{}
-		for _, p := range ownedPaths(req) {
+		for _, p := range paths {
 			keep[jtree.PathKey(p)] = true
 		}
 		snap.Entries = slices.DeleteFunc(snap.Entries, func(en Entry) bool { return !keep[en.Path] })
@@ -397,7 +403,10 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	}
 	tp.Payload = payload
 	tp.Changes = changes
-	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, payload: payload})
+	if paths == nil {
+		paths = ownedPaths(req)
+	}
+	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, paths: paths, payload: payload})
 	e.log().Info("planned", "target", sw.Name, "changes", len(changes))
 	return tp
 }

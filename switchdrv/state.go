@@ -49,6 +49,10 @@ type Entry struct {
 	ASCII *string         `json:"ascii,omitempty"`
 
 	tree any // JSON decoded, when observe already had it
+	// own: tree is JSON decoded and shared with no other entry, so a
+	// comparison may fill it in place and then drop it (value decodes
+	// JSON again when asked).
+	own bool
 }
 
 // ownedPaths lists the distinct paths a SetRequest writes, in order.
@@ -56,10 +60,7 @@ func ownedPaths(req *gnmipb.SetRequest) []*gnmipb.Path {
 	var out []*gnmipb.Path
 	seen := map[string]bool{}
 	add := func(p *gnmipb.Path) {
-		full := &gnmipb.Path{Origin: p.GetOrigin(), Elem: append(slices.Clone(req.GetPrefix().GetElem()), p.GetElem()...)}
-		if full.Origin == "" {
-			full.Origin = req.GetPrefix().GetOrigin()
-		}
+		full := withPrefix(req.GetPrefix(), p)
 		if k := jtree.PathKey(full); !seen[k] {
 			seen[k] = true
 			out = append(out, full)
@@ -75,6 +76,19 @@ func ownedPaths(req *gnmipb.SetRequest) []*gnmipb.Path {
 		add(u.GetPath())
 	}
 	return out
+}
+
+// withPrefix returns p below prefix: p itself (it is only read) when
+// prefix adds nothing to it.
+func withPrefix(prefix, p *gnmipb.Path) *gnmipb.Path {
+	if len(prefix.GetElem()) == 0 && (p.GetOrigin() != "" || prefix.GetOrigin() == "") && p.GetTarget() == "" {
+		return p
+	}
+	full := &gnmipb.Path{Origin: p.GetOrigin(), Elem: append(slices.Clone(prefix.GetElem()), p.GetElem()...)}
+	if full.Origin == "" {
+		full.Origin = prefix.GetOrigin()
+	}
+	return full
 }
 
 // RunningConfigCommand is the show command CLI settings are read back with:
@@ -138,9 +152,11 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 	if err != nil {
 		return nil, err
 	}
+	keys := make([]string, len(paths))
 	want := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		want[jtree.PathKey(p)] = true
+	for i, p := range paths {
+		keys[i] = jtree.PathKey(p)
+		want[keys[i]] = true
 	}
 	// exact holds the values of updates whose path is one of paths (the
 	// usual answer: one value per path asked), found by key; the rest are
@@ -151,16 +167,17 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 	ascii := map[string]string{}
 	for _, n := range notes {
 		for _, u := range n.GetUpdate() {
-			full := &gnmipb.Path{Origin: u.GetPath().GetOrigin(),
-				Elem: append(slices.Clone(n.GetPrefix().GetElem()), u.GetPath().GetElem()...)}
-			if full.Origin == "" {
-				full.Origin = n.GetPrefix().GetOrigin()
-			}
-			key := jtree.PathKey(full)
+			fp := withPrefix(n.GetPrefix(), u.GetPath())
+			key := jtree.PathKey(fp)
 			// Member names keep their module qualifiers: the entry's
 			// JSON is what restore writes back, and a device rejects an
 			// augment member (arista-qos-augments:scheduling) without one.
-			v, isASCII, err := jtree.TypedQualified(u.GetVal())
+			// A read for comparison only strips them as it decodes.
+			typed := jtree.TypedQualified
+			if !full {
+				typed = jtree.Typed
+			}
+			v, isASCII, err := typed(u.GetVal())
 			if err != nil {
 				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, key, err)
 			}
@@ -168,7 +185,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				ascii[key] = v.(string)
 				continue
 			}
-			if _, dup := exact[key]; want[key] && !dup && trees[full.Origin] == nil {
+			if _, dup := exact[key]; want[key] && !dup && trees[fp.Origin] == nil {
 				exact[key] = v
 				if b := u.GetVal().GetJsonIetfVal(); b != nil {
 					raw[key] = b
@@ -177,14 +194,14 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				}
 				continue
 			}
-			root := trees[full.Origin]
+			root := trees[fp.Origin]
 			if root == nil {
 				root = map[string]any{}
-				trees[full.Origin] = root
+				trees[fp.Origin] = root
 				// Updates found by key so far go into the tree too, so
 				// that paths nested in each other still see one state.
 				for k, ev := range exact {
-					if ep, err := transport.ParsePath(k); err == nil && ep.GetOrigin() == full.Origin {
+					if ep, err := transport.ParsePath(k); err == nil && ep.GetOrigin() == fp.Origin {
 						if err := jtree.Update(root, ep.GetElem(), ev); err != nil {
 							return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, k, err)
 						}
@@ -193,7 +210,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 					}
 				}
 			}
-			if err := jtree.Update(root, full.GetElem(), v); err != nil {
+			if err := jtree.Update(root, fp.GetElem(), v); err != nil {
 				return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, key, err)
 			}
 		}
@@ -208,21 +225,25 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		}
 	}
 	snap.Entries = make([]Entry, 0, len(paths))
-	for _, p := range paths {
-		e := Entry{Path: jtree.PathKey(p)}
+	var finder jtree.Finder // the trees are complete and not changed below
+	for i, p := range paths {
+		e := Entry{Path: keys[i]}
 		var v any
 		var ok bool
 		if s, isCLI := ascii[e.Path]; isCLI {
 			e.Exists, e.ASCII = true, &s
 		} else if v, ok = exact[e.Path]; !ok {
 			if root := trees[p.GetOrigin()]; root != nil {
-				v, ok = jtree.Get(root, p.GetElem())
+				v, ok = finder.Get(root, p.GetElem())
 			}
 		}
 		if ok && !isEmpty(v) {
 			e.Exists, e.tree = true, v
-			if b, ok := raw[e.Path]; full && ok {
+			if b, ok := raw[e.Path]; ok {
 				e.JSON = b // already the switch's own JSON text
+				// Its tree is its own unless another entry has the same
+				// path (and so the same tree).
+				e.own = len(want) == len(paths)
 			} else if full {
 				b, err := json.Marshal(v)
 				if err != nil {
@@ -237,7 +258,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 	// use them stripped. Entries may share subtrees (nested paths), so
 	// the JSON of all is taken before any is stripped, in place.
 	for i := range snap.Entries {
-		if t := snap.Entries[i].tree; t != nil {
+		if t := snap.Entries[i].tree; t != nil && full {
 			snap.Entries[i].tree = jtree.StripPrefixes(t)
 		}
 	}
@@ -491,16 +512,24 @@ func (s *Snapshot) lookup(p *gnmipb.Path) (any, bool) {
 }
 
 func (s *Snapshot) entry(path string) (Entry, bool) {
+	if i := s.entryIndex(path); i >= 0 {
+		return s.Entries[i], true
+	}
+	return Entry{}, false
+}
+
+// entryIndex is the index of path's entry in s.Entries, -1 when none.
+func (s *Snapshot) entryIndex(path string) int {
 	if s == nil {
-		return Entry{}, false
+		return -1
 	}
 	if len(s.Entries) < 8 {
-		for _, e := range s.Entries {
+		for i, e := range s.Entries {
 			if e.Path == path {
-				return e, true
+				return i
 			}
 		}
-		return Entry{}, false
+		return -1
 	}
 	if len(s.idx) != len(s.Entries) {
 		s.idx = make(map[string]int, len(s.Entries))
@@ -509,7 +538,7 @@ func (s *Snapshot) entry(path string) (Entry, bool) {
 		}
 	}
 	if i, ok := s.idx[path]; ok && s.Entries[i].Path == path {
-		return s.Entries[i], true
+		return i
 	}
-	return Entry{}, false
+	return -1
 }

@@ -240,11 +240,24 @@ func (s *Schema) fill(e *yang.Entry, v any) {
 }
 
 func (s *Schema) fillObject(e *yang.Entry, obj map[string]any) {
-	for _, ch := range sortedDir(e) {
-		if ch.ReadOnly() || ch.IsChoice() || ch.IsCase() {
-			continue
+	// Members are looked up by local name, and by qualified name only
+	// when obj has one (a tree with prefixes stripped has none), which
+	// is found out at the first miss: a miss would scan obj each time.
+	qualified := 0 // unknown, 1 yes, -1 no
+	for _, ch := range fillKids(e) {
+		val, ok := obj[ch.Name]
+		if !ok && qualified == 0 {
+			qualified = -1
+			for k := range obj {
+				if strings.IndexByte(k, ':') >= 0 {
+					qualified = 1
+					break
+				}
+			}
 		}
-		val, ok := lookupMember(obj, ch.Name)
+		if !ok && qualified > 0 {
+			val, ok = lookupMember(obj, ch.Name)
+		}
 		switch {
 		case ok:
 			s.fill(ch, val)
@@ -258,6 +271,34 @@ func (s *Schema) fillObject(e *yang.Entry, obj map[string]any) {
 			obj[ch.Name] = sub
 		}
 	}
+}
+
+var fillKidsCache sync.Map // *yang.Entry -> []*yang.Entry
+
+// fillKids are the children of e that fillObject may add something at or
+// below (config, not choices or cases, with a leaf default at or below
+// them through containers and lists): the others it need not look at.
+func fillKids(e *yang.Entry) []*yang.Entry {
+	if v, ok := fillKidsCache.Load(e); ok {
+		return v.([]*yang.Entry)
+	}
+	var out []*yang.Entry
+	for _, ch := range sortedDir(e) {
+		if ch.ReadOnly() || ch.IsChoice() || ch.IsCase() {
+			continue
+		}
+		if ch.IsLeaf() {
+			if _, ok := ch.SingleDefaultValue(); ok {
+				out = append(out, ch)
+			}
+			continue
+		}
+		if (ch.IsContainer() || ch.IsList()) && len(fillKids(ch)) > 0 {
+			out = append(out, ch)
+		}
+	}
+	fillKidsCache.Store(e, out)
+	return out
 }
 
 func isPresence(e *yang.Entry) bool {

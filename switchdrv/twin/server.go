@@ -84,6 +84,7 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 	defer t.mu.Unlock()
 	now := time.Now().UnixNano()
 	var notes []*gnmipb.Notification
+	var finder jtree.Finder // the tree does not change during this Get (t.mu)
 	for _, rp := range paths {
 		p := join(req.GetPrefix(), rp)
 		if err := t.check(p, false); err != nil {
@@ -102,7 +103,7 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 			notes = append(notes, n)
 			continue
 		}
-		v, ok := jtree.Get(t.readTree(ns), p.GetElem())
+		v, ok := finder.Get(t.readTree(ns), p.GetElem())
 		if ok {
 			tv, err := encode(v, req.GetEncoding())
 			if err != nil {

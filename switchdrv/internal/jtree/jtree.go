@@ -58,11 +58,13 @@ func StripPrefixes(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, c := range t {
-			n := Name(k)
-			if n != k {
+			// Maps and lists are stripped in place: a member is written
+			// only when its name or (scalar) value changes.
+			sc := StripPrefixes(c)
+			if n := Name(k); n != k {
 				delete(t, k)
+				t[n] = sc
 			}
-			t[n] = StripPrefixes(c)
 		}
 		return t
 	case []any:
@@ -268,15 +270,155 @@ func Int(v any) (int64, bool) {
 }
 
 // Text is the JSON text of a value, for display.
-func Text(v any) string {
+func Text(v any) string { return TextWithout(v, nil) }
+
+// TextWithout is Text of v without the members named in skip at its top
+// level (v's list keys, which the path of the value names already).
+func TextWithout(v any, skip []string) string {
 	if s, ok := v.(string); ok {
 		return s
+	}
+	// The tree types written directly (what encoding/json would write, a
+	// test holds the two equal); anything else through encoding/json.
+	var buf [512]byte
+	if b, ok := appendJSON(buf[:0], v, skip); ok {
+		return string(b)
+	}
+	if m, ok := v.(map[string]any); ok && len(skip) > 0 {
+		v = without(m, skip)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+func without(m map[string]any, skip []string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if !slices.Contains(skip, k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// appendJSON appends json.Marshal's text of v (members sorted, HTML
+// characters escaped) for the values a decoded tree holds; false when v
+// holds anything it does not write byte for byte as encoding/json does
+// (then nothing of b is to be used).
+func appendJSON(b []byte, v any, skip []string) ([]byte, bool) {
+	switch t := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, t), true
+	case string:
+		return appendJSONString(b, t)
+	case json.Number:
+		if !validNumber(string(t)) {
+			return b, false // "" (written as 0) or invalid (an error)
+		}
+		return append(b, t...), true
+	case map[string]any:
+		if t == nil {
+			return append(b, "null"...), true
+		}
+		var kbuf [16]string
+		keys := kbuf[:0]
+		for k := range t {
+			if !slices.Contains(skip, k) {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendJSONString(b, k); !ok {
+				return b, false
+			}
+			b = append(b, ':')
+			if b, ok = appendJSON(b, t[k], nil); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	case []any:
+		if t == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, e := range t {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendJSON(b, e, nil); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	}
+	return b, false
+}
+
+// appendJSONString writes s quoted when it needs no escaping at all
+// (printable ASCII other than the quote, backslash and <, >, & that
+// encoding/json escapes for HTML).
+func appendJSONString(b []byte, s string) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return b, false
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), true
+}
+
+// validNumber reports whether s is a JSON number (RFC 8259 grammar), as
+// encoding/json requires of a json.Number it writes.
+func validNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 // Leaf is one flattened leaf.
@@ -301,7 +443,12 @@ func PathKey(p *gnmipb.Path) string {
 // ElemString renders path elems as /a/b[k=v] with prefixes removed and keys
 // sorted by name.
 func ElemString(elems []*gnmipb.PathElem) string {
+	n := 0
+	for _, e := range elems {
+		n += 1 + len(e.GetName()) + 32*len(e.GetKey()) // a guess for the keys
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for _, e := range elems {
 		b.WriteByte('/')
 		b.WriteString(Name(e.GetName()))
@@ -368,20 +515,74 @@ func Flatten(v any, base string, out map[string]Leaf) {
 func EntryKey(m map[string]any, i int) string { return entryKey(m, i) }
 
 func entryKey(m map[string]any, i int) string {
-	ks := ListKey(m)
+	ks := sortedListKey(m)
 	if ks == nil {
-		return fmt.Sprintf("[#%d]", i)
+		return "[#" + strconv.Itoa(i) + "]"
 	}
-	sorted := slices.Sorted(slices.Values(ks))
+	if len(ks) == 1 {
+		return "[" + ks[0] + "=" + Canon(m[ks[0]]) + "]"
+	}
 	var b strings.Builder
-	for _, k := range sorted {
-		fmt.Fprintf(&b, "[%s=%s]", k, Canon(m[k]))
+	for _, k := range ks {
+		writeKey(&b, k, Canon(m[k]))
 	}
 	return b.String()
 }
 
+// sortedKeySets are keySets, each sorted by name (the order entryKey
+// writes them in).
+var sortedKeySets = func() [][]string {
+	out := make([][]string, len(keySets))
+	for i, ks := range keySets {
+		out[i] = slices.Sorted(slices.Values(ks))
+	}
+	return out
+}()
+
+// sortedListKey is ListKey with the names sorted.
+func sortedListKey(entry map[string]any) []string {
+	for i, ks := range keySets {
+		ok := true
+		for _, k := range ks {
+			if !isScalar(entry[k]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return sortedKeySets[i]
+		}
+	}
+	return nil
+}
+
 // Get returns the node at elems below root.
 func Get(root any, elems []*gnmipb.PathElem) (any, bool) {
+	return (*Finder)(nil).Get(root, elems)
+}
+
+// Finder looks up many paths in trees that do not change while it is used
+// (a Get of many paths): it finds list entries through an index built once
+// per list and set of key names, a map from the entries' canonical keys,
+// instead of scanning the list for each path. Lists are told apart by the
+// address of their first element and their length; the Finder keeps them
+// alive, so neither is reused while it is. The zero Finder is ready; a nil
+// *Finder scans.
+type Finder struct {
+	lists map[listID]map[string]map[string]int // list -> key names -> key -> index
+}
+
+type listID struct {
+	first *any
+	n     int
+}
+
+// indexMin is the list length from which a Finder indexes a list: below
+// it a scan is as quick.
+const indexMin = 8
+
+// Get returns the node at elems below root.
+func (f *Finder) Get(root any, elems []*gnmipb.PathElem) (any, bool) {
 	cur := root
 	for _, e := range elems {
 		m, ok := cur.(map[string]any)
@@ -397,7 +598,7 @@ func Get(root any, elems []*gnmipb.PathElem) (any, bool) {
 			if !ok {
 				return nil, false
 			}
-			idx := findEntry(list, e.GetKey())
+			idx := f.find(list, e.GetKey())
 			if idx < 0 {
 				return nil, false
 			}
@@ -406,6 +607,77 @@ func Get(root any, elems []*gnmipb.PathElem) (any, bool) {
 		cur = child
 	}
 	return cur, true
+}
+
+// find is findEntry through the index of list.
+func (f *Finder) find(list []any, keys map[string]string) int {
+	if f == nil || len(list) < indexMin || len(keys) == 0 {
+		return findEntry(list, keys)
+	}
+	var nbuf [4]string
+	names := nbuf[:0]
+	for k := range keys {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	sig := names[0]
+	if len(names) > 1 {
+		sig = strings.Join(names, "\x00")
+	}
+	id := listID{&list[0], len(list)}
+	if f.lists == nil {
+		f.lists = map[listID]map[string]map[string]int{}
+	}
+	bySig := f.lists[id]
+	if bySig == nil {
+		bySig = map[string]map[string]int{}
+		f.lists[id] = bySig
+	}
+	idx, ok := bySig[sig]
+	if !ok {
+		// A list looked up once is scanned; the index pays from the
+		// second lookup on.
+		bySig[sig] = nil
+		return findEntry(list, keys)
+	}
+	if idx == nil {
+		idx = make(map[string]int, len(list))
+		for i, e := range list {
+			m, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			k := compositeKey(names, func(name string) string {
+				_, got, _ := member(m, name)
+				return Canon(got)
+			})
+			if _, dup := idx[k]; !dup {
+				idx[k] = i // the first match, as a scan finds
+			}
+		}
+		bySig[sig] = idx
+	}
+	i, ok := idx[compositeKey(names, func(name string) string { return canonString(keys[name]) })]
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// compositeKey joins the canonical values of the key names, each preceded
+// by its length, so that no two different value lists join the same.
+func compositeKey(names []string, canon func(string) string) string {
+	if len(names) == 1 {
+		return canon(names[0])
+	}
+	var b strings.Builder
+	for _, n := range names {
+		v := canon(n)
+		b.WriteString(strconv.Itoa(len(v)))
+		b.WriteByte(':')
+		b.WriteString(v)
+	}
+	return b.String()
 }
 
 func findEntry(list []any, keys map[string]string) int {

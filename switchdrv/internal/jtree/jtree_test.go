@@ -3,6 +3,7 @@ package jtree
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -269,5 +270,118 @@ func TestCLINested(t *testing.T) {
 	want[3] = "interface Et1 >> tx-queue 3 >> random-detect ecn minimum-threshold 100000 bytes maximum-threshold 1000000 bytes max-mark-probability 20"
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("CLIApply mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// FuzzText holds Text (written without reflection for tree values) equal
+// to encoding/json's text of the same tree, and TextWithout equal to it
+// without the skipped members.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{`{"b":[1,2.5e3,"x\u00e9\n"],"a":{"c":null,"d":true}}`, `"<&>"`, `["\u2028",""]`,
+		`{"name":"x","k":{"z":1,"y":[{"name":"q"}]}}`, `[]`, `{}`, `-0.0e+1`, `"\u007f"`, `{"a\"b":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := Decode(b)
+		if err != nil {
+			return
+		}
+		for _, skip := range [][]string{nil, {"name"}, {"a", "k"}} {
+			want := v
+			if m, ok := v.(map[string]any); ok && skip != nil {
+				want = without(m, skip)
+			}
+			exp := func() string {
+				if s, ok := want.(string); ok {
+					return s
+				}
+				b, err := json.Marshal(want)
+				if err != nil {
+					t.Fatalf("encoding/json: %v", err)
+				}
+				return string(b)
+			}()
+			if got := TextWithout(v, skip); got != exp {
+				t.Fatalf("TextWithout(%s, %q) = %s, encoding/json says %s", b, skip, got, exp)
+			}
+		}
+	})
+}
+
+// TestTextOddValues: values a decoded tree does not hold go through
+// encoding/json (or fmt when it fails), as before.
+func TestTextOddValues(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{json.Number(""), "0"},
+		{map[string]any{"a": json.Number("1x")}, "map[a:1x]"},
+		{[]any{1.5, int64(2), uint64(3)}, "[1.5,2,3]"},
+		{map[string]any{"a": []any(nil)}, `{"a":null}`},
+		{map[string]any{"a": map[string]any(nil)}, `{"a":null}`},
+		{[]any{"a<b", "é"}, `["a\u003cb","é"]`},
+	} {
+		if got := Text(tc.v); got != tc.want {
+			t.Errorf("Text(%#v) = %s, want %s", tc.v, got, tc.want)
+		}
+	}
+}
+
+// FuzzFinder holds the Finder's indexed lookups equal to the scan of
+// findEntry: the same entry (the first that matches) or none, for keys in
+// canonical form or not, qualified member names, entries without the key,
+// duplicates and non-object entries.
+func FuzzFinder(f *testing.F) {
+	entries := `{"name":"a","n":1},{"name":"b","n":"2"},{"p:name":"c","n":3},{"name":"d"},7,` +
+		`{"name":"a","n":9},{"name":"1.50"},{"name":"x:y-z"},{"name":null},{"name":"e","n":"0010"}`
+	for _, k := range []string{"a", "b", "c", "d", "1.5", "y-z", "m:y-z", "null", "zz", "1"} {
+		f.Add(`[`+entries+`]`, k, "1")
+		f.Add(`[`+entries+`]`, k, "10")
+	}
+	f.Fuzz(func(t *testing.T, list, name, n string) {
+		v, err := Decode([]byte(list))
+		if err != nil {
+			return
+		}
+		l, ok := v.([]any)
+		if !ok {
+			return
+		}
+		var fi Finder
+		for _, keys := range []map[string]string{{"name": name}, {"name": name, "n": n}, {"n": n}} {
+			want := findEntry(l, keys)
+			for range 3 { // scanned, built, then from the index
+				if got := fi.find(l, keys); got != want {
+					t.Fatalf("Finder.find(%s, %v) = %d, findEntry says %d", list, keys, got, want)
+				}
+			}
+		}
+	})
+}
+
+// TestFinderGet: Get through a Finder finds what Get finds, in a list long
+// enough to be indexed, and again after the list grew (another list).
+func TestFinderGet(t *testing.T) {
+	var ifs []any
+	for i := range 40 {
+		ifs = append(ifs, map[string]any{"interface-id": fmt.Sprintf("ethernet-1/%d", i+1), "mtu": json.Number(fmt.Sprint(9000 + i))})
+	}
+	root := map[string]any{"qos": map[string]any{"interfaces": map[string]any{"interface": ifs}}}
+	var fi Finder
+	for _, k := range []string{"ethernet-1/1", "ethernet-1/40", "ethernet-1/41", "ethernet-1/7"} {
+		p := []*gnmipb.PathElem{{Name: "qos"}, {Name: "interfaces"}, {Name: "interface", Key: map[string]string{"interface-id": k}}, {Name: "mtu"}}
+		want, wok := Get(root, p)
+		got, ok := fi.Get(root, p)
+		if ok != wok || got != want {
+			t.Errorf("Finder.Get %s = %v %v, Get says %v %v", k, got, ok, want, wok)
+		}
+	}
+	root["qos"].(map[string]any)["interfaces"].(map[string]any)["interface"] = append(ifs, map[string]any{"interface-id": "ethernet-1/41"})
+	p := []*gnmipb.PathElem{{Name: "qos"}, {Name: "interfaces"}, {Name: "interface", Key: map[string]string{"interface-id": "ethernet-1/41"}}}
+	for range 2 { // scanned, then indexed
+		if _, ok := fi.Get(root, p); !ok {
+			t.Error("Finder.Get misses an entry of a list that grew")
+		}
 	}
 }
