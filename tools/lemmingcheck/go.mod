@@ -7,11 +7,13 @@ require (
 	github.com/openconfig/gnmi v0.14.1
 	github.com/openconfig/lemming v0.4.0
 	github.com/openconfig/ygot v0.36.0
+	golang.org/x/sync v0.25.0
 	google.golang.org/grpc v1.85.0
 )
 
 require (
 	bitbucket.org/creachadair/stringset v0.0.14 // indirect
+	github.com/antchfx/xpath v1.3.9 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/golang/glog v1.2.5 // indirect
@@ -34,7 +36,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/exp v0.0.0-20251009144603-d2f985daa21b // indirect
 	golang.org/x/net v0.62.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect

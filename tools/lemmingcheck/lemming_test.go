@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,8 +122,11 @@ type readShim struct {
 	schema *ytypes.Schema // lemming's schema tree; Root is replaced per Get
 }
 
+// ocSchema is lemming's schema tree, loaded once: it is only read.
+var ocSchema = sync.OnceValues(oc.Schema)
+
 func newReadShim(lem *lgnmi.Server, name string) (*readShim, error) {
-	s, err := oc.Schema()
+	s, err := ocSchema()
 	if err != nil {
 		return nil, err
 	}
