@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -96,7 +97,8 @@ func BenchmarkApplyVsBareSetLemming(b *testing.B) {
 		}
 	}
 	cli := func() {
-		if code, out, errOut := run(b, dir, "apply", "-f", file, "--timeout", "5m", "--backup-dir", b.TempDir()); code != 0 {
+		code, out, errOut := run(b, dir, "apply", "-f", file, "--timeout", "5m", "--backup-dir", b.TempDir())
+		if code != 0 || !strings.Contains(out, "Apply: applied.") {
 			b.Fatalf("fabricctl apply exited %d:\n%s%s", code, out, errOut)
 		}
 	}
