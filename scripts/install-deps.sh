@@ -33,8 +33,8 @@ if ! command -v staticcheck >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/stat
   GOFLAGS='' go install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
 fi
 go mod download
-# The tool modules (release image, workflow and manifest checks) have their
-# own go.mod; scripts/test-tools.sh tests them.
-for m in tools/imagebuild tools/shipcheck; do
+# The tool modules (release image, workflow and manifest checks, the lemming
+# gNMI server) have their own go.mod; scripts/test-tools.sh tests them.
+for m in tools/imagebuild tools/shipcheck tools/lemmingcheck; do
   (cd "$(dirname "$0")/../$m" && go mod download)
 done
