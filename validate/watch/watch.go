@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -237,7 +236,8 @@ func (t *target) session(ctx context.Context) (synced bool, err error) {
 	for i, p := range paths {
 		subs[i] = &gnmipb.Subscription{Path: p, Mode: gnmipb.SubscriptionMode_SAMPLE, SampleInterval: uint64(t.w.opts.SampleInterval)}
 	}
-	st, err := c.SubscribeStream(ctx, &gnmipb.SubscriptionList{Prefix: prefix, Subscription: subs})
+	// The counter stream is read as wire bytes (ingestRaw).
+	st, err := c.SubscribeStreamRaw(ctx, &gnmipb.SubscriptionList{Prefix: prefix, Subscription: subs})
 	if err != nil {
 		return false, err
 	}
@@ -271,9 +271,10 @@ func (t *target) session(ctx context.Context) (synced bool, err error) {
 			}
 		}
 	}()
-	var b strings.Builder
+	var msg transport.RawMessage
+	var sc rawScratch
 	for {
-		r, err := st.Recv()
+		err := st.RecvRaw(&msg)
 		if err == io.EOF {
 			return synced, fmt.Errorf("switch %s: the target ended the counter stream", t.sw.Name)
 		}
@@ -283,17 +284,21 @@ func (t *target) session(ctx context.Context) (synced bool, err error) {
 			}
 			return synced, err
 		}
-		switch x := r.GetResponse().(type) {
-		case *gnmipb.SubscribeResponse_SyncResponse:
+		kind, n, err := t.ctr.ingestRaw(msg.B, &sc)
+		if err != nil {
+			return synced, fmt.Errorf("switch %s: counter stream: %w", t.sw.Name, err)
+		}
+		switch kind {
+		case respSync:
 			if !synced {
 				synced = true
 				syncedFlag.Store(true)
 				t.up.Store(true)
 				t.log.Info("switch streaming", "paths", len(paths), "interval", t.w.opts.SampleInterval)
 			}
-		case *gnmipb.SubscribeResponse_Update:
+		case respUpdate:
 			last.Store(time.Now().UnixNano())
-			t.w.updates.Add(uint64(t.ctr.ingest(x.Update, &b)))
+			t.w.updates.Add(uint64(n))
 		}
 	}
 }
