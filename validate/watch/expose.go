@@ -50,9 +50,10 @@ func (w *Watcher) writeCounters(bw *bufio.Writer) {
 		{MetricBufferDiscards, helpDiscards, []int{-1}},
 	}
 	buf := make([]byte, 0, 256)
+	targets, _ := w.current()
 	for _, f := range fams {
 		header := false
-		for _, t := range w.targets {
+		for _, t := range targets {
 			sw := t.sw.Name
 			t.ctr.snapshot(func(port string, prio, kind int, v uint64) {
 				dir := ""

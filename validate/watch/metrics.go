@@ -79,7 +79,8 @@ func (w *Watcher) Describe(ch chan<- *prometheus.Desc) {
 // per series.
 func (w *Watcher) Collect(ch chan<- prometheus.Metric) {
 	w.collectHealth(ch)
-	for _, t := range w.targets {
+	targets, _ := w.current()
+	for _, t := range targets {
 		name := t.sw.Name
 		t.ctr.snapshot(func(port string, prio, kind int, v uint64) {
 			f := float64(v)
@@ -119,12 +120,13 @@ func (h health) Collect(ch chan<- prometheus.Metric) { h.w.collectHealth(ch) }
 func (w *Watcher) Health() prometheus.Collector { return health{w} }
 
 func (w *Watcher) collectHealth(ch chan<- prometheus.Metric) {
-	for _, c := range w.opts.Fabric.Policy.Classes {
+	targets, f := w.current()
+	for _, c := range f.Policy.Classes {
 		ch <- prometheus.MustNewConstMetric(descPrio, prometheus.GaugeValue, 1,
 			prioLabels[c.Priority&7], c.Name, strconv.FormatBool(c.Lossless), strconv.FormatBool(c.ECN != nil), strconv.FormatBool(c.CNP))
 	}
 	ch <- prometheus.MustNewConstMetric(descUpdates, prometheus.CounterValue, float64(w.updates.Load()))
-	for _, t := range w.targets {
+	for _, t := range targets {
 		name := t.sw.Name
 		up := 0.0
 		if t.up.Load() {
@@ -133,7 +135,7 @@ func (w *Watcher) collectHealth(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, name, "switch")
 		ch <- prometheus.MustNewConstMetric(descReconnects, prometheus.CounterValue, float64(t.reconnects.Load()), name, "switch")
 		if w.opts.Engine != nil {
-			if d := t.drift.Load(); d >= 0 {
+			if d := t.driftPaths.Load(); d >= 0 {
 				ch <- prometheus.MustNewConstMetric(descDrift, prometheus.GaugeValue, float64(d), name, "switch")
 			}
 			ch <- prometheus.MustNewConstMetric(descDriftFail, prometheus.CounterValue, float64(t.driftFails.Load()), name, "switch")
