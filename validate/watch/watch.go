@@ -69,8 +69,9 @@ const (
 
 // Watcher streams the switches of a fabric.
 type Watcher struct {
-	opts    Options
-	updates atomic.Uint64
+	opts                      Options
+	updates                   atomic.Uint64
+	reloadsOK, reloadsRefused atomic.Uint64
 
 	mu      sync.Mutex // guards what follows
 	fabric  *intent.Fabric
@@ -289,6 +290,23 @@ func (t *target) stop() {
 // Reloaded says what a reload did, by switch name.
 type Reloaded struct {
 	Added, Removed, Restarted, Kept []string
+}
+
+// ReloadFrom loads an intent with load and reloads it; either failing is
+// counted as a refused reload (fabricctl_watch_intent_reloads_total) and
+// leaves the running watch as it was.
+func (w *Watcher) ReloadFrom(load func() (*intent.Fabric, error)) (Reloaded, error) {
+	f, err := load()
+	var r Reloaded
+	if err == nil {
+		r, err = w.Reload(f)
+	}
+	if err != nil {
+		w.reloadsRefused.Add(1)
+		return r, err
+	}
+	w.reloadsOK.Add(1)
+	return r, nil
 }
 
 // Reload replaces the intent while watch runs. The new intent is checked as
