@@ -389,6 +389,26 @@ func (c *switchCounters) scalarLeaf(prefix, p *gnmipb.Path, b *strings.Builder) 
 func (c *switchCounters) snapshot(fn func(port string, prio, kind int, v uint64)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.each(c.vals, c.seen, fn)
+}
+
+// countersCopy is a switch's counters copied out of its lock.
+type countersCopy struct {
+	vals []uint64
+	seen []bool
+}
+
+// copyTo copies the counters into cc (reusing its slices), holding the
+// switch's lock only for the copy.
+func (c *switchCounters) copyTo(cc *countersCopy) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cc.vals = append(cc.vals[:0], c.vals...)
+	cc.seen = append(cc.seen[:0], c.seen...)
+}
+
+// each is snapshot over vals and seen (c's own, locked, or a copy).
+func (c *switchCounters) each(vals []uint64, seen []bool, fn func(port string, prio, kind int, v uint64)) {
 	np := len(c.prios)
 	for pi, port := range c.src.Ports {
 		for qi, prio := range c.prios {
@@ -397,15 +417,15 @@ func (c *switchCounters) snapshot(fn func(port string, prio, kind int, v uint64)
 				switch {
 				case k == kProfileDrops:
 					continue
-				case k == kDrops && !c.seen[base+k] && c.seen[base+kProfileDrops]:
-					fn(port, prio, kDrops, c.vals[base+kProfileDrops])
-				case c.seen[base+k]:
-					fn(port, prio, k, c.vals[base+k])
+				case k == kDrops && !seen[base+k] && seen[base+kProfileDrops]:
+					fn(port, prio, kDrops, vals[base+kProfileDrops])
+				case seen[base+k]:
+					fn(port, prio, k, vals[base+k])
 				}
 			}
 		}
-		if s := c.discardBase() + pi; c.seen[s] {
-			fn(port, -1, -1, c.vals[s])
+		if s := c.discardBase() + pi; seen[s] {
+			fn(port, -1, -1, vals[s])
 		}
 	}
 }

@@ -79,6 +79,9 @@ type Watcher struct {
 	targets []*target
 	shapes  map[intent.Platform]*shapeCache // kept across reloads
 	running *runState                       // nil until Run
+
+	scrapeMu     sync.Mutex // one scrape at a time; guards scrapeCopies
+	scrapeCopies []countersCopy
 }
 
 type runState struct {
