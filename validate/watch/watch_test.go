@@ -509,3 +509,44 @@ func TestReload(t *testing.T) {
 		t.Errorf("after a refused reload: leaf1 up %g, leaf3 up %g", s[up("leaf1")], s[up("leaf3")])
 	}
 }
+
+// TestReloadDrift: a reload that changes only values (the switch MTU)
+// keeps the switch's session, and drift compares the switch with the new
+// intent at once (the periodic re-check is an hour away).
+func TestReloadDrift(t *testing.T) {
+	l := newLab(t)
+	eng := &switchdrv.Engine{Registry: registry(t), BackupDir: t.TempDir(), Parallel: 4,
+		Transport: transport.Options{Timeout: 10 * time.Second, Attempts: 1}}
+	w, reg := start(t, watch.Options{Fabric: l.f, Switches: []string{"leaf1"}, Engine: eng, DriftInterval: time.Hour,
+		DriftDebounce: 50 * time.Millisecond})
+	drift := "fabricctl_drift_paths{kind=switch,target=leaf1}"
+	waitFor(t, reg, "a first drift check", func(s map[string]float64) bool { _, ok := s[drift]; return ok })
+	ctx := context.Background()
+	p, err := eng.Plan(ctx, l.f, []string{"leaf1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Apply(ctx, l.f, p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, reg, "drift 0 after apply", func(s map[string]float64) bool { return s[drift] == 0 })
+
+	f2, err := intent.Parse("watch.yaml", []byte(strings.Replace(testIntent, "policy: {preset: roce-lossless}", "policy: {preset: roce-lossless, mtu: 4200}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range f2.Switches {
+		f2.Switches[i].Address = l.twins[f2.Switches[i].Name].Addr()
+	}
+	r, err := w.Reload(f2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (watch.Reloaded{Kept: []string{"leaf1"}}); !reflect.DeepEqual(r, want) {
+		t.Errorf("reload: %+v, want %+v", r, want)
+	}
+	waitFor(t, reg, "drift against the new MTU", func(s map[string]float64) bool { return s[drift] > 0 })
+	if s := series(t, reg); s["fabricctl_target_reconnects_total{kind=switch,target=leaf1}"] != 0 {
+		t.Errorf("leaf1 reconnected: %v", s["fabricctl_target_reconnects_total{kind=switch,target=leaf1}"])
+	}
+}
