@@ -18,7 +18,12 @@ import (
 // its bytes: a leaf's prefix and path encode the same on every sample and
 // every switch of a platform, so the path is decoded (with the gnmi types,
 // as ingest does) once per leaf per platform, and the steady state
-// allocates nothing. Anything it does not take apart itself (JSON values,
+// allocates nothing. SR Linux documents its notifications as a timestamp,
+// a prefix concatenated with each update's path, updates (path, val) and
+// deletes (documentation.nokia.com/srlinux/24-3/books/system-mgmt/gnmi.html,
+// "Common notification messages"): the cache key is the prefix's bytes and
+// the path's, so a target that puts the interface in the prefix, or
+// nothing, is served alike. Anything it does not take apart itself (JSON values,
 // deletes, values that are not unsigned integers, repeated singular
 // fields) goes through proto.Unmarshal and ingest's code, per update, so
 // the result is the same as ingest's (TestIngestRawMatchesProto). Bytes
