@@ -3,6 +3,7 @@ package watch
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -22,11 +24,13 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
+	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
 
 // The end-to-end benchmark runs watch (the collector) in the benchmark's
@@ -79,7 +83,16 @@ func replaySender() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	srv := grpc.NewServer(grpc.ForceServerCodecV2(replayCodec{}), grpc.UnknownServiceHandler(func(_ any, st grpc.ServerStream) error {
+	sopts := []grpc.ServerOption{grpc.ForceServerCodecV2(replayCodec{})}
+	if dir := os.Getenv(senderEnv + "_TLS"); dir != "" {
+		cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		sopts = append(sopts, grpc.Creds(credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}})))
+	}
+	srv := grpc.NewServer(append(sopts, grpc.UnknownServiceHandler(func(_ any, st grpc.ServerStream) error {
 		var req gnmipb.SubscribeRequest
 		if err := st.RecvMsg(&req); err != nil {
 			return err
@@ -116,7 +129,7 @@ func replaySender() int {
 			case <-tk.C:
 			}
 		}
-	}))
+	}))...)
 	go func() { _ = srv.Serve(l) }()
 	fmt.Printf("ADDR %s\n", l.Addr())
 	_, _ = io.Copy(io.Discard, os.Stdin)
@@ -132,10 +145,11 @@ func mustSync() []byte {
 	return b
 }
 
-// BenchmarkWatchGRPC: watch itself (Watcher.Run, one plaintext gRPC
-// connection per switch) ingesting N SR Linux switches x 64 ports every
-// interval from the replay sender, measured over -watch.rounds intervals
-// after every switch synced. Defaults: the 2,000 switches at 10 s.
+// BenchmarkWatchGRPC: watch itself (Watcher.Run, one gRPC connection per
+// switch, plaintext or with WATCH_BENCH_TLS=1 TLS) ingesting N SR Linux
+// switches x 64 ports every interval from the replay sender, measured over
+// WATCH_BENCH_ROUNDS intervals after every switch synced. Defaults: the
+// issue's 2,000 switches at 10 s.
 //
 //	go test ./validate/watch -run - -bench WatchGRPC -benchtime 1x
 func BenchmarkWatchGRPC(b *testing.B) {
@@ -155,6 +169,21 @@ func BenchmarkWatchGRPC(b *testing.B) {
 	}
 	sender := exec.Command(exe)
 	sender.Env = append(os.Environ(), senderEnv+"=1")
+	var ca string
+	if os.Getenv("WATCH_BENCH_TLS") == "1" {
+		pki, err := twin.NewPKI("bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		dir := b.TempDir()
+		for name, data := range map[string][]byte{"ca.pem": pki.CAPEM, "cert.pem": pki.ServerCertPEM, "key.pem": pki.ServerKeyPEM} {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ca = filepath.Join(dir, "ca.pem")
+		sender.Env = append(sender.Env, senderEnv+"_TLS="+dir)
+	}
 	sender.Stderr = os.Stderr
 	stdin, err := sender.StdinPipe()
 	if err != nil {
@@ -190,7 +219,8 @@ func BenchmarkWatchGRPC(b *testing.B) {
 	f := benchFabric(b, switches, intent.PlatformSRLinux)
 	for i := range f.Switches {
 		f.Switches[i].Address = addr
-		f.Switches[i].TLS.Insecure = true
+		f.Switches[i].TLS.Insecure = ca == ""
+		f.Switches[i].TLS.CA = ca
 	}
 	w, err := New(Options{Fabric: f, SampleInterval: interval, Stale: 10 * interval,
 		Transport: transport.Options{Timeout: time.Minute, Attempts: 1}})
