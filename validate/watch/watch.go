@@ -85,8 +85,9 @@ type Watcher struct {
 }
 
 type runState struct {
-	ctx context.Context
-	wg  sync.WaitGroup
+	ctx     context.Context
+	wg      sync.WaitGroup
+	stopped bool // Run is waiting for the targets to end: start none (w.mu)
 }
 
 type target struct {
@@ -260,6 +261,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	w.mu.Unlock()
 	<-ctx.Done()
+	w.mu.Lock()
+	rs.stopped = true // a Reload from now on starts no target
+	w.mu.Unlock()
 	rs.wg.Wait()
 	return nil
 }
@@ -267,6 +271,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 // start runs a target's goroutines (w.mu held, Run started).
 func (w *Watcher) start(t *target) {
 	rs := w.running
+	if rs.stopped {
+		return
+	}
 	ctx, cancel := context.WithCancel(rs.ctx)
 	t.cancel, t.done = cancel, make(chan struct{})
 	rs.wg.Add(1)
