@@ -5,6 +5,7 @@ import (
 	"io"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc"
 )
 
 // Stream is an open Subscribe STREAM: Recv returns the target's responses
@@ -20,6 +21,10 @@ type Stream struct {
 // long-lived reader (fabricctl watch) reconnects with its own backoff. The
 // stream lives until ctx is cancelled; there is no per-RPC timeout.
 func (c *Client) SubscribeStream(ctx context.Context, sl *gnmipb.SubscriptionList) (*Stream, error) {
+	return c.subscribeStream(ctx, sl)
+}
+
+func (c *Client) subscribeStream(ctx context.Context, sl *gnmipb.SubscriptionList, opts ...grpc.CallOption) (*Stream, error) {
 	sl.Mode = gnmipb.SubscriptionList_STREAM
 	sl.Encoding = c.Encoding()
 	paths := make([]*gnmipb.Path, len(sl.GetSubscription()))
@@ -27,7 +32,7 @@ func (c *Client) SubscribeStream(ctx context.Context, sl *gnmipb.SubscriptionLis
 		paths[i] = s.GetPath()
 	}
 	ps := PathsString(withPrefix(sl.GetPrefix(), paths))
-	st, err := c.gnmi.Subscribe(ctx)
+	st, err := c.gnmi.Subscribe(ctx, opts...)
 	if err != nil {
 		return nil, &Error{Switch: c.name, Op: "subscribe", Path: ps, Err: err}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kjson "sigs.k8s.io/json"
@@ -29,9 +30,10 @@ var kustomizations = []string{"examples/k8s/base", "examples/k8s/pod1"}
 const image = "ghcr.io/fabricctl/fabricctl"
 
 // kinds maps apiVersion/kind to the type the API server would decode into.
-// A kind without a type here fails the test: add its type (the watch
-// ServiceMonitor will need monitoring.coreos.com's).
+// A kind without a type here fails the test: add its type. The
+// ServiceMonitor is the Prometheus Operator's own Go type.
 var kinds = map[string]func() any{
+	"monitoring.coreos.com/v1/ServiceMonitor": func() any { return &monitoringv1.ServiceMonitor{} },
 	"v1/Namespace":       func() any { return &corev1.Namespace{} },
 	"v1/ConfigMap":       func() any { return &corev1.ConfigMap{} },
 	"v1/ServiceAccount":  func() any { return &corev1.ServiceAccount{} },
@@ -120,9 +122,11 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	// of them lists, or an intent a generator reads: nothing lies around
 	// unchecked.
 	used := map[string]bool{}
-	for _, dir := range kustomizations {
+	var visit func(dir string)
+	visit = func(dir string) {
 		var k struct {
 			Resources          []string
+			Components         []string
 			ConfigMapGenerator []struct{ Files []string } `json:"configMapGenerator"`
 		}
 		b, err := os.ReadFile(filepath.Join(repoRoot(t), dir, "kustomization.yaml"))
@@ -136,11 +140,17 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 		for _, r := range k.Resources {
 			used[filepath.Join(dir, r)] = true
 		}
+		for _, c := range k.Components {
+			visit(filepath.Join(dir, c)) // its files are rendered with the overlay
+		}
 		for _, g := range k.ConfigMapGenerator {
 			for _, f := range g.Files {
 				used[filepath.Join(dir, f)] = true
 			}
 		}
+	}
+	for _, dir := range kustomizations {
+		visit(dir)
 	}
 	_ = filepath.WalkDir(filepath.Join(repoRoot(t), "examples", "k8s"), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
@@ -191,7 +201,9 @@ func TestHostAgentDaemonSet(t *testing.T) {
 		case *appsv1.DaemonSet:
 			ds = v
 		case *corev1.ConfigMap:
-			cm = v
+			if strings.HasPrefix(v.Name, "fabricctl-intent-") { // the hashed one; watch has its own
+				cm = v
+			}
 		case *corev1.Namespace:
 			ns = v
 		}
@@ -324,24 +336,21 @@ func TestKustomizationTyposFail(t *testing.T) {
 	t.Logf("kustomize says: %v", err)
 }
 
-// The DaemonSet's arguments are ones the real fabricctl accepts: its
-// subcommand exists and every flag is in that subcommand's --help.
+// The DaemonSet's and the watch Deployment's arguments are ones the real
+// fabricctl accepts: its subcommand exists and every flag is in that
+// subcommand's --help.
 func TestHostAgentArgsAreFabricctlFlags(t *testing.T) {
-	var args []string
+	workloads := map[string][]string{}
 	for _, o := range render(t, "examples/k8s/pod1") {
-		if ds, ok := o.obj.(*appsv1.DaemonSet); ok {
-			args = ds.Spec.Template.Spec.Containers[0].Args
+		switch v := o.obj.(type) {
+		case *appsv1.DaemonSet:
+			workloads["DaemonSet "+v.Name] = v.Spec.Template.Spec.Containers[0].Args
+		case *appsv1.Deployment:
+			workloads["Deployment "+v.Name] = v.Spec.Template.Spec.Containers[0].Args
 		}
 	}
-	var sub []string
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			break
-		}
-		sub = append(sub, a)
-	}
-	if len(sub) == 0 {
-		t.Fatalf("args %q start with no subcommand", args)
+	if len(workloads) != 2 {
+		t.Fatalf("pod1 renders %d workloads (%v), want the DaemonSet and the watch Deployment", len(workloads), workloads)
 	}
 	bin := filepath.Join(t.TempDir(), "fabricctl")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/fabricctl")
@@ -349,21 +358,36 @@ func TestHostAgentArgsAreFabricctlFlags(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/fabricctl: %v\n%s", err, out)
 	}
-	help, err := exec.Command(bin, append(sub, "--help")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("fabricctl %s --help: %v\n%s", strings.Join(sub, " "), err, help)
-	}
-	if !strings.Contains(string(help), "fabricctl "+strings.Join(sub, " ")) {
-		t.Fatalf("fabricctl has no subcommand %q:\n%s", strings.Join(sub, " "), help)
-	}
-	for _, a := range args[len(sub):] {
-		name, _, _ := strings.Cut(a, "=")
-		if !strings.HasPrefix(name, "--") {
-			t.Errorf("argument %q: the DaemonSet passes flags as --name=value", a)
+	for what, args := range workloads {
+		var sub []string
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") {
+				break
+			}
+			sub = append(sub, a)
+		}
+		if len(sub) == 0 {
+			t.Errorf("%s: args %q start with no subcommand", what, args)
 			continue
 		}
-		if !regexp.MustCompile(`(?m)^\s+(-\w, )?` + regexp.QuoteMeta(name) + `\s`).Match(help) {
-			t.Errorf("fabricctl %s has no flag %s", strings.Join(sub, " "), name)
+		help, err := exec.Command(bin, append(sub, "--help")...).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: fabricctl %s --help: %v\n%s", what, strings.Join(sub, " "), err, help)
+			continue
+		}
+		if !strings.Contains(string(help), "fabricctl "+strings.Join(sub, " ")) {
+			t.Errorf("%s: fabricctl has no subcommand %q:\n%s", what, strings.Join(sub, " "), help)
+			continue
+		}
+		for _, a := range args[len(sub):] {
+			name, _, _ := strings.Cut(a, "=")
+			if !strings.HasPrefix(name, "--") {
+				t.Errorf("%s: argument %q: pass flags as --name=value", what, a)
+				continue
+			}
+			if !regexp.MustCompile(`(?m)^\s+(-\w, )?` + regexp.QuoteMeta(name) + `\s`).Match(help) {
+				t.Errorf("%s: fabricctl %s has no flag %s", what, strings.Join(sub, " "), name)
+			}
 		}
 	}
 }

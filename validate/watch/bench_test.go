@@ -135,10 +135,14 @@ func marshalAll(ns ...*gnmipb.Notification) [][]byte {
 
 // benchIngest measures one full sample round of the fabric: every
 // switch's responses decoded from the wire format (as gRPC hands them
-// over) and ingested, on one goroutine (= one core). It reports updates
-// ingested per second, the cores the fabric needs at the 10 s interval
-// (per 1,000 switches), the heap after a round and the /metrics scrape.
-func benchIngest(b *testing.B, plat intent.Platform, switches int, sample func(string, uint64) [][]byte) {
+// over) and ingested, on one goroutine (= one core). The wire bytes are
+// encoded once beforehand and replayed, so no sender's CPU is counted.
+// It reports updates ingested per second, the cores the fabric needs at
+// the 10 s interval (per 1,000 switches), the heap after a round and the
+// /metrics scrape. raw: decode as watch does (ingestRaw); else with
+// proto.Unmarshal + ingest, the way watch decoded before (the ratio of
+// the two, measured in the same run, is what the fast path buys).
+func benchIngest(b *testing.B, plat intent.Platform, switches int, sample func(string, uint64) [][]byte, raw bool) {
 	f := benchFabric(b, switches, plat)
 	w, err := New(Options{Fabric: f})
 	if err != nil {
@@ -154,8 +158,17 @@ func benchIngest(b *testing.B, plat intent.Platform, switches int, sample func(s
 	}
 	round := func(r int) (updates int) {
 		var sb strings.Builder
+		var sc rawScratch
 		for _, t := range w.targets {
 			for _, msg := range wire[r%2] {
+				if raw {
+					_, n, err := t.ctr.ingestRaw(msg, &sc)
+					if err != nil {
+						b.Fatal(err)
+					}
+					updates += n
+					continue
+				}
 				var resp gnmipb.SubscribeResponse
 				if err := proto.Unmarshal(msg, &resp); err != nil {
 					b.Fatal(err)
@@ -186,6 +199,7 @@ func benchIngest(b *testing.B, plat intent.Platform, switches int, sample func(s
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
 	b.ReportMetric(float64(updates)/float64(b.N)/float64(switches), "updates/switch/round")
+	b.ReportMetric(float64(ms.NumGC), "gc-cycles")
 
 	// One scrape of /metrics as fabricctl watch serves it (Handler).
 	reg := prometheus.NewRegistry()
@@ -200,6 +214,7 @@ func benchIngest(b *testing.B, plat intent.Platform, switches int, sample func(s
 	b.ReportMetric(float64(rec.bytes)/(1<<20), "scrape-MiB")
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(float64(ms.Sys)/(1<<20), "sys-MiB")
+	b.ReportMetric(float64(maxRSS())/(1<<20), "peak-rss-MiB")
 	if *collectScrape {
 		// The same through client_golang's registry (one metric object per series).
 		full := prometheus.NewRegistry()
@@ -217,6 +232,16 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// maxRSS is the process's peak resident set (every benchmark of the run
+// so far: run one alone for its own peak).
+func maxRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss << 10 // KiB on Linux
 }
 
 var collectScrape = flag.Bool("collect-scrape", false, "also time a scrape through client_golang's registry")
@@ -242,18 +267,24 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 var _ io.Writer = (*countingWriter)(nil)
 
 // BenchmarkWatchSRLinux2000: the fabric, SR Linux-style leaf-by-leaf
-// streams. Run: go test ./validate/watch -run - -bench WatchSRLinux2000 -benchtime 3x
+// streams. Run: go test ./validate/watch -run - -bench 'WatchSRLinux2000/raw' -benchtime 3x
+// (decode=proto: the former decoding, for the ratio).
 func BenchmarkWatchSRLinux2000(b *testing.B) {
-	benchIngest(b, intent.PlatformSRLinux, benchSwitches, srlSample)
+	benchModes(b, intent.PlatformSRLinux, benchSwitches, srlSample)
 }
 
 // BenchmarkWatchSONiC200: SONiC's JSON hashes cost a JSON decode each; 200
 // switches (the per-1,000 figure scales linearly).
 func BenchmarkWatchSONiC200(b *testing.B) {
-	benchIngest(b, intent.PlatformSONiC, 200, sonicSample)
+	benchModes(b, intent.PlatformSONiC, 200, sonicSample)
 }
 
 // BenchmarkWatchSRLinux200: the same per switch, 200 switches (quick runs, profiles).
 func BenchmarkWatchSRLinux200(b *testing.B) {
-	benchIngest(b, intent.PlatformSRLinux, 200, srlSample)
+	benchModes(b, intent.PlatformSRLinux, 200, srlSample)
+}
+
+func benchModes(b *testing.B, plat intent.Platform, switches int, sample func(string, uint64) [][]byte) {
+	b.Run("decode=raw", func(b *testing.B) { benchIngest(b, plat, switches, sample, true) })
+	b.Run("decode=proto", func(b *testing.B) { benchIngest(b, plat, switches, sample, false) })
 }

@@ -79,13 +79,18 @@ type shapeInfo struct {
 	kind     int
 }
 
-// shapeCache maps leaf shapes to what they feed; one per platform.
+// shapeCache maps leaf shapes to what they feed; one per platform. raw
+// maps the wire bytes of a leaf's prefix and path to its shape and port
+// (ingestRaw): the same bytes on every switch of the platform.
 type shapeCache struct {
-	mu sync.RWMutex
-	m  map[string]*shapeInfo
+	mu  sync.RWMutex
+	m   map[string]*shapeInfo
+	raw map[string]rawLeaf
 }
 
-func newShapeCache() *shapeCache { return &shapeCache{m: map[string]*shapeInfo{}} }
+func newShapeCache() *shapeCache {
+	return &shapeCache{m: map[string]*shapeInfo{}, raw: map[string]rawLeaf{}}
+}
 
 func (sc *shapeCache) get(k string) *shapeInfo {
 	sc.mu.RLock()
@@ -252,42 +257,52 @@ func (c *switchCounters) ingest(n *gnmipb.Notification, b *strings.Builder) int 
 	defer c.mu.Unlock()
 	prefix := n.GetPrefix()
 	for _, u := range n.GetUpdate() {
-		if c.ingestScalar(prefix, u, b) {
-			continue
-		}
-		k, _ := pathKey(b, prefix, u.GetPath(), false)
-		ls := c.leaves[k]
-		if ls == nil {
-			ls = &leafState{}
-			c.leaves[strings.Clone(k)] = ls
-		}
+		c.ingestUpdate(prefix, u, b)
+	}
+	for _, d := range n.GetDelete() {
+		c.ingestDelete(prefix, d, b)
+	}
+	return len(n.GetUpdate())
+}
+
+// ingestUpdate applies one update; c.mu is held.
+func (c *switchCounters) ingestUpdate(prefix *gnmipb.Path, u *gnmipb.Update, b *strings.Builder) {
+	if c.ingestScalar(prefix, u, b) {
+		return
+	}
+	k, _ := pathKey(b, prefix, u.GetPath(), false)
+	ls := c.leaves[k]
+	if ls == nil {
+		ls = &leafState{}
+		c.leaves[strings.Clone(k)] = ls
+	}
+	for _, old := range ls.contrib {
+		c.vals[old.slot] -= old.v
+	}
+	ls.contrib = c.contributions(prefix, u)
+	for _, nw := range ls.contrib {
+		c.vals[nw.slot] += nw.v
+		c.seen[nw.slot] = true
+	}
+}
+
+// ingestDelete applies one deleted path; c.mu is held. A deleted leaf no
+// longer contributes (its counter keeps the other leaves' sum; a vanished
+// port's series stay at their last value until the switch reports them
+// again).
+func (c *switchCounters) ingestDelete(prefix, d *gnmipb.Path, b *strings.Builder) {
+	if s, key, ok := c.scalarLeaf(prefix, d, b); ok {
+		c.vals[s] -= c.scalar[key]
+		delete(c.scalar, key)
+		return
+	}
+	k, _ := pathKey(b, prefix, d, false)
+	if ls := c.leaves[k]; ls != nil {
 		for _, old := range ls.contrib {
 			c.vals[old.slot] -= old.v
 		}
-		ls.contrib = c.contributions(prefix, u)
-		for _, nw := range ls.contrib {
-			c.vals[nw.slot] += nw.v
-			c.seen[nw.slot] = true
-		}
+		delete(c.leaves, k)
 	}
-	for _, d := range n.GetDelete() {
-		// A deleted leaf no longer contributes (its counter keeps the
-		// other leaves' sum; a vanished port's series stay at their last
-		// value until the switch reports them again).
-		if s, key, ok := c.scalarLeaf(prefix, d, b); ok {
-			c.vals[s] -= c.scalar[key]
-			delete(c.scalar, key)
-			continue
-		}
-		k, _ := pathKey(b, prefix, d, false)
-		if ls := c.leaves[k]; ls != nil {
-			for _, old := range ls.contrib {
-				c.vals[old.slot] -= old.v
-			}
-			delete(c.leaves, k)
-		}
-	}
-	return len(n.GetUpdate())
 }
 
 // ingestScalar takes the fast path for a single-counter leaf keyed by
@@ -302,9 +317,21 @@ func (c *switchCounters) ingestScalar(prefix *gnmipb.Path, u *gnmipb.Update, b *
 	if !ok {
 		return false
 	}
+	info, port, ok := c.scalarShape(prefix, u, b)
+	if !ok {
+		return false
+	}
+	c.applyScalar(info, port, v)
+	return true
+}
+
+// scalarShape resolves what a leaf keyed by interface feeds (decoding the
+// first leaf of each shape with validate's decoder) and its port; false:
+// the path has no interface key.
+func (c *switchCounters) scalarShape(prefix *gnmipb.Path, u *gnmipb.Update, b *strings.Builder) (*shapeInfo, string, bool) {
 	shapeKey, port := pathKey(b, prefix, u.GetPath(), true)
 	if port == "" {
-		return false
+		return nil, "", false
 	}
 	info := c.shapes.get(shapeKey)
 	if info == nil {
@@ -317,22 +344,27 @@ func (c *switchCounters) ingestScalar(prefix *gnmipb.Path, u *gnmipb.Update, b *
 		}
 		info = c.shapes.put(shapeKey, info)
 	}
+	return info, port, true
+}
+
+// applyScalar stores the value v of a leaf of shape info on port; c.mu is
+// held.
+func (c *switchCounters) applyScalar(info *shapeInfo, port string, v uint64) {
 	if !info.relevant {
-		return true
+		return
 	}
 	pi, ok := c.ports[port]
 	if !ok {
-		return true // not an inventory port
+		return // not an inventory port
 	}
 	s, ok := c.slotFor(pi, info.prio, info.kind)
 	if !ok {
-		return true // a priority no class uses
+		return // a priority no class uses
 	}
 	key := leafKey{s, info.id}
 	c.vals[s] += v - c.scalar[key]
 	c.scalar[key] = v
 	c.seen[s] = true
-	return true
 }
 
 // scalarLeaf finds the state of a deleted scalar leaf.
@@ -357,6 +389,26 @@ func (c *switchCounters) scalarLeaf(prefix, p *gnmipb.Path, b *strings.Builder) 
 func (c *switchCounters) snapshot(fn func(port string, prio, kind int, v uint64)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.each(c.vals, c.seen, fn)
+}
+
+// countersCopy is a switch's counters copied out of its lock.
+type countersCopy struct {
+	vals []uint64
+	seen []bool
+}
+
+// copyTo copies the counters into cc (reusing its slices), holding the
+// switch's lock only for the copy.
+func (c *switchCounters) copyTo(cc *countersCopy) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cc.vals = append(cc.vals[:0], c.vals...)
+	cc.seen = append(cc.seen[:0], c.seen...)
+}
+
+// each is snapshot over vals and seen (c's own, locked, or a copy).
+func (c *switchCounters) each(vals []uint64, seen []bool, fn func(port string, prio, kind int, v uint64)) {
 	np := len(c.prios)
 	for pi, port := range c.src.Ports {
 		for qi, prio := range c.prios {
@@ -365,15 +417,15 @@ func (c *switchCounters) snapshot(fn func(port string, prio, kind int, v uint64)
 				switch {
 				case k == kProfileDrops:
 					continue
-				case k == kDrops && !c.seen[base+k] && c.seen[base+kProfileDrops]:
-					fn(port, prio, kDrops, c.vals[base+kProfileDrops])
-				case c.seen[base+k]:
-					fn(port, prio, k, c.vals[base+k])
+				case k == kDrops && !seen[base+k] && seen[base+kProfileDrops]:
+					fn(port, prio, kDrops, vals[base+kProfileDrops])
+				case seen[base+k]:
+					fn(port, prio, k, vals[base+k])
 				}
 			}
 		}
-		if s := c.discardBase() + pi; c.seen[s] {
-			fn(port, -1, -1, c.vals[s])
+		if s := c.discardBase() + pi; seen[s] {
+			fn(port, -1, -1, vals[s])
 		}
 	}
 }

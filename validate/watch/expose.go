@@ -50,11 +50,26 @@ func (w *Watcher) writeCounters(bw *bufio.Writer) {
 		{MetricBufferDiscards, helpDiscards, []int{-1}},
 	}
 	buf := make([]byte, 0, 256)
+	targets, _ := w.current()
+	// Each switch's counters are copied once, under its lock, and written
+	// from the copy: the families are written one after the other, and a
+	// switch locked five times per scrape, each time waiting for an
+	// ingest that may have been preempted holding the lock, made scrapes
+	// of a busy 2,000-switch watch on a loaded machine take a minute.
+	w.scrapeMu.Lock()
+	defer w.scrapeMu.Unlock()
+	if cap(w.scrapeCopies) < len(targets) {
+		w.scrapeCopies = make([]countersCopy, len(targets))
+	}
+	copies := w.scrapeCopies[:len(targets)]
+	for i, t := range targets {
+		t.ctr.copyTo(&copies[i])
+	}
 	for _, f := range fams {
 		header := false
-		for _, t := range w.targets {
+		for i, t := range targets {
 			sw := t.sw.Name
-			t.ctr.snapshot(func(port string, prio, kind int, v uint64) {
+			t.ctr.each(copies[i].vals, copies[i].seen, func(port string, prio, kind int, v uint64) {
 				dir := ""
 				switch {
 				case kind == f.kinds[0]:

@@ -20,6 +20,7 @@ const (
 	MetricDriftFailures  = "fabricctl_drift_check_failures_total"
 	MetricPriorityInfo   = "fabricctl_priority_info"
 	MetricUpdates        = "fabricctl_watch_updates_total"
+	MetricReloads        = "fabricctl_watch_intent_reloads_total"
 )
 
 // Help texts of the per-port counter families (also written by Handler).
@@ -54,6 +55,9 @@ var (
 		[]string{"priority", "class", "lossless", "ecn", "cnp"}, nil)
 	descUpdates = prometheus.NewDesc(MetricUpdates,
 		"Counter updates ingested from all switches.", nil, nil)
+	descReloads = prometheus.NewDesc(MetricReloads,
+		"Intent reloads (SIGHUP or a changed file): result ok, or refused (the new intent did not load; the previous one keeps running).",
+		[]string{"result"}, nil)
 )
 
 var prioLabels = func() (out [8]string) {
@@ -66,7 +70,7 @@ var prioLabels = func() (out [8]string) {
 // Describe implements prometheus.Collector.
 func (w *Watcher) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDrops, descECN, descPause, descWatchdog, descDiscards, descUp, descReconnects,
-		descDrift, descDriftFail, descPrio, descUpdates} {
+		descDrift, descDriftFail, descPrio, descUpdates, descReloads} {
 		ch <- d
 	}
 }
@@ -79,7 +83,8 @@ func (w *Watcher) Describe(ch chan<- *prometheus.Desc) {
 // per series.
 func (w *Watcher) Collect(ch chan<- prometheus.Metric) {
 	w.collectHealth(ch)
-	for _, t := range w.targets {
+	targets, _ := w.current()
+	for _, t := range targets {
 		name := t.sw.Name
 		t.ctr.snapshot(func(port string, prio, kind int, v uint64) {
 			f := float64(v)
@@ -106,7 +111,7 @@ func (w *Watcher) Collect(ch chan<- prometheus.Metric) {
 type health struct{ w *Watcher }
 
 func (h health) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descUp, descReconnects, descDrift, descDriftFail, descPrio, descUpdates} {
+	for _, d := range []*prometheus.Desc{descUp, descReconnects, descDrift, descDriftFail, descPrio, descUpdates, descReloads} {
 		ch <- d
 	}
 }
@@ -119,12 +124,15 @@ func (h health) Collect(ch chan<- prometheus.Metric) { h.w.collectHealth(ch) }
 func (w *Watcher) Health() prometheus.Collector { return health{w} }
 
 func (w *Watcher) collectHealth(ch chan<- prometheus.Metric) {
-	for _, c := range w.opts.Fabric.Policy.Classes {
+	targets, f := w.current()
+	for _, c := range f.Policy.Classes {
 		ch <- prometheus.MustNewConstMetric(descPrio, prometheus.GaugeValue, 1,
 			prioLabels[c.Priority&7], c.Name, strconv.FormatBool(c.Lossless), strconv.FormatBool(c.ECN != nil), strconv.FormatBool(c.CNP))
 	}
 	ch <- prometheus.MustNewConstMetric(descUpdates, prometheus.CounterValue, float64(w.updates.Load()))
-	for _, t := range w.targets {
+	ch <- prometheus.MustNewConstMetric(descReloads, prometheus.CounterValue, float64(w.reloadsOK.Load()), "ok")
+	ch <- prometheus.MustNewConstMetric(descReloads, prometheus.CounterValue, float64(w.reloadsRefused.Load()), "refused")
+	for _, t := range targets {
 		name := t.sw.Name
 		up := 0.0
 		if t.up.Load() {
@@ -133,7 +141,7 @@ func (w *Watcher) collectHealth(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, name, "switch")
 		ch <- prometheus.MustNewConstMetric(descReconnects, prometheus.CounterValue, float64(t.reconnects.Load()), name, "switch")
 		if w.opts.Engine != nil {
-			if d := t.drift.Load(); d >= 0 {
+			if d := t.driftPaths.Load(); d >= 0 {
 				ch <- prometheus.MustNewConstMetric(descDrift, prometheus.GaugeValue, float64(d), name, "switch")
 			}
 			ch <- prometheus.MustNewConstMetric(descDriftFail, prometheus.CounterValue, float64(t.driftFails.Load()), name, "switch")
@@ -147,7 +155,7 @@ var _ prometheus.Collector = (*Watcher)(nil)
 // export (the examples' rules and dashboard may use only these).
 func MetricNames() []string {
 	return []string{MetricQueueDrops, MetricECNMarked, MetricPFCPause, MetricWatchdog, MetricBufferDiscards,
-		MetricTargetUp, MetricReconnects, MetricDriftPaths, MetricDriftFailures, MetricPriorityInfo, MetricUpdates,
+		MetricTargetUp, MetricReconnects, MetricDriftPaths, MetricDriftFailures, MetricPriorityInfo, MetricUpdates, MetricReloads,
 		MetricHostOutOfSequence, MetricHostSeqErrors, MetricHostAckTimeouts, MetricHostECNMarked, MetricHostCNPSent,
 		MetricHostCNPHandled, MetricHostPause, MetricHostPrioDiscards, MetricHostPauseStorms}
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/plan"
@@ -63,29 +64,59 @@ const (
 	DefaultSampleInterval = 10 * time.Second
 	DefaultDriftInterval  = 5 * time.Minute
 	DefaultDriftDebounce  = time.Second
+	streamWindow          = 64 << 10
 )
 
 // Watcher streams the switches of a fabric.
 type Watcher struct {
-	opts    Options
+	opts                      Options
+	updates                   atomic.Uint64
+	reloadsOK, reloadsRefused atomic.Uint64
+
+	mu      sync.Mutex // guards what follows
+	fabric  *intent.Fabric
 	prios   []int
 	targets []*target
-	updates atomic.Uint64
+	shapes  map[intent.Platform]*shapeCache // kept across reloads
+	running *runState                       // nil until Run
+
+	scrapeMu     sync.Mutex // one scrape at a time; guards scrapeCopies
+	scrapeCopies []countersCopy
+}
+
+type runState struct {
+	ctx     context.Context
+	wg      sync.WaitGroup
+	stopped bool // Run is waiting for the targets to end: start none (w.mu)
 }
 
 type target struct {
-	w          *Watcher
-	sw         *intent.Switch
-	ctr        *switchCounters
-	desired    *switchdrv.Desired
-	compileErr error
-	log        *slog.Logger
+	w   *Watcher
+	sw  *intent.Switch
+	ctr *switchCounters
+	log *slog.Logger
+	// key is what the switch's counter session depends on (reload keeps a
+	// session whose key did not change).
+	key   string
+	drift atomic.Pointer[driftState]
 
 	up         atomic.Bool
 	reconnects atomic.Uint64
-	drift      atomic.Int64 // -1 = unknown
+	driftPaths atomic.Int64 // -1 = unknown
 	driftFails atomic.Uint64
 	driftKick  chan struct{}
+
+	cancel context.CancelFunc // set by start
+	done   chan struct{}      // closed when the target's goroutines ended
+}
+
+// driftState is what drift compares a switch with; a reload that keeps the
+// switch's session swaps it.
+type driftState struct {
+	fabric     *intent.Fabric
+	desired    *switchdrv.Desired // nil: drift off, or compileErr
+	compileErr error
+	owned      string // the ON_CHANGE paths, as one string (reload compares them)
 }
 
 // New checks the options and prepares one session per switch.
@@ -114,18 +145,37 @@ func New(o Options) (*Watcher, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	sws, err := switchdrv.Select(o.Fabric, o.Switches)
+	// Memory stays bounded when watch falls behind (at start every switch
+	// sends a whole sample at once: ~640 KB for a 64-port SR Linux switch,
+	// 1.3 GB for 2,000): a static HTTP/2 window of gRPC's initial 64 KiB,
+	// without its bandwidth-delay growth, caps what each connection holds
+	// unread. A round still arrives in 10 windows, ~1 s at 100 ms RTT.
+	o.Transport.DialOptions = append(slices.Clip(o.Transport.DialOptions),
+		grpc.WithInitialWindowSize(streamWindow), grpc.WithInitialConnWindowSize(streamWindow))
+	w := &Watcher{opts: o, shapes: map[intent.Platform]*shapeCache{}}
+	prios, targets, err := w.build(o.Fabric)
 	if err != nil {
 		return nil, err
 	}
-	if len(sws) == 0 {
-		return nil, errors.New("watch: the intent has no switches (inventory.switches)")
+	w.fabric, w.prios, w.targets = o.Fabric, prios, targets
+	return w, nil
+}
+
+// build prepares the targets of a fabric (w.mu held, or w not shared yet).
+func (w *Watcher) build(f *intent.Fabric) ([]int, []*target, error) {
+	o := w.opts
+	sws, err := switchdrv.Select(f, o.Switches)
+	if err != nil {
+		return nil, nil, err
 	}
-	w := &Watcher{opts: o, prios: PrioritiesInUse(&o.Fabric.Policy)}
-	shapes := map[intent.Platform]*shapeCache{}
+	if len(sws) == 0 {
+		return nil, nil, errors.New("watch: the intent has no switches (inventory.switches)")
+	}
+	prios := PrioritiesInUse(&f.Policy)
+	var targets []*target
 	for _, sw := range sws {
-		if shapes[sw.Platform] == nil {
-			shapes[sw.Platform] = newShapeCache()
+		if w.shapes[sw.Platform] == nil {
+			w.shapes[sw.Platform] = newShapeCache()
 		}
 		ports := make([]string, len(sw.Ports))
 		for i, p := range sw.Ports {
@@ -133,21 +183,44 @@ func New(o Options) (*Watcher, error) {
 		}
 		src := &validate.SwitchCounters{Switch: sw.Name, Platform: sw.Platform, Ports: ports}
 		if _, _, err := src.Paths(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		t := &target{w: w, sw: sw, ctr: newSwitchCounters(src, w.prios, shapes[sw.Platform]), log: o.Log.With("switch", sw.Name),
-			driftKick: make(chan struct{}, 1)}
-		t.drift.Store(-1)
+		t := &target{w: w, sw: sw, ctr: newSwitchCounters(src, prios, w.shapes[sw.Platform]), log: o.Log.With("switch", sw.Name),
+			key: sessionKey(sw), driftKick: make(chan struct{}, 1)}
+		t.driftPaths.Store(-1)
+		ds := &driftState{fabric: f}
 		if o.Engine != nil {
 			p, err := o.Engine.Registry.Lookup(sw.Platform)
 			if err != nil {
-				return nil, fmt.Errorf("switch %s: %w", sw.Name, err)
+				return nil, nil, fmt.Errorf("switch %s: %w", sw.Name, err)
 			}
-			t.desired, t.compileErr = p.Compile(o.Fabric, sw)
+			ds.desired, ds.compileErr = p.Compile(f, sw)
+			if ds.desired != nil {
+				var ps []string
+				for _, p := range ownedPaths(ds.desired) {
+					ps = append(ps, transport.PathString(p))
+				}
+				ds.owned = strings.Join(ps, "\n")
+			}
 		}
-		w.targets = append(w.targets, t)
+		t.drift.Store(ds)
+		targets = append(targets, t)
 	}
-	return w, nil
+	return prios, targets, nil
+}
+
+// sessionKey is what a switch's counter session depends on: where and how
+// it is reached and which ports it has (not where in the intent it is
+// written).
+func sessionKey(sw *intent.Switch) string {
+	c, tl := sw.Credentials, sw.TLS
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%s|%q|%q|%q|%q|%q|%q|%q|%q|%q|%v|%v|", sw.Name, sw.Platform, sw.Address,
+		c.UsernameEnv, c.PasswordEnv, c.UsernameFile, c.PasswordFile, tl.CA, tl.Cert, tl.Key, tl.ServerName, sw.Profile, tl.Insecure, tl.SkipVerify)
+	for _, p := range sw.Ports {
+		fmt.Fprintf(&b, "%q,", p.Name)
+	}
+	return b.String()
 }
 
 // PrioritiesInUse are the priorities of the policy's classes, ascending:
@@ -166,26 +239,144 @@ func PrioritiesInUse(p *intent.Policy) []int {
 // Updates is the number of counter updates ingested so far.
 func (w *Watcher) Updates() uint64 { return w.updates.Load() }
 
+// current returns the targets and fabric in force.
+func (w *Watcher) current() ([]*target, *intent.Fabric) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.targets, w.fabric
+}
+
 // Run watches every switch until ctx ends; one switch's failure never
 // stops the others. It returns nil when ctx is cancelled.
 func (w *Watcher) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
+	w.mu.Lock()
+	if w.running != nil {
+		w.mu.Unlock()
+		return errors.New("watch: Run called twice")
+	}
+	rs := &runState{ctx: ctx}
+	w.running = rs
 	for _, t := range w.targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t.run(ctx)
-		}()
+		w.start(t)
+	}
+	w.mu.Unlock()
+	<-ctx.Done()
+	w.mu.Lock()
+	rs.stopped = true // a Reload from now on starts no target
+	w.mu.Unlock()
+	rs.wg.Wait()
+	return nil
+}
+
+// start runs a target's goroutines (w.mu held, Run started).
+func (w *Watcher) start(t *target) {
+	rs := w.running
+	if rs.stopped {
+		return
+	}
+	ctx, cancel := context.WithCancel(rs.ctx)
+	t.cancel, t.done = cancel, make(chan struct{})
+	rs.wg.Add(1)
+	go func() {
+		defer rs.wg.Done()
+		defer close(t.done)
+		var wg sync.WaitGroup
+		wg.Go(func() { t.run(ctx) })
 		if w.opts.Engine != nil {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				t.driftLoop(ctx)
-			}()
+			wg.Go(func() { t.driftLoop(ctx) })
+		}
+		wg.Wait()
+	}()
+}
+
+// stop ends a target's goroutines and waits for them (w.mu held).
+func (t *target) stop() {
+	if t.cancel != nil {
+		t.cancel()
+		<-t.done
+	}
+}
+
+// Reloaded says what a reload did, by switch name.
+type Reloaded struct {
+	Added, Removed, Restarted, Kept []string
+}
+
+// ReloadFrom loads an intent with load and reloads it; either failing is
+// counted as a refused reload (fabricctl_watch_intent_reloads_total) and
+// leaves the running watch as it was.
+func (w *Watcher) ReloadFrom(load func() (*intent.Fabric, error)) (Reloaded, error) {
+	f, err := load()
+	var r Reloaded
+	if err == nil {
+		r, err = w.Reload(f)
+	}
+	if err != nil {
+		w.reloadsRefused.Add(1)
+		return r, err
+	}
+	w.reloadsOK.Add(1)
+	return r, nil
+}
+
+// Reload replaces the intent while watch runs. The new intent is checked as
+// New checks it; an error leaves everything as it was. Switches that are
+// new get a session, switches no longer in it (or no longer selected) are
+// stopped, and a switch whose session depends on what changed (its
+// address, platform, credentials, TLS, ports; or the priorities in use,
+// which change every switch's series) is restarted. Every other switch
+// keeps its session and counters; drift compares it with the new intent
+// from now on (and at once). A switch whose owned paths changed restarts,
+// so that its ON_CHANGE subscription covers them.
+func (w *Watcher) Reload(f *intent.Fabric) (Reloaded, error) {
+	if f == nil {
+		return Reloaded{}, errors.New("watch: no fabric")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	prios, fresh, err := w.build(f)
+	if err != nil {
+		return Reloaded{}, err
+	}
+	var r Reloaded
+	old := map[string]*target{}
+	for _, t := range w.targets {
+		old[t.sw.Name] = t
+	}
+	samePrios := slices.Equal(prios, w.prios)
+	next := make([]*target, 0, len(fresh))
+	for _, nt := range fresh {
+		name := nt.sw.Name
+		ot := old[name]
+		delete(old, name)
+		if ot != nil && samePrios && ot.key == nt.key && ot.drift.Load().owned == nt.drift.Load().owned {
+			ot.drift.Store(nt.drift.Load())
+			if w.opts.Engine != nil {
+				ot.kick()
+			}
+			next = append(next, ot)
+			r.Kept = append(r.Kept, name)
+			continue
+		}
+		if ot != nil {
+			ot.stop()
+			r.Restarted = append(r.Restarted, name)
+		} else {
+			r.Added = append(r.Added, name)
+		}
+		if w.running != nil {
+			w.start(nt)
+		}
+		next = append(next, nt)
+	}
+	for _, t := range w.targets {
+		if old[t.sw.Name] == t {
+			t.stop()
+			r.Removed = append(r.Removed, t.sw.Name)
 		}
 	}
-	wg.Wait()
-	return nil
+	w.fabric, w.prios, w.targets = f, prios, next
+	return r, nil
 }
 
 // run keeps a session open, reconnecting with exponential backoff and full
@@ -237,12 +428,13 @@ func (t *target) session(ctx context.Context) (synced bool, err error) {
 	for i, p := range paths {
 		subs[i] = &gnmipb.Subscription{Path: p, Mode: gnmipb.SubscriptionMode_SAMPLE, SampleInterval: uint64(t.w.opts.SampleInterval)}
 	}
-	st, err := c.SubscribeStream(ctx, &gnmipb.SubscriptionList{Prefix: prefix, Subscription: subs})
+	// The counter stream is read as wire bytes (ingestRaw).
+	st, err := c.SubscribeStreamRaw(ctx, &gnmipb.SubscriptionList{Prefix: prefix, Subscription: subs})
 	if err != nil {
 		return false, err
 	}
-	if t.desired != nil {
-		go t.driftStream(ctx, c)
+	if ds := t.drift.Load(); ds.desired != nil {
+		go t.driftStream(ctx, c, ds.desired)
 	}
 	// The stale timer ends a session whose target stopped sampling: no
 	// initial sync within Stale, or no update for Stale once the switch has
@@ -271,9 +463,10 @@ func (t *target) session(ctx context.Context) (synced bool, err error) {
 			}
 		}
 	}()
-	var b strings.Builder
+	var msg transport.RawMessage
+	var sc rawScratch
 	for {
-		r, err := st.Recv()
+		err := st.RecvRaw(&msg)
 		if err == io.EOF {
 			return synced, fmt.Errorf("switch %s: the target ended the counter stream", t.sw.Name)
 		}
@@ -283,17 +476,21 @@ func (t *target) session(ctx context.Context) (synced bool, err error) {
 			}
 			return synced, err
 		}
-		switch x := r.GetResponse().(type) {
-		case *gnmipb.SubscribeResponse_SyncResponse:
+		kind, n, err := t.ctr.ingestRaw(msg.B, &sc)
+		if err != nil {
+			return synced, fmt.Errorf("switch %s: counter stream: %w", t.sw.Name, err)
+		}
+		switch kind {
+		case respSync:
 			if !synced {
 				synced = true
 				syncedFlag.Store(true)
 				t.up.Store(true)
 				t.log.Info("switch streaming", "paths", len(paths), "interval", t.w.opts.SampleInterval)
 			}
-		case *gnmipb.SubscribeResponse_Update:
+		case respUpdate:
 			last.Store(time.Now().UnixNano())
-			t.w.updates.Add(uint64(t.ctr.ingest(x.Update, &b)))
+			t.w.updates.Add(uint64(n))
 		}
 	}
 }
@@ -331,8 +528,8 @@ func ownedPaths(d *switchdrv.Desired) []*gnmipb.Path {
 // driftStream subscribes ON_CHANGE to the owned subtrees; every change
 // after the initial sync asks driftLoop to re-plan. A target that refuses
 // is logged once per session; the periodic re-check still runs.
-func (t *target) driftStream(ctx context.Context, c *transport.Client) {
-	paths := ownedPaths(t.desired)
+func (t *target) driftStream(ctx context.Context, c *transport.Client, desired *switchdrv.Desired) {
+	paths := ownedPaths(desired)
 	if len(paths) == 0 {
 		return
 	}
@@ -411,12 +608,13 @@ func (t *target) driftLoop(ctx context.Context) {
 }
 
 func (t *target) checkDrift(ctx context.Context) {
-	if t.compileErr != nil {
+	ds := t.drift.Load()
+	if ds.compileErr != nil {
 		t.driftFails.Add(1)
-		t.log.Error("drift: the intent does not compile for this switch", "err", t.compileErr)
+		t.log.Error("drift: the intent does not compile for this switch", "err", ds.compileErr)
 		return
 	}
-	p, err := t.w.opts.Engine.Plan(ctx, t.w.opts.Fabric, []string{t.sw.Name})
+	p, err := t.w.opts.Engine.Plan(ctx, ds.fabric, []string{t.sw.Name})
 	if err == nil && len(p.Targets) == 1 && p.Targets[0].Error != "" {
 		err = errors.New(p.Targets[0].Error)
 	}
@@ -433,7 +631,7 @@ func (t *target) checkDrift(ctx context.Context) {
 			n++
 		}
 	}
-	if old := t.drift.Swap(int64(n)); old != int64(n) {
+	if old := t.driftPaths.Swap(int64(n)); old != int64(n) {
 		t.log.Info("drift", "paths", n)
 	}
 }

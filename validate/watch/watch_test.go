@@ -3,9 +3,13 @@ package watch_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
+	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -345,5 +349,204 @@ func TestDriftOnChange(t *testing.T) {
 			}
 			waitFor(t, reg, "drift after an out-of-band change", func(s map[string]float64) bool { return s[drift] > 0 })
 		})
+	}
+}
+
+// connCounter forwards TCP connections to a twin and counts them: each
+// watch session dials its switch anew, so the count is the number of
+// sessions the switch has had.
+type connCounter struct {
+	addr  string
+	conns atomic.Int64
+}
+
+func countConns(t *testing.T, to string) *connCounter {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &connCounter{addr: l.Addr().String()}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.conns.Add(1)
+			go func() {
+				out, err := net.Dial("tcp", to)
+				if err != nil {
+					in.Close()
+					return
+				}
+				go func() { _, _ = io.Copy(out, in); out.Close() }()
+				_, _ = io.Copy(in, out)
+				in.Close()
+			}()
+		}
+	}()
+	return c
+}
+
+// reloadIntent is testIntent's switches (those named), each reached
+// through its connection counter, with extra text where asked.
+func reloadIntent(t *testing.T, l *lab, proxies map[string]*connCounter, head string, sws ...string) *intent.Fabric {
+	t.Helper()
+	text := "apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: watch}\npolicy: {preset: roce-lossless}\n" + head +
+		"inventory:\n  switches:\n"
+	for _, sw := range sws {
+		name, extra, _ := strings.Cut(sw, "+")
+		var plat intent.Platform
+		var ports []string
+		for _, s := range l.f.Switches {
+			if s.Name == name {
+				plat = s.Platform
+				for _, p := range s.Ports {
+					ports = append(ports, p.Name)
+				}
+			}
+		}
+		if extra != "" {
+			ports = append(ports, extra)
+		}
+		text += fmt.Sprintf("    - name: %s\n      platform: %s\n      address: %q\n      tls: {insecure: true}\n      portDefaults: {speed: 100G, cable: 3m}\n      ports:\n",
+			name, plat, proxies[name].addr)
+		for _, p := range ports {
+			text += "        - name: " + p + "\n"
+		}
+	}
+	f, err := intent.Parse("watch.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestReload: a new intent adds and removes switches while the others keep
+// their session (one connection each, counters still moving); an intent
+// only moved around in the file restarts nothing; a switch whose ports
+// changed is restarted; a bad intent changes nothing.
+func TestReload(t *testing.T) {
+	l := newLab(t)
+	proxies := map[string]*connCounter{}
+	for name, tw := range l.twins {
+		proxies[name] = countConns(t, tw.Addr())
+		if err := tw.Play(map[string]string{"leaf1": "ethernet-1/1", "leaf2": "Ethernet0", "leaf3": "Ethernet1/1"}[name], 3, twin.Traffic{Drops: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, reg := start(t, watch.Options{Fabric: reloadIntent(t, l, proxies, "", "leaf1", "leaf2")})
+	up := func(sw string) string { return "fabricctl_target_up{kind=switch,target=" + sw + "}" }
+	waitFor(t, reg, "leaf1 and leaf2 up", func(s map[string]float64) bool {
+		return s[up("leaf1")] == 1 && s[up("leaf2")] == 1 && s[drops("leaf1", "ethernet-1/1", 3)] == 1
+	})
+
+	r, err := w.Reload(reloadIntent(t, l, proxies, "", "leaf1", "leaf3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (watch.Reloaded{Added: []string{"leaf3"}, Removed: []string{"leaf2"}, Kept: []string{"leaf1"}}); !reflect.DeepEqual(r, want) {
+		t.Errorf("reload: %+v, want %+v", r, want)
+	}
+	if err := l.twins["leaf1"].Play("ethernet-1/1", 3, twin.Traffic{Drops: 4}); err != nil {
+		t.Fatal(err)
+	}
+	s := waitFor(t, reg, "leaf3 up, leaf2 gone, leaf1 still counting", func(s map[string]float64) bool {
+		_, leaf2 := s[up("leaf2")]
+		return s[up("leaf3")] == 1 && !leaf2 && s[drops("leaf3", "Ethernet1/1", 3)] == 1 && s[drops("leaf1", "ethernet-1/1", 3)] == 5
+	})
+	for k := range s {
+		if strings.Contains(k, "leaf2") {
+			t.Errorf("series %s of a removed switch", k)
+		}
+	}
+	if n := proxies["leaf1"].conns.Load(); n != 1 {
+		t.Errorf("leaf1 had %d sessions; a reload that keeps it must not reconnect it", n)
+	}
+
+	// The same switches written elsewhere in the file: nothing restarts.
+	r, err = w.Reload(reloadIntent(t, l, proxies, "# moved\n\n\n", "leaf3", "leaf1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Kept) != 2 || len(r.Added)+len(r.Removed)+len(r.Restarted) != 0 {
+		t.Errorf("moving the switches in the file: %+v, want both kept", r)
+	}
+
+	// A port added to leaf1: its session restarts, leaf3's does not.
+	r, err = w.Reload(reloadIntent(t, l, proxies, "", "leaf1+ethernet-1/3", "leaf3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (watch.Reloaded{Restarted: []string{"leaf1"}, Kept: []string{"leaf3"}}); !reflect.DeepEqual(r, want) {
+		t.Errorf("reload: %+v, want %+v", r, want)
+	}
+	if err := l.twins["leaf1"].Play("ethernet-1/3", 3, twin.Traffic{Drops: 2}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, reg, "the new port", func(s map[string]float64) bool {
+		return s[up("leaf1")] == 1 && s[drops("leaf1", "ethernet-1/3", 3)] == 2
+	})
+	if n := proxies["leaf1"].conns.Load(); n != 2 {
+		t.Errorf("leaf1 had %d sessions, want 2 (restarted once)", n)
+	}
+	if n := proxies["leaf3"].conns.Load(); n != 1 {
+		t.Errorf("leaf3 had %d sessions, want 1", n)
+	}
+
+	// --switch names one that the new intent lacks: refused, nothing changes.
+	bad, err := intent.Parse("watch.yaml", []byte("apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: watch}\npolicy: {preset: roce-lossless}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Reload(bad); err == nil || !strings.Contains(err.Error(), "no switches") {
+		t.Errorf("reload to an intent without switches: %v, want an error saying so", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if s := series(t, reg); s[up("leaf1")] != 1 || s[up("leaf3")] != 1 {
+		t.Errorf("after a refused reload: leaf1 up %g, leaf3 up %g", s[up("leaf1")], s[up("leaf3")])
+	}
+}
+
+// TestReloadDrift: a reload that changes only values (the switch MTU)
+// keeps the switch's session, and drift compares the switch with the new
+// intent at once (the periodic re-check is an hour away).
+func TestReloadDrift(t *testing.T) {
+	l := newLab(t)
+	eng := &switchdrv.Engine{Registry: registry(t), BackupDir: t.TempDir(), Parallel: 4,
+		Transport: transport.Options{Timeout: 10 * time.Second, Attempts: 1}}
+	w, reg := start(t, watch.Options{Fabric: l.f, Switches: []string{"leaf1"}, Engine: eng, DriftInterval: time.Hour,
+		DriftDebounce: 50 * time.Millisecond})
+	drift := "fabricctl_drift_paths{kind=switch,target=leaf1}"
+	waitFor(t, reg, "a first drift check", func(s map[string]float64) bool { _, ok := s[drift]; return ok })
+	ctx := context.Background()
+	p, err := eng.Plan(ctx, l.f, []string{"leaf1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Apply(ctx, l.f, p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, reg, "drift 0 after apply", func(s map[string]float64) bool { return s[drift] == 0 })
+
+	f2, err := intent.Parse("watch.yaml", []byte(strings.Replace(testIntent, "policy: {preset: roce-lossless}", "policy: {preset: roce-lossless, mtu: 4200}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range f2.Switches {
+		f2.Switches[i].Address = l.twins[f2.Switches[i].Name].Addr()
+	}
+	r, err := w.Reload(f2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (watch.Reloaded{Kept: []string{"leaf1"}}); !reflect.DeepEqual(r, want) {
+		t.Errorf("reload: %+v, want %+v", r, want)
+	}
+	waitFor(t, reg, "drift against the new MTU", func(s map[string]float64) bool { return s[drift] > 0 })
+	if s := series(t, reg); s["fabricctl_target_reconnects_total{kind=switch,target=leaf1}"] != 0 {
+		t.Errorf("leaf1 reconnected: %v", s["fabricctl_target_reconnects_total{kind=switch,target=leaf1}"])
 	}
 }
