@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -113,7 +114,7 @@ func TestExampleDatastoresAgreeWithYanglint(t *testing.T) {
 			}
 			var rs []string
 			for r, n := range rules {
-				rs = append(rs, r+"="+itoa(n))
+				rs = append(rs, r+"="+strconv.Itoa(n))
 			}
 			sort.Strings(rs)
 			t.Logf("%s (%s): %d violation(s) %v; yanglint ok=%v %s", ds.name, ds.platform, len(ours), rs, refOK, refMsg)
@@ -129,20 +130,4 @@ func TestExampleDatastoresAgreeWithYanglint(t *testing.T) {
 	if errs := yangcheck.PlatformSchema(t, intent.PlatformSRLinux).XPathErrors(); len(errs) > 0 {
 		t.Errorf("XPath the validator could not compile: %v", errs)
 	}
-}
-
-func itoa(n int) string {
-	return strings.TrimSpace(strings.Repeat(" ", 0) + func() string { return fmtInt(n) }())
-}
-
-func fmtInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
 }
