@@ -108,7 +108,15 @@ var keySets = [][]string{
 // ListKey returns the key member names of a list entry, nil when none of the
 // known keys is present (the entry is then keyed by position).
 func ListKey(entry map[string]any) []string {
-	for _, ks := range keySets {
+	if i := keySetOf(entry); i >= 0 {
+		return keySets[i]
+	}
+	return nil
+}
+
+// keySetOf is the index in keySets of entry's key, -1 when none is present.
+func keySetOf(entry map[string]any) int {
+	for i, ks := range keySets {
 		ok := true
 		for _, k := range ks {
 			if !isScalar(entry[k]) {
@@ -117,10 +125,10 @@ func ListKey(entry map[string]any) []string {
 			}
 		}
 		if ok {
-			return ks
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 func isScalar(v any) bool {
@@ -541,17 +549,8 @@ var sortedKeySets = func() [][]string {
 
 // sortedListKey is ListKey with the names sorted.
 func sortedListKey(entry map[string]any) []string {
-	for i, ks := range keySets {
-		ok := true
-		for _, k := range ks {
-			if !isScalar(entry[k]) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return sortedKeySets[i]
-		}
+	if i := keySetOf(entry); i >= 0 {
+		return sortedKeySets[i]
 	}
 	return nil
 }
