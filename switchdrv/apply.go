@@ -11,6 +11,7 @@ import (
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc/codes"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/plan"
@@ -353,7 +354,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 		return fmt.Errorf("switch %s: not started: %w", w.sw.Name, err)
 	}
 	w.sent = true
-	w.setDeadline = time.Now().Add(w.c.Timeout())
+	w.setDeadline = time.Now().Add(w.c.SetTimeout())
 	// Once sent, a Set is waited for even after Ctrl-C (it is bounded by
 	// the transport timeout): cancelling it would not stop the switch from
 	// committing it (a cancelled gRPC call returns at once on the client,
@@ -361,6 +362,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	// a known outcome into an unknown one.
 	if _, err := w.c.Set(context.WithoutCancel(ctx), w.req); err != nil {
 		w.setErr = err
+		w.setDeadline = settleAfter(err, w.setDeadline)
 		err = e.explainSetError(w.sw, err)
 		w.res.Status, w.res.Error = StatusFailed, err.Error()
 		e.emit(Event{Switch: w.sw.Name, Step: "failed", Err: err, Took: time.Since(w.start)})
@@ -516,11 +518,12 @@ func restoreFrom(ctx context.Context, c *transport.Client, sw *intent.Switch, sn
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(c.Timeout())
+	deadline := time.Now().Add(c.SetTimeout())
 	_, setErr := c.Set(ctx, req)
 	if setErr != nil && !errors.Is(setErr, transport.ErrOutcomeUnknown) {
 		return setErr
 	}
+	deadline = settleAfter(setErr, deadline)
 	// Once the Set went out, its outcome is read even after Ctrl-C (each
 	// read is bounded by the transport timeout): a restore is reported as
 	// what it did, not as "canceled". An unknown outcome is read only once
@@ -544,6 +547,22 @@ func restoreFrom(ctx context.Context, c *transport.Client, sw *intent.Switch, sn
 		return fmt.Errorf("switch %s: verify restore: %d paths differ from the backup (first: %s)", sw.Name, len(d), d[0].Path)
 	}
 	return nil
+}
+
+// settleAfter is when the switch can no longer be committing a Set that
+// failed with err and carried deadline. The target's own error reply
+// (codes.Unknown: a handler that returned a plain error, as sonic-gnmi's Set
+// does with the config updater's failure, gnmi_server/server.go Server.Set
+// returning dc.Set's error) comes from a handler that has returned: the
+// outcome is still unknown (a config updater may fail half-way) but nothing
+// is still being applied, so it is read at once, not after a set timeout
+// that may be ten minutes (SONiC). A lost connection, a deadline or a
+// cancellation say nothing of the handler: the Set's deadline stands.
+func settleAfter(err error, deadline time.Time) time.Time {
+	if err != nil && transport.Code(err) == codes.Unknown {
+		return time.Now()
+	}
+	return deadline
 }
 
 // settleReads bounds the reads settle makes after the Set's deadline.
@@ -625,7 +644,7 @@ func (e *Engine) Restore(ctx context.Context, sw *intent.Switch, snap *Snapshot)
 			}
 		}
 	}
-	c, err := transport.Dial(ctx, *sw, e.Transport)
+	c, err := transport.Dial(ctx, *sw, e.transportFor(sw))
 	if err != nil {
 		return err
 	}

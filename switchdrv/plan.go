@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
@@ -103,13 +104,26 @@ func (e *Engine) client(ctx context.Context, sw *intent.Switch) (*conn, error) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	if cn.c == nil {
-		c, err := transport.Dial(ctx, *sw, e.Transport)
+		c, err := transport.Dial(ctx, *sw, e.transportFor(sw))
 		if err != nil {
 			return nil, err
 		}
 		cn.c = c
 	}
 	return cn, nil
+}
+
+// transportFor is Engine.Transport for sw: without a SetTimeout of its
+// own, a Set gets the time sw's release profile says the device may take
+// (SONiC: sonic-gnmi waits 600 s on the config updater), at least Timeout.
+func (e *Engine) transportFor(sw *intent.Switch) transport.Options {
+	opts := e.Transport
+	if opts.SetTimeout == 0 {
+		if p, err := profile.LookupFor(string(sw.Platform), sw.Profile); err == nil {
+			opts.SetTimeout = p.Write.SetTimeout()
+		}
+	}
+	return opts
 }
 
 // capabilities asks sw's target once per engine what it supports.

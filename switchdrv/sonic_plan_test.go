@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc/codes"
@@ -19,6 +20,7 @@ import (
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
 
@@ -357,9 +359,16 @@ func TestSONiCSetRefusalsExplained(t *testing.T) {
 		tw, eng := sonicLab(t, f, true)
 		p, _ := sonicPlan(t, eng, f)
 		tw.FailNextSet(tt.err)
+		start := time.Now()
 		_, err := eng.Apply(t.Context(), f, p)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Set refused with %v: apply error %v, want it to say %q", tt.err, err, tt.want)
+		}
+		// The refusal is sonic-gnmi's own reply: its handler has returned,
+		// so the switch is read back at once, not after the 620 s set
+		// timeout a Set whose connection was lost would be waited for.
+		if took := time.Since(start); took > time.Minute {
+			t.Errorf("Set refused with %v: apply took %s; the refusal is the handler's reply, nothing to wait for", tt.err, took)
 		}
 		if errors.Is(err, switchdrv.ErrRolledBack) && tw.Sets() > 0 {
 			t.Logf("rolled back after %d sets", tw.Sets())
@@ -444,5 +453,44 @@ func TestSONiCPlanRefusesPortsMissingFromCONFIGDB(t *testing.T) {
 	}
 	if _, err := eng.Apply(t.Context(), f, p); err == nil {
 		t.Error("Apply of a plan with a refused target succeeded")
+	}
+}
+
+// sonic-gnmi's Set handler waits up to 600 s on the D-Bus call to the config
+// updater (sonic_service_client/dbus_client.go ApplyPatchDb, branches 202405
+// and 202411) and does not stop it when the client's deadline passes; GCU
+// takes seconds to minutes (sonic-buildimage#22370). So a SONiC Set gets the
+// profile's set timeout (620 s), not the per-call --timeout: a Set the switch
+// commits after the per-call timeout is reported applied, not "outcome
+// unknown" and read back while GCU is still at work. Without the profile's
+// set timeout this apply failed (the 200 ms deadline passed mid-apply).
+func TestSONiCSetWaitsForTheConfigUpdater(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	tw, eng := sonicLab(t, f, true)
+	eng.Transport.Timeout = 200 * time.Millisecond
+	p, _ := sonicPlan(t, eng, f)
+	done := tw.CommitLateNextSet(600 * time.Millisecond)
+	res, err := eng.Apply(t.Context(), f, p)
+	<-done
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if got := res.Targets[0].Status; got != switchdrv.StatusApplied {
+		t.Errorf("status %s (%s), want %s", got, res.Targets[0].Error, switchdrv.StatusApplied)
+	}
+	// An explicit set timeout (--set-timeout) wins over the profile's.
+	eng2 := &switchdrv.Engine{Registry: eng.Registry, BackupDir: t.TempDir(),
+		Transport: transport.Options{Timeout: 200 * time.Millisecond, SetTimeout: 300 * time.Millisecond}}
+	f.Policy.Classes[1].ECN.MinBytes += 1000
+	p2, err := eng2.Plan(t.Context(), f, nil)
+	if err != nil || switchdrv.Errors(p2) != nil {
+		t.Fatalf("plan: %v %v", err, switchdrv.Errors(p2))
+	}
+	start := time.Now()
+	done = tw.CommitLateNextSet(time.Second)
+	_, err = eng2.Apply(t.Context(), f, p2)
+	<-done
+	if err == nil {
+		t.Errorf("Apply with --set-timeout 300ms of a Set committed after 1 s succeeded (took %s)", time.Since(start))
 	}
 }

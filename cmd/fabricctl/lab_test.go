@@ -355,3 +355,14 @@ func TestOpenConfigDefaultsModes(t *testing.T) {
 		})
 	}
 }
+
+// --set-timeout bounds a Set (0: the switch profile's); a negative one is a
+// usage error before anything is read or dialed.
+func TestSetTimeoutFlag(t *testing.T) {
+	for _, cmd := range []string{"plan", "apply", "diff"} {
+		code, _, errOut := runCLI(t, t.Context(), cmd, "-f", "../../examples/lab.yaml", "--set-timeout", "-1s")
+		if code != ExitUsage || !strings.Contains(errOut, "--set-timeout -1s") {
+			t.Errorf("%s --set-timeout -1s: exit %d, stderr %q; want %d naming the flag", cmd, code, errOut, ExitUsage)
+		}
+	}
+}

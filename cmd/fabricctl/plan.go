@@ -29,6 +29,7 @@ type switchFlags struct {
 	skipHosts  bool
 	hostBinary string
 	timeout    time.Duration
+	setTimeout time.Duration
 	insecure   bool
 	parallel   int
 	// hostRunner reaches a remote host (nil = SSH); tests set a double.
@@ -42,6 +43,7 @@ func (s *switchFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVarP(&s.files, "file", "f", nil, "intent file (repeatable)")
 	cmd.Flags().StringArrayVar(&s.switches, "switch", nil, "only this switch (repeatable; default: all)")
 	cmd.Flags().DurationVar(&s.timeout, "timeout", transport.DefaultTimeout, "timeout of each gNMI call to a switch")
+	cmd.Flags().DurationVar(&s.setTimeout, "set-timeout", 0, "timeout of a gNMI Set (default: what the switch's profile says the device may take, e.g. 620s for SONiC, whose gNMI server waits up to 600 s on its config updater; at least --timeout)")
 	cmd.Flags().BoolVar(&s.insecure, "insecure", false, "plaintext gRPC to every switch (no TLS); for labs only")
 	cmd.Flags().IntVar(&s.parallel, "parallel", 8, "switches (and remote hosts) worked on at once")
 }
@@ -152,6 +154,9 @@ func (s *switchFlags) validate() error {
 	if s.timeout <= 0 {
 		return usagef("--timeout %s: want a positive duration", s.timeout)
 	}
+	if s.setTimeout < 0 {
+		return usagef("--set-timeout %s: want a positive duration (0: the switch profile's)", s.setTimeout)
+	}
 	if s.parallel < 1 || s.parallel > 1024 {
 		return usagef("--parallel %d: want 1 to 1024", s.parallel)
 	}
@@ -173,7 +178,7 @@ func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
 		Registry:  reg,
 		Log:       d.log,
 		Parallel:  s.parallel,
-		Transport: transport.Options{Timeout: s.timeout, Insecure: s.insecure, Log: d.log},
+		Transport: transport.Options{Timeout: s.timeout, SetTimeout: s.setTimeout, Insecure: s.insecure, Log: d.log},
 		Defaults:  yangDefaults,
 	}
 	if s.device {

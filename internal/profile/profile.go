@@ -150,9 +150,19 @@ type Write struct {
 	// Defaults is how Get reports YANG default leaves: "" (as written),
 	// "populate-defaults" or "trim-defaults".
 	Defaults string `json:"defaults"`
+	// SetTimeoutSeconds is how long a Set may take on the device before its
+	// outcome is known (0 = the client's per-call timeout): a client deadline
+	// shorter than the device's own bound turns a Set that is still being
+	// applied into an unknown outcome read back mid-apply.
+	SetTimeoutSeconds int `json:"setTimeoutSeconds"`
+	// SetTimeoutSource cites SetTimeoutSeconds.
+	SetTimeoutSource string `json:"setTimeoutSource"`
 	// Sources cite the write semantics.
 	Sources []string `json:"sources"`
 }
+
+// SetTimeout is Write.SetTimeoutSeconds as a duration (0 = none given).
+func (w Write) SetTimeout() time.Duration { return time.Duration(w.SetTimeoutSeconds) * time.Second }
 
 // Write.ReplaceMissingKey values and Write.Defaults modes.
 const (

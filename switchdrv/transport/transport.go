@@ -45,6 +45,10 @@ var ErrOutcomeUnknown = errors.New("outcome unknown: read the target back")
 type Options struct {
 	// Timeout bounds each RPC attempt (DefaultTimeout when 0).
 	Timeout time.Duration
+	// SetTimeout bounds a Set, the deadline it carries to the target
+	// (Timeout when 0 or shorter): some targets take minutes to apply one
+	// (SONiC's config updater) and do not stop when the deadline passes.
+	SetTimeout time.Duration
 	// Attempts is how often a read RPC (Capabilities, Get, Subscribe) is tried
 	// when the target is transiently unavailable (DefaultAttempts when 0).
 	// Set is never retried.
@@ -368,9 +372,13 @@ func readCredentials(c intent.Credentials, getenv func(string) string, readFile 
 func (c *Client) Name() string { return c.name }
 
 // Timeout is the bound on each RPC attempt (Options.Timeout, or
-// DefaultTimeout). It is also the deadline a Set carries to the target
-// (gRPC sends it as grpc-timeout).
+// DefaultTimeout).
 func (c *Client) Timeout() time.Duration { return c.opts.Timeout }
+
+// SetTimeout is the bound on a Set and the deadline it carries to the
+// target (gRPC sends it as grpc-timeout): Options.SetTimeout, at least
+// Timeout.
+func (c *Client) SetTimeout() time.Duration { return max(c.opts.SetTimeout, c.opts.Timeout) }
 
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
@@ -496,7 +504,7 @@ func (c *Client) GetCLI(ctx context.Context, command string) (string, error) {
 // Set sends one SetRequest, exactly once. A failure whose effect is unknown
 // (transport lost, deadline, cancellation) wraps ErrOutcomeUnknown.
 func (c *Client) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.SetTimeout())
 	defer cancel()
 	start := time.Now()
 	resp, err := c.gnmi.Set(ctx, req)
