@@ -47,6 +47,9 @@ type SetErrorExplainer interface {
 type Desired struct {
 	Switch   string
 	Platform intent.Platform
+	// Profile is the switch's release profile name (intent switch
+	// profile; "" = the platform's newest).
+	Profile  string
 	Encoding gnmipb.Encoding
 	Replaces []*gnmipb.Update
 	Updates  []*gnmipb.Update

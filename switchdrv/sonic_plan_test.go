@@ -217,35 +217,40 @@ func TestSONiCCableLengthKeepsOtherPorts(t *testing.T) {
 	}
 }
 
-// Item 4: the template's BUFFER_PG|p|3-4 is written as that range, not
-// overlapped by |3 and |4; with priority 3 alone lossless the range is
-// deleted in the same Set and priority 4 keeps its profile.
+// Item 4: the template's BUFFER_PG|p|3-4 is never overlapped by |3 and
+// |4. On 202411 GCU refuses to create buffer profiles (internal/gcu), so
+// the lossless priority groups keep buffermgrd's pg_lossless profile and
+// the range stays as it is, for two lossless priorities and for one.
 func TestSONiCBufferPGKeepsTemplateRanges(t *testing.T) {
 	f := compileFabric(intent.PlatformSONiC, compileTwoLossless(), 1, 2)
 	tw, eng := sonicLab(t, f, true)
-	sonicApply(t, eng, f)
+	p := sonicApply(t, eng, f)
 	pg, ok := value(t, tw, "BUFFER_PG/Ethernet0|3-4")
-	if !ok || !strings.HasPrefix(fmt.Sprint(pg["profile"]), "FABRICCTL_PG_") {
-		t.Errorf("BUFFER_PG|Ethernet0|3-4 = %v (exists %v), want the FABRICCTL profile", pg, ok)
+	if !ok || pg["profile"] != "pg_lossless_100000_5m_profile" {
+		t.Errorf("BUFFER_PG|Ethernet0|3-4 = %v (exists %v), want buffermgrd's pg_lossless_100000_5m_profile", pg, ok)
 	}
 	for _, k := range []string{"BUFFER_PG/Ethernet0|3", "BUFFER_PG/Ethernet0|4"} {
 		if v, ok := value(t, tw, k); ok {
 			t.Errorf("%s = %v overlaps the template's range", k, v)
 		}
 	}
+	// Two lossless classes with different ECN settings share
+	// AZURE_LOSSLESS, with the earliest marking of the two.
+	if noteWith(p, "share WRED_PROFILE|AZURE_LOSSLESS") == "" {
+		t.Errorf("no note on the shared WRED profile: %q", p.Targets[0].Notes)
+	}
 
 	g := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2) // lossless 3 only
 	g.Switches[0].Address, g.Switches[0].TLS = f.Switches[0].Address, f.Switches[0].TLS
 	tw2, eng2 := sonicLab(t, g, true)
 	sonicApply(t, eng2, g)
-	if v, ok := value(t, tw2, "BUFFER_PG/Ethernet0|3-4"); ok {
-		t.Errorf("BUFFER_PG|Ethernet0|3-4 = %v still overlaps |3", v)
+	if v, _ := value(t, tw2, "BUFFER_PG/Ethernet0|3-4"); v["profile"] != "pg_lossless_100000_5m_profile" {
+		t.Errorf("BUFFER_PG|Ethernet0|3-4 = %v, want the template's range kept (priority 3 wants what it holds)", v)
 	}
-	if v, _ := value(t, tw2, "BUFFER_PG/Ethernet0|4"); v["profile"] != "pg_lossless_100000_5m_profile" {
-		t.Errorf("BUFFER_PG|Ethernet0|4 = %v, want the template's profile kept", v)
-	}
-	if v, _ := value(t, tw2, "BUFFER_PG/Ethernet0|3"); !strings.HasPrefix(fmt.Sprint(v["profile"]), "FABRICCTL_PG_") {
-		t.Errorf("BUFFER_PG|Ethernet0|3 = %v", v)
+	for _, k := range []string{"BUFFER_PG/Ethernet0|3", "BUFFER_PG/Ethernet0|4"} {
+		if v, ok := value(t, tw2, k); ok {
+			t.Errorf("%s = %v overlaps the template's range", k, v)
+		}
 	}
 	// BUFFER_QUEUE|p|3-4 already gives queue 3 the lossless egress
 	// profile: left alone, not split.
@@ -281,10 +286,20 @@ func TestSONiCBufferQueueLosslessOnPriority2(t *testing.T) {
 
 // Item 17: a per-size profile the intent no longer produces is deleted
 // once nothing references it, shown in plan; one still used by a port
-// outside the inventory is kept, with a note.
+// outside the inventory is kept, with a note. On a CONFIG_DB without
+// DEVICE_METADATA (a bare twin) GCU's field rules cannot be judged and
+// fabricctl's own profiles are created and deleted; on 202405/202411 GCU
+// refuses both (TestSONiCGCUOwnedProfilesLeftInPlace).
 func TestSONiCStaleOwnedProfilesDeleted(t *testing.T) {
 	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
-	tw, eng := sonicLab(t, f, true)
+	tw, err := twin.Start(twin.Options{Name: "leaf1", Platform: intent.PlatformSONiC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Close()
+	pfcwdStarted(t, tw)
+	f.Switches[0].Address, f.Switches[0].TLS = tw.Addr(), intent.TLS{Insecure: true}
+	eng := &switchdrv.Engine{Registry: compileRegistry(t), BackupDir: t.TempDir()}
 	sonicApply(t, eng, f)
 	old := fmt.Sprint(mustValue(t, tw, "BUFFER_PG/Ethernet8|3")["profile"])
 	// A port outside the inventory borrowed the 3 m profile by hand.
@@ -492,5 +507,78 @@ func TestSONiCSetWaitsForTheConfigUpdater(t *testing.T) {
 	<-done
 	if err == nil {
 		t.Errorf("Apply with --set-timeout 300ms of a Set committed after 1 s succeeded (took %s)", time.Since(start))
+	}
+}
+
+// On sonic-202411 GCU's field validators refuse to create or remove a
+// buffer or WRED profile (gcu_field_operation_validators.conf.json,
+// rdma_config_update_validator): fabricctl's old per-size profiles found on
+// the switch are left in place with a note, the lossless PGs use the
+// template's profile with xoff raised to the intent's headroom (the one
+// field change GCU allows), and the lossless queues' ECN goes into
+// AZURE_LOSSLESS's green thresholds. The twin refuses what GCU refuses, so
+// the apply landing proves the payload passes GCU's rules as modelled.
+func TestSONiCGCUOwnedProfilesLeftInPlace(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	for i := range f.Switches[0].Ports {
+		f.Switches[0].Ports[i].CableMeters = 100 // needs more xoff than the 5 m table row
+	}
+	tw, eng := sonicLab(t, f, true)
+	for k, v := range map[string]map[string]any{
+		"BUFFER_PROFILE/FABRICCTL_PG_149787": {"pool": "ingress_lossless_pool", "xoff": "149787", "xon": "18432", "size": "168219", "dynamic_th": "0"},
+		"WRED_PROFILE/FABRICCTL_ECN_OLD":     {"ecn": "ecn_all", "green_min_threshold": "1", "green_max_threshold": "2", "green_drop_probability": "5"},
+	} {
+		if err := tw.Put(path(cdb+k), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := fmt.Sprint(mustValue(t, tw, "BUFFER_PROFILE/pg_lossless_100000_5m_profile")["xoff"])
+	p := sonicApply(t, eng, f)
+	for _, k := range []string{"BUFFER_PROFILE/FABRICCTL_PG_149787", "WRED_PROFILE/FABRICCTL_ECN_OLD"} {
+		if _, ok := value(t, tw, k); !ok {
+			t.Errorf("%s removed; GCU refuses that", k)
+		}
+		if n := noteWith(p, strings.Replace(k, "/", "|", 1)+" is no longer used but is left in place"); n == "" {
+			t.Errorf("no note on %s: %q", k, p.Targets[0].Notes)
+		}
+	}
+	prof := mustValue(t, tw, "BUFFER_PROFILE/pg_lossless_100000_5m_profile")
+	if prof["xoff"] == before || prof["size"] != "75776" || prof["xon"] != "19456" {
+		t.Errorf("pg_lossless_100000_5m_profile = %v: want xoff raised from %s, size and xon as the lookup table made them", prof, before)
+	}
+	if noteWith(p, "xoff of BUFFER_PROFILE|pg_lossless_100000_5m_profile raised from "+before) == "" {
+		t.Errorf("no note on the raised xoff: %q", p.Targets[0].Notes)
+	}
+	if q, _ := value(t, tw, "QUEUE/Ethernet0|3"); q["wred_profile"] != "AZURE_LOSSLESS" {
+		t.Errorf("QUEUE|Ethernet0|3 = %v, want wred_profile AZURE_LOSSLESS", q)
+	}
+	wred := mustValue(t, tw, "WRED_PROFILE/AZURE_LOSSLESS")
+	if ecn := f.Policy.Classes[1].ECN; wred["green_min_threshold"] != fmt.Sprint(ecn.MinBytes) || wred["green_max_threshold"] != fmt.Sprint(ecn.MaxBytes) {
+		t.Errorf("AZURE_LOSSLESS = %v, want the intent's thresholds %d/%d", wred, ecn.MinBytes, ecn.MaxBytes)
+	}
+	if _, req := sonicPlan(t, eng, f); len(req.GetUpdate())+len(req.GetReplace())+len(req.GetDelete()) > 0 {
+		t.Errorf("second plan not empty: %v", req)
+	}
+}
+
+// A payload GCU would refuse is a plan error naming the path, not a Set
+// the switch refuses: here the switch's HWSKU is one GCU's validators do not
+// know, so the raise of xoff the intent needs cannot be made.
+func TestSONiCGCURefusalIsAPlanError(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	for i := range f.Switches[0].Ports {
+		f.Switches[0].Ports[i].CableMeters = 100
+	}
+	tw, eng := sonicLab(t, f, true)
+	if err := tw.Put(path(cdb+"DEVICE_METADATA/localhost/hwsku"), "Accton-AS7726-32X"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := eng.Plan(t.Context(), f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perr := switchdrv.Errors(p)
+	if perr == nil || !strings.Contains(perr.Error(), "BUFFER_PROFILE|pg_lossless_100000_5m_profile: xoff") || !strings.Contains(perr.Error(), "do not know this switch's ASIC") {
+		t.Errorf("plan errors %v, want the refused xoff raise named", perr)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fabricctl/fabricctl/internal/gcu"
 )
 
 //go:embed data
@@ -157,6 +159,10 @@ type Write struct {
 	SetTimeoutSeconds int `json:"setTimeoutSeconds"`
 	// SetTimeoutSource cites SetTimeoutSeconds.
 	SetTimeoutSource string `json:"setTimeoutSource"`
+	// GCU is the field-operation validation of SONiC's generic config
+	// updater on this release (nil: none): what it refuses to create or
+	// change whatever the YANG models say.
+	GCU *gcu.Validators `json:"gcu,omitempty"`
 	// Sources cite the write semantics.
 	Sources []string `json:"sources"`
 }

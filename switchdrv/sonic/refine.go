@@ -11,6 +11,8 @@ import (
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/fabricctl/fabricctl/internal/gcu"
+	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
@@ -51,7 +53,7 @@ var rangeTables = []string{"BUFFER_PG", "BUFFER_QUEUE", "QUEUE"}
 // discoverTables are read whole at plan time.
 var discoverTables = []string{
 	"BUFFER_PG", "BUFFER_PORT_EGRESS_PROFILE_LIST", "BUFFER_PORT_INGRESS_PROFILE_LIST",
-	"BUFFER_PROFILE", "BUFFER_QUEUE", "CABLE_LENGTH", "DSCP_TO_TC_MAP", "FLEX_COUNTER_TABLE",
+	"BUFFER_PROFILE", "BUFFER_QUEUE", "CABLE_LENGTH", "DEVICE_METADATA", "DSCP_TO_TC_MAP", "FLEX_COUNTER_TABLE",
 	"MAP_PFC_PRIORITY_TO_QUEUE", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "PFC_WD", "PORT",
 	"PORT_QOS_MAP", "QUEUE", "SCHEDULER", "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP", "WRED_PROFILE",
 }
@@ -395,6 +397,22 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 			notes = append(notes, "PFC watchdog poll interval not set: CONFIG_DB has no PFC_WD|GLOBAL and SONiC's config updater refuses to create it; set it with 'pfcwd interval' on the switch")
 		}
 	}
+	// GCU's field-operation validators (gcurules.go).
+	v, asic := gcuOf(d, have)
+	if v != nil && wantsTable(w, "PFC_WD") {
+		probe := gcu.Op{Op: "replace", Path: []string{"PFC_WD", "Ethernet0", "action"}, Value: "drop"}
+		if r := v.Check([]gcu.Op{probe}, asic, ""); r != nil {
+			dropTable(w, "PFC_WD")
+			notes = append(notes, fmt.Sprintf("PFC watchdog not configured: SONiC's config updater refuses PFC_WD changes on this switch (%s: %s); configure it with the pfcwd CLI on the switch", r.Reason, r.Text))
+		}
+	}
+	if v != nil {
+		n, err := gcuRewrite(w, have, v, asic)
+		if err != nil {
+			return err
+		}
+		notes = append(notes, n...)
+	}
 	// BUFFER_QUEUE (item 7) points lossless priorities at the template's
 	// egress_lossless_profile; without that profile there is nothing to
 	// point at.
@@ -406,6 +424,12 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 		normaliseRanges(w, have, t)
 	}
 	deleteStale(w, have, &notes)
+	if v != nil {
+		gcuKeepStale(w, v, asic, &notes)
+		if err := gcuFinalCheck(w, have, v, asic); err != nil {
+			return err
+		}
+	}
 
 	// Emit.
 	d.Replaces, d.Updates, d.Deletes = nil, nil, nil
@@ -628,4 +652,20 @@ func portsExist(w *want, have db) error {
 	all = sortPorts(all)
 	return fmt.Errorf("inventory port(s) %s not in CONFIG_DB PORT, which has %d ports (%s ... %s): SONiC refuses per-port keys of a port it does not have (leafrefs to PORT in sonic-port-qos-map.yang, sonic-queue.yang); correct the port names in the inventory",
 		strings.Join(sortPorts(missing), ", "), len(all), all[0], all[len(all)-1])
+}
+
+// gcuOf is the GCU field validation of the switch's release profile (nil
+// when the release has none) and the ASIC GCU names from CONFIG_DB's
+// DEVICE_METADATA|localhost hwsku.
+func gcuOf(d *switchdrv.Desired, have db) (*gcu.Validators, string) {
+	p, err := profile.LookupFor(string(d.Platform), d.Profile)
+	md := have["DEVICE_METADATA"]["localhost"]
+	if err != nil || p.Write.GCU == nil || md == nil {
+		// Every SONiC CONFIG_DB has DEVICE_METADATA|localhost
+		// (init_cfg.json.j2, sonic-device_metadata.yang); without it the
+		// HWSKU, and so what GCU allows, cannot be told: the judgement
+		// is left to the device.
+		return nil, ""
+	}
+	return p.Write.GCU, p.Write.GCU.ASIC(md["hwsku"])
 }

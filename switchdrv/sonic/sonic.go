@@ -20,6 +20,11 @@
 // Buffer pools are platform-specific (they come from the SKU's buffer
 // template) and are never touched: BUFFER_PROFILE entries use the existing
 // ingress_lossless_pool.
+//
+// This is the payload compile makes from the intent alone (render). Plan
+// rewrites it for what CONFIG_DB holds (refine.go) and, on releases whose
+// config updater refuses to create buffer and WRED profiles (202405,
+// 202411), for the template's own profiles instead (gcurules.go).
 package sonic
 
 import (
@@ -89,6 +94,7 @@ func token(class string, max int) string { return switchdrv.KeyPart(class, max) 
 // Compile implements switchdrv.Platform.
 func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
 	return switchdrv.Compile(intent.PlatformSONiC, f, sw, func(d *switchdrv.Desired) error {
+		d.Profile = sw.Profile
 		return (&compiler{f: f, sw: sw, d: d}).compile()
 	})
 }

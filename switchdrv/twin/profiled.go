@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/fabricctl/fabricctl/internal/gcu"
 	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
@@ -386,6 +387,36 @@ func (t *Twin) validate(data map[string]any, touched map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// gcuFieldOperations refuses a SONiC Set whose effect on CONFIG_DB the
+// generic config updater's field-operation validators refuse (profile
+// write.gcu; internal/gcu has the rules and their sources). GCU runs them
+// first, on the diff of the whole CONFIG_DB before and after the patch
+// (generic_updater.py PatchApplier.apply: validate_field_operation before
+// the empty-table check and the YANG validation), and names the ASIC from
+// DEVICE_METADATA|localhost hwsku. The image's build_version is not
+// modelled: community images carry no 8-digit branch, so GCU compares no
+// version on them.
+func (t *Twin) gcuFieldOperations(before, after map[string]any) error {
+	if !t.profiled() || t.opts.Profile.Write.GCU == nil {
+		return nil
+	}
+	v := t.opts.Profile.Write.GCU
+	b, a := configDB(before), configDB(after)
+	r := v.Check(gcu.Diff(b, a, v.Watched()), v.ASIC(hwsku(b)), "")
+	if r == nil {
+		return nil
+	}
+	return sonicErr("ApplyPatchDb: Failed to apply patch: %s", r.Text)
+}
+
+// hwsku is DEVICE_METADATA|localhost hwsku of a CONFIG_DB tree.
+func hwsku(db map[string]any) string {
+	md, _ := db["DEVICE_METADATA"].(map[string]any)
+	lh, _ := md["localhost"].(map[string]any)
+	s, _ := lh["hwsku"].(string)
+	return s
 }
 
 // emptyTables refuses a SONiC Set that leaves a CONFIG_DB table with no

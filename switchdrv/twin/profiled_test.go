@@ -76,13 +76,13 @@ func TestSONiCUpdateKeyReplacesHash(t *testing.T) {
 	ctx := context.Background()
 	tw, c := sonicTwin(t, "sonic-202411", nil)
 	if code, msg := set(ctx, c, &gnmipb.SetRequest{Update: []*gnmipb.Update{
-		{Path: cfg(t, "WRED_PROFILE/AZURE_LOSSLESS"), Val: ietf(`{"ecn":"ecn_all","green_min_threshold":"150000","green_max_threshold":"1500000"}`)},
+		{Path: cfg(t, "SCHEDULER/scheduler.0"), Val: ietf(`{"type":"STRICT"}`)},
 		{Path: cfg(t, "PORT/Ethernet0/mtu"), Val: ietf(`"9216"`)},
 	}}); code != codes.OK {
 		t.Fatal(code, msg)
 	}
-	if got := jsonOf(t, tw, cfg(t, "WRED_PROFILE/AZURE_LOSSLESS")); got != `{"ecn":"ecn_all","green_max_threshold":"1500000","green_min_threshold":"150000"}` {
-		t.Errorf("WRED_PROFILE|AZURE_LOSSLESS = %s: the other fields must be gone", got)
+	if got := jsonOf(t, tw, cfg(t, "SCHEDULER/scheduler.0")); got != `{"type":"STRICT"}` {
+		t.Errorf("SCHEDULER|scheduler.0 = %s: the other fields must be gone", got)
 	}
 	port := jsonOf(t, tw, cfg(t, "PORT/Ethernet0"))
 	if !strings.Contains(port, `"mtu":"9216"`) || !strings.Contains(port, `"lanes":"0,1,2,3"`) {
@@ -230,5 +230,47 @@ func TestOpenConfigDefaultsModes(t *testing.T) {
 	}
 	if _, err := twin.Start(twin.Options{Name: "oc", Profile: prof}); err == nil {
 		t.Error("a defaults mode without a schema: no error")
+	}
+}
+
+// GCU's field-operation validators (sonic-utilities 202411
+// gcu_field_operation_validators.conf.json, rdma_config_update_validator)
+// run on the CONFIG_DB diff a Set makes: on the factory's ACS-MSN3800
+// (spc2) a new buffer profile, a WRED field other than AZURE_LOSSLESS's
+// green thresholds and probability, and a new PFC_WD|GLOBAL are refused,
+// the whole Set with them; xoff of an existing profile and AZURE_LOSSLESS's
+// green_min_threshold pass.
+func TestSONiCGCUFieldValidators(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		u    *gnmipb.Update
+		ok   bool
+	}{
+		{"new buffer profile", &gnmipb.Update{Path: cfg(t, "BUFFER_PROFILE/FABRICCTL_PG_1"), Val: ietf(`{"pool":"ingress_lossless_pool","xoff":"1","xon":"1","size":"2","dynamic_th":"0"}`)}, false},
+		{"xoff of the lossless profile", &gnmipb.Update{Path: cfg(t, "BUFFER_PROFILE/pg_lossless_100000_5m_profile/xoff"), Val: ietf(`"60000"`)}, true},
+		{"size of the lossless profile", &gnmipb.Update{Path: cfg(t, "BUFFER_PROFILE/pg_lossless_100000_5m_profile/size"), Val: ietf(`"80000"`)}, false},
+		{"AZURE_LOSSLESS green min", &gnmipb.Update{Path: cfg(t, "WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold"), Val: ietf(`"150000"`)}, true},
+		{"AZURE_LOSSLESS drop off", &gnmipb.Update{Path: cfg(t, "WRED_PROFILE/AZURE_LOSSLESS/wred_green_enable"), Val: ietf(`"false"`)}, false},
+		{"AZURE_LOSSLESS hash replaced", &gnmipb.Update{Path: cfg(t, "WRED_PROFILE/AZURE_LOSSLESS"), Val: ietf(`{"ecn":"ecn_all","green_min_threshold":"150000","green_max_threshold":"1500000"}`)}, false},
+		{"new PFC_WD table", &gnmipb.Update{Path: cfg(t, "PFC_WD"), Val: ietf(`{"GLOBAL":{"POLL_INTERVAL":"200"}}`)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tw, c := sonicTwin(t, "sonic-202411", nil)
+			before := jsonOf(t, tw, cfg(t, "SCHEDULER/scheduler.0"))
+			code, msg := set(ctx, c, &gnmipb.SetRequest{Update: []*gnmipb.Update{tc.u,
+				{Path: cfg(t, "SCHEDULER/scheduler.0/weight"), Val: ietf(`"20"`)}}})
+			if tc.ok != (code == codes.OK) {
+				t.Fatalf("Set: %v %q, want ok=%v", code, msg, tc.ok)
+			}
+			if !tc.ok {
+				if code != codes.Unknown || !strings.Contains(msg, "table is illegal- validating function generic_config_updater.field_operation_validators.rdma_config_update_validator returned False") {
+					t.Errorf("refusal %v %q is not GCU's", code, msg)
+				}
+				if got := jsonOf(t, tw, cfg(t, "SCHEDULER/scheduler.0")); got != before {
+					t.Errorf("the refused Set changed scheduler.0 to %s (not atomic)", got)
+				}
+			}
+		})
 	}
 }

@@ -486,6 +486,9 @@ func (t *Twin) prepare(req *gnmipb.SetRequest) (map[string]any, []*gnmipb.Update
 	if err := apply(); err != nil {
 		return nil, nil, err
 	}
+	if err := t.gcuFieldOperations(t.data, data); err != nil {
+		return nil, nil, err
+	}
 	if err := t.emptyTables(t.data, data, keyDeletes); err != nil {
 		return nil, nil, err
 	}

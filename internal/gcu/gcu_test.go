@@ -1,0 +1,122 @@
+package gcu_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fabricctl/fabricctl/internal/gcu"
+	"github.com/fabricctl/fabricctl/internal/profile"
+)
+
+func validators(t *testing.T, name string) *gcu.Validators {
+	t.Helper()
+	p, err := profile.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Write.GCU == nil {
+		t.Fatalf("profile %s has no write.gcu", name)
+	}
+	return p.Write.GCU
+}
+
+func op(o, ptr string, v any) gcu.Op {
+	return gcu.Op{Op: o, Path: strings.Split(strings.TrimPrefix(ptr, "/"), "/"), Value: v}
+}
+
+// The rows of sonic-utilities' own unit tests of rdma_config_update_validator
+// (tests/generic_config_updater/field_operation_validator_test.py, branch
+// 202411), with the same ASIC and build_version ("SONiC.20220530": branch
+// 20220530), must get the same verdicts here; the rest are the cases
+// fabricctl's payloads raise, worked by hand from field_operation_validators.py.
+func TestRDMAValidatorAsSONiCsUnitTests(t *testing.T) {
+	v := validators(t, "sonic-202411")
+	for _, tt := range []struct {
+		name   string
+		asic   string
+		branch string
+		op     gcu.Op
+		ok     bool
+	}{
+		{"unknown_asic", gcu.Unknown, "", op("replace", "/PFC_WD/Ethernet4/restoration_time", "234234"), false},
+		{"td3_asic_invalid_version", "td3", "20220530", op("replace", "/BUFFER_POOL/ingress_lossless_pool/xoff", "234234"), false},
+		{"spc_asic_valid_version_remove", "spc1", "20220530", op("remove", "/PFC_WD/Ethernet8/detection_time", nil), true},
+		{"spc_asic_valid_version_add_pfcwd", "spc1", "20220530", op("add", "/PFC_WD/Ethernet8", map[string]any{"action": "drop", "detection_time": "300", "restoration_time": "200"}), true},
+		{"spc_asic_valid_version", "spc1", "20220530", op("remove", "/PFC_WD/Ethernet8", nil), true},
+		{"spc_asic_invalid_op", "spc1", "20220530", op("remove", "/BUFFER_POOL/ingress_lossless_pool/xoff", nil), false},
+		{"spc_asic_other_field", "spc1", "20220530", op("add", "/PFC_WD/Ethernet8/other_field", "sample_value"), false},
+		// fabricctl's cases.
+		{"new buffer profile (pool, size, xon in no scenario)", "spc2", "", op("add", "/BUFFER_PROFILE/FABRICCTL_PG_149787", map[string]any{"pool": "ingress_lossless_pool", "xoff": "1", "xon": "2", "size": "3", "dynamic_th": "0"}), false},
+		{"xoff of the lossless profile", "spc2", "", op("replace", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/xoff", "60000"), true},
+		{"xoff on td2 (no version)", "td2", "", op("replace", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/xoff", "60000"), false},
+		{"size of the lossless profile", "spc2", "", op("replace", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/size", "80000"), false},
+		{"AZURE_LOSSLESS green min", "spc2", "", op("replace", "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold", "150000"), true},
+		{"AZURE_LOSSLESS drop off", "spc2", "", op("replace", "/WRED_PROFILE/AZURE_LOSSLESS/wred_green_enable", "false"), false},
+		{"new WRED profile", "spc2", "", op("add", "/WRED_PROFILE/FABRICCTL_ECN_ROCE", map[string]any{"green_min_threshold": "1"}), false},
+		{"PFC_WD GLOBAL created", "spc2", "", op("add", "/PFC_WD/GLOBAL", map[string]any{"POLL_INTERVAL": "200"}), false},
+		{"PFC_WD GLOBAL poll interval", "spc2", "", op("replace", "/PFC_WD/GLOBAL/POLL_INTERVAL", "200"), true},
+		{"PFC_WD port entry on a 202411 ASIC", "th4", "", op("add", "/PFC_WD/Ethernet0", map[string]any{"action": "drop", "detection_time": "200", "restoration_time": "200"}), true},
+	} {
+		r := v.Check([]gcu.Op{tt.op}, tt.asic, tt.branch)
+		if got := r == nil; got != tt.ok {
+			t.Errorf("%s: %s %s on %s: allowed %v, want %v (%v)", tt.name, tt.op.Op, tt.op.Pointer(), tt.asic, got, tt.ok, r)
+		}
+		if r != nil && !strings.Contains(r.Text, "Modification of "+tt.op.Path[0]+" table is illegal- validating function generic_config_updater.field_operation_validators.rdma_config_update_validator returned False") {
+			t.Errorf("%s: refusal text %q is not GCU's", tt.name, r.Text)
+		}
+	}
+}
+
+// gu_common.py refuses removing /PFC_WD/GLOBAL (and its POLL_INTERVAL)
+// before any validator runs.
+func TestIllegalRemoves(t *testing.T) {
+	v := validators(t, "sonic-202405")
+	r := v.Check([]gcu.Op{op("remove", "/PFC_WD/GLOBAL", nil)}, "spc2", "")
+	if r == nil || r.Text != "Given patch operation is invalid. Operation: remove is illegal on field: /PFC_WD/GLOBAL" {
+		t.Errorf("remove /PFC_WD/GLOBAL: %v", r)
+	}
+}
+
+// get_asic_name: Mellanox SKUs by exact, case-insensitive name; Broadcom
+// SKUs by substring; anything else unknown.
+func TestASICOfHWSKU(t *testing.T) {
+	v := validators(t, "sonic-202411")
+	for sku, want := range map[string]string{
+		"ACS-MSN3800":              "spc2",
+		"acs-msn3800":              "spc2",
+		"ACS-MSN3800-extra":        gcu.Unknown,
+		"Nokia-IXR7220-H4-64D":     "th4",
+		"Arista-7060X6-64PE-C256":  "th5",
+		"Arista-7050CX3-32S-C32":   "td3",
+		"Accton-AS9716-32D":        gcu.Unknown,
+		"Mellanox-SN5600-C256S1":   "spc4",
+		"Force10-S6000-Q24S32-XYZ": "td2",
+	} {
+		if got := v.ASIC(sku); got != want {
+			t.Errorf("ASIC(%q) = %s, want %s", sku, got, want)
+		}
+	}
+}
+
+// Diff is jsonpatch.from_diff on CONFIG_DB's shape: new tables and keys
+// are one add of the whole value, changed fields one replace each.
+func TestDiff(t *testing.T) {
+	old := map[string]any{
+		"BUFFER_PROFILE": map[string]any{"p1": map[string]any{"xoff": "1", "size": "2"}},
+		"PFC_WD":         map[string]any{"Ethernet0": map[string]any{"action": "drop"}},
+		"PORT":           map[string]any{"Ethernet0": map[string]any{"mtu": "9100"}},
+	}
+	target := map[string]any{
+		"BUFFER_PROFILE": map[string]any{"p1": map[string]any{"xoff": "5", "size": "2"}, "p2": map[string]any{"xoff": "1"}},
+		"WRED_PROFILE":   map[string]any{"W": map[string]any{"ecn": "ecn_all"}},
+		"PORT":           map[string]any{"Ethernet0": map[string]any{"mtu": "4200"}},
+	}
+	var got []string
+	for _, o := range gcu.Diff(old, target, map[string]bool{"BUFFER_PROFILE": true, "PFC_WD": true, "WRED_PROFILE": true}) {
+		got = append(got, o.Op+" "+o.Pointer())
+	}
+	want := "replace /BUFFER_PROFILE/p1/xoff,add /BUFFER_PROFILE/p2,remove /PFC_WD,add /WRED_PROFILE"
+	if strings.Join(got, ",") != want {
+		t.Errorf("Diff = %q, want %q", strings.Join(got, ","), want)
+	}
+}

@@ -1,0 +1,319 @@
+package sonic
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fabricctl/fabricctl/internal/gcu"
+)
+
+// GCU's field-operation validators (internal/gcu; sonic-utilities
+// generic_config_updater/gcu_field_operation_validators.conf.json and
+// field_operation_validators.py, branches 202405 and 202411) refuse, on
+// every ASIC, to create a buffer profile or a WRED profile, and allow only
+// these field changes (on ASICs they know): BUFFER_PROFILE xoff and
+// dynamic_th, WRED_PROFILE AZURE_LOSSLESS green_min_threshold,
+// green_max_threshold and green_drop_probability. So on those releases
+// fabricctl works with the objects the switch's own templates made:
+//
+//   - a lossless priority group keeps the profile buffermgrd gave it
+//     (BUFFER_PG|port|3-4 -> pg_lossless_<speed>_<cable>_profile, from the
+//     SKU's pg_profile_lookup.ini); where its xoff is below the headroom
+//     the intent needs, xoff is raised (a field replace, allowed), and
+//     plan says that size and xon stay as the vendor table made them;
+//   - a lossless class's queue uses AZURE_LOSSLESS (qos_config.j2 gives
+//     lossless queues that WRED profile) and fabricctl sets its green
+//     thresholds and probability; its drop enables and ECN mode stay as
+//     the template made them, and plan says so;
+//   - no FABRICCTL_PG_* or FABRICCTL_ECN_* object is created, and old ones
+//     are left in place (GCU refuses to remove them too), named in a note.
+//
+// A last check runs GCU's own rules over the diff the refined Set makes
+// to CONFIG_DB: whatever would still be refused is a plan error naming the
+// path, not a Set the switch refuses.
+
+// azureLossless is the WRED profile of lossless queues in every SONiC QoS
+// template (sonic-buildimage files/build_templates/qos_config.j2).
+const azureLossless = "AZURE_LOSSLESS"
+
+// gcuRewrite rewrites w for GCU's field validators v on a switch whose
+// ASIC GCU names asic. It returns plan notes, or an error when the intent
+// cannot be met within what GCU allows.
+func gcuRewrite(w *want, have db, v *gcu.Validators, asic string) ([]string, error) {
+	var notes []string
+	if err := gcuBuffers(w, have, v, asic, &notes); err != nil {
+		return nil, err
+	}
+	if err := gcuWRED(w, have, v, asic, &notes); err != nil {
+		return nil, err
+	}
+	return notes, nil
+}
+
+// coveringKey finds the key of table holding port's priority prio, as
+// "port|n" or a range "port|a-b".
+func coveringKey(have db, table, port string, prio int) (string, hash) {
+	for _, k := range slices.Sorted(maps.Keys(have[table])) {
+		p, lo, hi, ok := prioRange(k)
+		if ok && p == port && lo <= prio && prio <= hi {
+			return k, have[table][k]
+		}
+	}
+	return "", nil
+}
+
+func gcuBuffers(w *want, have db, v *gcu.Validators, asic string, notes *[]string) error {
+	ours := w.keys["BUFFER_PROFILE"]
+	if len(ours) == 0 {
+		return nil
+	}
+	need := map[string]int64{} // existing profile -> the xoff its ports need
+	users := map[string][]string{}
+	for _, k := range slices.Sorted(maps.Keys(w.keys["BUFFER_PG"])) {
+		h := w.keys["BUFFER_PG"][k]
+		spec, isOurs := ours[h["profile"]]
+		if !isOurs {
+			continue
+		}
+		port, prio, _, ok := prioRange(k)
+		if !ok {
+			continue
+		}
+		prof := ""
+		if _, hh := coveringKey(have, "BUFFER_PG", port, prio); hh != nil && have["BUFFER_PROFILE"][hh["profile"]]["xoff"] != "" {
+			prof = hh["profile"]
+		} else {
+			// Another lossless priority group of the port.
+			for _, ek := range slices.Sorted(maps.Keys(have["BUFFER_PG"])) {
+				if p, _, _, ok := prioRange(ek); ok && p == port && have["BUFFER_PROFILE"][have["BUFFER_PG"][ek]["profile"]]["xoff"] != "" {
+					prof = have["BUFFER_PG"][ek]["profile"]
+					break
+				}
+			}
+		}
+		if prof == "" {
+			return fmt.Errorf("BUFFER_PG|%s: the switch has no lossless buffer profile for port %s (no BUFFER_PG of the port names a profile with xoff), and SONiC's config updater on this release refuses to create buffer profiles (%s); give the port a lossless priority group first (its speed and CABLE_LENGTH let buffermgrd make one)", k, port, v.Source)
+		}
+		w.keys["BUFFER_PG"][k] = hash{"profile": prof}
+		x, _ := strconv.ParseInt(spec["xoff"], 10, 64)
+		need[prof] = max(need[prof], x)
+		users[prof] = append(users[prof], k)
+	}
+	for name := range ours {
+		delete(w.keys["BUFFER_PROFILE"], name)
+	}
+	for _, prof := range slices.Sorted(maps.Keys(need)) {
+		cur := have["BUFFER_PROFILE"][prof]
+		x, _ := strconv.ParseInt(cur["xoff"], 10, 64)
+		if x >= need[prof] {
+			*notes = append(*notes, fmt.Sprintf("lossless buffers: %s keeps BUFFER_PROFILE|%s (xoff %d B, at least the %d B of headroom the intent needs; size %s, xon %s from the SKU's pg_profile_lookup.ini): SONiC's config updater on this release refuses to create buffer profiles", strings.Join(sortPorts(portsOf(users[prof])), ", "), prof, x, need[prof], cur["size"], cur["xon"]))
+			continue
+		}
+		val := strconv.FormatInt(need[prof], 10)
+		op := gcu.Op{Op: "replace", Path: []string{"BUFFER_PROFILE", prof, "xoff"}, Value: val}
+		if r := v.Check([]gcu.Op{op}, asic, ""); r != nil {
+			return fmt.Errorf("BUFFER_PROFILE|%s: xoff %d B is below the %d B of headroom %s need, and SONiC's config updater refuses to raise it on this switch (%s: %s); raise it with the platform's buffer tools or shorten the cable lengths in the intent", prof, x, need[prof], strings.Join(sortPorts(portsOf(users[prof])), ", "), r.Reason, r.Text)
+		}
+		w.setField("BUFFER_PROFILE", prof, "xoff", val)
+		*notes = append(*notes, fmt.Sprintf("lossless buffers: xoff of BUFFER_PROFILE|%s raised from %d to %d B for %s; its size %s and xon %s stay as the SKU's pg_profile_lookup.ini made them, since SONiC's config updater on this release allows only xoff and dynamic_th changes of a buffer profile (on Mellanox, where size = xon + xoff, the reserved size does not grow with it)", prof, x, need[prof], strings.Join(sortPorts(portsOf(users[prof])), ", "), cur["size"], cur["xon"]))
+	}
+	return nil
+}
+
+func portsOf(keys []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range keys {
+		p, _, _ := strings.Cut(k, "|")
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// wredGCUFields are the WRED fields GCU lets fabricctl set on AZURE_LOSSLESS.
+var wredGCUFields = []string{"green_min_threshold", "green_max_threshold", "green_drop_probability"}
+
+func gcuWRED(w *want, have db, v *gcu.Validators, asic string, notes *[]string) error {
+	ours := w.keys["WRED_PROFILE"]
+	if len(ours) == 0 {
+		return nil
+	}
+	lossless := map[string]bool{}
+	if pq := w.keys["PORT_QOS_MAP"]; pq != nil {
+		for _, h := range pq {
+			for _, n := range strings.Split(h["pfc_enable"], ",") {
+				if n != "" {
+					lossless[n] = true
+				}
+			}
+		}
+	}
+	az := have["WRED_PROFILE"][azureLossless]
+	var target hash
+	var from []string
+	var lossy []string
+	for _, k := range slices.Sorted(maps.Keys(w.keys["QUEUE"])) {
+		h := w.keys["QUEUE"][k]
+		wp := h["wred_profile"]
+		spec, isOurs := ours[wp]
+		if !isOurs {
+			continue
+		}
+		_, prio, _, _ := prioRange(k)
+		h = maps.Clone(h)
+		if !lossless[strconv.Itoa(prio)] {
+			delete(h, "wred_profile")
+			w.keys["QUEUE"][k] = h
+			if !slices.Contains(lossy, wp) {
+				lossy = append(lossy, wp)
+			}
+			continue
+		}
+		if az == nil {
+			return fmt.Errorf("QUEUE|%s: ECN needs a WRED profile, the switch has no WRED_PROFILE|%s, and SONiC's config updater on this release refuses to create WRED profiles (%s)", k, azureLossless, v.Source)
+		}
+		switch {
+		case target == nil:
+			target, from = maps.Clone(spec), []string{wp}
+		case !slices.Contains(from, wp):
+			// One WRED profile for every lossless class: the earliest
+			// marking of them all (lowest thresholds, highest
+			// probability), which keeps every lossless queue at least as
+			// short as its class asks.
+			target["green_min_threshold"] = minNum(target["green_min_threshold"], spec["green_min_threshold"])
+			target["green_max_threshold"] = minNum(target["green_max_threshold"], spec["green_max_threshold"])
+			target["green_drop_probability"] = maxNum(target["green_drop_probability"], spec["green_drop_probability"])
+			from = append(from, wp)
+		}
+		h["wred_profile"] = azureLossless
+		w.keys["QUEUE"][k] = h
+	}
+	for name := range ours {
+		delete(w.keys["WRED_PROFILE"], name)
+	}
+	for _, wp := range lossy {
+		*notes = append(*notes, fmt.Sprintf("ECN of %s's queues not configured: it is not a lossless class, and SONiC's config updater on this release refuses to create WRED profiles other than changing %s's green thresholds", strings.TrimPrefix(wp, wredPrefix), azureLossless))
+	}
+	if target == nil {
+		return nil
+	}
+	if len(from) > 1 {
+		*notes = append(*notes, fmt.Sprintf("ECN: lossless classes %s share WRED_PROFILE|%s (SONiC's config updater on this release lets fabricctl change no other WRED profile), with the earliest marking of them: min %s B, max %s B, probability %s %%", strings.Join(from, ", "), azureLossless, target["green_min_threshold"], target["green_max_threshold"], target["green_drop_probability"]))
+	}
+	for _, f := range wredGCUFields {
+		if az[f] == target[f] {
+			continue
+		}
+		op := gcu.Op{Op: "replace", Path: []string{"WRED_PROFILE", azureLossless, f}, Value: target[f]}
+		if az[f] == "" {
+			op.Op = "add"
+		}
+		if r := v.Check([]gcu.Op{op}, asic, ""); r != nil {
+			return fmt.Errorf("WRED_PROFILE|%s/%s: SONiC's config updater refuses to set it on this switch (%s: %s); set ECN with the platform's tools or drop ECN from the intent", azureLossless, f, r.Reason, r.Text)
+		}
+		w.setField("WRED_PROFILE", azureLossless, f, target[f])
+	}
+	var kept []string
+	for _, f := range slices.Sorted(maps.Keys(az)) {
+		if slices.Contains(wredGCUFields, f) || strings.HasPrefix(f, "yellow_") || strings.HasPrefix(f, "red_") {
+			continue
+		}
+		kept = append(kept, f+"="+az[f])
+	}
+	*notes = append(*notes, fmt.Sprintf("ECN: lossless queues use WRED_PROFILE|%s with the intent's green thresholds and probability; its %s stay as the QoS template made them, since SONiC's config updater on this release allows only those three fields to change (with wred_green_enable true, non-ECT packets of the lossless queue can be WRED-dropped past the thresholds)", azureLossless, strings.Join(kept, ", ")))
+	return nil
+}
+
+// gcuKeepStale keeps in place the stale FABRICCTL objects GCU refuses to
+// remove, with a note.
+func gcuKeepStale(w *want, v *gcu.Validators, asic string, notes *[]string) {
+	for _, t := range []string{"BUFFER_PROFILE", "WRED_PROFILE"} {
+		for _, k := range slices.Sorted(maps.Keys(w.dels[t])) {
+			if !owned(t, k) {
+				continue
+			}
+			if r := v.Check([]gcu.Op{{Op: "remove", Path: []string{t, k}}}, asic, ""); r != nil {
+				delete(w.dels[t], k)
+				*notes = append(*notes, fmt.Sprintf("%s|%s is no longer used but is left in place: SONiC's config updater on this release refuses to remove it (%s); remove it with 'sonic-db-cli CONFIG_DB DEL' if wanted", t, k, r.Reason))
+			}
+		}
+	}
+}
+
+// gcuFinalCheck runs GCU's validators over what the refined Set does to
+// CONFIG_DB: a refusal is a plan error naming the path.
+func gcuFinalCheck(w *want, have db, v *gcu.Validators, asic string) error {
+	watched := v.Watched()
+	old := map[string]any{}
+	next := map[string]any{}
+	for t := range watched {
+		if have[t] == nil && len(w.keys[t]) == 0 && len(w.fields[t]) == 0 {
+			continue
+		}
+		o, n := map[string]any{}, map[string]any{}
+		for k, h := range have[t] {
+			o[k] = toAny(h)
+			n[k] = toAny(h)
+		}
+		for k := range w.dels[t] {
+			delete(n, k)
+		}
+		for k, h := range w.keys[t] {
+			n[k] = toAny(h)
+		}
+		for k, h := range w.fields[t] {
+			e, _ := n[k].(map[string]any)
+			if e == nil {
+				e = map[string]any{}
+			} else {
+				e = maps.Clone(e)
+			}
+			for f, val := range h {
+				e[f] = val
+			}
+			n[k] = e
+		}
+		if have[t] != nil {
+			old[t] = o
+		}
+		if len(n) > 0 {
+			next[t] = n
+		}
+	}
+	if r := v.Check(gcu.Diff(old, next, watched), asic, ""); r != nil {
+		return fmt.Errorf("SONiC's config updater would refuse this Set: %s %s: %s (%s)", r.Op.Op, r.Op.Pointer(), r.Reason, r.Text)
+	}
+	return nil
+}
+
+func toAny(h hash) map[string]any {
+	m := make(map[string]any, len(h))
+	for k, v := range h {
+		m[k] = v
+	}
+	return m
+}
+
+func minNum(a, b string) string {
+	x, _ := strconv.ParseInt(a, 10, 64)
+	y, _ := strconv.ParseInt(b, 10, 64)
+	if y < x {
+		return b
+	}
+	return a
+}
+
+func maxNum(a, b string) string {
+	x, _ := strconv.ParseInt(a, 10, 64)
+	y, _ := strconv.ParseInt(b, 10, 64)
+	if y > x {
+		return b
+	}
+	return a
+}
