@@ -118,7 +118,11 @@ func gcuBuffers(w *want, have db, v *gcu.Validators, asic string, notes *[]strin
 			return fmt.Errorf("BUFFER_PROFILE|%s: xoff %d B is below the %d B of headroom %s need, and SONiC's config updater refuses to raise it on this switch (%s: %s); raise it with the platform's buffer tools or shorten the cable lengths in the intent", prof, x, need[prof], strings.Join(sortPorts(portsOf(users[prof])), ", "), r.Reason, r.Text)
 		}
 		w.setField("BUFFER_PROFILE", prof, "xoff", val)
-		*notes = append(*notes, fmt.Sprintf("lossless buffers: xoff of BUFFER_PROFILE|%s raised from %d to %d B for %s; its size %s and xon %s stay as the SKU's pg_profile_lookup.ini made them, since SONiC's config updater on this release allows only xoff and dynamic_th changes of a buffer profile (on Mellanox, where size = xon + xoff, the reserved size does not grow with it)", prof, x, need[prof], strings.Join(sortPorts(portsOf(users[prof])), ", "), cur["size"], cur["xon"]))
+		also := ""
+		if n := len(otherUsers(have, prof, users[prof])); n > 0 {
+			also = fmt.Sprintf(" (and for the %d other port(s) outside the inventory that use it)", n)
+		}
+		*notes = append(*notes, fmt.Sprintf("lossless buffers: xoff of BUFFER_PROFILE|%s raised from %d to %d B for %s%s; its size %s and xon %s stay as the SKU's pg_profile_lookup.ini made them, since SONiC's config updater on this release allows only xoff and dynamic_th changes of a buffer profile (on Mellanox, where size = xon + xoff, the reserved size does not grow with it)", prof, x, need[prof], strings.Join(sortPorts(portsOf(users[prof])), ", "), also, cur["size"], cur["xon"]))
 	}
 	return nil
 }
@@ -316,4 +320,22 @@ func maxNum(a, b string) string {
 		return b
 	}
 	return a
+}
+
+// otherUsers lists the ports outside users whose BUFFER_PG names prof.
+func otherUsers(have db, prof string, users []string) []string {
+	mine := map[string]bool{}
+	for _, p := range portsOf(users) {
+		mine[p] = true
+	}
+	seen := map[string]bool{}
+	var out []string
+	for k, h := range have["BUFFER_PG"] {
+		p, _, _ := strings.Cut(k, "|")
+		if h["profile"] == prof && !mine[p] && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
