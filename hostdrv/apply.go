@@ -167,13 +167,40 @@ func WriteBackup(file string, b *Backup) error {
 		tmp.Close()
 		return fmt.Errorf("backup %s: %w", file, err)
 	}
+	// The data on disk before the name points at it, and the name on disk
+	// before the host is changed: a power loss after apply must not leave
+	// an empty or nameless backup.
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("backup %s: %w", file, err)
+	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("backup %s: %w", file, err)
 	}
 	if err := os.Rename(tmp.Name(), file); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
+	if err := syncDir(filepath.Dir(file)); err != nil {
+		return fmt.Errorf("backup %s: sync directory: %w", file, err)
+	}
 	return nil
+}
+
+// syncDir makes a rename into dir durable: fsync(2) of a file "does not
+// necessarily ensure that the entry in the directory containing the file
+// has also reached disk. For that an explicit fsync() on a file descriptor
+// for the directory is also needed" (Linux fsync(2), NOTES). A variable so
+// that tests see it called.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
 }
 
 // ReadBackup reads a backup file written by WriteBackup.
