@@ -1,0 +1,151 @@
+package switchdrv_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv"
+)
+
+// recordDirSyncs replaces the backup directory sync for the test: a sync
+// of dir records which backup files were in it at that moment (what the
+// sync made durable) and calls also; nothing is synced for real.
+func recordDirSyncs(t *testing.T, dir string, also func()) *[][]string {
+	t.Helper()
+	var mu sync.Mutex
+	var syncs [][]string
+	restore := switchdrv.SetSyncDir(func(d string) error {
+		if d == dir {
+			names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+			mu.Lock()
+			syncs = append(syncs, names)
+			mu.Unlock()
+			if also != nil {
+				also()
+			}
+		}
+		return nil
+	})
+	t.Cleanup(restore)
+	return &syncs
+}
+
+// TestWriteBackupSyncsDirectory: after the rename, the backup directory is
+// fsynced, so the backup's name survives a power loss (Linux fsync(2),
+// NOTES: the file's fsync does not make its directory entry durable).
+// Before the fix no directory was synced and this failed.
+func TestWriteBackupSyncsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	syncs := recordDirSyncs(t, dir, nil)
+	snap := &switchdrv.Snapshot{Version: switchdrv.SnapshotVersion, Switch: "leaf1", Taken: time.Now(), Basis: "b",
+		Entries: []switchdrv.Entry{{Path: "/qos", Exists: true, JSON: json.RawMessage(`{"srl_nokia-qos:a": 1}`)}}}
+	path, err := switchdrv.WriteBackup(dir, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]string{{path}}; !cmp.Equal(want, *syncs) {
+		t.Errorf("directory syncs (the backups present at each): got %v, want %v (one, after the rename)", *syncs, want)
+	}
+}
+
+// TestApplySyncsBackupDirectoryBeforeWriting: apply syncs the backup
+// directory once, with every switch's backup in it, before the first Set.
+// Before the fix no directory was synced and this failed.
+func TestApplySyncsBackupDirectoryBeforeWriting(t *testing.T) {
+	l := newLab(t, 3, 0)
+	var mu sync.Mutex
+	var steps []string
+	step := func(s string) {
+		mu.Lock()
+		steps = append(steps, s)
+		mu.Unlock()
+	}
+	syncs := recordDirSyncs(t, l.eng.BackupDir, func() { step("sync-dir") })
+	l.eng.Progress = func(ev switchdrv.Event) {
+		if ev.Step == "set" || ev.Step == "backup" {
+			step(ev.Step)
+		}
+	}
+	res, err := l.eng.Apply(t.Context(), l.f, l.plan(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backups []string
+	for _, tr := range res.Targets {
+		backups = append(backups, tr.Backup)
+	}
+	slices.Sort(backups)
+	if want := [][]string{backups}; !cmp.Equal(want, *syncs) {
+		t.Errorf("directory syncs (the backups present at each): got %v, want %v", *syncs, want)
+	}
+	want := "backup backup backup sync-dir set set set"
+	if got := strings.Join(steps, " "); got != want {
+		t.Errorf("order of the steps: got %q, want %q", got, want)
+	}
+}
+
+// TestReadBackupReadsIndented: backups are now written as compact JSON;
+// those written before, indented, still read, to the same snapshot.
+func TestReadBackupReadsIndented(t *testing.T) {
+	dir := t.TempDir()
+	snap := &switchdrv.Snapshot{Version: switchdrv.SnapshotVersion, Switch: "leaf1", Platform: intent.PlatformSRLinux,
+		Address: "10.0.0.1:57400", Taken: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), Basis: "sha256:x",
+		Entries: []switchdrv.Entry{
+			{Path: "/qos/classifiers/dscp-policy[name=D]", Exists: true, JSON: json.RawMessage(`{"srl_nokia-qos:name":"D","dscp":[{"value":1}]}`)},
+			{Path: "/qos/interfaces/interface[interface-id=ethernet-1/1]"},
+			{Path: "cli:/", Exists: true, ASCII: ptr("qos map dscp 26 to traffic-class 3\n")},
+		}}
+	path, err := switchdrv.WriteBackup(dir, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(compact), "\n") != 1 {
+		t.Errorf("backup is not compact JSON:\n%s", compact)
+	}
+	// As WriteBackup wrote it before (json.MarshalIndent, two spaces).
+	indented, err := json.MarshalIndent(snap, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "leaf1-20250101T000000.000000000Z.json")
+	if err := os.WriteFile(old, append(indented, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := switchdrv.ReadBackup(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := switchdrv.ReadBackup(old)
+	if err != nil {
+		t.Fatalf("indented backup: %v", err)
+	}
+	// The raw values compare as JSON (indenting re-spaces them).
+	opt := cmp.Comparer(func(x, y json.RawMessage) bool {
+		if len(x) == 0 || len(y) == 0 {
+			return len(x) == len(y)
+		}
+		var vx, vy any
+		return json.Unmarshal(x, &vx) == nil && json.Unmarshal(y, &vy) == nil && cmp.Equal(vx, vy)
+	})
+	if diff := cmp.Diff(a, b, opt, cmp.AllowUnexported(switchdrv.Snapshot{}, switchdrv.Entry{})); diff != "" {
+		t.Errorf("compact and indented backups read differently (-compact +indented):\n%s", diff)
+	}
+	if diff := cmp.Diff(snap, a, opt, cmp.AllowUnexported(switchdrv.Snapshot{}, switchdrv.Entry{})); diff != "" {
+		t.Errorf("backup read back differs (-written +read):\n%s", diff)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
