@@ -149,3 +149,63 @@ func TestReadBackupReadsIndented(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestBackupEncodingIsJSONMarshal: the backup encoder writes what
+// json.Marshal writes, byte for byte, for plain snapshots and for values
+// and strings it must escape or compact (which it leaves to json.Marshal).
+func TestBackupEncodingIsJSONMarshal(t *testing.T) {
+	taken := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	base := func() *switchdrv.Snapshot {
+		return &switchdrv.Snapshot{Version: switchdrv.SnapshotVersion, Switch: "leaf1", Platform: intent.PlatformSRLinux,
+			Address: "10.0.0.1:57400", Taken: taken, Basis: "sha256:x",
+			Entries: []switchdrv.Entry{
+				{Path: "/qos/classifiers/dscp-policy[name=D]", Exists: true, JSON: json.RawMessage(`{"srl_nokia-qos:name":"D","dscp":[{"value":1}]}`)},
+				{Path: "/qos/interfaces/interface[interface-id=ethernet-1/1]"},
+				{Path: "cli:/", Exists: true, ASCII: ptr("qos map dscp 26 to traffic-class 3")},
+			}}
+	}
+	cases := map[string]func(s *switchdrv.Snapshot){
+		"plain":             func(s *switchdrv.Snapshot) {},
+		"no platform":       func(s *switchdrv.Snapshot) { s.Platform, s.Address = "", "" },
+		"no entries":        func(s *switchdrv.Snapshot) { s.Entries = nil },
+		"empty entries":     func(s *switchdrv.Snapshot) { s.Entries = []switchdrv.Entry{} },
+		"spaced value":      func(s *switchdrv.Snapshot) { s.Entries[0].JSON = json.RawMessage("{ \"a\" :\n [1, 2] }") },
+		"html in value":     func(s *switchdrv.Snapshot) { s.Entries[0].JSON = json.RawMessage(`{"d":"a<b>&c"}`) },
+		"U+2028 in value":   func(s *switchdrv.Snapshot) { s.Entries[0].JSON = json.RawMessage("{\"d\":\"a\u2028b\"}") },
+		"utf-8 in value":    func(s *switchdrv.Snapshot) { s.Entries[0].JSON = json.RawMessage(`{"d":"é"}`) },
+		"newline in ascii":  func(s *switchdrv.Snapshot) { s.Entries[2].ASCII = ptr("a\nb\n") },
+		"quote in path":     func(s *switchdrv.Snapshot) { s.Entries[1].Path = `/a[k="x\y"]` },
+		"html in name":      func(s *switchdrv.Snapshot) { s.Switch = "a&b<c>" },
+		"non-ascii address": func(s *switchdrv.Snapshot) { s.Address = "spine-ü:1" },
+		"zero time":         func(s *switchdrv.Snapshot) { s.Taken = time.Time{} },
+		"local time":        func(s *switchdrv.Snapshot) { s.Taken = taken.In(time.FixedZone("X", 3600)) },
+		"scalar value":      func(s *switchdrv.Snapshot) { s.Entries[0].JSON = json.RawMessage(`"9216"`) },
+	}
+	for name, edit := range cases {
+		s := base()
+		edit(s)
+		dir := t.TempDir()
+		path, err := switchdrv.WriteBackup(dir, s)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want)+"\n" {
+			t.Errorf("%s: backup\n%s\nwant (json.Marshal)\n%s", name, got, want)
+		}
+	}
+	// Invalid JSON in a value is refused, as json.Marshal refuses it.
+	s := base()
+	s.Entries[0].JSON = json.RawMessage(`{"a":}`)
+	if _, err := switchdrv.WriteBackup(t.TempDir(), s); err == nil {
+		t.Error("a value that is not JSON: backup written, want an error")
+	}
+}

@@ -7,3 +7,6 @@ func SetSyncDir(f func(dir string) error) (restore func()) {
 	syncDir = f
 	return func() { syncDir = old }
 }
+
+// EncodeSnapshot is the backup file's encoder.
+var EncodeSnapshot = encodeSnapshot
