@@ -1,5 +1,7 @@
 package switchdrv
 
+import gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
 // SetSyncDir replaces the directory sync of the backups for a test and
 // returns the function that puts the real one back.
 func SetSyncDir(f func(dir string) error) (restore func()) {
@@ -10,3 +12,33 @@ func SetSyncDir(f func(dir string) error) (restore func()) {
 
 // EncodeSnapshot is the backup file's encoder.
 var EncodeSnapshot = encodeSnapshot
+
+// TreeOf is treeOf without a buffer.
+func TreeOf(v any, b []byte) (any, bool) {
+	t, _, ok := treeOf(v, b, nil)
+	return t, ok
+}
+
+// DesiredTrees returns the trees plan gets for d's updates (without those
+// it decodes); d forgets its values, as in plan.
+func DesiredTrees(d *Desired) map[*gnmipb.Update]any {
+	out := map[*gnmipb.Update]any{}
+	for u, dv := range d.decodedValues() {
+		out[u] = dv.v
+	}
+	return out
+}
+
+// DecodeAll decodes d's values as compare did before plan built them from
+// the compiled values (jtree.Typed of each, with the key and last keys).
+func DecodeAll(d *Desired) int {
+	c := decoded{}
+	for _, us := range [][]*gnmipb.Update{d.Replaces, d.Updates} {
+		for _, u := range us {
+			if _, err := c.get(u); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return len(c)
+}
