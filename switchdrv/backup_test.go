@@ -2,6 +2,7 @@ package switchdrv_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -207,5 +208,31 @@ func TestBackupEncodingIsJSONMarshal(t *testing.T) {
 	s.Entries[0].JSON = json.RawMessage(`{"a":}`)
 	if _, err := switchdrv.WriteBackup(t.TempDir(), s); err == nil {
 		t.Error("a value that is not JSON: backup written, want an error")
+	}
+}
+
+// TestApplyStopsWhenBackupDirectoryDoesNotSync: a backup whose name may
+// not survive a power loss is no backup: apply writes nothing.
+func TestApplyStopsWhenBackupDirectoryDoesNotSync(t *testing.T) {
+	l := newLab(t, 2, 0)
+	before := []string{state(t, l.twins[0]), state(t, l.twins[1])}
+	restore := switchdrv.SetSyncDir(func(d string) error {
+		if d == l.eng.BackupDir {
+			return errors.New("input/output error")
+		}
+		return nil
+	})
+	t.Cleanup(restore)
+	res, err := l.eng.Apply(t.Context(), l.f, l.plan(t))
+	if err == nil || !strings.Contains(err.Error(), "nothing was changed") || !strings.Contains(err.Error(), "input/output error") {
+		t.Fatalf("Apply: got %v, want nothing changed, with the sync's error", err)
+	}
+	for i, tr := range res.Targets {
+		if tr.Status != switchdrv.StatusFailed {
+			t.Errorf("%s: status %s, want %s", tr.Name, tr.Status, switchdrv.StatusFailed)
+		}
+		if got := state(t, l.twins[i]); got != before[i] {
+			t.Errorf("%s was written although its backup was not durable", tr.Name)
+		}
 	}
 }
