@@ -10,9 +10,6 @@ func SetSyncDir(f func(dir string) error) (restore func()) {
 	return func() { syncDir = old }
 }
 
-// EncodeSnapshot is the backup file's encoder.
-var EncodeSnapshot = encodeSnapshot
-
 // TreeOf is treeOf without a buffer.
 func TreeOf(v any, b []byte) (any, bool) {
 	t, _, ok := treeOf(v, b, nil)
@@ -27,18 +24,4 @@ func DesiredTrees(d *Desired) map[*gnmipb.Update]any {
 		out[u] = dv.v
 	}
 	return out
-}
-
-// DecodeAll decodes d's values as compare did before plan built them from
-// the compiled values (jtree.Typed of each, with the key and last keys).
-func DecodeAll(d *Desired) int {
-	c := decoded{}
-	for _, us := range [][]*gnmipb.Update{d.Replaces, d.Updates} {
-		for _, u := range us {
-			if _, err := c.get(u); err != nil {
-				panic(err)
-			}
-		}
-	}
-	return len(c)
 }
