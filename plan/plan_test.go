@@ -3,6 +3,8 @@ package plan
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +126,94 @@ func TestActionText(t *testing.T) {
 	}
 	if !errors.Is(ErrStale, ErrStale) || Hash([]byte("a")) == Hash([]byte("b")) || len(Hash(nil)) != 32 {
 		t.Error("Hash is not a 16-byte hex digest that tells inputs apart")
+	}
+}
+
+// textPlan has a target of every kind the text shows: changes of each
+// action with and without values and reasons, notes, an error, a target
+// without changes, and an action the text does not know.
+func textPlan() *Plan {
+	p := samplePlan()
+	p.Targets = append(p.Targets,
+		TargetPlan{Name: "leaf4", Kind: KindSwitch, Platform: "eos", Changes: []Change{
+			{Action: Update, Path: "/a", After: "2", Reason: "drift"},
+			{Action: Update, Path: "/b", Before: "1"},
+			{Action: Create, Path: "/c", Reason: "the intent wants it"},
+			{Action: Delete, Path: "/d", Reason: ReasonText},
+			{Action: Action(7), Path: "/e", Before: "x", After: "y"},
+			{Action: NoOp, Path: "/f", Before: "same", After: "same"},
+		}, Notes: []string{"one", "two"}},
+		TargetPlan{Name: "leaf5", Kind: KindSwitch, Changes: []Change{}, Notes: []string{"only a note"}},
+	)
+	p.Sort()
+	for i := range p.Targets {
+		p.Targets[i].Sort()
+	}
+	return p
+}
+
+// ReasonText is a reason with characters fmt would treat specially.
+const ReasonText = "100% of it: %d %s {}"
+
+// TestWriteTextExact pins the text output, byte for byte (as written with
+// fmt before WriteText built it by hand).
+func TestWriteTextExact(t *testing.T) {
+	const want = `switch leaf1 (srlinux):
+  + /qos/a|pipe
+      = {"x":1}
+  - /qos/b
+      was 1
+  note: needs firmware
+switch leaf2 (sonic): no changes
+switch leaf3: ERROR: switch leaf3: get: deadline exceeded
+switch leaf4 (eos):
+  ~ /a
+      (none) -> 2
+      (drift)
+  ~ /b
+      1 -> (none)
+  + /c
+      = (none)
+      (the intent wants it)
+  - /d
+      was (none)
+      (100% of it: %d %s {})
+  ? /e
+  note: one
+  note: two
+switch leaf5: no changes
+  note: only a note
+host gpu1:
+  ~ ens1f0np0/pfc
+      prio-pfc 0x00 -> prio-pfc 0x08
+      (PFC on the lossless priorities)
+Plan: 2 to create, 3 to update, 2 to delete on 3 of 6 targets; 1 failed.
+`
+	var b strings.Builder
+	if err := WriteText(&b, textPlan()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("text (-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkWriteText renders the plan of 200 switches with 100 changes
+// each (what `fabricctl apply` shows for a fresh fabric of 200 switches).
+func BenchmarkWriteText(b *testing.B) {
+	p := &Plan{Fabric: "bench"}
+	for i := range 200 {
+		tp := TargetPlan{Name: fmt.Sprintf("leaf%d", i), Kind: KindSwitch, Platform: "srlinux", Notes: []string{"a note about the switch"}}
+		for j := range 100 {
+			tp.Changes = append(tp.Changes, Change{Action: Create, Path: fmt.Sprintf("/qos/interfaces/interface[interface-id=ethernet-1/%d]", j),
+				After: `{"interface-id":"ethernet-1/1","interface-ref":{"interface":"ethernet-1/1"},"output":{"scheduler":{"scheduler-policy":"FABRICCTL_SCHED"}}}`})
+		}
+		p.Targets = append(p.Targets, tp)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := WriteText(io.Discard, p); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -6,41 +6,66 @@ import (
 	"strings"
 )
 
-// WriteText renders the plan for a human, grouped by target.
+// WriteText renders the plan for a human, grouped by target. The text is
+// built in one buffer sized up front, without fmt: a fabric's plan has
+// thousands of changes and `fabricctl apply` shows every one.
 func WriteText(w io.Writer, p *Plan) error {
 	var b strings.Builder
+	b.Grow(textSize(p))
 	for _, t := range p.Targets {
-		head := t.Kind + " " + t.Name
+		b.WriteString(t.Kind)
+		b.WriteByte(' ')
+		b.WriteString(t.Name)
 		if t.Platform != "" {
-			head += " (" + t.Platform + ")"
+			b.WriteString(" (")
+			b.WriteString(t.Platform)
+			b.WriteByte(')')
 		}
 		switch {
 		case t.Error != "":
-			fmt.Fprintf(&b, "%s: ERROR: %s\n", head, t.Error)
+			b.WriteString(": ERROR: ")
+			b.WriteString(t.Error)
+			b.WriteByte('\n')
 		case !t.HasChanges():
-			fmt.Fprintf(&b, "%s: no changes\n", head)
+			b.WriteString(": no changes\n")
 		default:
-			fmt.Fprintf(&b, "%s:\n", head)
+			b.WriteString(":\n")
 			for _, c := range t.Changes {
 				if c.Action == NoOp {
 					continue
 				}
-				fmt.Fprintf(&b, "  %s %s\n", c.Action.Symbol(), c.Path)
+				b.WriteString("  ")
+				b.WriteString(c.Action.Symbol())
+				b.WriteByte(' ')
+				b.WriteString(c.Path)
+				b.WriteByte('\n')
 				switch c.Action {
 				case Update:
-					fmt.Fprintf(&b, "      %s -> %s\n", orNone(c.Before), orNone(c.After))
+					b.WriteString("      ")
+					b.WriteString(orNone(c.Before))
+					b.WriteString(" -> ")
+					b.WriteString(orNone(c.After))
+					b.WriteByte('\n')
 				case Create:
-					fmt.Fprintf(&b, "      = %s\n", orNone(c.After))
+					b.WriteString("      = ")
+					b.WriteString(orNone(c.After))
+					b.WriteByte('\n')
 				case Delete:
-					fmt.Fprintf(&b, "      was %s\n", orNone(c.Before))
+					b.WriteString("      was ")
+					b.WriteString(orNone(c.Before))
+					b.WriteByte('\n')
 				}
 				if c.Reason != "" {
-					fmt.Fprintf(&b, "      (%s)\n", c.Reason)
+					b.WriteString("      (")
+					b.WriteString(c.Reason)
+					b.WriteString(")\n")
 				}
 			}
 		}
 		for _, n := range t.Notes {
-			fmt.Fprintf(&b, "  note: %s\n", n)
+			b.WriteString("  note: ")
+			b.WriteString(n)
+			b.WriteByte('\n')
 		}
 	}
 	s := p.Summarize()
@@ -52,6 +77,21 @@ func WriteText(w io.Writer, p *Plan) error {
 	b.WriteString(".\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// textSize is about the length of WriteText's output (a little more).
+func textSize(p *Plan) int {
+	n := 128
+	for _, t := range p.Targets {
+		n += len(t.Kind) + len(t.Name) + len(t.Platform) + len(t.Error) + 16
+		for _, c := range t.Changes {
+			n += len(c.Path) + len(c.Before) + len(c.After) + len(c.Reason) + 32
+		}
+		for _, note := range t.Notes {
+			n += len(note) + 10
+		}
+	}
+	return n
 }
 
 // WriteJSON renders the plan file format.

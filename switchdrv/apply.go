@@ -178,6 +178,15 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		res.Status = "failed"
 		return res, fmt.Errorf("nothing was changed: %w", err)
 	}
+	// The backups' names are durable before any switch is written: one
+	// sync of the directory for all of them (prepare synced each file).
+	if err := syncDir(e.BackupDir); err != nil {
+		for _, w := range ws {
+			w.res.Status, w.res.Error = StatusFailed, "backup directory not synced"
+		}
+		res.Status = "failed"
+		return res, fmt.Errorf("nothing was changed: sync backup directory %s: %w", e.BackupDir, err)
+	}
 
 	// 2. Roll out in stages.
 	var failed error
@@ -335,7 +344,7 @@ func (e *Engine) prepare(ctx context.Context, w *work) error {
 		}
 		w.backup = snap
 	}
-	path, err := WriteBackup(e.BackupDir, w.backup)
+	path, err := writeBackup(e.BackupDir, w.backup) // the directory is synced once, by Apply
 	if err != nil {
 		return fmt.Errorf("switch %s: backup: %w", w.sw.Name, err)
 	}

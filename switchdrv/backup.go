@@ -5,16 +5,35 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
 // WriteBackup saves snap as <dir>/<switch>-<UTC time>.json (mode 0600, the
-// directory 0700), synced to disk before it returns, and returns the path.
+// directory 0700), the file and its name in the directory synced to disk
+// before it returns, and returns the path.
 func WriteBackup(dir string, snap *Snapshot) (string, error) {
+	path, err := writeBackup(dir, snap)
+	if err != nil {
+		return "", err
+	}
+	if err := syncDir(dir); err != nil {
+		return "", fmt.Errorf("backup %s: sync directory: %w", path, err)
+	}
+	return path, nil
+}
+
+// writeBackup is WriteBackup without the directory sync: the file's data
+// is on disk, its name (the rename) only once dir is synced. Apply writes
+// every switch's backup this way, then syncs the directory once, before
+// any write to a switch.
+func writeBackup(dir string, snap *Snapshot) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	b, err := json.MarshalIndent(snap, "", "  ")
+	// Compact: ReadBackup reads both forms (backups written before were
+	// indented).
+	b, err := encodeSnapshot(snap)
 	if err != nil {
 		return "", err
 	}
@@ -53,7 +72,27 @@ func WriteBackup(dir string, snap *Snapshot) (string, error) {
 	return path, nil
 }
 
-// ReadBackup reads a file written by WriteBackup.
+// syncDir makes the entries of dir (a file renamed into it) durable:
+// fsync(2) of a file "does not necessarily ensure that the entry in the
+// directory containing the file has also reached disk. For that an
+// explicit fsync() on a file descriptor for the directory is also needed"
+// (Linux fsync(2), NOTES; POSIX leaves it to the implementation). Without
+// it a power loss right after apply can leave the backup's data on disk
+// under no name. A variable so that tests can see when it is called.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
+}
+
+// ReadBackup reads a file written by WriteBackup (compact or, as written
+// before, indented JSON).
 func ReadBackup(path string) (*Snapshot, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -71,6 +110,99 @@ func ReadBackup(path string) (*Snapshot, error) {
 	}
 	return &s, nil
 }
+
+// encodeSnapshot is json.Marshal(s), byte for byte, without its
+// reflection and without compacting each value again: a value the switch
+// sent that is compact already, and holds nothing json.Marshal would
+// escape, is only validated and copied (an SR Linux switch of 32 ports:
+// 40 KB of values). Anything else is left to json.Marshal.
+func encodeSnapshot(s *Snapshot) ([]byte, error) {
+	taken, err := s.Taken.MarshalJSON()
+	if err != nil || s.Entries == nil {
+		return json.Marshal(s)
+	}
+	n := 256
+	for _, e := range s.Entries {
+		n += len(e.Path) + len(e.JSON) + 40
+		if e.ASCII != nil {
+			n += len(*e.ASCII) + 10
+		}
+	}
+	b := make([]byte, 0, n)
+	ok := true
+	b = append(b, `{"version":`...)
+	b = strconv.AppendInt(b, int64(s.Version), 10)
+	b = append(b, `,"switch":`...)
+	b, ok = appendPlainString(b, s.Switch, ok)
+	if s.Platform != "" {
+		b = append(b, `,"platform":`...)
+		b, ok = appendPlainString(b, string(s.Platform), ok)
+	}
+	if s.Address != "" {
+		b = append(b, `,"address":`...)
+		b, ok = appendPlainString(b, s.Address, ok)
+	}
+	b = append(b, `,"taken":`...)
+	b = append(b, taken...)
+	b = append(b, `,"basis":`...)
+	b, ok = appendPlainString(b, s.Basis, ok)
+	b = append(b, `,"entries":[`...)
+	for i, e := range s.Entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"path":`...)
+		b, ok = appendPlainString(b, e.Path, ok)
+		b = append(b, `,"exists":`...)
+		b = strconv.AppendBool(b, e.Exists)
+		if len(e.JSON) > 0 {
+			if !plainRaw(e.JSON) {
+				return json.Marshal(s)
+			}
+			b = append(b, `,"json":`...)
+			b = append(b, e.JSON...)
+		}
+		if e.ASCII != nil {
+			b = append(b, `,"ascii":`...)
+			b, ok = appendPlainString(b, *e.ASCII, ok)
+		}
+		b = append(b, '}')
+		if !ok {
+			return json.Marshal(s)
+		}
+	}
+	b = append(b, "]}"...)
+	return b, nil
+}
+
+// appendPlainString appends s quoted when json.Marshal would write it as
+// is (printable ASCII but '"', '\\', '<', '>' and '&'); otherwise it
+// reports !ok (and the caller asks json.Marshal).
+func appendPlainString(b []byte, s string, ok bool) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return b, false
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), ok
+}
+
+// plainRaw reports whether json.Marshal would copy the raw value v as it
+// is: valid JSON, no white space to compact, no byte it escapes ('<', '>',
+// '&', and U+2028/U+2029, which start with 0xE2).
+func plainRaw(v []byte) bool {
+	for _, c := range v {
+		if notRaw[c] {
+			return false
+		}
+	}
+	return json.Valid(v)
+}
+
+// notRaw marks the bytes plainRaw refuses.
+var notRaw = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '<': true, '>': true, '&': true, 0xE2: true}
 
 func safeName(s string) string {
 	return strings.Map(func(r rune) rune {

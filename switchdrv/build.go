@@ -11,6 +11,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
 // Helpers the platform packages build their Desired with.
@@ -57,7 +58,7 @@ func JSONUpdate(v any, elems ...*gnmipb.PathElem) (*gnmipb.Update, error) {
 
 // Replace appends to d.Replaces the JSONUpdate of v at elems.
 func (d *Desired) Replace(v any, elems ...*gnmipb.PathElem) error {
-	u, err := JSONUpdate(v, elems...)
+	u, err := d.jsonUpdate(v, elems)
 	if err != nil {
 		return err
 	}
@@ -67,12 +68,49 @@ func (d *Desired) Replace(v any, elems ...*gnmipb.PathElem) error {
 
 // Update appends to d.Updates the JSONUpdate of v at elems.
 func (d *Desired) Update(v any, elems ...*gnmipb.PathElem) error {
-	u, err := JSONUpdate(v, elems...)
+	u, err := d.jsonUpdate(v, elems)
 	if err != nil {
 		return err
 	}
 	d.Updates = append(d.Updates, u)
 	return nil
+}
+
+// jsonUpdate is JSONUpdate keeping v in d, for plan.
+func (d *Desired) jsonUpdate(v any, elems []*gnmipb.PathElem) (*gnmipb.Update, error) {
+	u, err := JSONUpdate(v, elems...)
+	if err != nil {
+		return nil, err
+	}
+	if d.values == nil {
+		d.values = map[*gnmipb.Update]any{}
+	}
+	d.values[u] = v
+	return u, nil
+}
+
+// decodedValues returns d's values as compare decodes them, those it can
+// build from the values compile encoded rather than by parsing their JSON
+// (treeOf: only where the JSON is still exactly that value's). d forgets
+// the values: compare fills the trees with defaults in place, and they are
+// for one plan.
+func (d *Desired) decodedValues() decoded {
+	c := decoded{}
+	var buf []byte
+	for _, us := range [][]*gnmipb.Update{d.Replaces, d.Updates} {
+		for _, u := range us {
+			v, ok := d.values[u]
+			if !ok {
+				continue
+			}
+			var tree any
+			if tree, buf, ok = treeOf(v, u.GetVal().GetJsonIetfVal(), buf); ok {
+				c[u] = &desiredValue{v: tree, key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
+			}
+		}
+	}
+	d.values = nil
+	return c
 }
 
 // KeyPart turns a class name into a part of a device key: upper case,

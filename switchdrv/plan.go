@@ -371,7 +371,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	tp.Notes = d.Notes
 	req := d.SetRequest()
 	tp.Basis = snap.Basis
-	values := decoded{}
+	values := d.decodedValues() // the values compile built, not decoded again
 	changes, err := compare(d, snap, q, values)
 	if err != nil {
 		tp.Error = err.Error()

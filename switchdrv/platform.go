@@ -64,6 +64,11 @@ type Desired struct {
 	// Notes are things the platform cannot express (e.g. PFC on plain
 	// OpenConfig) or that need operator action.
 	Notes []string
+
+	// values are the values Replace and Update encoded, by update, so
+	// that plan compares against them without parsing their JSON
+	// (decodedValues).
+	values map[*gnmipb.Update]any
 }
 
 // SetRequest returns the one SetRequest that applies d.

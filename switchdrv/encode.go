@@ -1,0 +1,243 @@
+package switchdrv
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
+)
+
+// treeOf returns the tree jtree.Typed decodes b into (member names
+// without module prefixes, numbers as json.Number), built from v, the
+// value json.Marshal encoded into b, without parsing b: plan compares
+// against it. It walks the shapes the compilers build (structs of strings,
+// integers, bools, pointers and slices, with json tags), writing the JSON
+// as json.Marshal does into buf (returned for reuse), and answers only
+// when that gives b exactly: a value changed since it was encoded, one of
+// another shape or with a string json.Marshal escapes has no tree (!ok),
+// and b is decoded as before.
+func treeOf(v any, b, buf []byte) (tree any, _ []byte, ok bool) {
+	e := encoder{b: buf[:0]}
+	tree, ok = e.value(reflect.ValueOf(v))
+	return tree, e.b, ok && bytes.Equal(e.b, b)
+}
+
+type encoder struct{ b []byte }
+
+// value appends v's JSON and returns its tree; !ok: a value it does not
+// know (e.b is then garbage).
+func (e *encoder) value(v reflect.Value) (any, bool) {
+	if !v.IsValid() {
+		return nil, false // nil
+	}
+	t := v.Type()
+	var info *typeInfo
+	if t.PkgPath() != "" || v.Kind() == reflect.Struct {
+		if info = infoOf(t); info.marshals {
+			return nil, false // a named type with its own encoding
+		}
+	}
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		if !plainString(s) {
+			return nil, false
+		}
+		e.b = append(e.b, '"')
+		e.b = append(e.b, s...)
+		e.b = append(e.b, '"')
+		return s, true
+	case reflect.Bool:
+		b := v.Bool()
+		e.b = strconv.AppendBool(e.b, b)
+		return b, true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n := len(e.b)
+		e.b = strconv.AppendInt(e.b, v.Int(), 10)
+		return json.Number(e.b[n:]), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n := len(e.b)
+		e.b = strconv.AppendUint(e.b, v.Uint(), 10)
+		return json.Number(e.b[n:]), true
+	case reflect.Pointer:
+		if v.IsNil() {
+			e.b = append(e.b, "null"...)
+			return nil, true
+		}
+		return e.value(v.Elem())
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return nil, false // []byte: base64
+		}
+		if v.IsNil() {
+			e.b = append(e.b, "null"...)
+			return nil, true
+		}
+		n := v.Len()
+		list := make([]any, n)
+		e.b = append(e.b, '[')
+		for i := range n {
+			if i > 0 {
+				e.b = append(e.b, ',')
+			}
+			el, ok := e.value(v.Index(i))
+			if !ok {
+				return nil, false
+			}
+			list[i] = el
+		}
+		e.b = append(e.b, ']')
+		return list, true
+	case reflect.Struct:
+		fs := info.fields
+		if fs == nil {
+			return nil, false
+		}
+		m := make(map[string]any, len(fs))
+		e.b = append(e.b, '{')
+		first := true
+		for i := range fs {
+			f := &fs[i]
+			fv := v.Field(f.index)
+			if f.omitEmpty && empty(fv) {
+				continue
+			}
+			if !first {
+				e.b = append(e.b, ',')
+			}
+			first = false
+			e.b = append(e.b, f.member...)
+			mv, ok := e.value(fv)
+			if !ok {
+				return nil, false
+			}
+			m[f.key] = mv
+		}
+		e.b = append(e.b, '}')
+		return m, true
+	}
+	return nil, false
+}
+
+// field is how a struct field is encoded.
+type field struct {
+	index     int
+	member    string // `"name":`
+	key       string // the name without module prefix: the tree's key
+	omitEmpty bool
+}
+
+// typeInfo is what value needs to know of a type, worked out once.
+type typeInfo struct {
+	marshals bool    // t or *t has its own JSON or text encoding
+	fields   []field // a struct's fields (nil: not a struct value knows)
+}
+
+// typeCache holds infoOf's answers.
+var typeCache sync.Map // reflect.Type -> *typeInfo
+
+func infoOf(t reflect.Type) *typeInfo {
+	if c, ok := typeCache.Load(t); ok {
+		return c.(*typeInfo)
+	}
+	info := &typeInfo{marshals: marshals(t)}
+	if t.Kind() == reflect.Struct {
+		info.fields = buildFields(t)
+	}
+	typeCache.Store(t, info)
+	return info
+}
+
+// buildFields lists the fields json.Marshal writes for struct type t, in
+// order, or nil for a struct that needs json.Marshal's own rules
+// (embedded fields, tag options other than omitempty, names it would
+// quote or two fields of one name).
+func buildFields(t reflect.Type) []field {
+	fs := []field{}
+	seen := map[string]bool{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			return nil
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if opts != "" && opts != "omitempty" {
+			return nil
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		if !plainName(name) || seen[name] {
+			return nil
+		}
+		seen[name] = true
+		fs = append(fs, field{index: i, member: `"` + name + `":`, key: jtree.Name(name), omitEmpty: opts == "omitempty"})
+	}
+	return fs
+}
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// marshals reports whether t or *t has its own JSON or text encoding.
+func marshals(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return t.Implements(marshalerType) || t.Implements(textMarshalerType) ||
+		pt.Implements(marshalerType) || pt.Implements(textMarshalerType)
+}
+
+// empty is json's omitempty test for the kinds value encodes.
+func empty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String, reflect.Slice, reflect.Map, reflect.Array:
+		return v.Len() == 0
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return v.Uint() == 0
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// plainString reports whether json.Marshal writes s between quotes as it
+// is: printable ASCII other than '"', '\\', '<', '>' and '&'.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainName reports whether json.Marshal uses the tag name as is: letters,
+// digits and the punctuation of YANG names (module prefix included).
+func plainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == ':' || c == '.') {
+			return false
+		}
+	}
+	return true
+}

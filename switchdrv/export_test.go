@@ -1,0 +1,27 @@
+package switchdrv
+
+import gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
+// SetSyncDir replaces the directory sync of the backups for a test and
+// returns the function that puts the real one back.
+func SetSyncDir(f func(dir string) error) (restore func()) {
+	old := syncDir
+	syncDir = f
+	return func() { syncDir = old }
+}
+
+// TreeOf is treeOf without a buffer.
+func TreeOf(v any, b []byte) (any, bool) {
+	t, _, ok := treeOf(v, b, nil)
+	return t, ok
+}
+
+// DesiredTrees returns the trees plan gets for d's updates (without those
+// it decodes); d forgets its values, as in plan.
+func DesiredTrees(d *Desired) map[*gnmipb.Update]any {
+	out := map[*gnmipb.Update]any{}
+	for u, dv := range d.decodedValues() {
+		out[u] = dv.v
+	}
+	return out
+}
