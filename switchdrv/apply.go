@@ -371,7 +371,6 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	// a known outcome into an unknown one.
 	if _, err := w.c.Set(context.WithoutCancel(ctx), w.req); err != nil {
 		w.setErr = err
-		w.setDeadline = settleAfter(err, w.setDeadline)
 		err = e.explainSetError(w.sw, err)
 		w.res.Status, w.res.Error = StatusFailed, err.Error()
 		e.emit(Event{Switch: w.sw.Name, Step: "failed", Err: err, Took: time.Since(w.start)})
@@ -435,7 +434,7 @@ func (e *Engine) rollback(ctx context.Context, w *work) error {
 		return e.rollbackFailed(w, err)
 	}
 	var current *Snapshot
-	if errors.Is(w.setErr, transport.ErrOutcomeUnknown) {
+	if errors.Is(w.setErr, transport.ErrOutcomeUnknown) && !handlerReturned(w.setErr) {
 		e.emit(Event{Switch: w.sw.Name, Step: "settle", Detail: "the Set's outcome is unknown: waiting until the switch cannot still be committing it"})
 		current, err = settle(ctx, w.c, w.sw, paths, w.setDeadline, w.q)
 	} else {
@@ -532,13 +531,12 @@ func restoreFrom(ctx context.Context, c *transport.Client, sw *intent.Switch, sn
 	if setErr != nil && !errors.Is(setErr, transport.ErrOutcomeUnknown) {
 		return setErr
 	}
-	deadline = settleAfter(setErr, deadline)
 	// Once the Set went out, its outcome is read even after Ctrl-C (each
 	// read is bounded by the transport timeout): a restore is reported as
 	// what it did, not as "canceled". An unknown outcome is read only once
 	// it has settled.
 	var got *Snapshot
-	if setErr != nil {
+	if setErr != nil && !handlerReturned(setErr) {
 		got, err = settle(context.WithoutCancel(ctx), c, sw, paths, deadline, q)
 	} else {
 		got, err = observe(context.WithoutCancel(ctx), c, sw, paths)
@@ -558,20 +556,17 @@ func restoreFrom(ctx context.Context, c *transport.Client, sw *intent.Switch, sn
 	return nil
 }
 
-// settleAfter is when the switch can no longer be committing a Set that
-// failed with err and carried deadline. The target's own error reply
-// (codes.Unknown: a handler that returned a plain error, as sonic-gnmi's Set
-// does with the config updater's failure, gnmi_server/server.go Server.Set
-// returning dc.Set's error) comes from a handler that has returned: the
-// outcome is still unknown (a config updater may fail half-way) but nothing
-// is still being applied, so it is read at once, not after a set timeout
-// that may be ten minutes (SONiC). A lost connection, a deadline or a
-// cancellation say nothing of the handler: the Set's deadline stands.
-func settleAfter(err error, deadline time.Time) time.Time {
-	if err != nil && transport.Code(err) == codes.Unknown {
-		return time.Now()
-	}
-	return deadline
+// handlerReturned says whether a failed Set's error is the target's own
+// reply (codes.Unknown: a handler that returned a plain error, as
+// sonic-gnmi's Set does with the config updater's failure,
+// gnmi_server/server.go Server.Set returning dc.Set's error). Its outcome
+// is still unknown (a config updater may fail half-way), but nothing is
+// still being applied: one read tells what is on the switch, with no wait
+// for a set deadline that may be ten minutes (SONiC) and no second read a
+// timeout later. A lost connection, a deadline or a cancellation say
+// nothing of the handler: those are settled (settle).
+func handlerReturned(err error) bool {
+	return err != nil && transport.Code(err) == codes.Unknown
 }
 
 // settleReads bounds the reads settle makes after the Set's deadline.
