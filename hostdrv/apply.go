@@ -15,6 +15,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/durable"
 	"github.com/fabricctl/fabricctl/plan"
 )
 
@@ -186,22 +187,8 @@ func WriteBackup(file string, b *Backup) error {
 	return nil
 }
 
-// syncDir makes a rename into dir durable: fsync(2) of a file "does not
-// necessarily ensure that the entry in the directory containing the file
-// has also reached disk. For that an explicit fsync() on a file descriptor
-// for the directory is also needed" (Linux fsync(2), NOTES). A variable so
-// that tests see it called.
-var syncDir = func(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return err
-	}
-	return d.Close()
-}
+// syncDir is durable.SyncDir, a variable so that tests see it called.
+var syncDir = durable.SyncDir
 
 // ReadBackup reads a backup file written by WriteBackup.
 func ReadBackup(file string) (*Backup, error) {

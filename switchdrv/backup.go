@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/fabricctl/fabricctl/internal/durable"
 )
 
 // WriteBackup saves snap as <dir>/<switch>-<UTC time>.json (mode 0600, the
@@ -72,24 +74,8 @@ func writeBackup(dir string, snap *Snapshot) (string, error) {
 	return path, nil
 }
 
-// syncDir makes the entries of dir (a file renamed into it) durable:
-// fsync(2) of a file "does not necessarily ensure that the entry in the
-// directory containing the file has also reached disk. For that an
-// explicit fsync() on a file descriptor for the directory is also needed"
-// (Linux fsync(2), NOTES; POSIX leaves it to the implementation). Without
-// it a power loss right after apply can leave the backup's data on disk
-// under no name. A variable so that tests can see when it is called.
-var syncDir = func(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return err
-	}
-	return d.Close()
-}
+// syncDir is durable.SyncDir, a variable so that tests see it called.
+var syncDir = durable.SyncDir
 
 // ReadBackup reads a file written by WriteBackup (compact or, as written
 // before, indented JSON).
