@@ -11,6 +11,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/clab"
+	"github.com/fabricctl/fabricctl/internal/durable"
 )
 
 func newInventoryCmd(d *deps) *cobra.Command {
@@ -152,7 +153,8 @@ func (o *inventoryImportOptions) run(stdout io.Writer) error {
 }
 
 // writeInventoryFile writes data to path through a temporary file in the same
-// directory, so a reader never sees half a file.
+// directory, so a reader never sees half a file, and syncs file and directory
+// (a GitOps job commits it next).
 func writeInventoryFile(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
@@ -167,8 +169,15 @@ func writeInventoryFile(path string, data []byte) error {
 		f.Close()
 		return err
 	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	return durable.SyncDir(filepath.Dir(path))
 }
