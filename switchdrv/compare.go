@@ -35,6 +35,7 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 // compare is Compare with a cache of d's decoded values (nil = none).
 func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change, error) {
 	var out []plan.Change
+	td := &treeDiff{cell: q.BufferCellBytes}
 	var schema DefaultsFiller
 	if q.SchemaDefaults {
 		schema = q.Defaults
@@ -93,7 +94,7 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 					dv.filled = true
 				}
 			}
-			out = append(out, compareTree(key, dv.lastKeys, want, got, op.replace, q.BufferCellBytes)...)
+			out = td.walk(out, key, dv.lastKeys, want, got, op.replace)
 		}
 	}
 	for _, p := range d.Deletes {
@@ -149,6 +150,7 @@ const ReasonAbsent = "the intent wants it absent"
 // and lists what differs, as the changes that would take got back to want.
 func Drift(want, got *Snapshot, cellBytes int64) []plan.Change {
 	var out []plan.Change
+	td := &treeDiff{cell: cellBytes}
 	for _, w := range want.Entries {
 		g, _ := got.entry(w.Path)
 		switch {
@@ -174,7 +176,7 @@ func Drift(want, got *Snapshot, cellBytes int64) []plan.Change {
 				out = append(out, plan.Change{Action: plan.Update, Path: w.Path, Before: string(g.JSON), After: string(w.JSON), Reason: "unreadable value"})
 				continue
 			}
-			out = append(out, compareTree(w.Path, nil, wv, gv, true, cellBytes)...)
+			out = td.walk(out, w.Path, nil, wv, gv, true)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
@@ -193,13 +195,14 @@ func lastKeys(p *gnmipb.Path) []string {
 	return ks
 }
 
-// compareTree walks want and got together. A subtree missing on the switch
-// is one Create (and one Delete for a subtree only on the switch, under
-// replace); leaves that differ are one Update each, so drift names the exact
-// leaf. skipKeys are members of the top-level objects left out (the list
-// keys the path names already).
-func compareTree(base string, skipKeys []string, want, got any, replace bool, cell int64) []plan.Change {
-	c := &treeDiff{replace: replace, cell: cell}
+// walk walks want and got together and appends the changes to out. A
+// subtree missing on the switch is one Create (and one Delete for a subtree
+// only on the switch, under replace); leaves that differ are one Update
+// each, so drift names the exact leaf. skipKeys are members of the
+// top-level objects left out (the list keys the path names already). c,
+// with its path buffer, is reused for all the values of one comparison.
+func (c *treeDiff) walk(out []plan.Change, base string, skipKeys []string, want, got any, replace bool) []plan.Change {
+	c.replace, c.out, c.skip = replace, out, nil
 	if _, ok := want.(map[string]any); ok && len(skipKeys) > 0 {
 		c.skip = skipKeys
 	}
@@ -208,28 +211,29 @@ func compareTree(base string, skipKeys []string, want, got any, replace bool, ce
 	} else if strings.HasSuffix(base, ":/") {
 		base = strings.TrimSuffix(base, "/")
 	}
-	c.path = append(c.pathBuf[:0], base...)
+	c.path = append(c.path[:0], base...)
 	switch {
 	case want == absent{} && got != absent{} && replace:
 		c.remove(got)
 	case want != absent{}:
 		c.node(want, got)
 	}
-	return c.out
+	out, c.out = c.out, nil
+	return out
 }
 
-// treeDiff is one walk of compareTree. path is the path of the node being
+// treeDiff is a walk of want and got. path is the path of the node being
 // compared, built in place as the walk goes down: a string is made of it
-// only for a change.
+// only for a change. The changes come in no particular order (walk's callers
+// sort them by path).
 type treeDiff struct {
 	replace bool
 	cell    int64
 	out     []plan.Change
 	// skip are the top-level members left out (until the walk leaves the
 	// top).
-	skip    []string
-	path    []byte
-	pathBuf [256]byte
+	skip []string
+	path []byte
 }
 
 // text is the display text of v, without the skipped members at the top.
@@ -257,16 +261,17 @@ func (c *treeDiff) update(before, after any) {
 	c.out = append(c.out, plan.Change{Action: plan.Update, Path: c.at(), Before: c.text(before), After: c.text(after), Reason: "differs from the intent"})
 }
 
-// down runs fn with the path extended by suffix parts (and the top-level
-// skip list dropped: it is for the top only).
-func (c *treeDiff) down(fn func(), parts ...string) {
-	n, skip := len(c.path), c.skip
-	for _, p := range parts {
-		c.path = append(c.path, p...)
-	}
+// down extends the path by sep and name (and drops the top-level skip
+// list: it is for the top only); up(mark) goes back.
+func (c *treeDiff) down(sep, name string) (mark int, skip []string) {
+	mark, skip = len(c.path), c.skip
+	c.path = append(append(c.path, sep...), name...)
 	c.skip = nil
-	fn()
-	c.path, c.skip = c.path[:n], skip
+	return mark, skip
+}
+
+func (c *treeDiff) up(mark int, skip []string) {
+	c.path, c.skip = c.path[:mark], skip
 }
 
 // absent marks a node that does not exist (JSON null is a value: YANG
@@ -285,18 +290,28 @@ func (c *treeDiff) node(want, got any) {
 			c.update(got, want)
 			return
 		}
-		var buf [32]string
-		for _, k := range sortedKeys(buf[:0], w, g, c.skip) {
-			wv, inW := w[k]
-			gv, inG := g[k]
-			switch {
-			case inW && inG:
-				c.down(func() { c.node(wv, gv) }, "/", k)
-			case inW:
-				c.down(func() { c.create(wv) }, "/", k)
-			case c.replace:
-				c.down(func() { c.remove(gv) }, "/", k)
+		for k, wv := range w {
+			if slices.Contains(c.skip, k) {
+				continue
 			}
+			mark, skip := c.down("/", k)
+			if gv, ok := g[k]; ok {
+				c.node(wv, gv)
+			} else {
+				c.create(wv)
+			}
+			c.up(mark, skip)
+		}
+		if !c.replace {
+			return
+		}
+		for k, gv := range g {
+			if _, ok := w[k]; ok || slices.Contains(c.skip, k) {
+				continue
+			}
+			mark, skip := c.down("/", k)
+			c.remove(gv)
+			c.up(mark, skip)
 		}
 	case []any:
 		if len(w) == 0 || !isObject(w[0]) {
@@ -316,26 +331,24 @@ func (c *treeDiff) node(want, got any) {
 			// Not valid YANG data; compare by position rather than guess.
 			wantKeys, gotKeys = positions(len(w)), positions(len(g))
 		}
-		gotByKey := make(map[string]int, len(g))
-		for i, k := range gotKeys {
-			gotByKey[k] = i
-		}
+		gotIdx := newKeyIndex(gotKeys)
 		for i, e := range w {
 			k := wantKeys[i]
-			if gi, ok := gotByKey[k]; ok {
-				c.down(func() { c.node(e, g[gi]) }, k)
+			mark, skip := c.down("", k)
+			if gi := gotIdx.find(k); gi >= 0 {
+				c.node(e, g[gi])
 			} else {
-				c.down(func() { c.create(e) }, k)
+				c.create(e)
 			}
+			c.up(mark, skip)
 		}
 		if c.replace {
-			wantSet := make(map[string]bool, len(w))
-			for _, k := range wantKeys {
-				wantSet[k] = true
-			}
+			wantIdx := newKeyIndex(wantKeys)
 			for i, k := range gotKeys {
-				if !wantSet[k] {
-					c.down(func() { c.remove(g[i]) }, k)
+				if wantIdx.find(k) < 0 {
+					mark, skip := c.down("", k)
+					c.remove(g[i])
+					c.up(mark, skip)
 				}
 			}
 		}
@@ -376,16 +389,57 @@ func sameScalar(a, b any) bool {
 // are the same.
 func entryKeys(list []any) ([]string, bool) {
 	keys := make([]string, len(list))
-	seen := make(map[string]bool, len(list))
-	dup := false
 	for i, e := range list {
 		keys[i] = entryKey(e, i)
-		if seen[keys[i]] {
-			dup = true
-		}
-		seen[keys[i]] = true
 	}
-	return keys, dup
+	if len(keys) <= linearKeys {
+		for i, k := range keys {
+			if slices.Contains(keys[:i], k) {
+				return keys, true
+			}
+		}
+		return keys, false
+	}
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if seen[k] {
+			return keys, true
+		}
+		seen[k] = true
+	}
+	return keys, false
+}
+
+// linearKeys is the list length up to which entries are found by their key
+// with a scan (most lists: queues, profiles) rather than a map.
+const linearKeys = 16
+
+// keyIndex finds a list entry by its key suffix.
+type keyIndex struct {
+	keys []string
+	at   map[string]int // for long lists: the index of each key
+}
+
+func newKeyIndex(keys []string) keyIndex {
+	x := keyIndex{keys: keys}
+	if len(keys) > linearKeys {
+		x.at = make(map[string]int, len(keys))
+		for i, k := range keys {
+			x.at[k] = i
+		}
+	}
+	return x
+}
+
+// find returns the index of the entry with key k, -1 when none.
+func (x keyIndex) find(k string) int {
+	if x.at == nil {
+		return slices.Index(x.keys, k)
+	}
+	if i, ok := x.at[k]; ok {
+		return i
+	}
+	return -1
 }
 
 func positions(n int) []string {
@@ -407,22 +461,6 @@ func entryKey(e any, i int) string {
 		return fmt.Sprintf("[#%d]", i)
 	}
 	return jtree.EntryKey(m, i)
-}
-
-// sortedKeys appends to keys the members of a and b but skip, sorted.
-func sortedKeys(keys []string, a, b map[string]any, skip []string) []string {
-	for k := range a {
-		if !slices.Contains(skip, k) {
-			keys = append(keys, k)
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok && !slices.Contains(skip, k) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // withinCell: buffer sizes and thresholds read back rounded to the cell
