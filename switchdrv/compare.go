@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
@@ -107,9 +106,12 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 			out = append(out, plan.Change{Action: plan.Delete, Path: key, Before: before, Reason: ReasonAbsent})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	slices.SortStableFunc(out, byPath)
 	return out, nil
 }
+
+// byPath orders changes by path.
+func byPath(a, b plan.Change) int { return strings.Compare(a.Path, b.Path) }
 
 // desiredValue is one decoded value of a Desired, with what compare
 // derives from its path.
@@ -179,7 +181,7 @@ func Drift(want, got *Snapshot, cellBytes int64) []plan.Change {
 			out = td.walk(out, w.Path, nil, wv, gv, true)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	slices.SortStableFunc(out, byPath)
 	return out
 }
 
