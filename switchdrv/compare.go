@@ -1,6 +1,7 @@
 package switchdrv
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -63,13 +64,18 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 				out = append(out, compareCLI(key, cliLines(want.(string)), cliLines(got), op.replace)...)
 				continue
 			}
+			o := u.GetPath().GetOrigin()
+			fill := schema != nil && (o == "" || o == "openconfig")
+			if e.Exists && e.ASCII == nil && (op.replace || !fill) && dv.sameText(e.JSON) {
+				continue // nothing differs: see sameText
+			}
 			got, err := e.value()
 			if err != nil {
 				return nil, fmt.Errorf("switch %s: observed %s: %w", d.Switch, key, err)
 			}
 			if !e.Exists {
 				got = absent{}
-			} else if o := u.GetPath().GetOrigin(); schema != nil && (o == "" || o == "openconfig") {
+			} else if fill {
 				// got is filled in place when it is the entry's own
 				// decoding of its JSON, which the entry then forgets (a
 				// later use decodes the JSON again); a tree shared with
@@ -121,6 +127,40 @@ type desiredValue struct {
 	key      string   // jtree.PathKey of the path
 	lastKeys []string // the key names of the path's last element
 	filled   bool     // v has the YANG defaults filled in
+	// texts are v's exact text (jtree.ExactText) without and with the
+	// members the path's keys name, nil where there is none; worked out
+	// at the first sameText.
+	texts     [2][]byte
+	textsDone bool
+}
+
+// sameText reports whether js, the JSON text of the observed value, is
+// exactly want's text (jtree.ExactText), with or without the key members
+// the path names already. Then the observed value decodes to want itself
+// (less those members, which the walk skips), and comparing finds no
+// change: for a replace also with the YANG defaults, which fill both sides
+// alike. (A merge with defaults fills only the observed side, which can
+// then differ, e.g. in a leaf-list of objects compared whole: compare asks
+// sameText only for the others.) The switch answering with the text
+// fabricctl would write itself (sorted members, as the twins and
+// encoding/json do) is the usual case right after a Set; any other text is
+// decoded and compared as usual. FuzzCompare holds the two ways equal.
+func (dv *desiredValue) sameText(js []byte) bool {
+	if len(js) == 0 || dv.ascii {
+		return false
+	}
+	if !dv.textsDone {
+		dv.textsDone = true
+		if _, isMap := dv.v.(map[string]any); isMap && len(dv.lastKeys) > 0 {
+			if b, ok := jtree.ExactText(nil, dv.v, dv.lastKeys); ok {
+				dv.texts[0] = b
+			}
+		}
+		if b, ok := jtree.ExactText(nil, dv.v, nil); ok {
+			dv.texts[1] = b
+		}
+	}
+	return (dv.texts[0] != nil && bytes.Equal(js, dv.texts[0])) || (dv.texts[1] != nil && bytes.Equal(js, dv.texts[1]))
 }
 
 // decoded caches the decoded values of a Desired's updates: plan compares
