@@ -36,6 +36,7 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change, error) {
 	var out []plan.Change
 	td := &treeDiff{cell: q.BufferCellBytes}
+	var text []byte // sameText's buffer
 	var schema DefaultsFiller
 	if q.SchemaDefaults {
 		schema = q.Defaults
@@ -50,7 +51,7 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 			if err != nil {
 				return nil, fmt.Errorf("switch %s: desired %s: %w", d.Switch, jtree.PathKey(u.GetPath()), err)
 			}
-			key, want := dv.key, dv.v
+			key := dv.key
 			ei := snap.entryIndex(key)
 			var e Entry
 			if ei >= 0 {
@@ -61,13 +62,31 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 				if e.ASCII != nil {
 					got = *e.ASCII
 				}
-				out = append(out, compareCLI(key, cliLines(want.(string)), cliLines(got), op.replace)...)
+				out = append(out, compareCLI(key, cliLines(dv.v.(string)), cliLines(got), op.replace)...)
 				continue
 			}
 			o := u.GetPath().GetOrigin()
 			fill := schema != nil && (o == "" || o == "openconfig")
-			if e.Exists && e.ASCII == nil && (op.replace || !fill) && dv.sameText(e.JSON) {
-				continue // nothing differs: see sameText
+			if !e.Exists {
+				if after, ok := dv.rawText(&text); ok {
+					// What the walk gives for a value missing on the
+					// switch, without decoding it.
+					out = append(out, plan.Change{Action: plan.Create, Path: walkPath(key), After: string(after), Reason: reasonMissing})
+					continue
+				}
+			} else if e.ASCII == nil && (op.replace || !fill || bytes.IndexByte(e.JSON, '[') < 0) && dv.sameText(e.JSON, &text) {
+				// Nothing differs (see sameText); a path the schema
+				// does not know is still the error filling would give.
+				if fill {
+					if err := schema.FillDefaults(u.GetPath(), nil); err != nil {
+						return nil, fmt.Errorf("switch %s: %w", d.Switch, err)
+					}
+				}
+				continue
+			}
+			want, err := dv.tree()
+			if err != nil {
+				return nil, fmt.Errorf("switch %s: desired %s: %w", d.Switch, key, err)
 			}
 			got, err := e.value()
 			if err != nil {
@@ -122,45 +141,112 @@ func byPath(a, b plan.Change) int { return strings.Compare(a.Path, b.Path) }
 // desiredValue is one decoded value of a Desired, with what compare
 // derives from its path.
 type desiredValue struct {
+	// v is the value, decoded from raw at the first need (tree) when
+	// raw is set: a value compared as text (sameText, rawText) is never
+	// decoded.
 	v        any
+	raw      []byte
+	decoded  bool
 	ascii    bool
 	key      string   // jtree.PathKey of the path
 	lastKeys []string // the key names of the path's last element
 	filled   bool     // v has the YANG defaults filled in
-	// texts are v's exact text (jtree.ExactText) without and with the
-	// members the path's keys name, nil where there is none; worked out
-	// at the first sameText.
-	texts     [2][]byte
-	textsDone bool
 }
 
 // sameText reports whether js, the JSON text of the observed value, is
-// exactly want's text (jtree.ExactText), with or without the key members
-// the path names already. Then the observed value decodes to want itself
-// (less those members, which the walk skips), and comparing finds no
-// change: for a replace also with the YANG defaults, which fill both sides
-// alike. (A merge with defaults fills only the observed side, which can
-// then differ, e.g. in a leaf-list of objects compared whole: compare asks
-// sameText only for the others.) The switch answering with the text
-// fabricctl would write itself (sorted members, as the twins and
-// encoding/json do) is the usual case right after a Set; any other text is
-// decoded and compared as usual. FuzzCompare holds the two ways equal.
-func (dv *desiredValue) sameText(js []byte) bool {
+// exactly want's text (jtree.ExactText, written into *buf, which is reused),
+// with or without the key members the path names already. Then the
+// observed value decodes to want itself (less those members, which the walk
+// skips), and comparing finds no change: for a replace also with the YANG
+// defaults, which fill both sides alike. A merge with defaults fills only
+// the observed side: without any list or leaf-list (no '[' in the text)
+// that only adds members the merge ignores, but filled entries of a list
+// can change keys and a leaf-list of objects compared whole can differ, so
+// compare asks sameText for a merge with defaults only when the text has
+// no '['. The switch
+// answering with the text fabricctl would write itself (sorted members, as
+// the twins and encoding/json do) is the usual case right after a Set; any
+// other text is decoded and compared as usual. FuzzCompare holds the two
+// ways equal.
+func (dv *desiredValue) sameText(js []byte, buf *[]byte) bool {
 	if len(js) == 0 || dv.ascii {
 		return false
 	}
-	if !dv.textsDone {
-		dv.textsDone = true
-		if _, isMap := dv.v.(map[string]any); isMap && len(dv.lastKeys) > 0 {
-			if b, ok := jtree.ExactText(nil, dv.v, dv.lastKeys); ok {
-				dv.texts[0] = b
-			}
-		}
-		if b, ok := jtree.ExactText(nil, dv.v, nil); ok {
-			dv.texts[1] = b
+	if dv.isObject() && len(dv.lastKeys) > 0 {
+		b, ok := dv.text(*buf, dv.lastKeys)
+		*buf = b
+		if ok && bytes.Equal(js, b) {
+			return true
 		}
 	}
-	return (dv.texts[0] != nil && bytes.Equal(js, dv.texts[0])) || (dv.texts[1] != nil && bytes.Equal(js, dv.texts[1]))
+	b, ok := dv.text(*buf, nil)
+	*buf = b
+	return ok && bytes.Equal(js, b)
+}
+
+// text is want's exact text (jtree.ExactText), written into buf[:0]: from
+// the tree when it is decoded, else from the JSON text (jtree.SortedText
+// gives the same). ok is false when there is none.
+func (dv *desiredValue) text(buf []byte, skip []string) ([]byte, bool) {
+	if dv.decoded {
+		return jtree.ExactText(buf[:0], dv.v, skip)
+	}
+	return jtree.SortedText(buf[:0], dv.raw, skip)
+}
+
+// isObject reports whether the value is a JSON object.
+func (dv *desiredValue) isObject() bool {
+	if dv.decoded {
+		_, ok := dv.v.(map[string]any)
+		return ok
+	}
+	t := bytes.TrimLeft(dv.raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
+}
+
+// rawText is, for a value not decoded yet, the After text of the Create the
+// walk gives when the value is missing on the switch (treeDiff.text: the
+// JSON text, the path's key members left out of an object), without
+// decoding it: for an object or an array whose exact text SortedText gives,
+// which is the text treeDiff.text writes then. ok is false otherwise.
+func (dv *desiredValue) rawText(buf *[]byte) ([]byte, bool) {
+	if dv.decoded || dv.ascii {
+		return nil, false
+	}
+	t := bytes.TrimLeft(dv.raw, " \t\r\n")
+	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
+		return nil, false
+	}
+	var skip []string
+	if t[0] == '{' {
+		skip = dv.lastKeys
+	}
+	b, ok := jtree.SortedText((*buf)[:0], dv.raw, skip)
+	*buf = b
+	return b, ok
+}
+
+// tree is the decoded value.
+func (dv *desiredValue) tree() (any, error) {
+	if !dv.decoded {
+		v, err := jtree.Decode(dv.raw)
+		if err != nil {
+			return nil, err
+		}
+		dv.v, dv.decoded = v, true
+	}
+	return dv.v, nil
+}
+
+// walkPath is the path treeDiff.walk gives the top of the value at base.
+func walkPath(base string) string {
+	switch {
+	case base == "" || base == "/":
+		return "/"
+	case strings.HasSuffix(base, ":/"):
+		return strings.TrimSuffix(base, "/")
+	}
+	return base
 }
 
 // decoded caches the decoded values of a Desired's updates: plan compares
@@ -173,11 +259,16 @@ func (c decoded) get(u *gnmipb.Update) (*desiredValue, error) {
 	if dv, ok := c[u]; ok {
 		return dv, nil
 	}
-	v, ascii, err := jtree.Typed(u.GetVal())
-	if err != nil {
-		return nil, err
+	dv := &desiredValue{key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
+	if js := jsonText(u.GetVal()); js != nil && json.Valid(js) {
+		dv.raw = js // decoded when needed (tree)
+	} else {
+		v, ascii, err := jtree.Typed(u.GetVal())
+		if err != nil {
+			return nil, err
+		}
+		dv.v, dv.ascii, dv.decoded = v, ascii, true
 	}
-	dv := &desiredValue{v: v, ascii: ascii, key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
 	if c != nil {
 		c[u] = dv
 	}
@@ -291,8 +382,10 @@ func (c *treeDiff) at() string {
 }
 
 func (c *treeDiff) create(v any) {
-	c.out = append(c.out, plan.Change{Action: plan.Create, Path: c.at(), After: c.text(v), Reason: "missing on the switch"})
+	c.out = append(c.out, plan.Change{Action: plan.Create, Path: c.at(), After: c.text(v), Reason: reasonMissing})
 }
+
+const reasonMissing = "missing on the switch"
 
 func (c *treeDiff) remove(v any) {
 	c.out = append(c.out, plan.Change{Action: plan.Delete, Path: c.at(), Before: c.text(v),

@@ -11,6 +11,7 @@ import (
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
 // FuzzCompare feeds arbitrary desired and observed JSON (what a device may
@@ -26,6 +27,8 @@ func FuzzCompare(f *testing.F) {
 		f.Add(s, s)
 	}
 	f.Add(`{"name":"a","v":1}`, `{"v":1}`)
+	f.Add(`{"name":"a","v":"<"}`, ``)
+	f.Add(` [ {"b":1,"a":2} ] `, ``)
 	f.Add(`{"name":"a","config":{"name":"a"},"wred":{"uniform":{"config":{"enable-ecn":true}}}}`, `{"config":{"name":"a"},"wred":{"uniform":{"config":{"enable-ecn":true}}}}`)
 	schema, err := yangcheck.Platform(intent.PlatformOpenConfig)
 	if err != nil {
@@ -36,7 +39,24 @@ func FuzzCompare(f *testing.F) {
 		d := &switchdrv.Desired{Switch: "leaf1", Replaces: []*gnmipb.Update{{Path: path(p),
 			Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(want)}}}}}
 		snap := &switchdrv.Snapshot{Switch: "leaf1", Entries: []switchdrv.Entry{{Path: p, Exists: got != "", JSON: json.RawMessage(got)}}}
-		_, _ = switchdrv.Compare(d, snap, switchdrv.Quirks{BufferCellBytes: 256})
+		changes, err := switchdrv.Compare(d, snap, switchdrv.Quirks{BufferCellBytes: 256})
+		if got == "" && err == nil {
+			// Missing on the switch: one Create of the desired text (the
+			// path's key member left out of an object), however compare
+			// gets it.
+			v, err := jtree.Decode([]byte(want))
+			if err != nil {
+				t.Fatalf("Compare(%s) accepted invalid JSON", want)
+			}
+			var skip []string
+			if _, ok := v.(map[string]any); ok {
+				skip = []string{"name"}
+			}
+			wantChanges := []plan.Change{{Action: plan.Create, Path: p, After: jtree.TextWithout(v, skip), Reason: "missing on the switch"}}
+			if !cmp.Equal(changes, wantChanges) {
+				t.Errorf("Compare(%s, absent) = %v, want %v", want, changes, wantChanges)
+			}
+		}
 		if json.Valid([]byte(got)) {
 			if c := switchdrv.Drift(snap, snap, 256); len(c) != 0 {
 				t.Errorf("Drift(%s, itself) = %v", got, c)
