@@ -172,16 +172,42 @@ func (dv *desiredValue) sameText(js []byte, buf *[]byte) bool {
 	if len(js) == 0 || dv.ascii {
 		return false
 	}
-	if dv.isObject() && len(dv.lastKeys) > 0 {
-		b, ok := dv.text(*buf, dv.lastKeys)
-		*buf = b
-		if ok && bytes.Equal(js, b) {
-			return true
-		}
+	if !dv.isObject() || len(dv.lastKeys) == 0 {
+		return dv.textIs(js, buf, nil)
 	}
-	b, ok := dv.text(*buf, nil)
+	// First the variant js likely is: with the key members when it names
+	// the first of them.
+	first, second := dv.lastKeys, []string(nil)
+	if namesMember(js, dv.lastKeys[0]) {
+		first, second = nil, dv.lastKeys
+	}
+	return dv.textIs(js, buf, first) || dv.textIs(js, buf, second)
+}
+
+// textIs reports whether js is want's exact text without the members in
+// skip (written into *buf).
+func (dv *desiredValue) textIs(js []byte, buf *[]byte, skip []string) bool {
+	b, ok := dv.text(*buf, skip)
 	*buf = b
 	return ok && bytes.Equal(js, b)
+}
+
+// namesMember reports whether the JSON text js has "name": somewhere.
+func namesMember(js []byte, name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; ; {
+		j := bytes.Index(js[i:], []byte(name))
+		if j < 0 {
+			return false
+		}
+		j += i
+		if e := j + len(name); j > 0 && js[j-1] == '"' && e+1 < len(js) && js[e] == '"' && js[e+1] == ':' {
+			return true
+		}
+		i = j + 1
+	}
 }
 
 // text is want's exact text (jtree.ExactText), written into buf[:0]: from

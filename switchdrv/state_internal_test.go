@@ -19,3 +19,21 @@ func TestEmptyJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestNamesMember(t *testing.T) {
+	for _, tc := range []struct {
+		js, name string
+		want     bool
+	}{
+		{`{"name":"a"}`, "name", true},
+		{`{"x":"name"}`, "name", false},
+		{`{"a":{"name" :1}}`, "name", false},
+		{`{"xname":1,"name":2}`, "name", true},
+		{`"name"`, "name", false},
+		{`{"a":1}`, "", false},
+	} {
+		if got := namesMember([]byte(tc.js), tc.name); got != tc.want {
+			t.Errorf("namesMember(%s, %q) = %v, want %v", tc.js, tc.name, got, tc.want)
+		}
+	}
+}
