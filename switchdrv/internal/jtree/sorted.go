@@ -14,12 +14,15 @@ import (
 // the same name); then nothing of b is to be used.
 func SortedText(b, js []byte, skip []string) ([]byte, bool) {
 	f := sorters.Get().(*sorter)
-	f.js, f.i, f.members = js, 0, f.members[:0]
+	f.js, f.i, f.out, f.members = js, 0, f.out[:0], f.members[:0]
 	f.ws()
-	b, ok := f.value(b, skip, 0)
+	ok := f.value(skip, 0)
 	if ok {
 		f.ws()
 		ok = f.i == len(js)
+	}
+	if ok {
+		b = append(b, f.out...)
 	}
 	clear(f.members[:cap(f.members)])
 	f.js = nil
@@ -27,18 +30,22 @@ func SortedText(b, js []byte, skip []string) ([]byte, bool) {
 	return b, ok
 }
 
-// sorters are reused with their member stacks.
+// sorters are reused with their buffers.
 var sorters = sync.Pool{New: func() any { return &sorter{} }}
 
+// sorter writes the text into out as it reads js: an object's members are
+// written there as they come, then once more, sorted, after them, and that
+// copy is moved down to where the object starts.
 type sorter struct {
 	js      []byte
 	i       int
+	out     []byte
 	members []sortMember // the members of the objects being written
 }
 
 type sortMember struct {
 	name       []byte
-	start, end int // the value's text
+	start, end int // the member's value in out
 }
 
 func (f *sorter) ws() {
@@ -52,60 +59,64 @@ func (f *sorter) ws() {
 	}
 }
 
-func (f *sorter) value(b []byte, skip []string, depth int) ([]byte, bool) {
+func (f *sorter) value(skip []string, depth int) bool {
 	if f.i >= len(f.js) || depth > maxDepth {
-		return b, false
+		return false
 	}
 	switch c := f.js[f.i]; {
 	case c == '{':
-		return f.object(b, skip, depth+1)
+		return f.object(skip, depth+1)
 	case c == '[':
 		f.i++
-		b = append(b, '[')
+		f.out = append(f.out, '[')
 		f.ws()
 		if f.i < len(f.js) && f.js[f.i] == ']' {
 			f.i++
-			return append(b, ']'), true
+			f.out = append(f.out, ']')
+			return true
 		}
 		for {
 			f.ws()
-			var ok bool
-			if b, ok = f.value(b, nil, depth+1); !ok {
-				return b, false
+			if !f.value(nil, depth+1) {
+				return false
 			}
 			f.ws()
 			if f.i >= len(f.js) {
-				return b, false
+				return false
 			}
 			switch f.js[f.i] {
 			case ',':
 				f.i++
-				b = append(b, ',')
+				f.out = append(f.out, ',')
 			case ']':
 				f.i++
-				return append(b, ']'), true
+				f.out = append(f.out, ']')
+				return true
 			default:
-				return b, false
+				return false
 			}
 		}
 	case c == '"':
 		s, ok := f.str()
 		if !ok {
-			return b, false
+			return false
 		}
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"'), true
+		f.out = append(f.out, '"')
+		f.out = append(f.out, s...)
+		f.out = append(f.out, '"')
+		return true
 	default: // a number or a literal: written as it is
 		start := f.i
 		for f.i < len(f.js) {
 			switch f.js[f.i] {
 			case ',', ']', '}', ' ', '\t', '\n', '\r':
-				return append(b, f.js[start:f.i]...), f.i > start
+				f.out = append(f.out, f.js[start:f.i]...)
+				return f.i > start
 			}
 			f.i++
 		}
-		return append(b, f.js[start:f.i]...), f.i > start
+		f.out = append(f.out, f.js[start:f.i]...)
+		return f.i > start
 	}
 }
 
@@ -127,134 +138,92 @@ func (f *sorter) str() ([]byte, bool) {
 	return nil, false
 }
 
-// skipValue moves past one value (valid JSON).
-func (f *sorter) skipValue() bool {
-	depth := 0
-	for f.i < len(f.js) {
-		switch c := f.js[f.i]; {
-		case c == '"':
-			f.i++
-			for f.i < len(f.js) && f.js[f.i] != '"' {
-				if f.js[f.i] == '\\' {
-					f.i++
-				}
-				f.i++
-			}
-			if f.i >= len(f.js) {
-				return false
-			}
-			f.i++
-			if depth == 0 {
-				return true
-			}
-		case c == '{' || c == '[':
-			depth++
-			f.i++
-		case c == '}' || c == ']':
-			if depth == 0 {
-				return false
-			}
-			depth--
-			f.i++
-			if depth == 0 {
-				return true
-			}
-		case depth == 0: // a number or a literal
-			for f.i < len(f.js) {
-				switch f.js[f.i] {
-				case ',', ']', '}', ' ', '\t', '\n', '\r':
-					return true
-				}
-				f.i++
-			}
-			return true
-		default:
-			f.i++
-		}
-	}
-	return false
-}
-
-func (f *sorter) object(b []byte, skip []string, depth int) ([]byte, bool) {
+func (f *sorter) object(skip []string, depth int) bool {
 	if depth > maxDepth {
-		return b, false
+		return false
 	}
 	f.i++ // {
-	base := len(f.members)
-	b, ok := f.objectMembers(b, skip, depth, base)
+	base, at := len(f.members), len(f.out)
+	ok := f.objectMembers(depth)
+	if ok {
+		ok = f.writeSorted(skip, base, at)
+	}
 	f.members = f.members[:base]
-	return b, ok
+	return ok
 }
 
-// objectMembers is object after the '{': the members are collected above base
-// in f.members.
-func (f *sorter) objectMembers(b []byte, skip []string, depth, base int) ([]byte, bool) {
+// objectMembers reads the members of an object (after its '{'), writing
+// their values into out and noting them in members.
+func (f *sorter) objectMembers(depth int) bool {
 	f.ws()
 	if f.i < len(f.js) && f.js[f.i] == '}' {
 		f.i++
-		return append(b, '{', '}'), true
+		return true
 	}
 	for {
 		f.ws()
 		if f.i >= len(f.js) || f.js[f.i] != '"' {
-			return b, false
+			return false
 		}
 		name, ok := f.str()
 		if !ok || bytes.IndexByte(name, ':') >= 0 {
-			return b, false
+			return false
 		}
 		f.ws()
 		if f.i >= len(f.js) || f.js[f.i] != ':' {
-			return b, false
+			return false
 		}
 		f.i++
 		f.ws()
-		start := f.i
-		if !f.skipValue() || f.i == start {
-			return b, false
+		start := len(f.out)
+		if !f.value(nil, depth) {
+			return false
 		}
-		f.members = append(f.members, sortMember{name: name, start: start, end: f.i})
+		f.members = append(f.members, sortMember{name: name, start: start, end: len(f.out)})
 		f.ws()
 		if f.i >= len(f.js) {
-			return b, false
+			return false
 		}
-		if f.js[f.i] == ',' {
+		switch f.js[f.i] {
+		case ',':
 			f.i++
-			continue
+		case '}':
+			f.i++
+			return true
+		default:
+			return false
 		}
-		if f.js[f.i] != '}' {
-			return b, false
-		}
-		f.i++
-		break
 	}
-	end := f.i
+}
+
+// writeSorted writes the object whose members are members[base:] (their
+// values in out from at on) sorted, and puts it at at.
+func (f *sorter) writeSorted(skip []string, base, at int) bool {
 	ms := f.members[base:]
 	slices.SortFunc(ms, func(a, b sortMember) int { return bytes.Compare(a.name, b.name) })
-	b = append(b, '{')
+	from := len(f.out)
+	f.out = append(f.out, '{')
 	first := true
 	for i, m := range ms {
 		if i > 0 && bytes.Equal(ms[i-1].name, m.name) {
-			return b, false // Decode keeps the later one: not worth telling
+			return false // Decode keeps the later one: not worth telling
 		}
 		if named(skip, m.name) {
 			continue
 		}
 		if !first {
-			b = append(b, ',')
+			f.out = append(f.out, ',')
 		}
 		first = false
-		b = append(b, '"')
-		b = append(b, m.name...)
-		b = append(b, '"', ':')
-		f.i = m.start
-		var ok bool
-		if b, ok = f.value(b, nil, depth); !ok || f.i != m.end {
-			return b, false
-		}
+		f.out = append(f.out, '"')
+		f.out = append(f.out, m.name...)
+		f.out = append(f.out, '"', ':')
+		f.out = append(f.out, f.out[m.start:m.end]...)
 	}
-	f.i = end
-	return append(b, '}'), true
+	f.out = append(f.out, '}')
+	n := copy(f.out[at:], f.out[from:])
+	f.out = f.out[:at+n]
+	return true
 }
 
 // named reports whether name is one of names.

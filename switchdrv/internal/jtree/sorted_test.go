@@ -56,3 +56,28 @@ func TestSortedText(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSortedText: a DSCP policy of 64 entries and a port's QoS
+// settings, as SR Linux desired values are written.
+func BenchmarkSortedText(b *testing.B) {
+	var js []byte
+	js = append(js, `{"name":"P","dscp":[`...)
+	for i := range 64 {
+		if i > 0 {
+			js = append(js, ',')
+		}
+		js = append(js, `{"value":`...)
+		js = append(js, byte('0'+i%10))
+		js = append(js, `,"forwarding-class":"fc0"}`...)
+	}
+	js = append(js, `],"output":{"scheduler":{"scheduler-policy":"S"},"queues":{"queue":[{"queue-name":"unicast-3","queue-management-profile":"ECN"}]},"buffer-allocation-profile":"Q"}}`...)
+	var buf []byte
+	b.SetBytes(int64(len(js)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var ok bool
+		if buf, ok = SortedText(buf[:0], js, []string{"name"}); !ok {
+			b.Fatal("no text")
+		}
+	}
+}
