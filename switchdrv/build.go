@@ -105,7 +105,7 @@ func (d *Desired) decodedValues() decoded {
 			}
 			var tree any
 			if tree, buf, ok = treeOf(v, u.GetVal().GetJsonIetfVal(), buf); ok {
-				c[u] = &desiredValue{v: tree, key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
+				c[u] = &desiredValue{v: tree, decoded: true, raw: u.GetVal().GetJsonIetfVal(), key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
 			}
 		}
 	}

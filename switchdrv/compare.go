@@ -1,10 +1,10 @@
 package switchdrv
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
@@ -35,6 +35,8 @@ func Compare(d *Desired, snap *Snapshot, q Quirks) ([]plan.Change, error) {
 // compare is Compare with a cache of d's decoded values (nil = none).
 func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change, error) {
 	var out []plan.Change
+	td := &treeDiff{cell: q.BufferCellBytes}
+	var text []byte // sameText's buffer
 	var schema DefaultsFiller
 	if q.SchemaDefaults {
 		schema = q.Defaults
@@ -49,7 +51,7 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 			if err != nil {
 				return nil, fmt.Errorf("switch %s: desired %s: %w", d.Switch, jtree.PathKey(u.GetPath()), err)
 			}
-			key, want := dv.key, dv.v
+			key := dv.key
 			ei := snap.entryIndex(key)
 			var e Entry
 			if ei >= 0 {
@@ -60,8 +62,31 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 				if e.ASCII != nil {
 					got = *e.ASCII
 				}
-				out = append(out, compareCLI(key, cliLines(want.(string)), cliLines(got), op.replace)...)
+				out = append(out, compareCLI(key, cliLines(dv.v.(string)), cliLines(got), op.replace)...)
 				continue
+			}
+			o := u.GetPath().GetOrigin()
+			fill := schema != nil && (o == "" || o == "openconfig")
+			if !e.Exists {
+				if after, ok := dv.rawText(&text); ok {
+					// What the walk gives for a value missing on the
+					// switch, without decoding it.
+					out = append(out, plan.Change{Action: plan.Create, Path: walkPath(key), After: string(after), Reason: reasonMissing})
+					continue
+				}
+			} else if e.ASCII == nil && (op.replace || !fill || bytes.IndexByte(e.JSON, '[') < 0) && dv.sameText(e.JSON, &text) {
+				// Nothing differs (see sameText); a path the schema
+				// does not know is still the error filling would give.
+				if fill {
+					if err := schema.FillDefaults(u.GetPath(), nil); err != nil {
+						return nil, fmt.Errorf("switch %s: %w", d.Switch, err)
+					}
+				}
+				continue
+			}
+			want, err := dv.tree()
+			if err != nil {
+				return nil, fmt.Errorf("switch %s: desired %s: %w", d.Switch, key, err)
 			}
 			got, err := e.value()
 			if err != nil {
@@ -69,7 +94,7 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 			}
 			if !e.Exists {
 				got = absent{}
-			} else if o := u.GetPath().GetOrigin(); schema != nil && (o == "" || o == "openconfig") {
+			} else if fill {
 				// got is filled in place when it is the entry's own
 				// decoding of its JSON, which the entry then forgets (a
 				// later use decodes the JSON again); a tree shared with
@@ -93,7 +118,7 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 					dv.filled = true
 				}
 			}
-			out = append(out, compareTree(key, dv.lastKeys, want, got, op.replace, q.BufferCellBytes)...)
+			out = td.walk(out, key, dv.lastKeys, want, got, op.replace)
 		}
 	}
 	for _, p := range d.Deletes {
@@ -106,18 +131,148 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 			out = append(out, plan.Change{Action: plan.Delete, Path: key, Before: before, Reason: ReasonAbsent})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	slices.SortStableFunc(out, byPath)
 	return out, nil
 }
+
+// byPath orders changes by path.
+func byPath(a, b plan.Change) int { return strings.Compare(a.Path, b.Path) }
 
 // desiredValue is one decoded value of a Desired, with what compare
 // derives from its path.
 type desiredValue struct {
+	// v is the value, decoded from raw at the first need (tree) when
+	// raw is set: a value compared as text (sameText, rawText) is never
+	// decoded.
 	v        any
+	raw      []byte
+	decoded  bool
 	ascii    bool
 	key      string   // jtree.PathKey of the path
 	lastKeys []string // the key names of the path's last element
 	filled   bool     // v has the YANG defaults filled in
+}
+
+// sameText reports whether js, the JSON text of the observed value, is
+// exactly want's text (jtree.ExactText, written into *buf, which is reused),
+// with or without the key members the path names already. Then the
+// observed value decodes to want itself (less those members, which the walk
+// skips), and comparing finds no change: for a replace also with the YANG
+// defaults, which fill both sides alike. A merge with defaults fills only
+// the observed side: without any list or leaf-list (no '[' in the text)
+// that only adds members the merge ignores, but filled entries of a list
+// can change keys and a leaf-list of objects compared whole can differ, so
+// compare asks sameText for a merge with defaults only when the text has
+// no '['. The switch
+// answering with the text fabricctl would write itself (sorted members, as
+// the twins and encoding/json do) is the usual case right after a Set; any
+// other text is decoded and compared as usual. FuzzCompare holds the two
+// ways equal.
+func (dv *desiredValue) sameText(js []byte, buf *[]byte) bool {
+	if len(js) == 0 || dv.ascii {
+		return false
+	}
+	if !dv.isObject() || len(dv.lastKeys) == 0 {
+		return dv.textIs(js, buf, nil)
+	}
+	// First the variant js likely is: with the key members when it names
+	// the first of them.
+	first, second := dv.lastKeys, []string(nil)
+	if namesMember(js, dv.lastKeys[0]) {
+		first, second = nil, dv.lastKeys
+	}
+	return dv.textIs(js, buf, first) || dv.textIs(js, buf, second)
+}
+
+// textIs reports whether js is want's exact text without the members in
+// skip (written into *buf).
+func (dv *desiredValue) textIs(js []byte, buf *[]byte, skip []string) bool {
+	b, ok := dv.text(*buf, skip)
+	*buf = b
+	return ok && bytes.Equal(js, b)
+}
+
+// namesMember reports whether the JSON text js has "name": somewhere.
+func namesMember(js []byte, name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; ; {
+		j := bytes.Index(js[i:], []byte(name))
+		if j < 0 {
+			return false
+		}
+		j += i
+		if e := j + len(name); j > 0 && js[j-1] == '"' && e+1 < len(js) && js[e] == '"' && js[e+1] == ':' {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+// text is want's exact text (jtree.ExactText), written into buf[:0]: from
+// the tree when it is decoded, else from the JSON text (jtree.SortedText
+// gives the same). ok is false when there is none.
+func (dv *desiredValue) text(buf []byte, skip []string) ([]byte, bool) {
+	if dv.decoded {
+		return jtree.ExactText(buf[:0], dv.v, skip)
+	}
+	return jtree.SortedText(buf[:0], dv.raw, skip)
+}
+
+// isObject reports whether the value is a JSON object.
+func (dv *desiredValue) isObject() bool {
+	if dv.decoded {
+		_, ok := dv.v.(map[string]any)
+		return ok
+	}
+	t := bytes.TrimLeft(dv.raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
+}
+
+// rawText is, for a value not decoded yet, the After text of the Create the
+// walk gives when the value is missing on the switch (treeDiff.text: the
+// JSON text, the path's key members left out of an object), without
+// decoding it: for an object or an array whose exact text SortedText gives,
+// which is the text treeDiff.text writes then. ok is false otherwise.
+func (dv *desiredValue) rawText(buf *[]byte) ([]byte, bool) {
+	if dv.decoded || dv.ascii {
+		return nil, false
+	}
+	t := bytes.TrimLeft(dv.raw, " \t\r\n")
+	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
+		return nil, false
+	}
+	var skip []string
+	if t[0] == '{' {
+		skip = dv.lastKeys
+	}
+	b, ok := jtree.SortedText((*buf)[:0], dv.raw, skip)
+	*buf = b
+	return b, ok
+}
+
+// tree is the decoded value.
+func (dv *desiredValue) tree() (any, error) {
+	if !dv.decoded {
+		v, err := jtree.Decode(dv.raw)
+		if err != nil {
+			return nil, err
+		}
+		dv.v, dv.decoded = v, true
+	}
+	return dv.v, nil
+}
+
+// walkPath is the path treeDiff.walk gives the top of the value at base.
+func walkPath(base string) string {
+	switch {
+	case base == "" || base == "/":
+		return "/"
+	case strings.HasSuffix(base, ":/"):
+		return strings.TrimSuffix(base, "/")
+	}
+	return base
 }
 
 // decoded caches the decoded values of a Desired's updates: plan compares
@@ -130,11 +285,16 @@ func (c decoded) get(u *gnmipb.Update) (*desiredValue, error) {
 	if dv, ok := c[u]; ok {
 		return dv, nil
 	}
-	v, ascii, err := jtree.Typed(u.GetVal())
-	if err != nil {
-		return nil, err
+	dv := &desiredValue{key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
+	if js := jsonText(u.GetVal()); js != nil && json.Valid(js) {
+		dv.raw = js // decoded when needed (tree)
+	} else {
+		v, ascii, err := jtree.Typed(u.GetVal())
+		if err != nil {
+			return nil, err
+		}
+		dv.v, dv.ascii, dv.decoded = v, ascii, true
 	}
-	dv := &desiredValue{v: v, ascii: ascii, key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
 	if c != nil {
 		c[u] = dv
 	}
@@ -149,6 +309,7 @@ const ReasonAbsent = "the intent wants it absent"
 // and lists what differs, as the changes that would take got back to want.
 func Drift(want, got *Snapshot, cellBytes int64) []plan.Change {
 	var out []plan.Change
+	td := &treeDiff{cell: cellBytes}
 	for _, w := range want.Entries {
 		g, _ := got.entry(w.Path)
 		switch {
@@ -174,10 +335,10 @@ func Drift(want, got *Snapshot, cellBytes int64) []plan.Change {
 				out = append(out, plan.Change{Action: plan.Update, Path: w.Path, Before: string(g.JSON), After: string(w.JSON), Reason: "unreadable value"})
 				continue
 			}
-			out = append(out, compareTree(w.Path, nil, wv, gv, true, cellBytes)...)
+			out = td.walk(out, w.Path, nil, wv, gv, true)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	slices.SortStableFunc(out, byPath)
 	return out
 }
 
@@ -193,13 +354,14 @@ func lastKeys(p *gnmipb.Path) []string {
 	return ks
 }
 
-// compareTree walks want and got together. A subtree missing on the switch
-// is one Create (and one Delete for a subtree only on the switch, under
-// replace); leaves that differ are one Update each, so drift names the exact
-// leaf. skipKeys are members of the top-level objects left out (the list
-// keys the path names already).
-func compareTree(base string, skipKeys []string, want, got any, replace bool, cell int64) []plan.Change {
-	c := &treeDiff{replace: replace, cell: cell}
+// walk walks want and got together and appends the changes to out. A
+// subtree missing on the switch is one Create (and one Delete for a subtree
+// only on the switch, under replace); leaves that differ are one Update
+// each, so drift names the exact leaf. skipKeys are members of the
+// top-level objects left out (the list keys the path names already). c,
+// with its path buffer, is reused for all the values of one comparison.
+func (c *treeDiff) walk(out []plan.Change, base string, skipKeys []string, want, got any, replace bool) []plan.Change {
+	c.replace, c.out, c.skip = replace, out, nil
 	if _, ok := want.(map[string]any); ok && len(skipKeys) > 0 {
 		c.skip = skipKeys
 	}
@@ -208,28 +370,29 @@ func compareTree(base string, skipKeys []string, want, got any, replace bool, ce
 	} else if strings.HasSuffix(base, ":/") {
 		base = strings.TrimSuffix(base, "/")
 	}
-	c.path = append(c.pathBuf[:0], base...)
+	c.path = append(c.path[:0], base...)
 	switch {
 	case want == absent{} && got != absent{} && replace:
 		c.remove(got)
 	case want != absent{}:
 		c.node(want, got)
 	}
-	return c.out
+	out, c.out = c.out, nil
+	return out
 }
 
-// treeDiff is one walk of compareTree. path is the path of the node being
+// treeDiff is a walk of want and got. path is the path of the node being
 // compared, built in place as the walk goes down: a string is made of it
-// only for a change.
+// only for a change. The changes come in no particular order (walk's callers
+// sort them by path).
 type treeDiff struct {
 	replace bool
 	cell    int64
 	out     []plan.Change
 	// skip are the top-level members left out (until the walk leaves the
 	// top).
-	skip    []string
-	path    []byte
-	pathBuf [256]byte
+	skip []string
+	path []byte
 }
 
 // text is the display text of v, without the skipped members at the top.
@@ -245,8 +408,10 @@ func (c *treeDiff) at() string {
 }
 
 func (c *treeDiff) create(v any) {
-	c.out = append(c.out, plan.Change{Action: plan.Create, Path: c.at(), After: c.text(v), Reason: "missing on the switch"})
+	c.out = append(c.out, plan.Change{Action: plan.Create, Path: c.at(), After: c.text(v), Reason: reasonMissing})
 }
+
+const reasonMissing = "missing on the switch"
 
 func (c *treeDiff) remove(v any) {
 	c.out = append(c.out, plan.Change{Action: plan.Delete, Path: c.at(), Before: c.text(v),
@@ -257,16 +422,17 @@ func (c *treeDiff) update(before, after any) {
 	c.out = append(c.out, plan.Change{Action: plan.Update, Path: c.at(), Before: c.text(before), After: c.text(after), Reason: "differs from the intent"})
 }
 
-// down runs fn with the path extended by suffix parts (and the top-level
-// skip list dropped: it is for the top only).
-func (c *treeDiff) down(fn func(), parts ...string) {
-	n, skip := len(c.path), c.skip
-	for _, p := range parts {
-		c.path = append(c.path, p...)
-	}
+// down extends the path by sep and name (and drops the top-level skip
+// list: it is for the top only); up(mark) goes back.
+func (c *treeDiff) down(sep, name string) (mark int, skip []string) {
+	mark, skip = len(c.path), c.skip
+	c.path = append(append(c.path, sep...), name...)
 	c.skip = nil
-	fn()
-	c.path, c.skip = c.path[:n], skip
+	return mark, skip
+}
+
+func (c *treeDiff) up(mark int, skip []string) {
+	c.path, c.skip = c.path[:mark], skip
 }
 
 // absent marks a node that does not exist (JSON null is a value: YANG
@@ -285,18 +451,28 @@ func (c *treeDiff) node(want, got any) {
 			c.update(got, want)
 			return
 		}
-		var buf [32]string
-		for _, k := range sortedKeys(buf[:0], w, g, c.skip) {
-			wv, inW := w[k]
-			gv, inG := g[k]
-			switch {
-			case inW && inG:
-				c.down(func() { c.node(wv, gv) }, "/", k)
-			case inW:
-				c.down(func() { c.create(wv) }, "/", k)
-			case c.replace:
-				c.down(func() { c.remove(gv) }, "/", k)
+		for k, wv := range w {
+			if slices.Contains(c.skip, k) {
+				continue
 			}
+			mark, skip := c.down("/", k)
+			if gv, ok := g[k]; ok {
+				c.node(wv, gv)
+			} else {
+				c.create(wv)
+			}
+			c.up(mark, skip)
+		}
+		if !c.replace {
+			return
+		}
+		for k, gv := range g {
+			if _, ok := w[k]; ok || slices.Contains(c.skip, k) {
+				continue
+			}
+			mark, skip := c.down("/", k)
+			c.remove(gv)
+			c.up(mark, skip)
 		}
 	case []any:
 		if len(w) == 0 || !isObject(w[0]) {
@@ -316,26 +492,24 @@ func (c *treeDiff) node(want, got any) {
 			// Not valid YANG data; compare by position rather than guess.
 			wantKeys, gotKeys = positions(len(w)), positions(len(g))
 		}
-		gotByKey := make(map[string]int, len(g))
-		for i, k := range gotKeys {
-			gotByKey[k] = i
-		}
+		gotIdx := newKeyIndex(gotKeys)
 		for i, e := range w {
 			k := wantKeys[i]
-			if gi, ok := gotByKey[k]; ok {
-				c.down(func() { c.node(e, g[gi]) }, k)
+			mark, skip := c.down("", k)
+			if gi := gotIdx.find(k); gi >= 0 {
+				c.node(e, g[gi])
 			} else {
-				c.down(func() { c.create(e) }, k)
+				c.create(e)
 			}
+			c.up(mark, skip)
 		}
 		if c.replace {
-			wantSet := make(map[string]bool, len(w))
-			for _, k := range wantKeys {
-				wantSet[k] = true
-			}
+			wantIdx := newKeyIndex(wantKeys)
 			for i, k := range gotKeys {
-				if !wantSet[k] {
-					c.down(func() { c.remove(g[i]) }, k)
+				if wantIdx.find(k) < 0 {
+					mark, skip := c.down("", k)
+					c.remove(g[i])
+					c.up(mark, skip)
 				}
 			}
 		}
@@ -376,16 +550,57 @@ func sameScalar(a, b any) bool {
 // are the same.
 func entryKeys(list []any) ([]string, bool) {
 	keys := make([]string, len(list))
-	seen := make(map[string]bool, len(list))
-	dup := false
 	for i, e := range list {
 		keys[i] = entryKey(e, i)
-		if seen[keys[i]] {
-			dup = true
-		}
-		seen[keys[i]] = true
 	}
-	return keys, dup
+	if len(keys) <= linearKeys {
+		for i, k := range keys {
+			if slices.Contains(keys[:i], k) {
+				return keys, true
+			}
+		}
+		return keys, false
+	}
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if seen[k] {
+			return keys, true
+		}
+		seen[k] = true
+	}
+	return keys, false
+}
+
+// linearKeys is the list length up to which entries are found by their key
+// with a scan (most lists: queues, profiles) rather than a map.
+const linearKeys = 16
+
+// keyIndex finds a list entry by its key suffix.
+type keyIndex struct {
+	keys []string
+	at   map[string]int // for long lists: the index of each key
+}
+
+func newKeyIndex(keys []string) keyIndex {
+	x := keyIndex{keys: keys}
+	if len(keys) > linearKeys {
+		x.at = make(map[string]int, len(keys))
+		for i, k := range keys {
+			x.at[k] = i
+		}
+	}
+	return x
+}
+
+// find returns the index of the entry with key k, -1 when none.
+func (x keyIndex) find(k string) int {
+	if x.at == nil {
+		return slices.Index(x.keys, k)
+	}
+	if i, ok := x.at[k]; ok {
+		return i
+	}
+	return -1
 }
 
 func positions(n int) []string {
@@ -407,22 +622,6 @@ func entryKey(e any, i int) string {
 		return fmt.Sprintf("[#%d]", i)
 	}
 	return jtree.EntryKey(m, i)
-}
-
-// sortedKeys appends to keys the members of a and b but skip, sorted.
-func sortedKeys(keys []string, a, b map[string]any, skip []string) []string {
-	for k := range a {
-		if !slices.Contains(skip, k) {
-			keys = append(keys, k)
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok && !slices.Contains(skip, k) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // withinCell: buffer sizes and thresholds read back rounded to the cell

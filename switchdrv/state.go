@@ -1,6 +1,7 @@
 package switchdrv
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -176,6 +177,15 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 			typed := jtree.TypedQualified
 			if !full {
 				typed = jtree.Typed
+				// A read for comparison only keeps the text of a value
+				// found by key: compare decodes it only when it is not
+				// the text fabricctl would write (desiredValue.sameText).
+				// Invalid JSON is decoded below, for its error.
+				_, dup := exact[key]
+				if b := jsonText(u.GetVal()); b != nil && want[key] && !dup && trees[fp.Origin] == nil && json.Valid(b) {
+					exact[key], raw[key] = undecoded{}, b
+					continue
+				}
 			}
 			v, isASCII, err := typed(u.GetVal())
 			if err != nil {
@@ -187,9 +197,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 			}
 			if _, dup := exact[key]; want[key] && !dup && trees[fp.Origin] == nil {
 				exact[key] = v
-				if b := u.GetVal().GetJsonIetfVal(); b != nil {
-					raw[key] = b
-				} else if b := u.GetVal().GetJsonVal(); b != nil {
+				if b := jsonText(u.GetVal()); b != nil {
 					raw[key] = b
 				}
 				continue
@@ -201,6 +209,11 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				// Updates found by key so far go into the tree too, so
 				// that paths nested in each other still see one state.
 				for k, ev := range exact {
+					if _, ok := ev.(undecoded); ok {
+						if ev, err = jtree.Decode(raw[k]); err != nil {
+							return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, k, err)
+						}
+					}
 					if ep, err := transport.ParsePath(k); err == nil && ep.GetOrigin() == fp.Origin {
 						if err := jtree.Update(root, ep.GetElem(), ev); err != nil {
 							return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, k, err)
@@ -237,7 +250,14 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				v, ok = finder.Get(root, p.GetElem())
 			}
 		}
-		if ok && !isEmpty(v) {
+		if _, lazy := v.(undecoded); lazy {
+			// Not decoded (a read for comparison): Entry.value decodes
+			// the text when asked.
+			e.Exists, e.JSON = !emptyJSON(raw[e.Path]), raw[e.Path]
+			if !e.Exists {
+				e.JSON = nil
+			}
+		} else if ok && !isEmpty(v) {
 			e.Exists, e.tree = true, v
 			if b, ok := raw[e.Path]; ok {
 				e.JSON = b // already the switch's own JSON text
@@ -266,6 +286,30 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		snap.Basis = snap.basis()
 	}
 	return snap, nil
+}
+
+// undecoded stands for a value observeAs keeps as JSON text only.
+type undecoded struct{}
+
+// jsonText is the JSON text of a JSON or JSON_IETF value, nil for others.
+func jsonText(tv *gnmipb.TypedValue) []byte {
+	if b := tv.GetJsonIetfVal(); b != nil {
+		return b
+	}
+	return tv.GetJsonVal()
+}
+
+// emptyJSON reports whether valid JSON text b decodes to what isEmpty
+// calls empty (null or an empty array).
+func emptyJSON(b []byte) bool {
+	b = bytes.Trim(b, " \t\r\n")
+	if string(b) == "null" {
+		return true
+	}
+	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
+		return false
+	}
+	return len(bytes.Trim(b[1:len(b)-1], " \t\r\n")) == 0
 }
 
 func isEmpty(v any) bool {

@@ -244,12 +244,13 @@ func (s *Schema) fillObject(e *yang.Entry, obj map[string]any) {
 	// when obj has one (a tree with prefixes stripped has none), which
 	// is found out at the first miss: a miss would scan obj each time.
 	qualified := 0 // unknown, 1 yes, -1 no
-	for _, ch := range fillKids(e) {
+	for _, k := range fillKids(e) {
+		ch := k.e
 		val, ok := obj[ch.Name]
 		if !ok && qualified == 0 {
 			qualified = -1
-			for k := range obj {
-				if strings.IndexByte(k, ':') >= 0 {
+			for name := range obj {
+				if strings.IndexByte(name, ':') >= 0 {
 					qualified = 1
 					break
 				}
@@ -261,11 +262,9 @@ func (s *Schema) fillObject(e *yang.Entry, obj map[string]any) {
 		switch {
 		case ok:
 			s.fill(ch, val)
-		case ch.IsLeaf():
-			if d, ok := ch.SingleDefaultValue(); ok {
-				obj[ch.Name] = defaultValue(ch.Type, d)
-			}
-		case ch.IsContainer() && !isPresence(ch) && s.hasDefaults(ch):
+		case k.leaf:
+			obj[ch.Name] = k.def
+		case k.sub:
 			sub := map[string]any{}
 			s.fillObject(ch, sub)
 			obj[ch.Name] = sub
@@ -273,28 +272,41 @@ func (s *Schema) fillObject(e *yang.Entry, obj map[string]any) {
 	}
 }
 
-var fillKidsCache sync.Map // *yang.Entry -> []*yang.Entry
+var fillKidsCache sync.Map // *yang.Entry -> []fillKid
+
+// fillKid is a child of a node that fillObject may add something at or
+// below, with what it adds when the child is missing, worked out once.
+type fillKid struct {
+	e *yang.Entry
+	// leaf: a leaf with a default; def is its value in RFC 7951 form (a
+	// scalar, shared by every tree it is filled into).
+	leaf bool
+	def  any
+	// sub: a non-presence container with a default below it, created
+	// when missing.
+	sub bool
+}
 
 // fillKids are the children of e that fillObject may add something at or
 // below (config, not choices or cases, with a leaf default at or below
 // them through containers and lists): the others it need not look at.
-func fillKids(e *yang.Entry) []*yang.Entry {
+func fillKids(e *yang.Entry) []fillKid {
 	if v, ok := fillKidsCache.Load(e); ok {
-		return v.([]*yang.Entry)
+		return v.([]fillKid)
 	}
-	var out []*yang.Entry
+	var out []fillKid
 	for _, ch := range sortedDir(e) {
 		if ch.ReadOnly() || ch.IsChoice() || ch.IsCase() {
 			continue
 		}
 		if ch.IsLeaf() {
-			if _, ok := ch.SingleDefaultValue(); ok {
-				out = append(out, ch)
+			if d, ok := ch.SingleDefaultValue(); ok {
+				out = append(out, fillKid{e: ch, leaf: true, def: defaultValue(ch.Type, d)})
 			}
 			continue
 		}
 		if (ch.IsContainer() || ch.IsList()) && len(fillKids(ch)) > 0 {
-			out = append(out, ch)
+			out = append(out, fillKid{e: ch, sub: ch.IsContainer() && !isPresence(ch) && hasDefaults(ch)})
 		}
 	}
 	fillKidsCache.Store(e, out)
@@ -310,7 +322,7 @@ var hasDefaultsCache sync.Map // *yang.Entry -> bool
 
 // hasDefaults reports whether a non-presence container holds, at any depth
 // through non-presence containers, a config leaf with a default.
-func (s *Schema) hasDefaults(e *yang.Entry) bool {
+func hasDefaults(e *yang.Entry) bool {
 	if v, ok := hasDefaultsCache.Load(e); ok {
 		return v.(bool)
 	}
@@ -325,7 +337,7 @@ func (s *Schema) hasDefaults(e *yang.Entry) bool {
 				break
 			}
 		}
-		if ch.IsContainer() && !isPresence(ch) && s.hasDefaults(ch) {
+		if ch.IsContainer() && !isPresence(ch) && hasDefaults(ch) {
 			found = true
 			break
 		}

@@ -375,6 +375,75 @@ func appendJSON(b []byte, v any, skip []string) ([]byte, bool) {
 	return b, false
 }
 
+// ExactText appends to b the JSON text of v without the members named in
+// skip at its top level, members sorted (as json.Marshal writes it), but
+// only when decoding that text (Decode) gives v back exactly, less the
+// skipped members: v holds only the types Decode produces, no nil map or
+// slice, no member name with a ':' (Decode would strip it) and no string
+// that needs an escape. ok is false otherwise (then nothing of b is to be
+// used).
+func ExactText(b []byte, v any, skip []string) ([]byte, bool) {
+	switch t := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, t), true
+	case string:
+		return appendJSONString(b, t)
+	case json.Number:
+		if !validNumber(string(t)) {
+			return b, false
+		}
+		return append(b, t...), true
+	case map[string]any:
+		if t == nil {
+			return b, false
+		}
+		var kbuf [16]string
+		keys := kbuf[:0]
+		for k := range t {
+			if strings.IndexByte(k, ':') >= 0 {
+				return b, false
+			}
+			if !slices.Contains(skip, k) {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendJSONString(b, k); !ok {
+				return b, false
+			}
+			b = append(b, ':')
+			if b, ok = ExactText(b, t[k], nil); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	case []any:
+		if t == nil {
+			return b, false
+		}
+		b = append(b, '[')
+		for i, e := range t {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = ExactText(b, e, nil); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	}
+	return b, false
+}
+
 // appendJSONString writes s quoted when it needs no escaping at all
 // (printable ASCII other than the quote, backslash and <, >, & that
 // encoding/json escapes for HTML).
