@@ -117,9 +117,16 @@ func dump(fs []Finding) string {
 func class(f *intent.Fabric, name string) *intent.Class { return f.Policy.ClassByName(name) }
 
 func TestRules(t *testing.T) {
+	// lossless adds a lossless class with the RoCE class's ECN setting (one
+	// setting for every lossless class, as FC128 wants for SONiC).
 	lossless := func(f *intent.Fabric, name string, prio, dscp int) {
+		ecn := intent.ECN{MinBytes: 150_000, MaxBytes: 1_000_000, Probability: 100}
+		if r := class(f, "roce"); r != nil && r.ECN != nil {
+			ecn = *r.ECN
+		}
+		ecn.Pos = at(31)
 		f.Policy.Classes = append(f.Policy.Classes, intent.Class{Name: name, DSCP: []int{dscp}, Priority: prio, Lossless: true, Strict: true,
-			ECN: &intent.ECN{MinBytes: 150_000, MaxBytes: 1_000_000, Probability: 100, Pos: at(31)}, Pos: at(30)})
+			ECN: &ecn, Pos: at(30)})
 	}
 	tests := []struct {
 		name   string
@@ -167,6 +174,15 @@ func TestRules(t *testing.T) {
 		}, Options{}, []got{{"FC127", Error, "inventory.switches[leaf1].ports[ethernet-1/2].speed"}, {"FC124", Warning, "inventory.links[1]"}, {"FC124", Warning, "inventory.links[4]"}, {"FC124", Warning, "inventory.links[5]"}}},
 		{"nic speed 400M", func(f *intent.Fabric) { f.Hosts[1].NICs[0].Speed = 400e6 },
 			Options{}, []got{{"FC127", Error, "inventory.hosts[gpu2].nics[ens1f0np0].speed"}, {"FC124", Warning, "inventory.links[1]"}}},
+		// FC128
+		{"sonic: ecn classes with different settings", func(f *intent.Fabric) {
+			lossless(f, "storage", 4, 24)
+			class(f, "storage").ECN.MaxBytes = 1_000_000
+		}, Options{}, []got{{"FC128", Warning, "policy.classes[storage].ecn"}}},
+		{"sonic: ecn on a lossy class with the same setting", func(f *intent.Fabric) {
+			e := *class(f, "roce").ECN
+			class(f, "default").ECN = &e
+		}, Options{}, nil},
 		// FC105
 		{"two lossless priorities are fine", func(f *intent.Fabric) { lossless(f, "storage", 4, 24) }, Options{}, nil},
 		{"three lossless priorities", func(f *intent.Fabric) {
@@ -208,7 +224,7 @@ func TestRules(t *testing.T) {
 			c := class(f, "cnp")
 			c.Lossless = true
 			c.ECN = &intent.ECN{MinBytes: 150_000, MaxBytes: 1_000_000, Probability: 100}
-		}, Options{}, []got{{"FC107", Error, "policy.classes[cnp].lossless"}}},
+		}, Options{}, []got{{"FC107", Error, "policy.classes[cnp].lossless"}, {"FC128", Warning, "policy.classes[cnp].ecn"}}},
 		{"cnp class not strict", func(f *intent.Fabric) {
 			class(f, "cnp").Strict = false
 			class(f, "cnp").Weight = 20

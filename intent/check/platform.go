@@ -41,6 +41,10 @@ type PlatformInfo struct {
 	// policy's IP MTU). nil means the shared-buffer model: pause when the
 	// priority group holds the switch's buffer minus the headroom.
 	XOFF func(cl *intent.Class, mtu int) int64
+	// ConfigUpdaterLimits: the platform's write path refuses to create
+	// WRED profiles and leaves only AZURE_LOSSLESS's green thresholds to
+	// change (SONiC 202405/202411's config updater, profile write.gcu).
+	ConfigUpdaterLimits bool
 	// MTUMeaning is what the platform's own interface mtu counts:
 	// profile.MTUL2NoFCS (SR Linux: the Ethernet header included, FCS not)
 	// or profile.MTUIP (SONiC, EOS). MTU above is already in IP MTUs.
@@ -100,6 +104,7 @@ func InfoFor(p *profile.Profile) PlatformInfo {
 		DCBXAdvertise:         p.DCBXAdvertise,
 		MTU:                   ipMTURange(p.MTU),
 		MTUMeaning:            p.MTU.Meaning,
+		ConfigUpdaterLimits:   p.Write.GCU != nil,
 	}
 	if p.Platform == string(intent.PlatformSRLinux) && p.PFC {
 		// 7220 IXR (qos-pfc-xgs): the pfc-queue pauses above its

@@ -54,6 +54,7 @@ var ruleTable = []Rule{
 	{"FC125", "port-mtu-platform", Error, "every switch port's IP MTU is within the range its platform accepts (EOS 68-9214, SONiC 68-9216, SR Linux 7220 IXR 1486-9398 = port mtu 1500-9412 less the Ethernet header; from the switch's profile)", (*checker).portMTUPlatform},
 	{"FC126", "lossless-reached", Error, "every lossless class is reached by some DSCP (its own list, or every unlisted DSCP as the default class)", (*checker).losslessReached},
 	{"FC127", "line-rate", Error, "switch ports and RoCE NICs run at 1G or more (speed 400M is 400 Mb/s: did you mean 400G?)", (*checker).lineRate},
+	{"FC128", "sonic-one-wred", Warning, "on SONiC 202405/202411, whose config updater creates no WRED profile, every ECN class has the same ECN setting (they share AZURE_LOSSLESS)", (*checker).sonicOneWRED},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the
@@ -1307,4 +1308,43 @@ func didYouMean(r int64) string {
 		return intent.FormatRate(r * 1e6)
 	}
 	return intent.FormatRate(r * 1e9)
+}
+
+// FC128: SONiC 202405/202411's config updater refuses to create WRED
+// profiles and lets only AZURE_LOSSLESS's green thresholds and probability
+// change (sonic-utilities gcu_field_operation_validators.conf.json,
+// rdma_config_update_validator; internal/gcu, profile write.gcu), so
+// switchdrv/sonic gives every ECN class's queue AZURE_LOSSLESS: classes
+// with different ECN settings share the earliest marking of them.
+func (c *checker) sonicOneWRED() {
+	var sw []string
+	for i := range c.f.Switches {
+		if pi, ok := c.platform(&c.f.Switches[i]); ok && pi.ConfigUpdaterLimits {
+			sw = append(sw, c.f.Switches[i].Name)
+		}
+	}
+	if len(sw) == 0 {
+		return
+	}
+	on := fmt.Sprintf("1 SONiC switch (%s)", sw[0])
+	if len(sw) > 1 {
+		on = fmt.Sprintf("%d SONiC switches (%s .. %s)", len(sw), sw[0], sw[len(sw)-1])
+	}
+	p := &c.f.Policy
+	var first *intent.Class
+	for i := range p.Classes {
+		cl := &p.Classes[i]
+		if cl.ECN == nil {
+			continue
+		}
+		if first == nil {
+			first = cl
+			continue
+		}
+		if a, b := cl.ECN, first.ECN; a.MinBytes != b.MinBytes || a.MaxBytes != b.MaxBytes || a.Probability != b.Probability {
+			c.report(Warning, pos(cl.ECN.Pos, cl.Pos, p.Pos), classPath(cl)+".ecn",
+				"give the ECN classes one ECN setting, or accept the earliest marking of them on these switches",
+				"classes %s and %s have different ECN settings but share WRED_PROFILE|AZURE_LOSSLESS on %s (their config updater creates no other WRED profile): both get the earliest marking of the two", first.Name, cl.Name, on)
+		}
+	}
 }

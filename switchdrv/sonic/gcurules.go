@@ -24,10 +24,11 @@ import (
 //     SKU's pg_profile_lookup.ini); where its xoff is below the headroom
 //     the intent needs, xoff is raised (a field replace, allowed), and
 //     plan says that size and xon stay as the vendor table made them;
-//   - a lossless class's queue uses AZURE_LOSSLESS (qos_config.j2 gives
+//   - an ECN class's queue uses AZURE_LOSSLESS (qos_config.j2 gives
 //     lossless queues that WRED profile) and fabricctl sets its green
-//     thresholds and probability; its drop enables and ECN mode stay as
-//     the template made them, and plan says so;
+//     thresholds and probability (several ECN classes share it, with the
+//     earliest marking); its drop enables and ECN mode stay as the
+//     template made them, and plan says so;
 //   - no FABRICCTL_PG_* or FABRICCTL_ECN_* object is created, and old ones
 //     are left in place (GCU refuses to remove them too), named in a note.
 //
@@ -148,35 +149,14 @@ func gcuWRED(w *want, have db, v *gcu.Validators, asic string, notes *[]string) 
 	if len(ours) == 0 {
 		return nil
 	}
-	lossless := map[string]bool{}
-	if pq := w.keys["PORT_QOS_MAP"]; pq != nil {
-		for _, h := range pq {
-			for _, n := range strings.Split(h["pfc_enable"], ",") {
-				if n != "" {
-					lossless[n] = true
-				}
-			}
-		}
-	}
 	az := have["WRED_PROFILE"][azureLossless]
 	var target hash
 	var from []string
-	var lossy []string
 	for _, k := range slices.Sorted(maps.Keys(w.keys["QUEUE"])) {
 		h := w.keys["QUEUE"][k]
 		wp := h["wred_profile"]
 		spec, isOurs := ours[wp]
 		if !isOurs {
-			continue
-		}
-		_, prio, _, _ := prioRange(k)
-		h = maps.Clone(h)
-		if !lossless[strconv.Itoa(prio)] {
-			delete(h, "wred_profile")
-			w.keys["QUEUE"][k] = h
-			if !slices.Contains(lossy, wp) {
-				lossy = append(lossy, wp)
-			}
 			continue
 		}
 		if az == nil {
@@ -186,29 +166,30 @@ func gcuWRED(w *want, have db, v *gcu.Validators, asic string, notes *[]string) 
 		case target == nil:
 			target, from = maps.Clone(spec), []string{wp}
 		case !slices.Contains(from, wp):
-			// One WRED profile for every lossless class: the earliest
-			// marking of them all (lowest thresholds, highest
-			// probability), which keeps every lossless queue at least as
-			// short as its class asks.
+			// One WRED profile for every ECN class: the earliest marking
+			// of them all (lowest thresholds, highest probability), which
+			// keeps every queue at least as short as its class asks.
 			target["green_min_threshold"] = minNum(target["green_min_threshold"], spec["green_min_threshold"])
 			target["green_max_threshold"] = minNum(target["green_max_threshold"], spec["green_max_threshold"])
 			target["green_drop_probability"] = maxNum(target["green_drop_probability"], spec["green_drop_probability"])
 			from = append(from, wp)
 		}
+		h = maps.Clone(h)
 		h["wred_profile"] = azureLossless
 		w.keys["QUEUE"][k] = h
 	}
 	for name := range ours {
 		delete(w.keys["WRED_PROFILE"], name)
 	}
-	for _, wp := range lossy {
-		*notes = append(*notes, fmt.Sprintf("ECN of %s's queues not configured: it is not a lossless class, and SONiC's config updater on this release refuses to create WRED profiles other than changing %s's green thresholds", strings.TrimPrefix(wp, wredPrefix), azureLossless))
-	}
 	if target == nil {
 		return nil
 	}
 	if len(from) > 1 {
-		*notes = append(*notes, fmt.Sprintf("ECN: lossless classes %s share WRED_PROFILE|%s (SONiC's config updater on this release lets fabricctl change no other WRED profile), with the earliest marking of them: min %s B, max %s B, probability %s %%", strings.Join(from, ", "), azureLossless, target["green_min_threshold"], target["green_max_threshold"], target["green_drop_probability"]))
+		classes := make([]string, len(from))
+		for i, wp := range from {
+			classes[i] = strings.TrimPrefix(wp, wredPrefix)
+		}
+		*notes = append(*notes, fmt.Sprintf("ECN: classes %s share WRED_PROFILE|%s (SONiC's config updater on this release lets fabricctl change no other WRED profile), with the earliest marking of them: min %s B, max %s B, probability %s %%", strings.Join(classes, ", "), azureLossless, target["green_min_threshold"], target["green_max_threshold"], target["green_drop_probability"]))
 	}
 	for _, f := range wredGCUFields {
 		if az[f] == target[f] {
@@ -230,7 +211,7 @@ func gcuWRED(w *want, have db, v *gcu.Validators, asic string, notes *[]string) 
 		}
 		kept = append(kept, f+"="+az[f])
 	}
-	*notes = append(*notes, fmt.Sprintf("ECN: lossless queues use WRED_PROFILE|%s with the intent's green thresholds and probability; its %s stay as the QoS template made them, since SONiC's config updater on this release allows only those three fields to change (with wred_green_enable true, non-ECT packets of the lossless queue can be WRED-dropped past the thresholds)", azureLossless, strings.Join(kept, ", ")))
+	*notes = append(*notes, fmt.Sprintf("ECN: the ECN classes' queues use WRED_PROFILE|%s with the intent's green thresholds and probability; its %s stay as the QoS template made them, since SONiC's config updater on this release allows only those three fields to change (with wred_green_enable true, non-ECT packets of those queues can be WRED-dropped past the thresholds)", azureLossless, strings.Join(kept, ", ")))
 	return nil
 }
 
