@@ -370,6 +370,7 @@ func allEqual(wk map[string]hash, port string, lo, hi int) bool {
 // Refine implements switchdrv.Refiner.
 func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)) error {
 	have := readDB(read)
+	d.Notes = slices.DeleteFunc(d.Notes, func(n string) bool { return strings.HasPrefix(n, renderGCUNote) })
 	w, err := parseWant(d)
 	if err != nil {
 		return err

@@ -488,5 +488,13 @@ func (c *compiler) compile() error {
 	if p.GlobalPause && len(lossless) > 0 {
 		c.d.Notes = append(c.d.Notes, "802.3x global pause is requested together with PFC; SONiC's CONFIG_DB has no pause field, turn it off with the platform tools")
 	}
+	if prof, err := profile.LookupFor(string(intent.PlatformSONiC), c.sw.Profile); err == nil && prof.Write.GCU != nil {
+		c.d.Notes = append(c.d.Notes, renderGCUNote+prof.Name+"'s config updater refuses to create buffer and WRED profiles, so plan, which reads the switch's CONFIG_DB, writes the template's pg_lossless profiles and AZURE_LOSSLESS instead (README, SONiC)")
+	}
 	return nil
 }
+
+// renderGCUNote starts the note compile gives a switch whose release's
+// config updater refuses fabricctl's own buffer and WRED profiles; plan
+// rewrites the payload (gcurules.go) and drops the note.
+const renderGCUNote = "this payload is the intent's own objects: "

@@ -180,3 +180,23 @@ func hasNote(notes []string, s string) bool {
 	}
 	return false
 }
+
+// render (compile alone) says that on a release whose config updater
+// refuses fabricctl's buffer and WRED profiles, plan writes the template's
+// own instead; plan drops the note (TestSONiCGCUOwnedProfilesLeftInPlace).
+func TestRenderSaysPlanRewritesForGCU(t *testing.T) {
+	for _, prof := range []string{"", "sonic-202405", "sonic-202411"} {
+		f := asicFabric("")
+		f.Switches[0].Profile = prof
+		_, notes := bufferProfiles(t, f)
+		found := false
+		for _, n := range notes {
+			if strings.HasPrefix(n, renderGCUNote) && strings.Contains(n, "config updater refuses to create buffer and WRED profiles") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("profile %q: no note that plan rewrites the payload: %q", prof, notes)
+		}
+	}
+}
