@@ -41,17 +41,17 @@ import (
 const azureLossless = "AZURE_LOSSLESS"
 
 // gcuRewrite rewrites w for GCU's field validators v on a switch whose
-// ASIC GCU names asic. It returns plan notes, or an error when the intent
-// cannot be met within what GCU allows.
-func gcuRewrite(w *want, have db, v *gcu.Validators, asic string) ([]string, error) {
-	var notes []string
-	if err := gcuBuffers(w, have, v, asic, &notes); err != nil {
-		return nil, err
+// ASIC GCU names asic. It returns plan notes and the prefixes of compile's
+// notes that no longer apply, or an error when the intent cannot be met
+// within what GCU allows.
+func gcuRewrite(w *want, have db, v *gcu.Validators, asic string) (notes, drop []string, err error) {
+	if err := gcuBuffers(w, have, v, asic, &notes, &drop); err != nil {
+		return nil, nil, err
 	}
 	if err := gcuWRED(w, have, v, asic, &notes); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return notes, nil
+	return notes, drop, nil
 }
 
 // coveringKey finds the key of table holding port's priority prio, as
@@ -66,7 +66,7 @@ func coveringKey(have db, table, port string, prio int) (string, hash) {
 	return "", nil
 }
 
-func gcuBuffers(w *want, have db, v *gcu.Validators, asic string, notes *[]string) error {
+func gcuBuffers(w *want, have db, v *gcu.Validators, asic string, notes, dropNotes *[]string) error {
 	ours := w.keys["BUFFER_PROFILE"]
 	if len(ours) == 0 {
 		return nil
@@ -106,6 +106,7 @@ func gcuBuffers(w *want, have db, v *gcu.Validators, asic string, notes *[]strin
 	for name := range ours {
 		delete(w.keys["BUFFER_PROFILE"], name)
 	}
+	*dropNotes = append(*dropNotes, bufferProfilesNote) // about the FABRICCTL_PG profiles not written
 	for _, prof := range slices.Sorted(maps.Keys(need)) {
 		cur := have["BUFFER_PROFILE"][prof]
 		x, _ := strconv.ParseInt(cur["xoff"], 10, 64)

@@ -408,11 +408,14 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 		}
 	}
 	if v != nil {
-		n, err := gcuRewrite(w, have, v, asic)
+		n, drop, err := gcuRewrite(w, have, v, asic)
 		if err != nil {
 			return err
 		}
 		notes = append(notes, n...)
+		for _, pre := range drop {
+			d.Notes = slices.DeleteFunc(d.Notes, func(n string) bool { return strings.HasPrefix(n, pre) })
+		}
 	}
 	// BUFFER_QUEUE (item 7) points lossless priorities at the template's
 	// egress_lossless_profile; without that profile there is nothing to

@@ -241,13 +241,13 @@ func (c *compiler) sizeConvention() sizeConvention {
 func (s sizeConvention) note(vendor bool, sizes []string) string {
 	switch {
 	case !s.known:
-		return "buffer profiles: ASIC unknown, so size = xon + xoff, the safe reading (the Mellanox convention; on Broadcom it reserves the headroom as guaranteed minimum, more than needed); name switches[].asic for the vendor's"
+		return bufferProfilesNote + "ASIC unknown, so size = xon + xoff, the safe reading (the Mellanox convention; on Broadcom it reserves the headroom as guaranteed minimum, more than needed); name switches[].asic for the vendor's"
 	case s.guaranteedMin && vendor:
-		return "buffer profiles: on " + s.asic + " (Broadcom) size is the PG's guaranteed minimum and xoff the headroom (sonic-swss orchagent/bufferorch.cpp); size from the vendor's table: " + strings.Join(sizes, "; ")
+		return bufferProfilesNote + "on " + s.asic + " (Broadcom) size is the PG's guaranteed minimum and xoff the headroom (sonic-swss orchagent/bufferorch.cpp); size from the vendor's table: " + strings.Join(sizes, "; ")
 	case s.guaranteedMin:
-		return "buffer profiles: on " + s.asic + " (Broadcom) size is the guaranteed minimum, but there is no vendor table for it here: size = xon + xoff reserves the headroom as guaranteed minimum (more than needed, never less)"
+		return bufferProfilesNote + "on " + s.asic + " (Broadcom) size is the guaranteed minimum, but there is no vendor table for it here: size = xon + xoff reserves the headroom as guaranteed minimum (more than needed, never less)"
 	}
-	return "buffer profiles: on " + s.asic + " (Mellanox) size = xon + xoff, the PG's headroom (pg_profile_lookup.ini convention)"
+	return bufferProfilesNote + "on " + s.asic + " (Mellanox) size = xon + xoff, the PG's headroom (pg_profile_lookup.ini convention)"
 }
 
 func join(ps []int) string {
@@ -493,6 +493,10 @@ func (c *compiler) compile() error {
 	}
 	return nil
 }
+
+// bufferProfilesNote starts the note on the FABRICCTL_PG profiles' size
+// convention.
+const bufferProfilesNote = "buffer profiles: "
 
 // renderGCUNote starts the note compile gives a switch whose release's
 // config updater refuses fabricctl's own buffer and WRED profiles; plan
