@@ -589,3 +589,26 @@ func TestSONiCGCURefusalIsAPlanError(t *testing.T) {
 		t.Errorf("plan errors %v, want the refused xoff raise named", perr)
 	}
 }
+
+// ECN-only RoCE (a lossy class with ECN, no PFC) on sonic-202411: GCU lets
+// fabricctl create no WRED profile, so the class's queue uses
+// AZURE_LOSSLESS with the intent's thresholds; it is marked, not left
+// without ECN. Two ECN classes (roce, storage) share the earliest marking.
+func TestSONiCECNOnlyClassUsesAzureLossless(t *testing.T) {
+	pol := compileTwoLossless()
+	pol.Classes[1].Lossless = false // roce: ECN only
+	f := compileFabric(intent.PlatformSONiC, pol, 1, 2)
+	tw, eng := sonicLab(t, f, true)
+	p := sonicApply(t, eng, f)
+	if q, _ := value(t, tw, "QUEUE/Ethernet0|3"); q["wred_profile"] != "AZURE_LOSSLESS" {
+		t.Errorf("QUEUE|Ethernet0|3 (lossy roce, ECN) = %v, want wred_profile AZURE_LOSSLESS", q)
+	}
+	wred := mustValue(t, tw, "WRED_PROFILE/AZURE_LOSSLESS")
+	// roce 100 KB/1 MB/20 %, storage 200 KB/2 MB/50 %: the earliest of both.
+	if wred["green_min_threshold"] != "100000" || wred["green_max_threshold"] != "1000000" || wred["green_drop_probability"] != "50" {
+		t.Errorf("AZURE_LOSSLESS = %v, want min 100000, max 1000000, probability 50", wred)
+	}
+	if noteWith(p, "classes ROCE, STORAGE share WRED_PROFILE|AZURE_LOSSLESS") == "" {
+		t.Errorf("no note on the shared WRED profile: %q", p.Targets[0].Notes)
+	}
+}
