@@ -316,7 +316,21 @@ func without(m map[string]any, skip []string) map[string]any {
 // characters escaped) for the values a decoded tree holds; false when v
 // holds anything it does not write byte for byte as encoding/json does
 // (then nothing of b is to be used).
-func appendJSON(b []byte, v any, skip []string) ([]byte, bool) {
+func appendJSON(b []byte, v any, skip []string) ([]byte, bool) { return appendText(b, v, skip, false) }
+
+// ExactText appends to b the JSON text of v without the members named in
+// skip at its top level, members sorted (as json.Marshal writes it), but
+// only when decoding that text (Decode) gives v back exactly, less the
+// skipped members: v holds only the types Decode produces, no nil map or
+// slice, no member name with a ':' (Decode would strip it) and no string
+// that needs an escape. ok is false otherwise (then nothing of b is to be
+// used).
+func ExactText(b []byte, v any, skip []string) ([]byte, bool) { return appendText(b, v, skip, true) }
+
+// appendText is appendJSON, or with exact ExactText: the same text, but a
+// nil map or slice (json.Marshal's null, which decodes to nil, not to an
+// empty one) and a member name with a ':' refuse.
+func appendText(b []byte, v any, skip []string, exact bool) ([]byte, bool) {
 	switch t := v.(type) {
 	case nil:
 		return append(b, "null"...), true
@@ -331,78 +345,15 @@ func appendJSON(b []byte, v any, skip []string) ([]byte, bool) {
 		return append(b, t...), true
 	case map[string]any:
 		if t == nil {
+			if exact {
+				return b, false
+			}
 			return append(b, "null"...), true
 		}
 		var kbuf [16]string
 		keys := kbuf[:0]
 		for k := range t {
-			if !slices.Contains(skip, k) {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendJSONString(b, k); !ok {
-				return b, false
-			}
-			b = append(b, ':')
-			if b, ok = appendJSON(b, t[k], nil); !ok {
-				return b, false
-			}
-		}
-		return append(b, '}'), true
-	case []any:
-		if t == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '[')
-		for i, e := range t {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendJSON(b, e, nil); !ok {
-				return b, false
-			}
-		}
-		return append(b, ']'), true
-	}
-	return b, false
-}
-
-// ExactText appends to b the JSON text of v without the members named in
-// skip at its top level, members sorted (as json.Marshal writes it), but
-// only when decoding that text (Decode) gives v back exactly, less the
-// skipped members: v holds only the types Decode produces, no nil map or
-// slice, no member name with a ':' (Decode would strip it) and no string
-// that needs an escape. ok is false otherwise (then nothing of b is to be
-// used).
-func ExactText(b []byte, v any, skip []string) ([]byte, bool) {
-	switch t := v.(type) {
-	case nil:
-		return append(b, "null"...), true
-	case bool:
-		return strconv.AppendBool(b, t), true
-	case string:
-		return appendJSONString(b, t)
-	case json.Number:
-		if !validNumber(string(t)) {
-			return b, false
-		}
-		return append(b, t...), true
-	case map[string]any:
-		if t == nil {
-			return b, false
-		}
-		var kbuf [16]string
-		keys := kbuf[:0]
-		for k := range t {
-			if strings.IndexByte(k, ':') >= 0 {
+			if exact && strings.IndexByte(k, ':') >= 0 {
 				return b, false
 			}
 			if !slices.Contains(skip, k) {
@@ -420,14 +371,17 @@ func ExactText(b []byte, v any, skip []string) ([]byte, bool) {
 				return b, false
 			}
 			b = append(b, ':')
-			if b, ok = ExactText(b, t[k], nil); !ok {
+			if b, ok = appendText(b, t[k], nil, exact); !ok {
 				return b, false
 			}
 		}
 		return append(b, '}'), true
 	case []any:
 		if t == nil {
-			return b, false
+			if exact {
+				return b, false
+			}
+			return append(b, "null"...), true
 		}
 		b = append(b, '[')
 		for i, e := range t {
@@ -435,7 +389,7 @@ func ExactText(b []byte, v any, skip []string) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			var ok bool
-			if b, ok = ExactText(b, e, nil); !ok {
+			if b, ok = appendText(b, e, nil, exact); !ok {
 				return b, false
 			}
 		}
