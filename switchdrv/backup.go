@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fabricctl/fabricctl/internal/durable"
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
 // WriteBackup saves snap as <dir>/<switch>-<UTC time>.json (mode 0600, the
@@ -162,17 +163,11 @@ func encodeSnapshot(s *Snapshot) ([]byte, error) {
 }
 
 // appendPlainString appends s quoted when json.Marshal would write it as
-// is (printable ASCII but '"', '\\', '<', '>' and '&'); otherwise it
-// reports !ok (and the caller asks json.Marshal).
+// is (jtree.PlainString); otherwise it reports !ok (and the caller asks
+// json.Marshal). ok carries the earlier appends' verdict.
 func appendPlainString(b []byte, s string, ok bool) ([]byte, bool) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return b, false
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"'), ok
+	b, plain := jtree.AppendPlainString(b, s)
+	return b, ok && plain
 }
 
 // plainRaw reports whether json.Marshal would copy the raw value v as it

@@ -45,7 +45,7 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 	switch v.Kind() {
 	case reflect.String:
 		s := v.String()
-		if !plainString(s) {
+		if !jtree.PlainString(s) {
 			return nil, false
 		}
 		e.b = append(e.b, '"')
@@ -215,17 +215,6 @@ func empty(v reflect.Value) bool {
 		return v.IsNil()
 	}
 	return false
-}
-
-// plainString reports whether json.Marshal writes s between quotes as it
-// is: printable ASCII other than '"', '\\', '<', '>' and '&'.
-func plainString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
 }
 
 // plainName reports whether json.Marshal uses the tag name as is: letters,

@@ -398,15 +398,29 @@ func appendText(b []byte, v any, skip []string, exact bool) ([]byte, bool) {
 	return b, false
 }
 
+// PlainString reports whether json.Marshal writes s between quotes as it
+// is: printable ASCII other than '"', '\\' and the '<', '>', '&' that
+// encoding/json escapes for HTML.
+func PlainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+// AppendPlainString appends s quoted when PlainString(s); otherwise it
+// appends nothing and reports false.
+func AppendPlainString(b []byte, s string) ([]byte, bool) { return appendJSONString(b, s) }
+
 // appendJSONString writes s quoted when it needs no escaping at all
 // (printable ASCII other than the quote, backslash and <, >, & that
 // encoding/json escapes for HTML).
 func appendJSONString(b []byte, s string) ([]byte, bool) {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return b, false
-		}
+	if !PlainString(s) {
+		return b, false
 	}
 	b = append(b, '"')
 	b = append(b, s...)
