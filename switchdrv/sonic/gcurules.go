@@ -54,16 +54,25 @@ func gcuRewrite(w *want, have db, v *gcu.Validators, asic string) (notes, drop [
 	return notes, drop, nil
 }
 
-// coveringKey finds the key of table holding port's priority prio, as
-// "port|n" or a range "port|a-b".
-func coveringKey(have db, table, port string, prio int) (string, hash) {
-	for _, k := range slices.Sorted(maps.Keys(have[table])) {
+// losslessProfile is the lossless buffer profile (one with an xoff) of
+// port's priority group holding prio, else of another of the port's
+// priority groups; "" when the port has none.
+func losslessProfile(have db, port string, prio int) string {
+	other := ""
+	for _, k := range slices.Sorted(maps.Keys(have["BUFFER_PG"])) {
 		p, lo, hi, ok := prioRange(k)
-		if ok && p == port && lo <= prio && prio <= hi {
-			return k, have[table][k]
+		prof := have["BUFFER_PG"][k]["profile"]
+		if !ok || p != port || have["BUFFER_PROFILE"][prof]["xoff"] == "" {
+			continue
+		}
+		if lo <= prio && prio <= hi {
+			return prof
+		}
+		if other == "" {
+			other = prof
 		}
 	}
-	return "", nil
+	return other
 }
 
 func gcuBuffers(w *want, have db, v *gcu.Validators, asic string, notes, dropNotes *[]string) error {
@@ -83,18 +92,7 @@ func gcuBuffers(w *want, have db, v *gcu.Validators, asic string, notes, dropNot
 		if !ok {
 			continue
 		}
-		prof := ""
-		if _, hh := coveringKey(have, "BUFFER_PG", port, prio); hh != nil && have["BUFFER_PROFILE"][hh["profile"]]["xoff"] != "" {
-			prof = hh["profile"]
-		} else {
-			// Another lossless priority group of the port.
-			for _, ek := range slices.Sorted(maps.Keys(have["BUFFER_PG"])) {
-				if p, _, _, ok := prioRange(ek); ok && p == port && have["BUFFER_PROFILE"][have["BUFFER_PG"][ek]["profile"]]["xoff"] != "" {
-					prof = have["BUFFER_PG"][ek]["profile"]
-					break
-				}
-			}
-		}
+		prof := losslessProfile(have, port, prio)
 		if prof == "" {
 			return fmt.Errorf("BUFFER_PG|%s: the switch has no lossless buffer profile for port %s (no BUFFER_PG of the port names a profile with xoff), and SONiC's config updater on this release refuses to create buffer profiles (%s); give the port a lossless priority group first (its speed and CABLE_LENGTH let buffermgrd make one)", k, port, v.Source)
 		}
@@ -103,28 +101,28 @@ func gcuBuffers(w *want, have db, v *gcu.Validators, asic string, notes, dropNot
 		need[prof] = max(need[prof], x)
 		users[prof] = append(users[prof], k)
 	}
-	for name := range ours {
-		delete(w.keys["BUFFER_PROFILE"], name)
-	}
+	delete(w.keys, "BUFFER_PROFILE")                    // compile's: all FABRICCTL_PG profiles
 	*dropNotes = append(*dropNotes, bufferProfilesNote) // about the FABRICCTL_PG profiles not written
 	for _, prof := range slices.Sorted(maps.Keys(need)) {
 		cur := have["BUFFER_PROFILE"][prof]
 		x, _ := strconv.ParseInt(cur["xoff"], 10, 64)
+		ports := sortPorts(portsOf(users[prof]))
+		portList := strings.Join(ports, ", ")
 		if x >= need[prof] {
-			*notes = append(*notes, fmt.Sprintf("lossless buffers: %s keeps BUFFER_PROFILE|%s (xoff %d B, at least the %d B of headroom the intent needs; size %s, xon %s from the SKU's pg_profile_lookup.ini): SONiC's config updater on this release refuses to create buffer profiles", strings.Join(sortPorts(portsOf(users[prof])), ", "), prof, x, need[prof], cur["size"], cur["xon"]))
+			*notes = append(*notes, fmt.Sprintf("lossless buffers: %s keeps BUFFER_PROFILE|%s (xoff %d B, at least the %d B of headroom the intent needs; size %s, xon %s from the SKU's pg_profile_lookup.ini): SONiC's config updater on this release refuses to create buffer profiles", portList, prof, x, need[prof], cur["size"], cur["xon"]))
 			continue
 		}
 		val := strconv.FormatInt(need[prof], 10)
 		op := gcu.Op{Op: "replace", Path: []string{"BUFFER_PROFILE", prof, "xoff"}, Value: val}
 		if r := v.Check([]gcu.Op{op}, asic, ""); r != nil {
-			return fmt.Errorf("BUFFER_PROFILE|%s: xoff %d B is below the %d B of headroom %s need, and SONiC's config updater refuses to raise it on this switch (%s: %s); raise it with the platform's buffer tools or shorten the cable lengths in the intent", prof, x, need[prof], strings.Join(sortPorts(portsOf(users[prof])), ", "), r.Reason, r.Text)
+			return fmt.Errorf("BUFFER_PROFILE|%s: xoff %d B is below the %d B of headroom %s need, and SONiC's config updater refuses to raise it on this switch (%s: %s); raise it with the platform's buffer tools or shorten the cable lengths in the intent", prof, x, need[prof], portList, r.Reason, r.Text)
 		}
 		w.setField("BUFFER_PROFILE", prof, "xoff", val)
 		also := ""
-		if n := len(otherUsers(have, prof, users[prof])); n > 0 {
+		if n := otherPorts(have, prof, ports); n > 0 {
 			also = fmt.Sprintf(" (and for the %d other port(s) outside the inventory that use it)", n)
 		}
-		*notes = append(*notes, fmt.Sprintf("lossless buffers: xoff of BUFFER_PROFILE|%s raised from %d to %d B for %s%s; its size %s and xon %s stay as the SKU's pg_profile_lookup.ini made them, since SONiC's config updater on this release allows only xoff and dynamic_th changes of a buffer profile (on Mellanox, where size = xon + xoff, the reserved size does not grow with it)", prof, x, need[prof], strings.Join(sortPorts(portsOf(users[prof])), ", "), also, cur["size"], cur["xon"]))
+		*notes = append(*notes, fmt.Sprintf("lossless buffers: xoff of BUFFER_PROFILE|%s raised from %d to %d B for %s%s; its size %s and xon %s stay as the SKU's pg_profile_lookup.ini made them, since SONiC's config updater on this release allows only xoff and dynamic_th changes of a buffer profile (on Mellanox, where size = xon + xoff, the reserved size does not grow with it)", prof, x, need[prof], portList, also, cur["size"], cur["xon"]))
 	}
 	return nil
 }
@@ -179,9 +177,7 @@ func gcuWRED(w *want, have db, v *gcu.Validators, asic string, notes *[]string) 
 		h["wred_profile"] = azureLossless
 		w.keys["QUEUE"][k] = h
 	}
-	for name := range ours {
-		delete(w.keys["WRED_PROFILE"], name)
-	}
+	delete(w.keys, "WRED_PROFILE") // compile's: all FABRICCTL_ECN profiles
 	if target == nil {
 		return nil
 	}
@@ -304,20 +300,19 @@ func maxNum(a, b string) string {
 	return a
 }
 
-// otherUsers lists the ports outside users whose BUFFER_PG names prof.
-func otherUsers(have db, prof string, users []string) []string {
-	mine := map[string]bool{}
-	for _, p := range portsOf(users) {
-		mine[p] = true
-	}
+// otherPorts counts the ports other than ports whose BUFFER_PG names prof.
+func otherPorts(have db, prof string, ports []string) int {
 	seen := map[string]bool{}
-	var out []string
+	for _, p := range ports {
+		seen[p] = true
+	}
+	n := 0
 	for k, h := range have["BUFFER_PG"] {
 		p, _, _ := strings.Cut(k, "|")
-		if h["profile"] == prof && !mine[p] && !seen[p] {
+		if h["profile"] == prof && !seen[p] {
 			seen[p] = true
-			out = append(out, p)
+			n++
 		}
 	}
-	return out
+	return n
 }
