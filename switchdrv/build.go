@@ -44,11 +44,37 @@ func Elem(name string, kv ...string) *gnmipb.PathElem {
 }
 
 // JSONUpdate returns the update that sets the path elems (no origin) to v,
-// encoded by encoding/json as a json_ietf_val. elems must not be empty.
+// encoded as a json_ietf_val: json.Marshal's text with every object's
+// members in name order (appendSorted), or json.Marshal's own where v has
+// a shape appendSorted does not know. Member order means nothing in JSON
+// (RFC 7951 orders no members; ygot.EmitJSON sends them sorted too).
+// elems must not be empty.
 func JSONUpdate(v any, elems ...*gnmipb.PathElem) (*gnmipb.Update, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("marshal %s: %w", elems[len(elems)-1].GetName(), err)
+	return jsonUpdate(nil, v, elems)
+}
+
+// jsonUpdate is JSONUpdate appending the JSON to *arena (nil: into its
+// own slice). The updates of one compile share a few large arrays this
+// way instead of each growing its own; each value's slice is capped at its
+// length, so no append to one writes into another.
+func jsonUpdate(arena *[]byte, v any, elems []*gnmipb.PathElem) (*gnmipb.Update, error) {
+	var b []byte
+	ok := false
+	if arena != nil {
+		var all []byte
+		if all, ok = appendSorted(*arena, v); ok {
+			start := len(*arena)
+			b = all[start:len(all):len(all)]
+			*arena = all
+		}
+	} else {
+		b, ok = appendSorted(nil, v)
+	}
+	if !ok {
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return nil, fmt.Errorf("marshal %s: %w", elems[len(elems)-1].GetName(), err)
+		}
 	}
 	return &gnmipb.Update{
 		Path: &gnmipb.Path{Elem: elems},
@@ -78,7 +104,10 @@ func (d *Desired) Update(v any, elems ...*gnmipb.PathElem) error {
 
 // jsonUpdate is JSONUpdate keeping v in d, for plan.
 func (d *Desired) jsonUpdate(v any, elems []*gnmipb.PathElem) (*gnmipb.Update, error) {
-	u, err := JSONUpdate(v, elems...)
+	if cap(d.arena)-len(d.arena) < minArenaFree {
+		d.arena = make([]byte, 0, arenaSize)
+	}
+	u, err := jsonUpdate(&d.arena, v, elems)
 	if err != nil {
 		return nil, err
 	}
@@ -89,23 +118,29 @@ func (d *Desired) jsonUpdate(v any, elems []*gnmipb.PathElem) (*gnmipb.Update, e
 	return u, nil
 }
 
-// decodedValues returns d's values as compare decodes them, those it can
-// build from the values compile encoded rather than by parsing their JSON
-// (treeOf: only where the JSON is still exactly that value's). d forgets
+// The arena JSONUpdate writes a compile's values into: arrays of
+// arenaSize, a new one when less than minArenaFree is left.
+const (
+	arenaSize    = 16 << 10
+	minArenaFree = 1 << 10
+)
+
+// decodedValues returns d's values for compare, each with the value
+// compile encoded, from which compare builds its tree when it needs one
+// (treeOf, only where the JSON is still exactly that value's) rather than
+// parsing the JSON; a value compared as text is never decoded. d forgets
 // the values: compare fills the trees with defaults in place, and they are
 // for one plan.
 func (d *Desired) decodedValues() decoded {
-	c := decoded{}
-	var buf []byte
+	c := make(decoded, len(d.values))
 	for _, us := range [][]*gnmipb.Update{d.Replaces, d.Updates} {
 		for _, u := range us {
 			v, ok := d.values[u]
 			if !ok {
 				continue
 			}
-			var tree any
-			if tree, buf, ok = treeOf(v, u.GetVal().GetJsonIetfVal(), buf); ok {
-				c[u] = &desiredValue{v: tree, decoded: true, raw: u.GetVal().GetJsonIetfVal(), key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
+			if raw := u.GetVal().GetJsonIetfVal(); raw != nil {
+				c[u] = &desiredValue{raw: raw, src: v, key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
 			}
 		}
 	}

@@ -144,8 +144,11 @@ type desiredValue struct {
 	// v is the value, decoded from raw at the first need (tree) when
 	// raw is set: a value compared as text (sameText, rawText) is never
 	// decoded.
-	v        any
-	raw      []byte
+	v   any
+	raw []byte
+	// src is the value compile encoded into raw (JSONUpdate), which
+	// tree builds the tree from (treeOf) instead of parsing raw.
+	src      any
 	decoded  bool
 	ascii    bool
 	key      string   // jtree.PathKey of the path
@@ -171,6 +174,11 @@ type desiredValue struct {
 func (dv *desiredValue) sameText(js []byte, buf *[]byte) bool {
 	if len(js) == 0 || dv.ascii {
 		return false
+	}
+	if bytes.Equal(js, dv.raw) {
+		// The very text fabricctl wrote (a target that answers with
+		// members sorted, as JSONUpdate writes them).
+		return true
 	}
 	if !dv.isObject() || len(dv.lastKeys) == 0 {
 		return dv.textIs(js, buf, nil)
@@ -255,11 +263,14 @@ func (dv *desiredValue) rawText(buf *[]byte) ([]byte, bool) {
 // tree is the decoded value.
 func (dv *desiredValue) tree() (any, error) {
 	if !dv.decoded {
-		v, err := jtree.Decode(dv.raw)
-		if err != nil {
-			return nil, err
+		v, _, ok := treeOf(dv.src, dv.raw, nil)
+		if dv.src == nil || !ok {
+			var err error
+			if v, err = jtree.Decode(dv.raw); err != nil {
+				return nil, err
+			}
 		}
-		dv.v, dv.decoded = v, true
+		dv.v, dv.decoded, dv.src = v, true, nil
 	}
 	return dv.v, nil
 }

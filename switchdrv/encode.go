@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,23 +15,44 @@ import (
 
 // treeOf returns the tree jtree.Typed decodes b into (member names
 // without module prefixes, numbers as json.Number), built from v, the
-// value json.Marshal encoded into b, without parsing b: plan compares
-// against it. It walks the shapes the compilers build (structs of strings,
-// integers, bools, pointers and slices, with json tags), writing the JSON
-// as json.Marshal does into buf (returned for reuse), and answers only
-// when that gives b exactly: a value changed since it was encoded, one of
-// another shape or with a string json.Marshal escapes has no tree (!ok),
-// and b is decoded as before.
+// value JSONUpdate encoded into b (appendSorted), without parsing b:
+// compare decodes a desired value this way when it needs its tree. It
+// walks the shapes the compilers build (structs of strings, integers,
+// bools, pointers and slices, with json tags), writing the JSON again into
+// buf (returned for reuse), and answers only when that gives b exactly: a
+// value changed since it was encoded, one of another shape or with a
+// string json.Marshal escapes has no tree (!ok), and b is decoded as
+// before.
 func treeOf(v any, b, buf []byte) (tree any, _ []byte, ok bool) {
-	e := encoder{b: buf[:0]}
+	e := encoder{b: buf[:0], tree: true}
 	tree, ok = e.value(reflect.ValueOf(v))
 	return tree, e.b, ok && bytes.Equal(e.b, b)
 }
 
-type encoder struct{ b []byte }
+// appendSorted appends to b the JSON of v with the members of every object
+// in name order, the order json.Marshal writes a map's members in, for the
+// shapes treeOf knows; ok is false for others (nothing of the result is to
+// be used then). It is json.Marshal's text otherwise: the same values, the
+// same number and string forms. Sorted members are what ygot-built
+// clients send (ygot.EmitJSON marshals a map) and what Go gNMI targets
+// built on maps answer (ygot-based ones such as lemming, our twins): such
+// a target then reads back the very text fabricctl wrote, and verify
+// compares it as text (desiredValue.sameText).
+func appendSorted(b []byte, v any) ([]byte, bool) {
+	e := encoder{b: b}
+	_, ok := e.value(reflect.ValueOf(v))
+	return e.b, ok
+}
 
-// value appends v's JSON and returns its tree; !ok: a value it does not
-// know (e.b is then garbage).
+// encoder writes JSON with sorted members; with tree it builds the
+// decoded tree of what it writes too.
+type encoder struct {
+	b    []byte
+	tree bool
+}
+
+// value appends v's JSON and returns its tree (with e.tree; else nil);
+// !ok: a value it does not know (e.b is then garbage).
 func (e *encoder) value(v reflect.Value) (any, bool) {
 	if !v.IsValid() {
 		return nil, false // nil
@@ -51,18 +73,30 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 		e.b = append(e.b, '"')
 		e.b = append(e.b, s...)
 		e.b = append(e.b, '"')
+		if !e.tree {
+			return nil, true
+		}
 		return s, true
 	case reflect.Bool:
 		b := v.Bool()
 		e.b = strconv.AppendBool(e.b, b)
+		if !e.tree {
+			return nil, true
+		}
 		return b, true
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n := len(e.b)
 		e.b = strconv.AppendInt(e.b, v.Int(), 10)
+		if !e.tree {
+			return nil, true
+		}
 		return json.Number(e.b[n:]), true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		n := len(e.b)
 		e.b = strconv.AppendUint(e.b, v.Uint(), 10)
+		if !e.tree {
+			return nil, true
+		}
 		return json.Number(e.b[n:]), true
 	case reflect.Pointer:
 		if v.IsNil() {
@@ -79,7 +113,10 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 			return nil, true
 		}
 		n := v.Len()
-		list := make([]any, n)
+		var list []any
+		if e.tree {
+			list = make([]any, n)
+		}
 		e.b = append(e.b, '[')
 		for i := range n {
 			if i > 0 {
@@ -89,7 +126,9 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 			if !ok {
 				return nil, false
 			}
-			list[i] = el
+			if e.tree {
+				list[i] = el
+			}
 		}
 		e.b = append(e.b, ']')
 		return list, true
@@ -98,7 +137,10 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 		if fs == nil {
 			return nil, false
 		}
-		m := make(map[string]any, len(fs))
+		var m map[string]any
+		if e.tree {
+			m = make(map[string]any, len(fs))
+		}
 		e.b = append(e.b, '{')
 		first := true
 		for i := range fs {
@@ -116,9 +158,14 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 			if !ok {
 				return nil, false
 			}
-			m[f.key] = mv
+			if e.tree {
+				m[f.key] = mv
+			}
 		}
 		e.b = append(e.b, '}')
+		if !e.tree {
+			return nil, true
+		}
 		return m, true
 	}
 	return nil, false
@@ -127,6 +174,7 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 // field is how a struct field is encoded.
 type field struct {
 	index     int
+	name      string // the member name
 	member    string // `"name":`
 	key       string // the name without module prefix: the tree's key
 	omitEmpty bool
@@ -153,8 +201,8 @@ func infoOf(t reflect.Type) *typeInfo {
 	return info
 }
 
-// buildFields lists the fields json.Marshal writes for struct type t, in
-// order, or nil for a struct that needs json.Marshal's own rules
+// buildFields lists the fields json.Marshal writes for struct type t,
+// sorted by member name (appendSorted's order), or nil for a struct that needs json.Marshal's own rules
 // (embedded fields, tag options other than omitempty, names it would
 // quote or two fields of one name).
 func buildFields(t reflect.Type) []field {
@@ -183,8 +231,9 @@ func buildFields(t reflect.Type) []field {
 			return nil
 		}
 		seen[name] = true
-		fs = append(fs, field{index: i, member: `"` + name + `":`, key: jtree.Name(name), omitEmpty: opts == "omitempty"})
+		fs = append(fs, field{index: i, name: name, member: `"` + name + `":`, key: jtree.Name(name), omitEmpty: opts == "omitempty"})
 	}
+	slices.SortFunc(fs, func(a, b field) int { return strings.Compare(a.name, b.name) })
 	return fs
 }
 

@@ -29,8 +29,9 @@ type withEmbedded struct {
 	X int `json:"x"`
 }
 
-// TestTreeOf: the tree plan builds from a compiled value is the one
-// jtree.Typed decodes from json.Marshal's bytes of it, and it builds none
+// TestTreeOf: JSONUpdate writes json.Marshal's text with the members
+// sorted; the tree plan builds from a compiled value is the one
+// jtree.Typed decodes from JSONUpdate's bytes of it, and it builds none
 // for shapes it does not know, strings json.Marshal escapes, or bytes the
 // value does not encode to.
 func TestTreeOf(t *testing.T) {
@@ -103,9 +104,24 @@ func TestTreeOf(t *testing.T) {
 			B int `json:"n:a"`
 		}{1, 2}, true},
 	} {
-		want, err := json.Marshal(tc.v)
+		u, err := switchdrv.JSONUpdate(tc.v, switchdrv.Elem("x"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		want := u.GetVal().GetJsonIetfVal()
+		// JSONUpdate's text is json.Marshal's, members in name order:
+		// what json.Marshal writes of the same value as a generic tree
+		// (a map's members sorted).
+		marshaled, err := json.Marshal(tc.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var generic any
+		if err := json.Unmarshal(marshaled, &generic); err != nil {
+			t.Fatal(err)
+		}
+		if sorted, _ := json.Marshal(generic); tc.wantTree && string(want) != string(sorted) {
+			t.Errorf("%s: JSONUpdate wrote %s, want json.Marshal's members sorted: %s", tc.name, want, sorted)
 		}
 		tree, ok := switchdrv.TreeOf(tc.v, want)
 		if ok != tc.wantTree {

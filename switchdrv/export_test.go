@@ -21,7 +21,12 @@ func TreeOf(v any, b []byte) (any, bool) {
 func DesiredTrees(d *Desired) map[*gnmipb.Update]any {
 	out := map[*gnmipb.Update]any{}
 	for u, dv := range d.decodedValues() {
-		out[u] = dv.v
+		if dv.src == nil {
+			continue
+		}
+		if tree, _, ok := treeOf(dv.src, dv.raw, nil); ok {
+			out[u] = tree
+		}
 	}
 	return out
 }

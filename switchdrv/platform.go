@@ -69,6 +69,8 @@ type Desired struct {
 	// that plan compares against them without parsing their JSON
 	// (decodedValues).
 	values map[*gnmipb.Update]any
+	// arena holds the JSON of the values (jsonUpdate).
+	arena []byte
 }
 
 // SetRequest returns the one SetRequest that applies d.

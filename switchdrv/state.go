@@ -166,10 +166,19 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 	raw := map[string][]byte{} // the JSON text of exact, as the switch sent it
 	trees := map[string]map[string]any{}
 	ascii := map[string]string{}
+	next := 0 // the asked path the next update likely answers
 	for _, n := range notes {
 		for _, u := range n.GetUpdate() {
 			fp := withPrefix(n.GetPrefix(), u.GetPath())
-			key := jtree.PathKey(fp)
+			// A target answers the paths in the order asked, one value
+			// each, as a rule: the asked path's key then serves.
+			var key string
+			if next < len(paths) && samePath(fp, paths[next]) {
+				key = keys[next]
+				next++
+			} else {
+				key = jtree.PathKey(fp)
+			}
 			// Member names keep their module qualifiers: the entry's
 			// JSON is what restore writes back, and a device rejects an
 			// augment member (arista-qos-augments:scheduling) without one.
@@ -179,10 +188,11 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				typed = jtree.Typed
 				// A read for comparison only keeps the text of a value
 				// found by key: compare decodes it only when it is not
-				// the text fabricctl would write (desiredValue.sameText).
-				// Invalid JSON is decoded below, for its error.
+				// the text fabricctl would write (desiredValue.sameText),
+				// and invalid JSON is its decoding error then ("observed
+				// PATH": valid desired text never equals it).
 				_, dup := exact[key]
-				if b := jsonText(u.GetVal()); b != nil && want[key] && !dup && trees[fp.Origin] == nil && json.Valid(b) {
+				if b := jsonText(u.GetVal()); b != nil && want[key] && !dup && trees[fp.Origin] == nil {
 					exact[key], raw[key] = undecoded{}, b
 					continue
 				}
@@ -286,6 +296,27 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		snap.Basis = snap.basis()
 	}
 	return snap, nil
+}
+
+// samePath reports whether a and b are the same path element for element
+// (names as written, keys, origin): then their PathKeys are equal.
+func samePath(a, b *gnmipb.Path) bool {
+	ae, be := a.GetElem(), b.GetElem()
+	if len(ae) != len(be) || a.GetOrigin() != b.GetOrigin() {
+		return false
+	}
+	for i, x := range ae {
+		y := be[i]
+		if x.GetName() != y.GetName() || len(x.GetKey()) != len(y.GetKey()) {
+			return false
+		}
+		for k, v := range x.GetKey() {
+			if w, ok := y.GetKey()[k]; !ok || w != v {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // undecoded stands for a value observeAs keeps as JSON text only.
