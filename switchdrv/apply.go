@@ -181,8 +181,8 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		res.Status = "failed"
 		return res, fmt.Errorf("nothing was changed: %w", err)
 	}
-	// One backup file for the run, every switch's snapshot in it (in name
-	// order, as prepare encoded them), synced with its name in the
+	// One backup file for the run, every switch's snapshot in it (in the
+	// plan's order, as prepare encoded them), synced with its name in the
 	// directory before any switch is written.
 	lines := make([][]byte, len(ws))
 	for i, w := range ws {
