@@ -71,6 +71,7 @@ type work struct {
 	paths  []*gnmipb.Path // ownedPaths(req)
 	c      *transport.Client
 	backup *Snapshot
+	line   []byte // backup encoded (one line of the run's backup file)
 	// after is the verify read-back of what this run's Set left on the
 	// switch (nil when the Set failed or verify could not read).
 	after  *Snapshot
@@ -89,9 +90,10 @@ type work struct {
 // Apply executes plan p on the fabric f. For each switch with changes it
 // takes the state Plan read in this process (or, for a saved plan, reads
 // the owned paths again and refuses the switch with plan.ErrStale when the
-// state moved since planning) as its backup and saves it, then sends the
-// plan's one SetRequest and verifies it by reading back. Canary and Parallel
-// stage the rollout. On any failure (including ctx cancellation) no new
+// state moved since planning) as its backup, saves the backups of all of
+// them in one file of the run (writeRun), then sends each switch its plan's
+// one SetRequest and verifies it by reading back. Canary and Parallel stage
+// the rollout. On any failure (including ctx cancellation) no new
 // switch is started and every switch changed in this run is read back and,
 // if it still holds what this run wrote, restored from its backup and
 // verified; one that another writer changed since is left as is
@@ -165,7 +167,8 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		return nil, errors.New("apply needs a backup directory")
 	}
 
-	// 1. Read, check staleness, back up: all switches before any write.
+	// 1. Read, check staleness, encode the backups: all switches before
+	// any write.
 	if err := e.each(ctx, ws, e.prepare); err != nil {
 		for _, w := range ws {
 			if w.failure != nil {
@@ -178,14 +181,37 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		res.Status = "failed"
 		return res, fmt.Errorf("nothing was changed: %w", err)
 	}
-	// The backups' names are durable before any switch is written: one
-	// sync of the directory for all of them (prepare synced each file).
+	// One backup file for the run, every switch's snapshot in it (in the
+	// plan's order, as prepare encoded them), synced with its name in the
+	// directory before any switch is written.
+	lines := make([][]byte, len(ws))
+	for i, w := range ws {
+		lines[i] = w.line
+	}
+	fabric := f.Name
+	if fabric == "" {
+		fabric = p.Fabric
+	}
+	path, err := writeRun(e.BackupDir, fabric, time.Now(), lines)
+	if err != nil {
+		for _, w := range ws {
+			w.res.Status, w.res.Error = StatusFailed, "backup not written"
+		}
+		res.Status = "failed"
+		return res, fmt.Errorf("nothing was changed: write backup in %s: %w", e.BackupDir, err)
+	}
 	if err := syncDir(e.BackupDir); err != nil {
 		for _, w := range ws {
 			w.res.Status, w.res.Error = StatusFailed, "backup directory not synced"
 		}
 		res.Status = "failed"
 		return res, fmt.Errorf("nothing was changed: sync backup directory %s: %w", e.BackupDir, err)
+	}
+	for _, w := range ws {
+		w.line = nil
+		w.res.Backup = path
+		e.emit(Event{Switch: w.sw.Name, Step: "backup", Detail: path})
+		e.log().Info("backed up", "target", w.sw.Name, "file", path)
 	}
 
 	// 2. Roll out in stages.
@@ -344,13 +370,13 @@ func (e *Engine) prepare(ctx context.Context, w *work) error {
 		}
 		w.backup = snap
 	}
-	path, err := writeBackup(e.BackupDir, w.backup) // the directory is synced once, by Apply
+	// Encoded here, in parallel; Apply writes every switch's line into the
+	// run's one backup file.
+	b, err := encodeSnapshot(w.backup)
 	if err != nil {
 		return fmt.Errorf("switch %s: backup: %w", w.sw.Name, err)
 	}
-	w.res.Backup = path
-	e.emit(Event{Switch: w.sw.Name, Step: "backup", Detail: path})
-	e.log().Info("backed up", "target", w.sw.Name, "file", path)
+	w.line = append(b, '\n')
 	return nil
 }
 

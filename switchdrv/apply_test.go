@@ -435,10 +435,14 @@ func TestRestoreFromBackup(t *testing.T) {
 	if state(t, l.twins[0]) == before {
 		t.Fatal("apply changed nothing")
 	}
-	snap, err := switchdrv.ReadBackup(res.Targets[0].Backup)
+	snaps, err := switchdrv.ReadBackup(res.Targets[0].Backup)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(snaps) != 1 {
+		t.Fatalf("backup of a one-switch run holds %d snapshots, want 1", len(snaps))
+	}
+	snap := snaps[0]
 	if err := l.eng.Restore(t.Context(), &l.f.Switches[0], snap); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}

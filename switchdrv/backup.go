@@ -1,22 +1,34 @@
 package switchdrv
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fabricctl/fabricctl/internal/durable"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
-// WriteBackup saves snap as <dir>/<switch>-<UTC time>.json (mode 0600, the
-// directory 0700), the file and its name in the directory synced to disk
-// before it returns, and returns the path.
-func WriteBackup(dir string, snap *Snapshot) (string, error) {
-	path, err := writeBackup(dir, snap)
+// WriteBackup saves snaps as one backup file of the fabric (what Apply
+// writes for a run: see writeRun), synced to disk with its name in the
+// directory before it returns, and returns the path.
+func WriteBackup(dir, fabric string, snaps ...*Snapshot) (string, error) {
+	lines := make([][]byte, len(snaps))
+	for i, s := range snaps {
+		b, err := encodeSnapshot(s)
+		if err != nil {
+			return "", fmt.Errorf("backup of switch %s: %w", s.Switch, err)
+		}
+		lines[i] = append(b, '\n')
+	}
+	path, err := writeRun(dir, fabric, time.Now(), lines)
 	if err != nil {
 		return "", err
 	}
@@ -26,22 +38,21 @@ func WriteBackup(dir string, snap *Snapshot) (string, error) {
 	return path, nil
 }
 
-// writeBackup is WriteBackup without the directory sync: the file's data
-// is on disk, its name (the rename) only once dir is synced. Apply writes
-// every switch's backup this way, then syncs the directory once, before
-// any write to a switch.
-func writeBackup(dir string, snap *Snapshot) (string, error) {
+// writeRun writes the backup file of one apply run,
+// <dir>/<fabric>-<UTC time>.json (mode 0600, the directory 0700): lines
+// (each one compact snapshot and its newline, JSON Lines) in that order,
+// in one writev. It writes a temporary file, syncs it and renames it, so
+// the file is complete or absent; its name is durable only once dir is
+// synced (the caller's syncDir: Apply syncs it before any write to a
+// switch).
+func writeRun(dir, fabric string, at time.Time, lines [][]byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	// Compact: ReadBackup reads both forms (backups written before were
-	// indented).
-	b, err := encodeSnapshot(snap)
-	if err != nil {
-		return "", err
+	if fabric == "" {
+		fabric = "fabric"
 	}
-	b = append(b, '\n')
-	name := fmt.Sprintf("%s-%s.json", safeName(snap.Switch), snap.Taken.UTC().Format("20060102T150405.000000000Z"))
+	name := fmt.Sprintf("%s-%s.json", safeName(fabric), at.UTC().Format("20060102T150405.000000000Z"))
 	path := filepath.Join(dir, name)
 	tmp, err := os.CreateTemp(dir, ".backup-*")
 	if err != nil {
@@ -57,11 +68,11 @@ func writeBackup(dir string, snap *Snapshot) (string, error) {
 		tmp.Close()
 		return "", err
 	}
-	if _, err := tmp.Write(b); err != nil {
+	if err := writeLines(tmp, lines); err != nil {
 		tmp.Close()
 		return "", err
 	}
-	if err := tmp.Sync(); err != nil {
+	if err := syncFile(tmp); err != nil {
 		tmp.Close()
 		return "", err
 	}
@@ -78,24 +89,61 @@ func writeBackup(dir string, snap *Snapshot) (string, error) {
 // syncDir is durable.SyncDir, a variable so that tests see it called.
 var syncDir = durable.SyncDir
 
-// ReadBackup reads a file written by WriteBackup (compact or, as written
-// before, indented JSON).
-func ReadBackup(path string) (*Snapshot, error) {
+// syncFile is (*os.File).Sync, a variable so that tests see it called.
+var syncFile = (*os.File).Sync
+
+// ReadBackup reads a backup file: the snapshots of an apply run, one JSON
+// value after another (JSON Lines, as WriteBackup writes them), or a file
+// of one switch as apply wrote them before (one snapshot, compact or
+// indented). A value that is not a snapshot is an error naming the file and
+// the line where the value starts.
+func ReadBackup(path string) ([]*Snapshot, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var s Snapshot
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("backup %s: %w", path, err)
+	var out []*Snapshot
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		start := skipSpace(b, int(dec.InputOffset()))
+		if start == len(b) {
+			break
+		}
+		line := 1 + bytes.Count(b[:start], []byte{'\n'})
+		var s Snapshot
+		if err := dec.Decode(&s); err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				if at := 1 + bytes.Count(b[:min(int(se.Offset), len(b))], []byte{'\n'}); at != line {
+					return nil, fmt.Errorf("backup %s:%d: %w (seen at line %d)", path, line, err, at)
+				}
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, fmt.Errorf("backup %s:%d: truncated: %w", path, line, err)
+			}
+			return nil, fmt.Errorf("backup %s:%d: %w", path, line, err)
+		}
+		if s.Version != SnapshotVersion {
+			return nil, fmt.Errorf("backup %s:%d: format version %d is not supported (want %d)", path, line, s.Version, SnapshotVersion)
+		}
+		if s.Switch == "" {
+			return nil, fmt.Errorf("backup %s:%d: names no switch", path, line)
+		}
+		out = append(out, &s)
 	}
-	if s.Version != SnapshotVersion {
-		return nil, fmt.Errorf("backup %s: format version %d is not supported (want %d)", path, s.Version, SnapshotVersion)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("backup %s: holds no snapshot", path)
 	}
-	if s.Switch == "" {
-		return nil, fmt.Errorf("backup %s: names no switch", path)
+	return out, nil
+}
+
+// skipSpace returns the offset of the first byte of b at or after i that
+// is not JSON white space (len(b) when there is none).
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
-	return &s, nil
+	return i
 }
 
 // encodeSnapshot is json.Marshal(s), byte for byte, without its

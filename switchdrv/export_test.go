@@ -1,6 +1,10 @@
 package switchdrv
 
-import gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+import (
+	"os"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+)
 
 // SetSyncDir replaces the directory sync of the backups for a test and
 // returns the function that puts the real one back.
@@ -8,6 +12,14 @@ func SetSyncDir(f func(dir string) error) (restore func()) {
 	old := syncDir
 	syncDir = f
 	return func() { syncDir = old }
+}
+
+// SetSyncFile replaces the sync of a backup file (before its rename) for a
+// test and returns the function that puts the real one back.
+func SetSyncFile(f func(*os.File) error) (restore func()) {
+	old := syncFile
+	syncFile = f
+	return func() { syncFile = old }
 }
 
 // TreeOf is treeOf without a buffer.

@@ -37,8 +37,8 @@ type Engine struct {
 	// first, then to the rest in batches of Parallel, stopping at the first
 	// failure.
 	Canary int
-	// BackupDir receives one snapshot file per switch before any write
-	// (required by Apply).
+	// BackupDir receives, before any write, one backup file per Apply run
+	// holding every changed switch's snapshot (required by Apply).
 	BackupDir string
 	// Progress, when set, is called (never concurrently) as each switch
 	// moves through apply.

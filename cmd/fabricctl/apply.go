@@ -41,10 +41,12 @@ func newApplyCmd(d *deps) *cobra.Command {
 		Long: `Apply plans (or loads the saved PLAN.json made by "fabricctl plan --out") and, for
 every switch with changes, re-reads the owned subtrees (a saved plan whose
 switch changed since is refused as stale), writes a backup of them to
---backup-dir, then sends ONE SetRequest that replaces the subtrees fabricctl
-owns and verifies it by reading back. Re-running changes nothing and sends
-nothing. --canary N applies to the first N switches first, then the rest in
-batches of --parallel, stopping at the first failure. On any failure,
+--backup-dir (one file per run, <fabric>-<UTC time>.json, every switch of
+the run in it: "fabricctl restore" reads it), then sends ONE SetRequest that
+replaces the subtrees fabricctl owns and verifies it by reading back.
+Re-running changes nothing and sends nothing. --canary N applies to the
+first N switches first, then the rest in batches of --parallel, stopping at
+the first failure. On any failure,
 including Ctrl-C, every switch changed in this run is restored from its backup
 and the restore verified by reading back; but a switch is first read back,
 and one that no longer holds what this run wrote (another writer changed it
@@ -97,7 +99,7 @@ verified, 64 usage.`,
 	o.guard.bind(cmd)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().IntVar(&o.canary, "canary", 0, "apply to this many switches first, then the rest in batches of --parallel")
-	cmd.Flags().StringVar(&o.backupDir, "backup-dir", ".fabricctl/backups", "directory for the per-switch backups taken before any write")
+	cmd.Flags().StringVar(&o.backupDir, "backup-dir", ".fabricctl/backups", "directory for the backups taken before any write (one file per run, all its switches)")
 	cmd.Flags().BoolVar(&o.interactive, "interactive", false, "show the plan and ask for \"yes\" before applying (stdin must be a terminal)")
 	return cmd
 }
@@ -383,13 +385,20 @@ func writeResult(w io.Writer, res *switchdrv.Result, hosts []plan.TargetPlan, ch
 		return err
 	}
 	var b strings.Builder
+	// One backup file holds every switch of the run: named once, after
+	// the switches.
+	var backups []string
+	backedUp := map[string]int{}
 	for _, t := range res.Targets {
 		fmt.Fprintf(&b, "switch %s: %s", t.Name, t.Status)
 		if t.Changes > 0 {
 			fmt.Fprintf(&b, " (%d changes)", t.Changes)
 		}
 		if t.Backup != "" {
-			fmt.Fprintf(&b, ", backup %s", t.Backup)
+			if backedUp[t.Backup] == 0 {
+				backups = append(backups, t.Backup)
+			}
+			backedUp[t.Backup]++
 		}
 		if t.Error != "" {
 			fmt.Fprintf(&b, ": %s", t.Error)
@@ -404,6 +413,13 @@ func writeResult(w io.Writer, res *switchdrv.Result, hosts []plan.TargetPlan, ch
 		default:
 			fmt.Fprintf(&b, "applied (%d changes)\n", len(h.Changes))
 		}
+	}
+	for _, p := range backups {
+		what := "switch"
+		if backedUp[p] > 1 {
+			what = "switches"
+		}
+		fmt.Fprintf(&b, "Backup of %d %s: %s\n", backedUp[p], what, p)
 	}
 	fmt.Fprintf(&b, "Apply: %s.\n", res.Status)
 	if n := checked.note(); n != "" {

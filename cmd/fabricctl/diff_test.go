@@ -40,10 +40,10 @@ func TestDiffAndResultGolden(t *testing.T) {
 	}
 
 	res := &switchdrv.Result{Fabric: "pod1", Status: "rolled-back", Targets: []switchdrv.TargetResult{
-		{Name: "leaf1", Status: switchdrv.StatusRolledBack, Changes: 26, Backup: ".fabricctl/backups/leaf1-20260101T000000.000000000Z.json"},
+		{Name: "leaf1", Status: switchdrv.StatusRolledBack, Changes: 26, Backup: ".fabricctl/backups/pod1-20260101T000000.000000000Z.json"},
 		{Name: "leaf2", Status: switchdrv.StatusUnchanged},
-		{Name: "leaf3", Status: switchdrv.StatusFailed, Changes: 2, Error: "switch leaf3: set cli:/: rpc error: code = InvalidArgument desc = commit failed"},
-		{Name: "leaf4", Status: switchdrv.StatusSkipped, Changes: 5},
+		{Name: "leaf3", Status: switchdrv.StatusFailed, Changes: 2, Backup: ".fabricctl/backups/pod1-20260101T000000.000000000Z.json", Error: "switch leaf3: set cli:/: rpc error: code = InvalidArgument desc = commit failed"},
+		{Name: "leaf4", Status: switchdrv.StatusSkipped, Changes: 5, Backup: ".fabricctl/backups/pod1-20260101T000000.000000000Z.json"},
 	}}
 	for _, format := range []string{"text", "json"} {
 		b.Reset()

@@ -179,13 +179,14 @@ func TestSwitchCommands(t *testing.T) {
 		t.Errorf("drifted paths mismatch (-want +got):\n%s\n%s", diff, out)
 	}
 
-	// Restore the pre-apply backup of leaf1, then apply brings it back.
-	matches, _ := filepath.Glob(filepath.Join(backups, "leaf1-*.json"))
-	if len(matches) == 0 {
-		t.Fatal("no backup of leaf1")
+	// Restore the pre-apply backup of leaf1 (from the one file the
+	// applied run wrote), then apply brings it back.
+	matches, _ := filepath.Glob(filepath.Join(backups, l.fabric.Name+"-*.json"))
+	if len(matches) != 1 {
+		t.Fatalf("backups of the one applied run: %v, want one file", matches)
 	}
-	if code, out, errOut := cli("restore", "-f", f, "--backup", matches[0]); code != ExitOK {
-		t.Fatalf("restore exited %d:\n%s%s", code, out, errOut)
+	if code, out, errOut := cli("restore", "-f", f, "--backup", matches[0], "--switch", "leaf1"); code != ExitOK || !strings.Contains(out, "switch leaf1: restored") || strings.Contains(out, "leaf2") {
+		t.Fatalf("restore --switch leaf1 exited %d:\n%s%s", code, out, errOut)
 	}
 	if code, out, _ := cli("diff", "-f", f, "--switch", "leaf1"); code != ExitChanges {
 		t.Errorf("leaf1 after restoring the pre-apply backup: diff exited %d, want 2:\n%s", code, out)

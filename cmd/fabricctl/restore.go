@@ -29,21 +29,25 @@ func newRestoreCmd(d *deps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "restore -f INTENT --backup FILE|DIR [--switch NAME]",
 		Short: "Put switches back to backups taken by apply, and verify them",
-		Long: `Restore sends the state saved in a backup file (written by apply before any
+		Long: `Restore sends the state saved in a backup (written by apply before any
 change) back to its switch in one SetRequest — replacing what existed, deleting
 what did not — and verifies it by reading back. The intent says how to reach
-the switch named in the backup.
+each switch named in the backup.
 
---backup takes files or directories (repeatable); from a directory (apply's
---backup-dir) the newest backup of each switch is used. --switch restores
-only the named switches (each must have a backup among those given); without
-it every switch with a backup is restored. --parallel bounds how many are
+Apply writes one backup file per run, <fabric>-<UTC time>.json in its
+--backup-dir, holding every switch of the run (JSON Lines, one switch a line);
+files of one switch written by older versions read too. --backup takes files
+or directories (every *.json in one; repeatable): of all the backups of a
+switch among them, the newest (by the time it was taken) is used. --switch
+restores only the named switches (each must have a backup among those given);
+without it every switch with a backup is restored. --parallel bounds how many are
 restored at once. Restore takes the fabric's lock beside the backups, as
 apply does, so it never runs while an apply of the same fabric writes.
 
 Exit codes: 0 restored and verified, 1 error (some switch not restored: see
 its line), 64 usage.`,
-		Example: `  fabricctl restore -f fabric.yaml --backup .fabricctl/backups/leaf1-20260101T120000.000000000Z.json
+		Example: `  fabricctl restore -f fabric.yaml --backup .fabricctl/backups/pod1-20260101T120000.000000000Z.json
+  fabricctl restore -f fabric.yaml --backup .fabricctl/backups/pod1-20260101T120000.000000000Z.json --switch leaf1
   fabricctl restore -f fabric.yaml --backup .fabricctl/backups --switch leaf2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -57,7 +61,7 @@ its line), 64 usage.`,
 		},
 	}
 	o.bind(cmd)
-	cmd.Flags().StringArrayVar(&o.backups, "backup", nil, "backup file written by apply, or a backup directory (newest per switch; repeatable)")
+	cmd.Flags().StringArrayVar(&o.backups, "backup", nil, "backup file written by apply (one run, all its switches), or a backup directory (newest per switch; repeatable)")
 	return cmd
 }
 
@@ -67,17 +71,21 @@ type backupFile struct {
 	snap *switchdrv.Snapshot
 }
 
-// collectBackups reads the --backup files and directories and keeps, per
-// switch, the newest backup.
+// collectBackups reads the --backup files and directories (every *.json
+// in one) and keeps, per switch, the newest snapshot (by the time it was
+// taken) of all the snapshots in all those files: an apply run's file
+// holds every switch of the run, a file of an older fabricctl one switch.
 func (o *restoreOptions) collectBackups() (map[string]backupFile, error) {
 	out := map[string]backupFile{}
 	add := func(path string) error {
-		snap, err := switchdrv.ReadBackup(path)
+		snaps, err := switchdrv.ReadBackup(path)
 		if err != nil {
 			return err
 		}
-		if cur, ok := out[snap.Switch]; !ok || snap.Taken.After(cur.snap.Taken) {
-			out[snap.Switch] = backupFile{path: path, snap: snap}
+		for _, snap := range snaps {
+			if cur, ok := out[snap.Switch]; !ok || snap.Taken.After(cur.snap.Taken) {
+				out[snap.Switch] = backupFile{path: path, snap: snap}
+			}
 		}
 		return nil
 	}

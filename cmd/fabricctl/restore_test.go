@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/fabricctl/fabricctl/switchdrv"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
 )
 
 // TestRestoreHonoursSwitchAndLock: restore --switch leaf2 with a backup
@@ -53,8 +57,14 @@ func TestRestoreHonoursSwitchAndLock(t *testing.T) {
 	if code, _, _ := runCLI(t, t.Context(), "diff", "-f", f, "--switch", "leaf1"); code != ExitOK {
 		t.Errorf("leaf1 was touched by restore --switch leaf2 (diff exit %d)", code)
 	}
-	one, _ := filepath.Glob(filepath.Join(backups, "leaf1-*.json"))
-	code, _, errOut = runCLI(t, t.Context(), "restore", "-f", f, "--backup", one[0], "--switch", "leaf2")
+	// A file of leaf1 only (as apply wrote one per switch before): no
+	// backup of leaf2 in it.
+	run := runFile(t, backups, l.fabric.Name)
+	one := filepath.Join(dir, "leaf1-20260101T000000.000000000Z.json")
+	if err := os.WriteFile(one, []byte(lineOf(t, run, "leaf1")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runCLI(t, t.Context(), "restore", "-f", f, "--backup", one, "--switch", "leaf2")
 	if code != ExitError || !strings.Contains(errOut, "--switch leaf2: no backup of it") {
 		t.Errorf("restore of leaf2 from leaf1's backup: exit %d, %s", code, errOut)
 	}
@@ -77,4 +87,153 @@ func TestRestoreHonoursSwitchAndLock(t *testing.T) {
 	if code, out, errOut := runCLI(t, t.Context(), "apply", "-f", f, "--backup-dir", backups); code != ExitOK {
 		t.Errorf("apply after the lock was released exited %d:\n%s%s", code, out, errOut)
 	}
+}
+
+// runFile is the one backup file apply wrote in dir, <fabric>-<UTC
+// time>.json.
+func runFile(t *testing.T, dir, fabric string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 || !regexp.MustCompile(`^`+regexp.QuoteMeta(fabric)+`-\d{8}T\d{6}\.\d{9}Z\.json$`).MatchString(filepath.Base(files[0])) {
+		t.Fatalf("backups in %s: %v, want one file, %s-<UTC time>.json", dir, files, fabric)
+	}
+	return files[0]
+}
+
+// lineOf is the line of the backup file path that holds the snapshot of
+// switch sw, with its newline.
+func lineOf(t *testing.T, path, sw string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		var s struct{ Switch string }
+		if json.Unmarshal([]byte(l), &s) == nil && s.Switch == sw {
+			return l
+		}
+	}
+	t.Fatalf("backup %s has no line of switch %s:\n%s", path, sw, b)
+	return ""
+}
+
+// TestRestoreReadsRunFiles: apply writes one backup file per run; restore
+// takes one switch (--switch) or every switch from it; from a directory
+// holding files of one switch as apply wrote them before and a newer run's
+// file, it restores each switch from its newest backup; a file with a
+// corrupt line is refused, naming the file and the line, and nothing is
+// sent. Before the change apply wrote one file per switch and this failed.
+func TestRestoreReadsRunFiles(t *testing.T) {
+	reg, err := newRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	l, err := startLab(dir, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	f := l.file
+	cli := func(want int, args ...string) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, t.Context(), args...)
+		if code != want {
+			t.Fatalf("fabricctl %s exited %d, want %d:\n%s%s", strings.Join(args, " "), code, want, out, errOut)
+		}
+		return out + errOut
+	}
+	b1 := filepath.Join(dir, "b1")
+	cli(ExitOK, "apply", "-f", f, "--backup-dir", b1)
+	run1 := runFile(t, b1, l.fabric.Name)
+	for _, sw := range []string{"leaf1", "leaf2", "leaf3"} {
+		lineOf(t, run1, sw)
+	}
+
+	// One switch of the run's file.
+	out := cli(ExitOK, "restore", "-f", f, "--backup", run1, "--switch", "leaf1")
+	if !strings.Contains(out, "switch leaf1: restored from "+run1) || strings.Contains(out, "leaf2") || strings.Contains(out, "leaf3") {
+		t.Errorf("restore --switch leaf1 from the run's file:\n%s", out)
+	}
+	cli(ExitChanges, "diff", "-f", f, "--switch", "leaf1")
+	cli(ExitOK, "diff", "-f", f, "--switch", "leaf2")
+	// Every switch of it.
+	out = cli(ExitOK, "restore", "-f", f, "--backup", run1)
+	for _, sw := range []string{"leaf1", "leaf2", "leaf3"} {
+		if !strings.Contains(out, "switch "+sw+": restored from "+run1) {
+			t.Errorf("restore from the run's file does not restore %s:\n%s", sw, out)
+		}
+		cli(ExitChanges, "diff", "-f", f, "--switch", sw)
+	}
+
+	// A newer run of leaf2 only, drifted first (the drift is in its
+	// backup), beside files of leaf1 and leaf2 of the first run written as
+	// apply wrote them before: one indented snapshot each.
+	cli(ExitOK, "apply", "-f", f, "--backup-dir", b1)
+	sonic := twinByName(t, l, "leaf2")
+	const drift = "sonic-db:/CONFIG_DB/localhost/PORT_QOS_MAP/Ethernet4/pfc_enable"
+	p, _ := transport.ParsePath(drift)
+	if err := sonic.Put(p, "3,4"); err != nil {
+		t.Fatal(err)
+	}
+	b2 := filepath.Join(dir, "b2")
+	cli(ExitOK, "apply", "-f", f, "--backup-dir", b2)
+	run2 := runFile(t, b2, l.fabric.Name)
+	var olds []string
+	for _, sw := range []string{"leaf1", "leaf2"} {
+		var v any
+		if err := json.Unmarshal([]byte(lineOf(t, run1, sw)), &v); err != nil {
+			t.Fatal(err)
+		}
+		indented, _ := json.MarshalIndent(v, "", "  ")
+		old := filepath.Join(b2, sw+"-20260101T000000.000000000Z.json")
+		if err := os.WriteFile(old, append(indented, '\n'), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		olds = append(olds, old)
+	}
+	out = cli(ExitOK, "restore", "-f", f, "--backup", b2)
+	for _, want := range []string{"switch leaf1: restored from " + olds[0], "switch leaf2: restored from " + run2} {
+		if !strings.Contains(out, want) {
+			t.Errorf("restore from a directory: want %q (the newest backup of the switch):\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "leaf3") {
+		t.Errorf("restore from a directory restored leaf3, which has no backup in it:\n%s", out)
+	}
+	cli(ExitChanges, "diff", "-f", f, "--switch", "leaf1")
+	if out := cli(ExitChanges, "diff", "-f", f, "--switch", "leaf2"); !strings.Contains(out, "@@ "+drift+" @@") || strings.Count(out, "@@ ") != 1 {
+		t.Errorf("leaf2 restored from the newer run's backup should differ from the intent only by the drift:\n%s", out)
+	}
+
+	// A corrupt line: the file and the line are named, nothing is sent.
+	lines := strings.SplitAfter(string(readFile(t, run1)), "\n")
+	lines[1] = lines[1][:len(lines[1])/2] + "\n"
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sets := 0
+	for _, tw := range l.twins {
+		sets += tw.Sets()
+	}
+	if out := cli(ExitError, "restore", "-f", f, "--backup", bad); !strings.Contains(out, "backup "+bad+":2: ") {
+		t.Errorf("restore from a file with a corrupt line 2: want it named (%s:2):\n%s", bad, out)
+	}
+	for _, tw := range l.twins {
+		sets -= tw.Sets()
+	}
+	if sets != 0 {
+		t.Errorf("restore from a corrupt backup sent %d Sets, want none", -sets)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
