@@ -69,6 +69,7 @@ type work struct {
 	q      Quirks
 	req    *gnmipb.SetRequest
 	paths  []*gnmipb.Path // ownedPaths(req)
+	keys   []string       // their PathKeys
 	c      *transport.Client
 	backup *Snapshot
 	line   []byte // backup encoded (one line of the run's backup file)
@@ -149,13 +150,13 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		w := &work{tp: tp, sw: sw, q: q, req: req, res: tr, values: decoded{}}
 		w.d = &Desired{Switch: sw.Name, Platform: sw.Platform, Replaces: req.GetReplace(), Updates: req.GetUpdate(), Deletes: req.GetDelete()}
 		if pl != nil {
-			w.paths = pl.paths
+			w.paths, w.keys = pl.paths, pl.keys
 			w.backup = pl.snap
 			// The same updates (pl.req holds them), decoded once.
 			w.values = pl.values
 		}
 		if w.paths == nil {
-			w.paths = ownedPaths(req)
+			w.paths, w.keys = ownedPaths(req)
 		}
 		ws = append(ws, w)
 	}
@@ -361,7 +362,7 @@ func (e *Engine) prepare(ctx context.Context, w *work) error {
 		if u := append(slices.Clone(w.req.GetReplace()), w.req.GetUpdate()...); len(u) > 0 && u[0].GetVal().GetJsonVal() != nil {
 			enc = gnmipb.Encoding_JSON
 		}
-		snap, err := e.read(ctx, cn, w.sw, enc, w.paths, true)
+		snap, err := e.read(ctx, cn, w.sw, enc, w.paths, w.keys, true)
 		if err != nil {
 			return err
 		}
@@ -403,7 +404,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 		return err
 	}
 	e.emit(Event{Switch: w.sw.Name, Step: "verify"})
-	after, err := observeValues(ctx, w.c, w.sw, w.paths)
+	after, err := observeValues(ctx, w.c, w.sw, w.paths, w.keys)
 	if err == nil {
 		w.after = after
 		var left []plan.Change

@@ -50,36 +50,37 @@ func Elem(name string, kv ...string) *gnmipb.PathElem {
 // (RFC 7951 orders no members; ygot.EmitJSON sends them sorted too).
 // elems must not be empty.
 func JSONUpdate(v any, elems ...*gnmipb.PathElem) (*gnmipb.Update, error) {
-	return jsonUpdate(nil, v, elems)
+	u, _, err := jsonUpdate(nil, v, elems)
+	return u, err
 }
 
 // jsonUpdate is JSONUpdate appending the JSON to *arena (nil: into its
 // own slice). The updates of one compile share a few large arrays this
 // way instead of each growing its own; each value's slice is capped at its
 // length, so no append to one writes into another.
-func jsonUpdate(arena *[]byte, v any, elems []*gnmipb.PathElem) (*gnmipb.Update, error) {
+func jsonUpdate(arena *[]byte, v any, elems []*gnmipb.PathElem) (_ *gnmipb.Update, exact bool, _ error) {
 	var b []byte
 	ok := false
 	if arena != nil {
 		var all []byte
-		if all, ok = appendSorted(*arena, v); ok {
+		if all, exact, ok = appendSorted(*arena, v); ok {
 			start := len(*arena)
 			b = all[start:len(all):len(all)]
 			*arena = all
 		}
 	} else {
-		b, ok = appendSorted(nil, v)
+		b, exact, ok = appendSorted(nil, v)
 	}
 	if !ok {
 		var err error
 		if b, err = json.Marshal(v); err != nil {
-			return nil, fmt.Errorf("marshal %s: %w", elems[len(elems)-1].GetName(), err)
+			return nil, false, fmt.Errorf("marshal %s: %w", elems[len(elems)-1].GetName(), err)
 		}
 	}
 	return &gnmipb.Update{
 		Path: &gnmipb.Path{Elem: elems},
 		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}},
-	}, nil
+	}, exact, nil
 }
 
 // Replace appends to d.Replaces the JSONUpdate of v at elems.
@@ -107,14 +108,14 @@ func (d *Desired) jsonUpdate(v any, elems []*gnmipb.PathElem) (*gnmipb.Update, e
 	if cap(d.arena)-len(d.arena) < minArenaFree {
 		d.arena = make([]byte, 0, arenaSize)
 	}
-	u, err := jsonUpdate(&d.arena, v, elems)
+	u, exact, err := jsonUpdate(&d.arena, v, elems)
 	if err != nil {
 		return nil, err
 	}
 	if d.values == nil {
-		d.values = map[*gnmipb.Update]any{}
+		d.values = map[*gnmipb.Update]compiled{}
 	}
-	d.values[u] = v
+	d.values[u] = compiled{v: v, exact: exact}
 	return u, nil
 }
 
@@ -140,7 +141,7 @@ func (d *Desired) decodedValues() decoded {
 				continue
 			}
 			if raw := u.GetVal().GetJsonIetfVal(); raw != nil {
-				c[u] = &desiredValue{raw: raw, src: v, key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
+				c[u] = &desiredValue{raw: raw, src: v.v, exact: v.exact, key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
 			}
 		}
 	}

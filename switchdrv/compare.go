@@ -148,7 +148,11 @@ type desiredValue struct {
 	raw []byte
 	// src is the value compile encoded into raw (JSONUpdate), which
 	// tree builds the tree from (treeOf) instead of parsing raw.
-	src      any
+	src any
+	// exact: raw is what jtree.ExactText writes of it (appendSorted's
+	// exact), so its text is raw itself, less the skipped members
+	// (jtree.DropMembers), with no sorting.
+	exact    bool
 	decoded  bool
 	ascii    bool
 	key      string   // jtree.PathKey of the path
@@ -222,8 +226,13 @@ func namesMember(js []byte, name string) bool {
 // the tree when it is decoded, else from the JSON text (jtree.SortedText
 // gives the same). ok is false when there is none.
 func (dv *desiredValue) text(buf []byte, skip []string) ([]byte, bool) {
-	if dv.decoded {
+	switch {
+	case dv.decoded:
 		return jtree.ExactText(buf[:0], dv.v, skip)
+	case dv.exact:
+		if b, ok := jtree.DropMembers(buf[:0], dv.raw, skip); ok {
+			return b, true
+		}
 	}
 	return jtree.SortedText(buf[:0], dv.raw, skip)
 }
@@ -255,7 +264,7 @@ func (dv *desiredValue) rawText(buf *[]byte) ([]byte, bool) {
 	if t[0] == '{' {
 		skip = dv.lastKeys
 	}
-	b, ok := jtree.SortedText((*buf)[:0], dv.raw, skip)
+	b, ok := dv.text(*buf, skip)
 	*buf = b
 	return b, ok
 }

@@ -38,10 +38,14 @@ func treeOf(v any, b, buf []byte) (tree any, _ []byte, ok bool) {
 // built on maps answer (ygot-based ones such as lemming, our twins): such
 // a target then reads back the very text fabricctl wrote, and verify
 // compares it as text (desiredValue.sameText).
-func appendSorted(b []byte, v any) ([]byte, bool) {
+//
+// exact reports that the text is also what jtree.ExactText writes of its
+// decoding (no null, no member name with a module prefix): compare then
+// takes the text as it is (jtree.DropMembers) instead of sorting it again.
+func appendSorted(b []byte, v any) (_ []byte, exact, ok bool) {
 	e := encoder{b: b}
-	_, ok := e.value(reflect.ValueOf(v))
-	return e.b, ok
+	_, ok = e.value(reflect.ValueOf(v))
+	return e.b, ok && !e.inexact, ok
 }
 
 // encoder writes JSON with sorted members; with tree it builds the
@@ -49,6 +53,9 @@ func appendSorted(b []byte, v any) ([]byte, bool) {
 type encoder struct {
 	b    []byte
 	tree bool
+	// inexact: it wrote a null or a member name with a module prefix,
+	// which jtree.ExactText would not write back as they are.
+	inexact bool
 }
 
 // value appends v's JSON and returns its tree (with e.tree; else nil);
@@ -101,6 +108,7 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 	case reflect.Pointer:
 		if v.IsNil() {
 			e.b = append(e.b, "null"...)
+			e.inexact = true
 			return nil, true
 		}
 		return e.value(v.Elem())
@@ -110,6 +118,7 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 		}
 		if v.IsNil() {
 			e.b = append(e.b, "null"...)
+			e.inexact = true
 			return nil, true
 		}
 		n := v.Len()
@@ -154,6 +163,7 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 			}
 			first = false
 			e.b = append(e.b, f.member...)
+			e.inexact = e.inexact || f.key != f.name
 			mv, ok := e.value(fv)
 			if !ok {
 				return nil, false

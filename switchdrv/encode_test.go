@@ -182,6 +182,27 @@ func TestCompiledTrees(t *testing.T) {
 	}
 }
 
+// TestCompiledExactTexts: where compile marks a value's text exact (what
+// jtree.ExactText writes), the text compare takes from it without sorting
+// is the sorted one (jtree.SortedText, the referee), for every compile
+// case of every platform; the SR Linux compiler's values are exact.
+func TestCompiledExactTexts(t *testing.T) {
+	r := compileRegistry(t)
+	exact := map[string]int{}
+	for _, tc := range compileCases() {
+		for name, d := range compileAll(t, r, tc.f) {
+			n, err := switchdrv.CheckExactTexts(d)
+			if err != nil {
+				t.Errorf("%s/%s: %v", tc.name, name, err)
+			}
+			exact[string(d.Platform)] += n
+		}
+	}
+	if exact[string(intent.PlatformSRLinux)] == 0 {
+		t.Errorf("no SR Linux value compiled to exact text: %v", exact)
+	}
+}
+
 func containsUpdate(us []*gnmipb.Update, u *gnmipb.Update) bool {
 	for _, x := range us {
 		if x == u {

@@ -1,9 +1,12 @@
 package switchdrv
 
 import (
+	"fmt"
 	"os"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
 // SetSyncDir replaces the directory sync of the backups for a test and
@@ -41,4 +44,26 @@ func DesiredTrees(d *Desired) map[*gnmipb.Update]any {
 		}
 	}
 	return out
+}
+
+// CheckExactTexts holds, for every value of d whose compiled text is
+// marked exact, the text compare takes from it (DropMembers) equal to
+// what sorting it gives (jtree.SortedText), with and without the path's
+// key members; it returns how many it checked. d forgets its values.
+func CheckExactTexts(d *Desired) (int, error) {
+	n := 0
+	for u, dv := range d.decodedValues() {
+		if !dv.exact {
+			continue
+		}
+		n++
+		for _, skip := range [][]string{nil, dv.lastKeys} {
+			got, ok1 := dv.text(nil, skip)
+			want, ok2 := jtree.SortedText(nil, dv.raw, skip)
+			if !ok1 || !ok2 || string(got) != string(want) {
+				return n, fmt.Errorf("%s without %v: text %s (%v), sorted %s (%v)", jtree.PathKey(u.GetPath()), skip, got, ok1, want, ok2)
+			}
+		}
+	}
+	return n, nil
 }

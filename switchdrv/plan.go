@@ -86,6 +86,7 @@ type planned struct {
 	snap    *Snapshot
 	req     *gnmipb.SetRequest
 	paths   []*gnmipb.Path // ownedPaths(req): what verify reads back
+	keys    []string       // their PathKeys
 	payload []byte
 }
 
@@ -325,9 +326,10 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	withBasis := !e.NoPayload
 	var snap *Snapshot
 	var paths []*gnmipb.Path // ownedPaths(req), when computed
+	var keys []string        // their PathKeys
 	if r, ok := pl.(Refiner); ok {
 		// Read what the payload depends on, then plan against it.
-		found, err := e.read(ctx, cn, sw, d.Encoding, r.Discover(d), withBasis)
+		found, err := e.read(ctx, cn, sw, d.Encoding, r.Discover(d), nil, withBasis)
 		if err != nil {
 			tp.Error = err.Error()
 			return tp
@@ -342,14 +344,15 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		}
 		// The owned paths usually lie inside what was just read: no
 		// second Get.
-		if snap = found.within(ownedPaths(d.SetRequest())); snap == nil {
-			if snap, err = observe(ctx, c, sw, ownedPaths(d.SetRequest())); err != nil {
+		owned, _ := ownedPaths(d.SetRequest())
+		if snap = found.within(owned); snap == nil {
+			if snap, err = observe(ctx, c, sw, owned); err != nil {
 				tp.Error = err.Error()
 				return tp
 			}
 		}
 	} else if len(d.Owned) > 0 {
-		if _, err := e.read(ctx, cn, sw, d.Encoding, nil, false); err != nil {
+		if _, err := e.read(ctx, cn, sw, d.Encoding, nil, nil, false); err != nil {
 			tp.Error = err.Error()
 			return tp
 		}
@@ -357,13 +360,14 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			tp.Error = err.Error()
 			return tp
 		}
-		if snap, err = observe(ctx, c, sw, ownedPaths(d.SetRequest())); err != nil {
+		owned, _ := ownedPaths(d.SetRequest())
+		if snap, err = observe(ctx, c, sw, owned); err != nil {
 			tp.Error = err.Error()
 			return tp
 		}
 	} else {
-		paths = ownedPaths(d.SetRequest())
-		if snap, err = e.read(ctx, cn, sw, d.Encoding, paths, withBasis); err != nil {
+		paths, keys = ownedPaths(d.SetRequest())
+		if snap, err = e.read(ctx, cn, sw, d.Encoding, paths, keys, withBasis); err != nil {
 			tp.Error = err.Error()
 			return tp
 		}
@@ -389,10 +393,10 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		// apply reads back exactly the paths of the payload: the basis
 		// must be of those.
 		req.Delete = dels
-		paths = ownedPaths(req)
-		keep := map[string]bool{}
-		for _, p := range paths {
-			keep[jtree.PathKey(p)] = true
+		paths, keys = ownedPaths(req)
+		keep := make(map[string]bool, len(keys))
+		for _, k := range keys {
+			keep[k] = true
 		}
 		snap.Entries = slices.DeleteFunc(snap.Entries, func(en Entry) bool { return !keep[en.Path] })
 		if !e.NoPayload {
@@ -418,9 +422,9 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	tp.Payload = payload
 	tp.Changes = changes
 	if paths == nil {
-		paths = ownedPaths(req)
+		paths, keys = ownedPaths(req)
 	}
-	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, paths: paths, payload: payload})
+	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, paths: paths, keys: keys, payload: payload})
 	e.log().Info("planned", "target", sw.Name, "changes", len(changes))
 	return tp
 }
@@ -436,7 +440,7 @@ var requiredModels = map[intent.Platform][]string{
 
 // read checks the target announces the platform's models and speaks the
 // encoding the platform compiled to, and reads paths into a snapshot.
-func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmipb.Encoding, paths []*gnmipb.Path, withBasis bool) (*Snapshot, error) {
+func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmipb.Encoding, paths []*gnmipb.Path, keys []string, withBasis bool) (*Snapshot, error) {
 	caps, err := e.capabilities(ctx, cn, sw)
 	if err != nil {
 		return nil, err
@@ -444,7 +448,7 @@ func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmi
 	if enc != gnmipb.Encoding_JSON && enc != caps.Encoding && !slices.Contains(caps.Encodings, enc) {
 		return nil, fmt.Errorf("switch %s: target does not support encoding %s (announces %v)", sw.Name, enc, caps.Encodings)
 	}
-	return observeAs(ctx, cn.c, sw, paths, true, withBasis)
+	return observeAs(ctx, cn.c, sw, paths, keys, true, withBasis)
 }
 
 // decodePayload reads a TargetPlan's SetRequest back.

@@ -68,9 +68,16 @@ type Desired struct {
 	// values are the values Replace and Update encoded, by update, so
 	// that plan compares against them without parsing their JSON
 	// (decodedValues).
-	values map[*gnmipb.Update]any
+	values map[*gnmipb.Update]compiled
 	// arena holds the JSON of the values (jsonUpdate).
 	arena []byte
+}
+
+// compiled is a value Replace or Update encoded: the Go value and whether
+// its text is what jtree.ExactText writes (appendSorted).
+type compiled struct {
+	v     any
+	exact bool
 }
 
 // SetRequest returns the one SetRequest that applies d.

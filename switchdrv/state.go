@@ -56,15 +56,18 @@ type Entry struct {
 	own bool
 }
 
-// ownedPaths lists the distinct paths a SetRequest writes, in order.
-func ownedPaths(req *gnmipb.SetRequest) []*gnmipb.Path {
+// ownedPaths lists the distinct paths a SetRequest writes, in order, and
+// their PathKeys.
+func ownedPaths(req *gnmipb.SetRequest) ([]*gnmipb.Path, []string) {
 	var out []*gnmipb.Path
+	var keys []string
 	seen := map[string]bool{}
 	add := func(p *gnmipb.Path) {
 		full := withPrefix(req.GetPrefix(), p)
 		if k := jtree.PathKey(full); !seen[k] {
 			seen[k] = true
 			out = append(out, full)
+			keys = append(keys, k)
 		}
 	}
 	for _, p := range req.GetDelete() {
@@ -76,7 +79,7 @@ func ownedPaths(req *gnmipb.SetRequest) []*gnmipb.Path {
 	for _, u := range req.GetUpdate() {
 		add(u.GetPath())
 	}
-	return out
+	return out, keys
 }
 
 // withPrefix returns p below prefix: p itself (it is only read) when
@@ -104,19 +107,19 @@ const RunningConfigCommand = "show running-config all"
 // A path the target reports NotFound is recorded as absent. The snapshot
 // keeps each value as the switch sent it (for a backup) and has its basis.
 func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path) (*Snapshot, error) {
-	return observeAs(ctx, c, sw, paths, true, true)
+	return observeAs(ctx, c, sw, paths, nil, true, true)
 }
 
 // observeValues is observe for a comparison only (verify): the values are
 // decoded and kept as trees, without the JSON text and basis a backup needs.
-func observeValues(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path) (*Snapshot, error) {
-	return observeAs(ctx, c, sw, paths, false, false)
+func observeValues(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, keys []string) (*Snapshot, error) {
+	return observeAs(ctx, c, sw, paths, keys, false, false)
 }
 
-// observeAs reads paths; full keeps each value's JSON text (a backup),
+// observeAs reads paths (keys: their PathKeys, or nil); full keeps each value's JSON text (a backup),
 // withBasis computes the basis (a plan that may be saved and checked for
 // staleness later).
-func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, full, withBasis bool) (*Snapshot, error) {
+func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, keys []string, full, withBasis bool) (*Snapshot, error) {
 	snap := &Snapshot{Version: SnapshotVersion, Switch: sw.Name, Platform: sw.Platform, Address: sw.Address, Taken: time.Now().UTC()}
 	if len(paths) == 0 {
 		snap.Basis = snap.basis()
@@ -153,17 +156,23 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, len(paths))
-	want := make(map[string]bool, len(paths))
-	for i, p := range paths {
-		keys[i] = jtree.PathKey(p)
-		want[keys[i]] = true
+	if len(keys) != len(paths) {
+		keys = make([]string, len(paths))
+		for i, p := range paths {
+			keys[i] = jtree.PathKey(p)
+		}
 	}
-	// exact holds the values of updates whose path is one of paths (the
+	// at is the index of the first asked path of each key.
+	at := make(map[string]int, len(paths))
+	for i, k := range keys {
+		if _, dup := at[k]; !dup {
+			at[k] = i
+		}
+	}
+	// exact[i] holds the value of an update whose path is paths[i] (the
 	// usual answer: one value per path asked), found by key; the rest are
 	// merged into one tree per origin and looked up in it.
-	exact := map[string]any{}
-	raw := map[string][]byte{} // the JSON text of exact, as the switch sent it
+	exact := make([]answer, len(paths))
 	trees := map[string]map[string]any{}
 	ascii := map[string]string{}
 	next := 0 // the asked path the next update likely answers
@@ -179,6 +188,8 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 			} else {
 				key = jtree.PathKey(fp)
 			}
+			idx, asked := at[key]
+			byKey := asked && !exact[idx].set && trees[fp.Origin] == nil
 			// Member names keep their module qualifiers: the entry's
 			// JSON is what restore writes back, and a device rejects an
 			// augment member (arista-qos-augments:scheduling) without one.
@@ -191,9 +202,8 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				// the text fabricctl would write (desiredValue.sameText),
 				// and invalid JSON is its decoding error then ("observed
 				// PATH": valid desired text never equals it).
-				_, dup := exact[key]
-				if b := jsonText(u.GetVal()); b != nil && want[key] && !dup && trees[fp.Origin] == nil {
-					exact[key], raw[key] = undecoded{}, b
+				if b := jsonText(u.GetVal()); b != nil && byKey {
+					exact[idx] = answer{v: undecoded{}, raw: b, set: true}
 					continue
 				}
 			}
@@ -205,11 +215,8 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				ascii[key] = v.(string)
 				continue
 			}
-			if _, dup := exact[key]; want[key] && !dup && trees[fp.Origin] == nil {
-				exact[key] = v
-				if b := jsonText(u.GetVal()); b != nil {
-					raw[key] = b
-				}
+			if byKey {
+				exact[idx] = answer{v: v, raw: jsonText(u.GetVal()), set: true}
 				continue
 			}
 			root := trees[fp.Origin]
@@ -218,18 +225,22 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				trees[fp.Origin] = root
 				// Updates found by key so far go into the tree too, so
 				// that paths nested in each other still see one state.
-				for k, ev := range exact {
+				for i := range exact {
+					a := &exact[i]
+					if !a.set {
+						continue
+					}
+					ev := a.v
 					if _, ok := ev.(undecoded); ok {
-						if ev, err = jtree.Decode(raw[k]); err != nil {
-							return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, k, err)
+						if ev, err = jtree.Decode(a.raw); err != nil {
+							return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, keys[i], err)
 						}
 					}
-					if ep, err := transport.ParsePath(k); err == nil && ep.GetOrigin() == fp.Origin {
+					if ep, err := transport.ParsePath(keys[i]); err == nil && ep.GetOrigin() == fp.Origin {
 						if err := jtree.Update(root, ep.GetElem(), ev); err != nil {
-							return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, k, err)
+							return nil, fmt.Errorf("switch %s: get %s: %w", sw.Name, keys[i], err)
 						}
-						delete(exact, k)
-						delete(raw, k)
+						*a = answer{}
 					}
 				}
 			}
@@ -253,9 +264,10 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		e := Entry{Path: keys[i]}
 		var v any
 		var ok bool
+		a := exact[at[e.Path]]
 		if s, isCLI := ascii[e.Path]; isCLI {
 			e.Exists, e.ASCII = true, &s
-		} else if v, ok = exact[e.Path]; !ok {
+		} else if v, ok = a.v, a.set; !ok {
 			if root := trees[p.GetOrigin()]; root != nil {
 				v, ok = finder.Get(root, p.GetElem())
 			}
@@ -263,17 +275,17 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		if _, lazy := v.(undecoded); lazy {
 			// Not decoded (a read for comparison): Entry.value decodes
 			// the text when asked.
-			e.Exists, e.JSON = !emptyJSON(raw[e.Path]), raw[e.Path]
+			e.Exists, e.JSON = !emptyJSON(a.raw), a.raw
 			if !e.Exists {
 				e.JSON = nil
 			}
 		} else if ok && !isEmpty(v) {
 			e.Exists, e.tree = true, v
-			if b, ok := raw[e.Path]; ok {
-				e.JSON = b // already the switch's own JSON text
+			if a.set && a.raw != nil {
+				e.JSON = a.raw // already the switch's own JSON text
 				// Its tree is its own unless another entry has the same
 				// path (and so the same tree).
-				e.own = len(want) == len(paths)
+				e.own = len(at) == len(paths)
 			} else if full {
 				b, err := json.Marshal(v)
 				if err != nil {
@@ -317,6 +329,15 @@ func samePath(a, b *gnmipb.Path) bool {
 		}
 	}
 	return true
+}
+
+// answer is the value an update gave for an asked path (set), its JSON
+// text as the switch sent it (raw, nil for other encodings), v undecoded{}
+// when only the text is kept.
+type answer struct {
+	v   any
+	raw []byte
+	set bool
 }
 
 // undecoded stands for a value observeAs keeps as JSON text only.
