@@ -116,7 +116,8 @@ func observeValues(ctx context.Context, c *transport.Client, sw *intent.Switch, 
 	return observeAs(ctx, c, sw, paths, keys, false, false)
 }
 
-// observeAs reads paths (keys: their PathKeys, or nil); full keeps each value's JSON text (a backup),
+// observeAs reads paths (keys: their PathKeys, distinct as ownedPaths
+// gives them, or nil); full keeps each value's JSON text (a backup),
 // withBasis computes the basis (a plan that may be saved and checked for
 // staleness later).
 func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, keys []string, full, withBasis bool) (*Snapshot, error) {
@@ -127,12 +128,16 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 	}
 	// CLI settings (origin cli) are read as the running configuration
 	// with defaults, through a show command; the rest with a config Get.
-	var cliPaths, modelPaths []*gnmipb.Path
-	for _, p := range paths {
-		if p.GetOrigin() == "cli" {
-			cliPaths = append(cliPaths, p)
-		} else {
-			modelPaths = append(modelPaths, p)
+	modelPaths := paths
+	var cliPaths []*gnmipb.Path
+	if slices.ContainsFunc(paths, isCLIPath) {
+		modelPaths = nil
+		for _, p := range paths {
+			if isCLIPath(p) {
+				cliPaths = append(cliPaths, p)
+			} else {
+				modelPaths = append(modelPaths, p)
+			}
 		}
 	}
 	var notes []*gnmipb.Notification
@@ -156,18 +161,24 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 	if err != nil {
 		return nil, err
 	}
+	// at is the index of the first asked path of each key; with keys
+	// given (distinct, from ownedPaths) it is only built when an answer
+	// comes out of order, and is the identity until then.
+	var at map[string]int
+	index := func() {
+		at = make(map[string]int, len(paths))
+		for i, k := range keys {
+			if _, dup := at[k]; !dup {
+				at[k] = i
+			}
+		}
+	}
 	if len(keys) != len(paths) {
 		keys = make([]string, len(paths))
 		for i, p := range paths {
 			keys[i] = jtree.PathKey(p)
 		}
-	}
-	// at is the index of the first asked path of each key.
-	at := make(map[string]int, len(paths))
-	for i, k := range keys {
-		if _, dup := at[k]; !dup {
-			at[k] = i
-		}
+		index()
 	}
 	// exact[i] holds the value of an update whose path is paths[i] (the
 	// usual answer: one value per path asked), found by key; the rest are
@@ -182,13 +193,25 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 			// A target answers the paths in the order asked, one value
 			// each, as a rule: the asked path's key then serves.
 			var key string
+			idx, asked := 0, false
+			for next < len(paths) && isCLIPath(paths[next]) {
+				next++ // read below, not in this Get
+			}
 			if next < len(paths) && samePath(fp, paths[next]) {
 				key = keys[next]
+				if at == nil {
+					idx, asked = next, true
+				}
 				next++
 			} else {
 				key = jtree.PathKey(fp)
+				if at == nil {
+					index()
+				}
 			}
-			idx, asked := at[key]
+			if at != nil {
+				idx, asked = at[key]
+			}
 			byKey := asked && !exact[idx].set && trees[fp.Origin] == nil
 			// Member names keep their module qualifiers: the entry's
 			// JSON is what restore writes back, and a device rejects an
@@ -264,8 +287,12 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		e := Entry{Path: keys[i]}
 		var v any
 		var ok bool
-		a := exact[at[e.Path]]
-		if s, isCLI := ascii[e.Path]; isCLI {
+		a := exact[i]
+		if at != nil {
+			a = exact[at[e.Path]]
+		}
+		if text, isCLI := ascii[e.Path]; isCLI {
+			s := text
 			e.Exists, e.ASCII = true, &s
 		} else if v, ok = a.v, a.set; !ok {
 			if root := trees[p.GetOrigin()]; root != nil {
@@ -285,7 +312,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				e.JSON = a.raw // already the switch's own JSON text
 				// Its tree is its own unless another entry has the same
 				// path (and so the same tree).
-				e.own = len(at) == len(paths)
+				e.own = at == nil || len(at) == len(paths)
 			} else if full {
 				b, err := json.Marshal(v)
 				if err != nil {
@@ -309,6 +336,9 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 	}
 	return snap, nil
 }
+
+// isCLIPath reports whether p is a CLI setting (origin cli).
+func isCLIPath(p *gnmipb.Path) bool { return p.GetOrigin() == "cli" }
 
 // samePath reports whether a and b are the same path element for element
 // (names as written, keys, origin): then their PathKeys are equal.

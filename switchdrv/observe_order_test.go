@@ -1,0 +1,102 @@
+package switchdrv
+
+import (
+	"context"
+	"net"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
+)
+
+// orderTarget is a test double of a gNMI target whose Get answers each
+// asked path with a fixed JSON value, in the order asked, reversed, or as
+// one notification with a prefix.
+type orderTarget struct {
+	gnmipb.UnimplementedGNMIServer
+	reverse, prefixed bool
+}
+
+func (o *orderTarget) Get(_ context.Context, req *gnmipb.GetRequest) (*gnmipb.GetResponse, error) {
+	var notes []*gnmipb.Notification
+	for _, p := range req.GetPath() {
+		js := []byte(`{"name":"` + p.GetElem()[len(p.GetElem())-1].GetKey()["name"] + `","v":1}`)
+		n := &gnmipb.Notification{Update: []*gnmipb.Update{{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: js}}}}}
+		if o.prefixed {
+			n.Prefix = &gnmipb.Path{Elem: p.GetElem()[:1]}
+			n.Update[0].Path = &gnmipb.Path{Elem: p.GetElem()[1:]}
+		}
+		notes = append(notes, n)
+	}
+	if o.reverse {
+		slices.Reverse(notes)
+	}
+	return &gnmipb.GetResponse{Notification: notes}, nil
+}
+
+// TestObserveKeysAnyOrder: observeAs with the asked paths' keys given (as
+// plan and verify pass them) reads the same snapshot as with none, whether
+// the target answers in the order asked, reversed, or under a prefix.
+func TestObserveKeysAnyOrder(t *testing.T) {
+	var paths []*gnmipb.Path
+	for _, n := range []string{"a", "b", "c", "d"} {
+		p, err := transport.ParsePath("/qos/queues/queue[name=" + n + "]")
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	req := &gnmipb.SetRequest{}
+	for _, p := range paths {
+		req.Replace = append(req.Replace, &gnmipb.Update{Path: p})
+	}
+	owned, keys := ownedPaths(req)
+	for i := range owned {
+		if keys[i] != jtree.PathKey(owned[i]) {
+			t.Fatalf("ownedPaths key %d = %s, want %s", i, keys[i], jtree.PathKey(owned[i]))
+		}
+	}
+	for _, tgt := range []*orderTarget{{}, {reverse: true}, {prefixed: true}, {reverse: true, prefixed: true}} {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := grpc.NewServer()
+		gnmipb.RegisterGNMIServer(srv, tgt)
+		go srv.Serve(lis)
+		sw := &intent.Switch{Name: "leaf1", Address: lis.Addr().String(), TLS: intent.TLS{Insecure: true}}
+		c, err := transport.Dial(t.Context(), *sw, transport.Options{Timeout: 10 * time.Second, Attempts: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, full := range []bool{false, true} {
+			want, err := observeAs(t.Context(), c, sw, owned, nil, full, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := observeAs(t.Context(), c, sw, owned, keys, full, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.Taken, got.Taken = time.Time{}, time.Time{}
+			opt := cmp.AllowUnexported(Entry{})
+			if diff := cmp.Diff(want.Entries, got.Entries, opt); diff != "" {
+				t.Errorf("reverse=%v prefixed=%v full=%v: with keys (-without +with):\n%s", tgt.reverse, tgt.prefixed, full, diff)
+			}
+			for i, e := range got.Entries {
+				if e.Path != keys[i] || !e.Exists {
+					t.Errorf("reverse=%v prefixed=%v full=%v: entry %d = %s exists %v", tgt.reverse, tgt.prefixed, full, i, e.Path, e.Exists)
+				}
+			}
+		}
+		c.Close()
+		srv.Stop()
+	}
+}
