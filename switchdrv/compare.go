@@ -45,6 +45,7 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 		updates []*gnmipb.Update
 		replace bool
 	}{{d.Replaces, true}, {d.Updates, false}}
+	hint := 0 // where the next entry likely is (entryIndexAt)
 	for _, op := range ops {
 		for _, u := range op.updates {
 			dv, err := cache.get(u)
@@ -52,10 +53,10 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 				return nil, fmt.Errorf("switch %s: desired %s: %w", d.Switch, jtree.PathKey(u.GetPath()), err)
 			}
 			key := dv.key
-			ei := snap.entryIndex(key)
+			ei := snap.entryIndexAt(key, hint)
 			var e Entry
 			if ei >= 0 {
-				e = snap.Entries[ei]
+				e, hint = snap.Entries[ei], ei+1
 			}
 			if dv.ascii {
 				var got string

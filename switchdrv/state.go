@@ -644,6 +644,16 @@ func (s *Snapshot) entry(path string) (Entry, bool) {
 	return Entry{}, false
 }
 
+// entryIndexAt is entryIndex, looking at index hint first: compare walks
+// the updates in the order the snapshot's entries were read in (one per
+// owned path), so the next entry is usually the one after the last found.
+func (s *Snapshot) entryIndexAt(path string, hint int) int {
+	if s != nil && hint >= 0 && hint < len(s.Entries) && s.Entries[hint].Path == path {
+		return hint
+	}
+	return s.entryIndex(path)
+}
+
 // entryIndex is the index of path's entry in s.Entries, -1 when none.
 func (s *Snapshot) entryIndex(path string) int {
 	if s == nil {
