@@ -146,7 +146,7 @@ func yangDefaults(p intent.Platform) (switchdrv.DefaultsFiller, error) {
 // BenchmarkApplyCost compares, on the same 200 twins and per iteration,
 // fabricctl's plan + apply (as `fabricctl apply` without a saved plan runs
 // them: YANG defaults filled for the comparisons, the plan rendered as
-// text, one backup file per switch written and synced) with two
+// text, the run's one backup file written and synced) with two
 // hand-written clients that get the same SetRequests (compiled beforehand,
 // outside the timing):
 //
