@@ -33,11 +33,12 @@ func treeOf(v any, b, buf []byte) (tree any, _ []byte, ok bool) {
 // in name order, the order json.Marshal writes a map's members in, for the
 // shapes treeOf knows; ok is false for others (nothing of the result is to
 // be used then). It is json.Marshal's text otherwise: the same values, the
-// same number and string forms. Sorted members are what ygot-built
-// clients send (ygot.EmitJSON marshals a map) and what Go gNMI targets
-// built on maps answer (ygot-based ones such as lemming, our twins): such
-// a target then reads back the very text fabricctl wrote, and verify
-// compares it as text (desiredValue.sameText).
+// same number and string forms. Sorted members are what ygot writes
+// (v0.36.0: EmitJSON in struct_validation_map.go and Marshal7951 in
+// render.go build a map and marshal it with encoding/json), so clients
+// built on ygot send them and targets that answer through it (and our
+// twins) read back the very text fabricctl wrote: verify then compares it
+// as text (desiredValue.sameText).
 //
 // exact reports that the text is also what jtree.ExactText writes of its
 // decoding (no null, no member name with a module prefix): compare then
