@@ -1,17 +1,17 @@
 package plan
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strings"
 )
 
-// WriteText renders the plan for a human, grouped by target. The text is
-// built in one buffer sized up front, without fmt: a fabric's plan has
-// thousands of changes and `fabricctl apply` shows every one.
+// WriteText renders the plan for a human, grouped by target, without fmt
+// (a fabric's plan has thousands of changes and `fabricctl apply` shows
+// every one), through a 64 KiB buffer rather than the whole text at once.
 func WriteText(w io.Writer, p *Plan) error {
-	var b strings.Builder
-	b.Grow(textSize(p))
+	b := bufio.NewWriterSize(w, 64<<10)
 	for _, t := range p.Targets {
 		b.WriteString(t.Kind)
 		b.WriteByte(' ')
@@ -69,29 +69,13 @@ func WriteText(w io.Writer, p *Plan) error {
 		}
 	}
 	s := p.Summarize()
-	fmt.Fprintf(&b, "Plan: %d to create, %d to update, %d to delete on %d of %d targets",
+	fmt.Fprintf(b, "Plan: %d to create, %d to update, %d to delete on %d of %d targets",
 		s.Create, s.Update, s.Delete, s.Changed, s.Targets)
 	if s.Failed > 0 {
-		fmt.Fprintf(&b, "; %d failed", s.Failed)
+		fmt.Fprintf(b, "; %d failed", s.Failed)
 	}
 	b.WriteString(".\n")
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// textSize is about the length of WriteText's output (a little more).
-func textSize(p *Plan) int {
-	n := 128
-	for _, t := range p.Targets {
-		n += len(t.Kind) + len(t.Name) + len(t.Platform) + len(t.Error) + 16
-		for _, c := range t.Changes {
-			n += len(c.Path) + len(c.Before) + len(c.After) + len(c.Reason) + 32
-		}
-		for _, note := range t.Notes {
-			n += len(note) + 10
-		}
-	}
-	return n
+	return b.Flush()
 }
 
 // WriteJSON renders the plan file format.
