@@ -3,7 +3,9 @@ package switchdrv_test
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -143,6 +145,102 @@ func yangDefaults(p intent.Platform) (switchdrv.DefaultsFiller, error) {
 	return s, nil
 }
 
+// applyCost is the set-up BenchmarkApplyCost and its one-sided variants
+// share: n SR Linux twins, their SetRequests and owned paths compiled
+// beforehand (for the hand-written clients), and the three ways of
+// applying them.
+type applyCost struct {
+	b     *testing.B
+	f     *intent.Fabric
+	twins []*twin.Twin
+	eng   *switchdrv.Engine
+	reqs  []*gnmipb.SetRequest
+	paths [][]*gnmipb.Path
+}
+
+func newApplyCost(b *testing.B, n int) *applyCost {
+	f, twins, eng := benchFabric(b, n)
+	a := &applyCost{b: b, f: f, twins: twins, eng: eng,
+		reqs: make([]*gnmipb.SetRequest, len(f.Switches)), paths: make([][]*gnmipb.Path, len(f.Switches))}
+	for i := range f.Switches {
+		sw := &f.Switches[i]
+		p, err := eng.Registry.Lookup(sw.Platform)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, err := p.Compile(f, sw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a.reqs[i] = d.SetRequest()
+		for _, u := range append(append([]*gnmipb.Update{}, d.Replaces...), d.Updates...) {
+			a.paths[i] = append(a.paths[i], u.GetPath())
+		}
+	}
+	return a
+}
+
+// reset puts every twin back to empty (what each run starts from).
+func (a *applyCost) reset() {
+	qos, _ := transport.ParsePath("/qos")
+	iface, _ := transport.ParsePath("/interface")
+	for _, tw := range a.twins {
+		_ = tw.Delete(qos)
+		_ = tw.Delete(iface)
+	}
+}
+
+// fabricctl plans and applies as `fabricctl apply` without a saved plan
+// runs it: a new engine, the plan shown as text, then applied.
+func (a *applyCost) fabricctl() {
+	b, eng := a.b, a.eng
+	e := &switchdrv.Engine{Registry: eng.Registry, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport,
+		Defaults: eng.Defaults, NoPayload: true}
+	defer e.Close()
+	p, err := e.Plan(b.Context(), a.f, nil)
+	if err != nil || switchdrv.Errors(p) != nil {
+		b.Fatal(err, switchdrv.Errors(p))
+	}
+	if err := plan.WriteText(io.Discard, p); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.Apply(b.Context(), a.f, p); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// client is the hand-written client: per switch one connection and the
+// Set, with verified a Get of the owned paths before and after it.
+func (a *applyCost) client(verified bool) {
+	b := a.b
+	var g errgroup.Group
+	g.SetLimit(a.eng.Parallel)
+	for i := range a.f.Switches {
+		g.Go(func() error {
+			c, err := transport.Dial(b.Context(), a.f.Switches[i], a.eng.Transport)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if verified {
+				if _, err := c.GetConfig(b.Context(), a.paths[i]); err != nil {
+					return err
+				}
+			}
+			if _, err := c.Set(b.Context(), a.reqs[i]); err != nil {
+				return err
+			}
+			if verified {
+				_, err = c.GetConfig(b.Context(), a.paths[i])
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkApplyCost compares, on the same 200 twins and per iteration,
 // fabricctl's plan + apply (as `fabricctl apply` without a saved plan runs
 // them: YANG defaults filled for the comparisons, the plan rendered as
@@ -156,65 +254,13 @@ func yangDefaults(p intent.Platform) (switchdrv.DefaultsFiller, error) {
 //
 // It reports x_minimal and x_bare, fabricctl's time over theirs (goal:
 // x_minimal <= 1.3). The twins run in this process, so the server side is
-// in every figure.
+// in every figure. BenchmarkApplyCostSide runs one side alone, for
+// profiles and for counting instructions (tools/applycost-callgrind).
 //
-//	go test -run '^$' -bench ApplyCost -benchtime 3x ./switchdrv/
+//	go test -run '^$' -bench 'ApplyCost$' -benchtime 3x ./switchdrv/
 func BenchmarkApplyCost(b *testing.B) {
-	f, twins, eng := benchFabric(b, 200)
-	reg := eng.Registry
-	reqs := make([]*gnmipb.SetRequest, len(f.Switches))
-	paths := make([][]*gnmipb.Path, len(f.Switches))
-	for i := range f.Switches {
-		sw := &f.Switches[i]
-		p, err := reg.Lookup(sw.Platform)
-		if err != nil {
-			b.Fatal(err)
-		}
-		d, err := p.Compile(f, sw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		reqs[i] = d.SetRequest()
-		for _, u := range append(append([]*gnmipb.Update{}, d.Replaces...), d.Updates...) {
-			paths[i] = append(paths[i], u.GetPath())
-		}
-	}
-	qos, _ := transport.ParsePath("/qos")
-	iface, _ := transport.ParsePath("/interface")
-	reset := func() {
-		for _, tw := range twins {
-			_ = tw.Delete(qos)
-			_ = tw.Delete(iface)
-		}
-	}
-	client := func(verified bool) {
-		var g errgroup.Group
-		g.SetLimit(eng.Parallel)
-		for i := range f.Switches {
-			g.Go(func() error {
-				c, err := transport.Dial(b.Context(), f.Switches[i], eng.Transport)
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				if verified {
-					if _, err := c.GetConfig(b.Context(), paths[i]); err != nil {
-						return err
-					}
-				}
-				if _, err := c.Set(b.Context(), reqs[i]); err != nil {
-					return err
-				}
-				if verified {
-					_, err = c.GetConfig(b.Context(), paths[i])
-				}
-				return err
-			})
-		}
-		if err := g.Wait(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	a := newApplyCost(b, 200)
+	twins := a.twins
 	// Wall time is what a user waits for, but on a loaded machine it
 	// swings; the process's CPU time (client and twins) is steadier.
 	cpu := func() time.Duration {
@@ -226,36 +272,22 @@ func BenchmarkApplyCost(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
-		reset()
+		a.reset()
 		runtime.GC()
 		b.StartTimer()
 		start, c0 := time.Now(), cpu()
-		// As `fabricctl apply` without a saved plan runs it.
-		e := &switchdrv.Engine{Registry: reg, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport,
-			Defaults: eng.Defaults, NoPayload: true}
-		p, err := e.Plan(b.Context(), f, nil)
-		if err != nil || switchdrv.Errors(p) != nil {
-			b.Fatal(err, switchdrv.Errors(p))
-		}
-		// `fabricctl apply` shows the plan it applies (text output).
-		if err := plan.WriteText(io.Discard, p); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := e.Apply(b.Context(), f, p); err != nil {
-			b.Fatal(err)
-		}
-		e.Close()
+		a.fabricctl()
 		tF, cF = tF+time.Since(start), cF+cpu()-c0
 		b.StopTimer()
-		reset()
+		a.reset()
 		runtime.GC()
 		start, c0 = time.Now(), cpu()
-		client(true)
+		a.client(true)
 		tM, cM = tM+time.Since(start), cM+cpu()-c0
-		reset()
+		a.reset()
 		runtime.GC()
 		start, c0 = time.Now(), cpu()
-		client(false)
+		a.client(false)
 		tB, cB = tB+time.Since(start), cB+cpu()-c0
 		b.StartTimer()
 	}
@@ -268,4 +300,37 @@ func BenchmarkApplyCost(b *testing.B) {
 	// the minimal client.
 	b.ReportMetric(float64(cF.Microseconds())/float64(b.N*len(twins))/1000, "cpu-ms/switch")
 	b.ReportMetric(float64(cM.Microseconds())/float64(b.N*len(twins))/1000, "min-cpu-ms/switch")
+}
+
+// BenchmarkApplyCostSide runs one side of BenchmarkApplyCost alone, each
+// iteration from empty twins (the reset is outside the timing but in the
+// process): fabricctl, minimal or bare, on FABRICCTL_BENCH_SWITCHES twins
+// (default 200). Instruction counts of it under callgrind are the steady
+// referee of x_minimal on this noisy machine:
+// tools/applycost-callgrind runs it at two iteration counts per side and
+// divides the differences.
+//
+//	go test -run '^$' -bench 'ApplyCostSide/fabricctl' -benchtime 3x ./switchdrv/
+func BenchmarkApplyCostSide(b *testing.B) {
+	n := 200
+	if s := os.Getenv("FABRICCTL_BENCH_SWITCHES"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			b.Fatalf("FABRICCTL_BENCH_SWITCHES=%q: want a positive number", s)
+		}
+		n = v
+	}
+	for _, side := range []string{"fabricctl", "minimal", "bare"} {
+		b.Run(side, func(b *testing.B) {
+			a := newApplyCost(b, n)
+			run := map[string]func(){"fabricctl": a.fabricctl, "minimal": func() { a.client(true) }, "bare": func() { a.client(false) }}[side]
+			for b.Loop() {
+				b.StopTimer()
+				a.reset()
+				b.StartTimer()
+				run()
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n)/1000, "ms/switch")
+		})
+	}
 }
