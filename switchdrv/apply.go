@@ -418,6 +418,11 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 		return err
 	}
 	w.res.Status = StatusApplied
+	// Verified: a rollback now compares the switch with what verify read
+	// (w.after), so the request and the desired values are not needed any
+	// more; the garbage collector may have them while other switches go on
+	// (it marks everything apply still holds, every cycle).
+	w.req, w.d, w.values = nil, nil, nil
 	w.res.Millis = time.Since(w.start).Milliseconds()
 	e.emit(Event{Switch: w.sw.Name, Step: "applied", Detail: fmt.Sprintf("%d changes", w.res.Changes), Took: time.Since(w.start)})
 	e.log().Info("applied", "target", w.sw.Name, "changes", w.res.Changes)

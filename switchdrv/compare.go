@@ -72,6 +72,12 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache decoded) ([]plan.Change
 				if after, ok := dv.rawText(&text); ok {
 					// What the walk gives for a value missing on the
 					// switch, without decoding it.
+					if out == nil {
+						// The first change: room for one per update
+						// (a missing switch has as many), not a doubling
+						// slice.
+						out = make([]plan.Change, 0, len(d.Replaces)+len(d.Updates))
+					}
 					out = append(out, plan.Change{Action: plan.Create, Path: walkPath(key), After: string(after), Reason: reasonMissing})
 					continue
 				}
@@ -300,6 +306,18 @@ func walkPath(base string) string {
 // against them and apply's verify again, in the same process. Used by one
 // goroutine at a time.
 type decoded map[*gnmipb.Update]*desiredValue
+
+// dropSources lets go of the compiled Go values the trees not built yet
+// would come from: apply keeps the plan's values until each switch is
+// verified, and those values (many small structs and slices a switch)
+// were the largest part of what the garbage collector marked on every
+// cycle during an apply. A tree wanted later (verify of a read-back
+// whose text is not the one written) decodes the JSON instead.
+func (c decoded) dropSources() {
+	for _, dv := range c {
+		dv.src = nil
+	}
+}
 
 // get decodes u's value, once when c is not nil.
 func (c decoded) get(u *gnmipb.Update) (*desiredValue, error) {

@@ -381,6 +381,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		tp.Error = err.Error()
 		return tp
 	}
+	values.dropSources()
 	// Delete only what is there: some targets (sonic-gnmi's JSON Patch)
 	// refuse to remove a path that does not exist.
 	var dels []*gnmipb.Path
