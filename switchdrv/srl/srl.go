@@ -284,7 +284,7 @@ func (c *compiler) compile() error {
 		}
 	}
 	if len(ecnClasses) > 0 {
-		if err := c.d.Update(struct{}{}, switchdrv.Elem("qos"), switchdrv.Elem("explicit-congestion-notification")); err != nil {
+		if err := c.d.Update(struct{}{}, elemQos, elemExplicitCongestionNotification); err != nil {
 			return err
 		}
 	}
@@ -299,7 +299,7 @@ func (c *compiler) compile() error {
 	for d, prio := range p.DSCPToPriority() {
 		dp.DSCP[d] = dscpEntry{Value: d, ForwardingClass: fc(prio)}
 	}
-	if err := c.d.Replace(dp, switchdrv.Elem("qos"), switchdrv.Elem("classifiers"), switchdrv.Elem("dscp-policy", "name", DSCPPolicy)); err != nil {
+	if err := c.d.Replace(dp, elemQos, elemClassifiers, switchdrv.Elem("dscp-policy", "name", DSCPPolicy)); err != nil {
 		return err
 	}
 
@@ -324,7 +324,7 @@ func (c *compiler) compile() error {
 	if len(wrr) > 0 {
 		sp.Scheduler = append(sp.Scheduler, scheduler{Sequence: 1, Input: wrr})
 	}
-	if err := c.d.Replace(sp, switchdrv.Elem("qos"), switchdrv.Elem("scheduler-policies"), switchdrv.Elem("scheduler-policy", "name", SchedulerPolicy)); err != nil {
+	if err := c.d.Replace(sp, elemQos, elemSchedulerPolicies, switchdrv.Elem("scheduler-policy", "name", SchedulerPolicy)); err != nil {
 		return err
 	}
 
@@ -337,7 +337,7 @@ func (c *compiler) compile() error {
 			MaxThreshold:   strconv.FormatInt(cl.ECN.MaxBytes, 10),
 			MaxDropPercent: cl.ECN.Probability,
 		}}
-		if err := c.d.Replace(q, switchdrv.Elem("qos"), switchdrv.Elem("buffer-management"), switchdrv.Elem("queue-management-profile", "name", q.Name)); err != nil {
+		if err := c.d.Replace(q, elemQos, elemBufferManagement, switchdrv.Elem("queue-management-profile", "name", q.Name)); err != nil {
 			return err
 		}
 	}
@@ -353,7 +353,7 @@ func (c *compiler) compile() error {
 		for _, cl := range ecnClasses {
 			out.Queues.Queue = append(out.Queues.Queue, queueBuffer{Name: queue(cl.Priority), MaximumBurstSize: c.outputMBS(&cl)})
 		}
-		if err := c.d.Replace(out, switchdrv.Elem("qos"), switchdrv.Elem("buffer-management"), switchdrv.Elem("buffer-allocation-profile", "name", out.Name)); err != nil {
+		if err := c.d.Replace(out, elemQos, elemBufferManagement, switchdrv.Elem("buffer-allocation-profile", "name", out.Name)); err != nil {
 			return err
 		}
 		c.d.Notes = append(c.d.Notes, fmt.Sprintf("output queues of ECN classes get a static maximum-burst-size (%s): lossless queues as much as every inventory port's pfc-queue can hold, so PFC, not the egress queue, stops lossless traffic; lossy queues twice their ECN max", OutputBuffers))
@@ -390,7 +390,7 @@ func (c *compiler) compile() error {
 					Name: pfcQueue(prio), MaximumBurstSize: c.pfcMBS(prio), ReservedBytes: h,
 				})
 			}
-			if err := c.d.Replace(bp, switchdrv.Elem("qos"), switchdrv.Elem("buffer-management"), switchdrv.Elem("buffer-allocation-profile", "name", bp.Name)); err != nil {
+			if err := c.d.Replace(bp, elemQos, elemBufferManagement, switchdrv.Elem("buffer-allocation-profile", "name", bp.Name)); err != nil {
 				return err
 			}
 		}
@@ -421,7 +421,7 @@ func (c *compiler) compile() error {
 		} else {
 			mp.ReceivedPause.Deadlock = &deadlock{Enable: false}
 		}
-		if err := c.d.Replace(mp, switchdrv.Elem("qos"), switchdrv.Elem("pfc-mapping-profile", "name", PFCProfile)); err != nil {
+		if err := c.d.Replace(mp, elemQos, switchdrv.Elem("pfc-mapping-profile", "name", PFCProfile)); err != nil {
 			return err
 		}
 	}
@@ -444,7 +444,7 @@ func (c *compiler) compile() error {
 			qi.PFC = &ifPFC{Profile: PFCProfile, Enable: true}
 			qi.Input = &ifInput{PFCBufferProfile: portBuffer[port.Name]}
 		}
-		if err := c.d.Replace(qi, switchdrv.Elem("qos"), switchdrv.Elem("interfaces"), switchdrv.Elem("interface", "interface-id", port.Name)); err != nil {
+		if err := c.d.Replace(qi, elemQos, elemInterfaces, switchdrv.Elem("interface", "interface-id", port.Name)); err != nil {
 			return err
 		}
 		sub := port.Subinterface
@@ -453,7 +453,7 @@ func (c *compiler) compile() error {
 		si.Input.Classifiers = &struct {
 			DSCPPolicy string `json:"dscp-policy"`
 		}{DSCPPolicy: DSCPPolicy}
-		if err := c.d.Replace(si, switchdrv.Elem("qos"), switchdrv.Elem("interfaces"), switchdrv.Elem("interface", "interface-id", sid)); err != nil {
+		if err := c.d.Replace(si, elemQos, elemInterfaces, switchdrv.Elem("interface", "interface-id", sid)); err != nil {
 			return err
 		}
 	}
@@ -478,11 +478,11 @@ func (c *compiler) compile() error {
 		}
 		c.d.Updates = append(c.d.Updates,
 			&gnmipb.Update{
-				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{switchdrv.Elem("interface", "name", port.Name), {Name: "mtu"}}},
+				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{switchdrv.Elem("interface", "name", port.Name), elemMtu}},
 				Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: strconv.AppendInt(nil, int64(mtu), 10)}},
 			},
 			&gnmipb.Update{
-				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{switchdrv.Elem("interface", "name", port.Name), {Name: "ethernet"}, {Name: "flow-control"}}},
+				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{switchdrv.Elem("interface", "name", port.Name), elemEthernet, elemFlowControl}},
 				Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: fcJSON}},
 			})
 	}
@@ -520,18 +520,18 @@ func (c *compiler) namedObjects(lossless []int) error {
 	for _, prio := range prios {
 		fcObj := forwardingClass{Name: fc(prio), Index: prio}
 		fcObj.Output.UnicastQueue, fcObj.Output.MulticastQueue = queue(prio), mcQueue(prio)
-		if err := c.d.Update(fcObj, switchdrv.Elem("qos"), switchdrv.Elem("forwarding-classes"), switchdrv.Elem("forwarding-class", "name", fcObj.Name)); err != nil {
+		if err := c.d.Update(fcObj, elemQos, elemForwardingClasses, switchdrv.Elem("forwarding-class", "name", fcObj.Name)); err != nil {
 			return err
 		}
 		for _, q := range []string{queue(prio), mcQueue(prio)} {
-			if err := c.d.Update(namedQueue{Name: q, Index: prio}, switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("queue", "name", q)); err != nil {
+			if err := c.d.Update(namedQueue{Name: q, Index: prio}, elemQos, elemQueues, switchdrv.Elem("queue", "name", q)); err != nil {
 				return err
 			}
 		}
 		names = append(names, fc(prio)+"->"+queue(prio)+"/"+mcQueue(prio))
 	}
 	for _, prio := range lossless {
-		if err := c.d.Update(namedPFCQueue{Name: pfcQueue(prio), Index: prio}, switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("pfc-queue", "pfc-queue-name", pfcQueue(prio))); err != nil {
+		if err := c.d.Update(namedPFCQueue{Name: pfcQueue(prio), Index: prio}, elemQos, elemQueues, switchdrv.Elem("pfc-queue", "pfc-queue-name", pfcQueue(prio))); err != nil {
 			return err
 		}
 		names = append(names, pfcQueue(prio))
@@ -572,4 +572,30 @@ func (c *compiler) outputMBS(cl *intent.Class) int64 {
 type flowControl struct {
 	Receive  bool `json:"receive"`
 	Transmit bool `json:"transmit"`
+}
+
+// The path elements without keys the compiler writes, one of each for
+// every path of every switch: they are read only (the transport encodes
+// them, compare and the twins read them; nothing in fabricctl changes a
+// compiled path), and a fabric's payloads share them rather than holding
+// thousands of copies the garbage collector marks on every cycle.
+var (
+	elemBufferManagement               = &gnmipb.PathElem{Name: "buffer-management"}
+	elemClassifiers                    = &gnmipb.PathElem{Name: "classifiers"}
+	elemEthernet                       = &gnmipb.PathElem{Name: "ethernet"}
+	elemExplicitCongestionNotification = &gnmipb.PathElem{Name: "explicit-congestion-notification"}
+	elemFlowControl                    = &gnmipb.PathElem{Name: "flow-control"}
+	elemForwardingClasses              = &gnmipb.PathElem{Name: "forwarding-classes"}
+	elemInterfaces                     = &gnmipb.PathElem{Name: "interfaces"}
+	elemMtu                            = &gnmipb.PathElem{Name: "mtu"}
+	elemQos                            = &gnmipb.PathElem{Name: "qos"}
+	elemQueues                         = &gnmipb.PathElem{Name: "queues"}
+	elemSchedulerPolicies              = &gnmipb.PathElem{Name: "scheduler-policies"}
+)
+
+// sharedElems lists the shared path elements (for the test that holds
+// them unchanged).
+func sharedElems() []*gnmipb.PathElem {
+	return []*gnmipb.PathElem{elemBufferManagement, elemClassifiers, elemEthernet, elemExplicitCongestionNotification,
+		elemFlowControl, elemForwardingClasses, elemInterfaces, elemMtu, elemQos, elemQueues, elemSchedulerPolicies}
 }

@@ -2,13 +2,16 @@ package srl
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv"
@@ -370,5 +373,54 @@ func TestMTUIsIPMTU(t *testing.T) {
 	f.Switches[0].Ports[2].MTU = 9400 // L2 9414: above the 7220's 9412
 	if _, err := (Platform{}).Compile(f, &f.Switches[0]); err == nil {
 		t.Error("IP MTU 9400 (port mtu 9414) compiled, want an error: the 7220 takes at most 9412")
+	}
+}
+
+// TestSharedPathElems: the path elements without keys are one object for
+// every path of every switch (sharedElems). They must survive what a run
+// does with compiled requests, several switches at once: encoding them for
+// gRPC concurrently (protobuf's size cache is atomic; -race checks it),
+// and they must still be a plain name with no keys afterwards, else every
+// later path would carry the change.
+func TestSharedPathElems(t *testing.T) {
+	f := testFabric(intent.Port{Name: "ethernet-1/1", Speed: 400e9, CableMeters: 3})
+	f.Switches = append(f.Switches, intent.Switch{Name: "leaf2", Platform: intent.PlatformSRLinux,
+		Ports: []intent.Port{{Name: "ethernet-1/2", Speed: 100e9, CableMeters: 5}}})
+	var reqs []*gnmipb.SetRequest
+	shared := 0
+	for i := range f.Switches {
+		d, err := Platform{}.Compile(f, &f.Switches[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, d.SetRequest())
+		for _, u := range append(append([]*gnmipb.Update{}, d.Replaces...), d.Updates...) {
+			for _, e := range u.GetPath().GetElem() {
+				if slices.Contains(sharedElems(), e) {
+					shared++
+				}
+			}
+		}
+	}
+	if shared == 0 {
+		t.Fatal("no compiled path uses a shared element")
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		for _, r := range reqs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := proto.Marshal(r); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for _, e := range sharedElems() {
+		if e.GetName() == "" || strings.ContainsAny(e.GetName(), "[]/") || len(e.GetKey()) != 0 {
+			t.Errorf("shared path element changed: %v", e)
+		}
 	}
 }
