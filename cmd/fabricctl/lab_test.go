@@ -90,16 +90,7 @@ func twinByName(t *testing.T, l *labTwins, name string) *twin.Twin {
 // twins (TLS with a test CA, password from a file) and checks exit codes,
 // drift naming, stale plans, rollback and that the password never shows.
 func TestSwitchCommands(t *testing.T) {
-	reg, err := newRegistry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	l, err := startLab(dir, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.close()
+	l, dir := testLab(t)
 	password, err := os.ReadFile(filepath.Join(dir, "password"))
 	if err != nil {
 		t.Fatal(err)
@@ -366,4 +357,21 @@ func TestSetTimeoutFlag(t *testing.T) {
 			t.Errorf("%s --set-timeout -1s: exit %d, stderr %q; want %d naming the flag", cmd, code, errOut, ExitUsage)
 		}
 	}
+}
+
+// testLab starts the lab's twins in a new temporary directory, as `fabricctl
+// lab` does, closed when the test ends, and returns them and the directory.
+func testLab(t *testing.T) (*labTwins, string) {
+	t.Helper()
+	reg, err := newRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	l, err := startLab(dir, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.close)
+	return l, dir
 }

@@ -17,16 +17,7 @@ import (
 // without a backup among those given is refused; apply and restore refuse
 // to start while another run holds the fabric's lock, naming the holder.
 func TestRestoreHonoursSwitchAndLock(t *testing.T) {
-	reg, err := newRegistry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	l, err := startLab(dir, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.close()
+	l, dir := testLab(t)
 	f, backups := l.file, filepath.Join(dir, "b")
 	if code, out, errOut := runCLI(t, t.Context(), "apply", "-f", f, "--backup-dir", backups); code != ExitOK {
 		t.Fatalf("apply exited %d:\n%s%s", code, out, errOut)
@@ -125,16 +116,7 @@ func lineOf(t *testing.T, path, sw string) string {
 // corrupt line is refused, naming the file and the line, and nothing is
 // sent. Before the change apply wrote one file per switch and this failed.
 func TestRestoreReadsRunFiles(t *testing.T) {
-	reg, err := newRegistry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	l, err := startLab(dir, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.close()
+	l, dir := testLab(t)
 	f := l.file
 	cli := func(want int, args ...string) string {
 		t.Helper()

@@ -213,16 +213,7 @@ func TestSignalDuringLargeParse(t *testing.T) {
 // the switches rolled back and verified (exit 4), even though the rollback
 // takes longer than the grace period: a write is never cut short.
 func TestSignalDuringApplyRollsBack(t *testing.T) {
-	reg, err := newRegistry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	l, err := startLab(dir, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.close()
+	l, dir := testLab(t)
 	before := map[string]string{}
 	for _, tw := range l.twins {
 		before[tw.Name()] = fmt.Sprint(datastore(t, tw))
