@@ -95,17 +95,11 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n := len(e.b)
 		e.b = strconv.AppendInt(e.b, v.Int(), 10)
-		if !e.tree {
-			return nil, true
-		}
-		return json.Number(e.b[n:]), true
+		return e.number(n)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		n := len(e.b)
 		e.b = strconv.AppendUint(e.b, v.Uint(), 10)
-		if !e.tree {
-			return nil, true
-		}
-		return json.Number(e.b[n:]), true
+		return e.number(n)
 	case reflect.Pointer:
 		if v.IsNil() {
 			e.b = append(e.b, "null"...)
@@ -180,6 +174,14 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 		return m, true
 	}
 	return nil, false
+}
+
+// number is the tree value of the number just written at e.b[n:].
+func (e *encoder) number(n int) (any, bool) {
+	if !e.tree {
+		return nil, true
+	}
+	return json.Number(e.b[n:]), true
 }
 
 // field is how a struct field is encoded.

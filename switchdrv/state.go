@@ -464,7 +464,7 @@ func (s *Snapshot) RestoreRequest(current *Snapshot) (*gnmipb.SetRequest, error)
 		if err != nil {
 			return nil, fmt.Errorf("switch %s: backup entry: %w", s.Switch, err)
 		}
-		if p.GetOrigin() == "cli" {
+		if isCLIPath(p) {
 			var want, have []string
 			if e.ASCII != nil {
 				want = cliLines(*e.ASCII)

@@ -53,7 +53,8 @@ func DropMembers(b, js []byte, names []string) ([]byte, bool) {
 }
 
 // plainStringEnd returns the index after the string starting at js[i]
-// ('"'), false for one with a character ExactText does not write as is.
+// ('"'), false for one with a character ExactText does not write as is
+// (the rule SortedText's reader and DropMembers share).
 func plainStringEnd(js []byte, i int) (int, bool) {
 	for i++; i < len(js); i++ {
 		switch c := js[i]; {

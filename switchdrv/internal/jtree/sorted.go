@@ -123,19 +123,13 @@ func (f *sorter) value(skip []string, depth int) bool {
 // str reads a string that ExactText writes as it is (printable ASCII
 // without '"', '\\', '<', '>' and '&') and returns its text.
 func (f *sorter) str() ([]byte, bool) {
-	f.i++ // "
-	start := f.i
-	for f.i < len(f.js) {
-		switch c := f.js[f.i]; {
-		case c == '"':
-			f.i++
-			return f.js[start : f.i-1], true
-		case c < 0x20 || c >= 0x7f, c == '\\', c == '<', c == '>', c == '&':
-			return nil, false
-		}
-		f.i++
+	end, ok := plainStringEnd(f.js, f.i)
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	s := f.js[f.i+1 : end-1]
+	f.i = end
+	return s, true
 }
 
 func (f *sorter) object(skip []string, depth int) bool {
