@@ -77,7 +77,7 @@ type work struct {
 	// switch (nil when the Set failed or verify could not read).
 	after  *Snapshot
 	d      *Desired
-	values decoded // d's values, decoded (by plan, or at the first use)
+	values *decoded // d's values, decoded (by plan, or at the first use)
 	res    *TargetResult
 	start  time.Time
 	sent   bool  // a Set was sent (its effect may be on the switch)
@@ -147,8 +147,9 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 			}
 		}
 		tr.Status = StatusSkipped
-		w := &work{tp: tp, sw: sw, q: q, req: req, res: tr, values: decoded{}}
+		w := &work{tp: tp, sw: sw, q: q, req: req, res: tr}
 		w.d = &Desired{Switch: sw.Name, Platform: sw.Platform, Replaces: req.GetReplace(), Updates: req.GetUpdate(), Deletes: req.GetDelete()}
+		w.values = newDecoded(w.d)
 		if pl != nil {
 			w.paths, w.keys = pl.paths, pl.keys
 			w.backup = pl.snap
@@ -156,7 +157,7 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 			w.values = pl.values
 		}
 		if w.paths == nil {
-			w.paths, w.keys = ownedPaths(req)
+			w.paths, w.keys = ownedPaths(req, nil)
 		}
 		ws = append(ws, w)
 	}
@@ -446,7 +447,7 @@ func (e *Engine) explainSetError(sw *intent.Switch, err error) error {
 // the switch added inside a replaced subtree are its defaults, not a
 // failed write: only missing or different leaves, and subtrees still there
 // that were deleted, count.
-func verifyLeft(d *Desired, got *Snapshot, q Quirks, values decoded) ([]plan.Change, error) {
+func verifyLeft(d *Desired, got *Snapshot, q Quirks, values *decoded) ([]plan.Change, error) {
 	left, err := compare(d, got, q, values)
 	if err != nil {
 		return nil, err

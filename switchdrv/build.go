@@ -132,17 +132,15 @@ const (
 // parsing the JSON; a value compared as text is never decoded. d forgets
 // the values: compare fills the trees with defaults in place, and they are
 // for one plan.
-func (d *Desired) decodedValues() decoded {
-	c := make(decoded, len(d.values))
-	for _, us := range [][]*gnmipb.Update{d.Replaces, d.Updates} {
-		for _, u := range us {
-			v, ok := d.values[u]
-			if !ok {
-				continue
-			}
-			if raw := u.GetVal().GetJsonIetfVal(); raw != nil {
-				c[u] = &desiredValue{raw: raw, src: v.v, exact: v.exact, key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
-			}
+func (d *Desired) decodedValues() *decoded {
+	c := newDecoded(d)
+	for i, u := range c.ups {
+		v, ok := d.values[u]
+		if raw := u.GetVal().GetJsonIetfVal(); ok && raw != nil {
+			c.vals[i] = desiredValue{raw: raw, src: v.v, exact: v.exact, key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath()), ready: true}
+		} else if c.vals[i].init(u) != nil {
+			// compare meets the value again and reports its error.
+			c.vals[i] = desiredValue{}
 		}
 	}
 	d.values = nil

@@ -35,7 +35,9 @@ func TreeOf(v any, b []byte) (any, bool) {
 // it decodes); d forgets its values, as in plan.
 func DesiredTrees(d *Desired) map[*gnmipb.Update]any {
 	out := map[*gnmipb.Update]any{}
-	for u, dv := range d.decodedValues() {
+	c := d.decodedValues()
+	for i, u := range c.ups {
+		dv := &c.vals[i]
 		if dv.src == nil {
 			continue
 		}
@@ -52,7 +54,9 @@ func DesiredTrees(d *Desired) map[*gnmipb.Update]any {
 // key members; it returns how many it checked. d forgets its values.
 func CheckExactTexts(d *Desired) (int, error) {
 	n := 0
-	for u, dv := range d.decodedValues() {
+	c := d.decodedValues()
+	for i, u := range c.ups {
+		dv := &c.vals[i]
 		if !dv.exact {
 			continue
 		}

@@ -57,7 +57,7 @@ func TestObserveKeysAnyOrder(t *testing.T) {
 	for _, p := range paths {
 		req.Replace = append(req.Replace, &gnmipb.Update{Path: p})
 	}
-	owned, keys := ownedPaths(req)
+	owned, keys := ownedPaths(req, nil)
 	for i := range owned {
 		if keys[i] != jtree.PathKey(owned[i]) {
 			t.Fatalf("ownedPaths key %d = %s, want %s", i, keys[i], jtree.PathKey(owned[i]))

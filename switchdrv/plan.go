@@ -82,7 +82,7 @@ type conn struct {
 
 // planned is one switch's plan as built in this process.
 type planned struct {
-	values  decoded // the payload's values, decoded by the plan's Compare
+	values  *decoded // the payload's values, decoded by the plan's Compare
 	snap    *Snapshot
 	req     *gnmipb.SetRequest
 	paths   []*gnmipb.Path // ownedPaths(req): what verify reads back
@@ -147,11 +147,17 @@ func (e *Engine) capabilities(ctx context.Context, cn *conn, sw *intent.Switch) 
 func (e *Engine) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	// Each connection's close tears down its transport and waits for its
+	// goroutines; closed one after another, 200 switches' connections took
+	// 15-25 ms of the run, on one core.
+	var g errgroup.Group
+	g.SetLimit(e.parallel())
 	for _, cn := range e.conns {
 		if cn.c != nil {
-			cn.c.Close()
+			g.Go(cn.c.Close)
 		}
 	}
+	_ = g.Wait()
 	e.conns, e.planned = nil, nil
 }
 
@@ -327,6 +333,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	var snap *Snapshot
 	var paths []*gnmipb.Path // ownedPaths(req), when computed
 	var keys []string        // their PathKeys
+	var values *decoded      // d's values, once d is final
 	if r, ok := pl.(Refiner); ok {
 		// Read what the payload depends on, then plan against it.
 		found, err := e.read(ctx, cn, sw, d.Encoding, r.Discover(d), nil, withBasis)
@@ -344,7 +351,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		}
 		// The owned paths usually lie inside what was just read: no
 		// second Get.
-		owned, _ := ownedPaths(d.SetRequest())
+		owned, _ := ownedPaths(d.SetRequest(), nil)
 		if snap = found.within(owned); snap == nil {
 			if snap, err = observe(ctx, c, sw, owned); err != nil {
 				tp.Error = err.Error()
@@ -360,13 +367,14 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			tp.Error = err.Error()
 			return tp
 		}
-		owned, _ := ownedPaths(d.SetRequest())
+		owned, _ := ownedPaths(d.SetRequest(), nil)
 		if snap, err = observe(ctx, c, sw, owned); err != nil {
 			tp.Error = err.Error()
 			return tp
 		}
 	} else {
-		paths, keys = ownedPaths(d.SetRequest())
+		values = d.decodedValues() // the values compile built, not decoded again
+		paths, keys = ownedPaths(d.SetRequest(), values)
 		if snap, err = e.read(ctx, cn, sw, d.Encoding, paths, keys, withBasis); err != nil {
 			tp.Error = err.Error()
 			return tp
@@ -375,7 +383,9 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	tp.Notes = d.Notes
 	req := d.SetRequest()
 	tp.Basis = snap.Basis
-	values := d.decodedValues() // the values compile built, not decoded again
+	if values == nil {
+		values = d.decodedValues() // the values compile built, not decoded again
+	}
 	changes, err := compare(d, snap, q, values)
 	if err != nil {
 		tp.Error = err.Error()
@@ -394,7 +404,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		// apply reads back exactly the paths of the payload: the basis
 		// must be of those.
 		req.Delete = dels
-		paths, keys = ownedPaths(req)
+		paths, keys = ownedPaths(req, values)
 		keep := make(map[string]bool, len(keys))
 		for _, k := range keys {
 			keep[k] = true
@@ -423,7 +433,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	tp.Payload = payload
 	tp.Changes = changes
 	if paths == nil {
-		paths, keys = ownedPaths(req)
+		paths, keys = ownedPaths(req, values)
 	}
 	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, paths: paths, keys: keys, payload: payload})
 	e.log().Info("planned", "target", sw.Name, "changes", len(changes))

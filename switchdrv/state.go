@@ -58,26 +58,36 @@ type Entry struct {
 
 // ownedPaths lists the distinct paths a SetRequest writes, in order, and
 // their PathKeys.
-func ownedPaths(req *gnmipb.SetRequest) ([]*gnmipb.Path, []string) {
-	var out []*gnmipb.Path
-	var keys []string
-	seen := map[string]bool{}
-	add := func(p *gnmipb.Path) {
+func ownedPaths(req *gnmipb.SetRequest, c *decoded) ([]*gnmipb.Path, []string) {
+	n := len(req.GetDelete()) + len(req.GetReplace()) + len(req.GetUpdate())
+	out := make([]*gnmipb.Path, 0, n)
+	keys := make([]string, 0, n)
+	seen := make(map[string]bool, n)
+	add := func(p *gnmipb.Path, key string) {
 		full := withPrefix(req.GetPrefix(), p)
-		if k := jtree.PathKey(full); !seen[k] {
-			seen[k] = true
+		if full != p || key == "" {
+			key = jtree.PathKey(full)
+		}
+		if !seen[key] {
+			seen[key] = true
 			out = append(out, full)
-			keys = append(keys, k)
+			keys = append(keys, key)
 		}
 	}
 	for _, p := range req.GetDelete() {
-		add(p)
+		add(p, "")
 	}
-	for _, u := range req.GetReplace() {
-		add(u.GetPath())
-	}
-	for _, u := range req.GetUpdate() {
-		add(u.GetPath())
+	// The values of c already have the keys of their paths.
+	i := -1
+	for _, us := range [][]*gnmipb.Update{req.GetReplace(), req.GetUpdate()} {
+		for _, u := range us {
+			i++
+			key := ""
+			if c != nil && i < len(c.ups) && c.ups[i] == u && c.vals[i].ready {
+				key = c.vals[i].key
+			}
+			add(u.GetPath(), key)
+		}
 	}
 	return out, keys
 }

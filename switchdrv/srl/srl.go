@@ -476,13 +476,16 @@ func (c *compiler) compile() error {
 		if mtu < portMTUMin || mtu > portMTUMax {
 			return fmt.Errorf("port %s: IP MTU %d is port mtu %d, outside the 7220 IXR's %d..%d", port.Name, ipMTU, mtu, portMTUMin, portMTUMax)
 		}
+		// Both paths start at the port's interface element, read-only
+		// like the keyless ones (TestSharedPathElems).
+		iface := switchdrv.Elem("interface", "name", port.Name)
 		c.d.Updates = append(c.d.Updates,
 			&gnmipb.Update{
-				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{switchdrv.Elem("interface", "name", port.Name), elemMtu}},
+				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{iface, elemMtu}},
 				Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: strconv.AppendInt(nil, int64(mtu), 10)}},
 			},
 			&gnmipb.Update{
-				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{switchdrv.Elem("interface", "name", port.Name), elemEthernet, elemFlowControl}},
+				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{iface, elemEthernet, elemFlowControl}},
 				Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: fcJSON}},
 			})
 	}
