@@ -6,6 +6,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"google.golang.org/grpc/experimental"
+	"google.golang.org/grpc/mem"
 	"io"
 	"log/slog"
 	"net"
@@ -193,7 +195,8 @@ func Dial(ctx context.Context, sw intent.Switch, opts Options) (*Client, error) 
 	// A running configuration read over origin cli can exceed gRPC's default
 	// 4 MiB receive limit; 64 MiB matches the SubscribeOnce bound.
 	dopts := []grpc.DialOption{grpc.WithTransportCredentials(tc),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxReply))}
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxReply)),
+		experimental.WithBufferPool(messageBuffers)}
 	user, pass, err := readCredentials(sw.Credentials, opts.Getenv, opts.ReadFile)
 	if err != nil {
 		return nil, &Error{Switch: sw.Name, Op: "dial", Err: err}
@@ -382,6 +385,19 @@ func (c *Client) SetTimeout() time.Duration { return max(c.opts.SetTimeout, c.op
 
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
+
+// messageBuffers is the pool the connections take their message buffers
+// from: gRPC's default pool, with a tier at every power of two between 32
+// KiB and 1 MiB. The default jumps from 32 KiB to 1 MiB, so each
+// SetRequest and Get reply of a switch (40-200 KiB of JSON) took, and
+// cleared, a 1 MiB buffer on every call.
+var messageBuffers = func() mem.BufferPool {
+	p, err := mem.NewBinaryTieredBufferPool(8, 12, 14, 15, 16, 17, 18, 19, 20)
+	if err != nil {
+		panic(err) // the exponents are constants
+	}
+	return p
+}()
 
 // Encoding is the encoding Get and Subscribe ask for: JSON_IETF unless
 // Capabilities found that the target only speaks JSON.
