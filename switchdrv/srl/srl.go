@@ -32,6 +32,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
@@ -444,7 +446,7 @@ func (c *compiler) compile() error {
 			qi.PFC = &ifPFC{Profile: PFCProfile, Enable: true}
 			qi.Input = &ifInput{PFCBufferProfile: portBuffer[port.Name]}
 		}
-		if err := c.d.Replace(qi, elemQos, elemInterfaces, switchdrv.Elem("interface", "interface-id", port.Name)); err != nil {
+		if err := c.d.Replace(qi, elemQos, elemInterfaces, portElem("interface", "interface-id", port.Name)); err != nil {
 			return err
 		}
 		sub := port.Subinterface
@@ -453,7 +455,7 @@ func (c *compiler) compile() error {
 		si.Input.Classifiers = &struct {
 			DSCPPolicy string `json:"dscp-policy"`
 		}{DSCPPolicy: DSCPPolicy}
-		if err := c.d.Replace(si, elemQos, elemInterfaces, switchdrv.Elem("interface", "interface-id", sid)); err != nil {
+		if err := c.d.Replace(si, elemQos, elemInterfaces, portElem("interface", "interface-id", sid)); err != nil {
 			return err
 		}
 	}
@@ -478,7 +480,7 @@ func (c *compiler) compile() error {
 		}
 		// Both paths start at the port's interface element, read-only
 		// like the keyless ones (TestSharedPathElems).
-		iface := switchdrv.Elem("interface", "name", port.Name)
+		iface := portElem("interface", "name", port.Name)
 		c.d.Updates = append(c.d.Updates,
 			&gnmipb.Update{
 				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{iface, elemMtu}},
@@ -595,6 +597,36 @@ var (
 	elemQueues                         = &gnmipb.PathElem{Name: "queues"}
 	elemSchedulerPolicies              = &gnmipb.PathElem{Name: "scheduler-policies"}
 )
+
+// The keyed path elements of ports (interface[name=ethernet-1/1], ...)
+// are shared the same way: by every switch of a fabric that has a port of
+// that name, which is most of them. The set is bounded: past
+// maxPortElems names a port's element is its own again.
+var (
+	portElems     sync.Map // portElemKey -> *gnmipb.PathElem
+	portElemCount atomic.Int64
+)
+
+const maxPortElems = 1 << 14
+
+type portElemKey struct{ name, key, value string }
+
+// portElem is the read-only path element name[key=value] of a port.
+func portElem(name, key, value string) *gnmipb.PathElem {
+	k := portElemKey{name, key, value}
+	if e, ok := portElems.Load(k); ok {
+		return e.(*gnmipb.PathElem)
+	}
+	e := switchdrv.Elem(name, key, value)
+	if portElemCount.Load() >= maxPortElems {
+		return e
+	}
+	if prev, loaded := portElems.LoadOrStore(k, e); loaded {
+		return prev.(*gnmipb.PathElem)
+	}
+	portElemCount.Add(1)
+	return e
+}
 
 // sharedElems lists the shared path elements (for the test that holds
 // them unchanged).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fabricctl/fabricctl/intent"
@@ -422,5 +423,28 @@ func TestSharedPathElems(t *testing.T) {
 		if e.GetName() == "" || strings.ContainsAny(e.GetName(), "[]/") || len(e.GetKey()) != 0 {
 			t.Errorf("shared path element changed: %v", e)
 		}
+	}
+	// A port's keyed elements are shared by the switches that have a
+	// port of that name, and stay what they name.
+	portElems.Range(func(k, v any) bool {
+		pk, e := k.(portElemKey), v.(*gnmipb.PathElem)
+		if e.GetName() != pk.name || len(e.GetKey()) != 1 || e.GetKey()[pk.key] != pk.value {
+			t.Errorf("shared port element %v changed: %v", pk, e)
+		}
+		return true
+	})
+	var g errgroup.Group
+	ds := make([]*switchdrv.Desired, 2)
+	for i := range ds {
+		g.Go(func() (err error) {
+			ds[i], err = Platform{}.Compile(f, &f.Switches[0])
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := ds[0].Replaces[len(ds[0].Replaces)-1].GetPath().GetElem(), ds[1].Replaces[len(ds[1].Replaces)-1].GetPath().GetElem(); a[len(a)-1] != b[len(b)-1] {
+		t.Errorf("two compiles of one port hold two copies of its element %v", a[len(a)-1])
 	}
 }
