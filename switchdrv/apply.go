@@ -149,8 +149,9 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		tr.Status = StatusSkipped
 		w := &work{tp: tp, sw: sw, q: q, req: req, res: tr}
 		w.d = &Desired{Switch: sw.Name, Platform: sw.Platform, Replaces: req.GetReplace(), Updates: req.GetUpdate(), Deletes: req.GetDelete()}
-		w.values = newDecoded(w.d)
-		if pl != nil {
+		if pl == nil {
+			w.values = newDecoded(w.d)
+		} else {
 			w.paths, w.keys = pl.paths, pl.keys
 			w.backup = pl.snap
 			// The same updates (pl.req holds them), decoded once.

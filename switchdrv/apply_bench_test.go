@@ -268,22 +268,36 @@ func BenchmarkApplyCost(b *testing.B) {
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
+	// What each side allocates (the process: client and twins) does not
+	// swing with the machine's load as time does.
+	var ms runtime.MemStats
+	allocated := func() (bytes, objects uint64) {
+		runtime.ReadMemStats(&ms)
+		return ms.TotalAlloc, ms.Mallocs
+	}
 	var tF, tM, tB, cF, cM, cB time.Duration
+	var bF, bM, oF, oM uint64
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
 		a.reset()
 		runtime.GC()
+		b0, o0 := allocated()
 		b.StartTimer()
 		start, c0 := time.Now(), cpu()
 		a.fabricctl()
 		tF, cF = tF+time.Since(start), cF+cpu()-c0
 		b.StopTimer()
+		b1, o1 := allocated()
+		bF, oF = bF+b1-b0, oF+o1-o0
 		a.reset()
 		runtime.GC()
+		b0, o0 = allocated()
 		start, c0 = time.Now(), cpu()
 		a.client(true)
 		tM, cM = tM+time.Since(start), cM+cpu()-c0
+		b1, o1 = allocated()
+		bM, oM = bM+b1-b0, oM+o1-o0
 		a.reset()
 		runtime.GC()
 		start, c0 = time.Now(), cpu()
@@ -300,6 +314,12 @@ func BenchmarkApplyCost(b *testing.B) {
 	// the minimal client.
 	b.ReportMetric(float64(cF.Microseconds())/float64(b.N*len(twins))/1000, "cpu-ms/switch")
 	b.ReportMetric(float64(cM.Microseconds())/float64(b.N*len(twins))/1000, "min-cpu-ms/switch")
+	// Allocated per switch by fabricctl and the minimal client, and the
+	// ratios.
+	b.ReportMetric(float64(bF)/float64(b.N*len(twins))/1e6, "MB/switch")
+	b.ReportMetric(float64(bM)/float64(b.N*len(twins))/1e6, "min-MB/switch")
+	b.ReportMetric(float64(bF)/float64(bM), "x_minimal_bytes")
+	b.ReportMetric(float64(oF)/float64(oM), "x_minimal_allocs")
 }
 
 // BenchmarkApplyCostSide runs one side of BenchmarkApplyCost alone, each
