@@ -59,6 +59,18 @@ func JSONUpdate(v any, elems ...*gnmipb.PathElem) (*gnmipb.Update, error) {
 // way instead of each growing its own; each value's slice is capped at its
 // length, so no append to one writes into another.
 func jsonUpdate(arena *[]byte, v any, elems []*gnmipb.PathElem) (_ *gnmipb.Update, exact bool, _ error) {
+	b, exact, err := encodeValue(arena, v, elems)
+	if err != nil {
+		return nil, false, err
+	}
+	return &gnmipb.Update{
+		Path: &gnmipb.Path{Elem: elems},
+		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}},
+	}, exact, nil
+}
+
+// encodeValue is the JSON jsonUpdate writes of v at elems.
+func encodeValue(arena *[]byte, v any, elems []*gnmipb.PathElem) (_ []byte, exact bool, _ error) {
 	var b []byte
 	ok := false
 	if arena != nil {
@@ -77,10 +89,7 @@ func jsonUpdate(arena *[]byte, v any, elems []*gnmipb.PathElem) (_ *gnmipb.Updat
 			return nil, false, fmt.Errorf("marshal %s: %w", elems[len(elems)-1].GetName(), err)
 		}
 	}
-	return &gnmipb.Update{
-		Path: &gnmipb.Path{Elem: elems},
-		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}},
-	}, exact, nil
+	return b, exact, nil
 }
 
 // Replace appends to d.Replaces the JSONUpdate of v at elems.
@@ -103,20 +112,73 @@ func (d *Desired) Update(v any, elems ...*gnmipb.PathElem) error {
 	return nil
 }
 
+// UpdateJSON appends to d.Updates the update that sets the path elems to
+// the JSON text js (json_ietf_val), which the caller encoded and does not
+// change afterwards: plan decodes it when it needs its value.
+func (d *Desired) UpdateJSON(js []byte, elems ...*gnmipb.PathElem) {
+	d.Updates = append(d.Updates, d.msgs.newUpdate(elems, js))
+}
+
 // jsonUpdate is JSONUpdate keeping v in d, for plan.
 func (d *Desired) jsonUpdate(v any, elems []*gnmipb.PathElem) (*gnmipb.Update, error) {
 	if cap(d.arena)-len(d.arena) < minArenaFree {
 		d.arena = make([]byte, 0, arenaSize)
 	}
-	u, exact, err := jsonUpdate(&d.arena, v, elems)
+	b, exact, err := encodeValue(&d.arena, v, elems)
 	if err != nil {
 		return nil, err
 	}
+	u := d.msgs.newUpdate(elems, b)
 	if d.values == nil {
 		d.values = map[*gnmipb.Update]compiled{}
 	}
 	d.values[u] = compiled{v: v, exact: exact}
 	return u, nil
+}
+
+// updateBlock hands out the four messages of a JSON update (Update, Path,
+// TypedValue and its json_ietf_val case) from arrays: a compile makes
+// hundreds of updates, which were four allocations each. The arrays are as
+// long as the compiler said it would need (Desired.Reserve), or 64. The
+// messages live as long as the Desired's request does, as the arrays do.
+type updateBlock struct {
+	ups   []gnmipb.Update
+	paths []gnmipb.Path
+	vals  []gnmipb.TypedValue
+	js    []gnmipb.TypedValue_JsonIetfVal
+}
+
+// alloc starts new arrays of n messages each.
+func (b *updateBlock) alloc(n int) {
+	b.ups = make([]gnmipb.Update, n)
+	b.paths = make([]gnmipb.Path, n)
+	b.vals = make([]gnmipb.TypedValue, n)
+	b.js = make([]gnmipb.TypedValue_JsonIetfVal, n)
+}
+
+// Reserve says that about n more updates will be made (Replace, Update,
+// UpdateJSON): their messages are allocated together.
+func (d *Desired) Reserve(n int) {
+	if n > len(d.msgs.ups) {
+		d.msgs.alloc(n)
+	}
+	if d.values == nil {
+		d.values = make(map[*gnmipb.Update]compiled, n)
+	}
+}
+
+// newUpdate is the update that sets elems to the JSON text js.
+func (b *updateBlock) newUpdate(elems []*gnmipb.PathElem, js []byte) *gnmipb.Update {
+	if len(b.ups) == 0 {
+		b.alloc(64)
+	}
+	u, p, v, j := &b.ups[0], &b.paths[0], &b.vals[0], &b.js[0]
+	b.ups, b.paths, b.vals, b.js = b.ups[1:], b.paths[1:], b.vals[1:], b.js[1:]
+	j.JsonIetfVal = js
+	v.Value = j
+	p.Elem = elems
+	u.Path, u.Val = p, v
+	return u
 }
 
 // The arena JSONUpdate writes a compile's values into: arrays of

@@ -71,6 +71,9 @@ type Desired struct {
 	values map[*gnmipb.Update]compiled
 	// arena holds the JSON of the values (jsonUpdate).
 	arena []byte
+	// msgs are the messages of the updates Replace, Update and
+	// UpdateJSON make, allocated a block at a time (newUpdate).
+	msgs updateBlock
 }
 
 // compiled is a value Replace or Update encoded: the Go value and whether

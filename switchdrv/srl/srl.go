@@ -270,6 +270,9 @@ type compiler struct {
 
 func (c *compiler) compile() error {
 	p := &c.f.Policy
+	// Per port two bindings, the MTU and flow control; the policies,
+	// profiles and named objects are about 17 with the preset's classes.
+	c.d.Reserve(4*len(c.sw.Ports) + 8 + 3*len(p.Classes))
 	lossless := p.LosslessPriorities()
 	if len(lossless) > 0 && p.GlobalPause {
 		return fmt.Errorf("802.3x flow-control and PFC are mutually exclusive on SR Linux interfaces")
@@ -364,13 +367,17 @@ func (c *compiler) compile() error {
 	// PFC: headroom buffer profiles and the mapping profile with the watchdog.
 	portBuffer := map[string]string{}
 	if len(lossless) > 0 {
-		byBytes := map[int64]bool{}
+		byBytes := map[int64]string{} // the profile of each size
 		var total int64
 		for _, port := range c.sw.Ports {
 			h := switchdrv.PortHeadroomFor(c.f, c.sw, port)
 			total += h * int64(len(lossless))
-			byBytes[h] = true
-			portBuffer[port.Name] = bufferPrefix + strconv.FormatInt(h, 10)
+			name, ok := byBytes[h]
+			if !ok {
+				name = bufferPrefix + strconv.FormatInt(h, 10)
+				byBytes[h] = name
+			}
+			portBuffer[port.Name] = name
 		}
 		if total > 0 {
 			// The pfc-queues draw their headroom from the forwarding
@@ -433,29 +440,55 @@ func (c *compiler) compile() error {
 	for _, cl := range ecnClasses {
 		ecnQueues = append(ecnQueues, ifQueue{Name: queue(cl.Priority), Profile: ECNProfile(cl.Name)})
 	}
-	for _, port := range c.sw.Ports {
-		qi := qosInterface{ID: port.Name, InterfaceRef: interfaceRef{Interface: port.Name}, Output: &ifOutput{}}
-		qi.Output.Scheduler.Policy = SchedulerPolicy
-		if len(ecnQueues) > 0 {
-			qi.Output.Queues = &struct {
-				Queue []ifQueue `json:"queue"`
-			}{Queue: ecnQueues}
-			qi.Output.BufferProfile = OutputBuffers
+	// What every port's binding has alike is one value all of them point
+	// to (the encoder only reads them); the bindings themselves, the
+	// subinterface numbers and the paths' element lists are taken from
+	// one array each rather than allocated per port.
+	output := &ifOutput{}
+	output.Scheduler.Policy = SchedulerPolicy
+	if len(ecnQueues) > 0 {
+		output.Queues = &struct {
+			Queue []ifQueue `json:"queue"`
+		}{Queue: ecnQueues}
+		output.BufferProfile = OutputBuffers
+	}
+	var pfc *ifPFC
+	inputs := map[string]*ifInput{} // by PFC buffer profile
+	if len(lossless) > 0 {
+		pfc = &ifPFC{Profile: PFCProfile, Enable: true}
+	}
+	classified := &ifInput{Classifiers: &struct {
+		DSCPPolicy string `json:"dscp-policy"`
+	}{DSCPPolicy: DSCPPolicy}}
+	n := len(c.sw.Ports)
+	bindings := make([]qosInterface, 2*n)
+	subs := make([]int, n)
+	elems := make([]*gnmipb.PathElem, 0, 3*2*n+2*2*n+3*n)
+	path := func(es ...*gnmipb.PathElem) []*gnmipb.PathElem {
+		start := len(elems)
+		elems = append(elems, es...)
+		return elems[start:len(elems):len(elems)]
+	}
+	for i, port := range c.sw.Ports {
+		qi := &bindings[2*i]
+		*qi = qosInterface{ID: port.Name, InterfaceRef: interfaceRef{Interface: port.Name}, Output: output}
+		if pfc != nil {
+			qi.PFC = pfc
+			in := inputs[portBuffer[port.Name]]
+			if in == nil {
+				in = &ifInput{PFCBufferProfile: portBuffer[port.Name]}
+				inputs[portBuffer[port.Name]] = in
+			}
+			qi.Input = in
 		}
-		if len(lossless) > 0 {
-			qi.PFC = &ifPFC{Profile: PFCProfile, Enable: true}
-			qi.Input = &ifInput{PFCBufferProfile: portBuffer[port.Name]}
-		}
-		if err := c.d.Replace(qi, elemQos, elemInterfaces, portElem("interface", "interface-id", port.Name)); err != nil {
+		if err := c.d.Replace(qi, path(elemQos, elemInterfaces, portElem("interface", "interface-id", port.Name))...); err != nil {
 			return err
 		}
-		sub := port.Subinterface
-		sid := port.Name + "." + strconv.Itoa(sub)
-		si := qosInterface{ID: sid, InterfaceRef: interfaceRef{Interface: port.Name, Subinterface: &sub}, Input: &ifInput{}}
-		si.Input.Classifiers = &struct {
-			DSCPPolicy string `json:"dscp-policy"`
-		}{DSCPPolicy: DSCPPolicy}
-		if err := c.d.Replace(si, elemQos, elemInterfaces, portElem("interface", "interface-id", sid)); err != nil {
+		subs[i] = port.Subinterface
+		sid := port.Name + "." + strconv.Itoa(port.Subinterface)
+		si := &bindings[2*i+1]
+		*si = qosInterface{ID: sid, InterfaceRef: interfaceRef{Interface: port.Name, Subinterface: &subs[i]}, Input: classified}
+		if err := c.d.Replace(si, path(elemQos, elemInterfaces, portElem("interface", "interface-id", sid))...); err != nil {
 			return err
 		}
 	}
@@ -481,15 +514,8 @@ func (c *compiler) compile() error {
 		// Both paths start at the port's interface element, read-only
 		// like the keyless ones (TestSharedPathElems).
 		iface := portElem("interface", "name", port.Name)
-		c.d.Updates = append(c.d.Updates,
-			&gnmipb.Update{
-				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{iface, elemMtu}},
-				Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: strconv.AppendInt(nil, int64(mtu), 10)}},
-			},
-			&gnmipb.Update{
-				Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{iface, elemEthernet, elemFlowControl}},
-				Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: fcJSON}},
-			})
+		c.d.UpdateJSON(strconv.AppendInt(nil, int64(mtu), 10), path(iface, elemMtu)...)
+		c.d.UpdateJSON(fcJSON, path(iface, elemEthernet, elemFlowControl)...)
 	}
 	return nil
 }
