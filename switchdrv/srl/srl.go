@@ -266,6 +266,20 @@ type compiler struct {
 	f  *intent.Fabric
 	sw *intent.Switch
 	d  *switchdrv.Desired
+	// headroom is each port's (switchdrv.PortHeadroomFor), in
+	// sw.Ports' order, worked out at the first need.
+	headroom []int64
+}
+
+// portHeadroom is the headroom of the switch's port i.
+func (c *compiler) portHeadroom(i int) int64 {
+	if c.headroom == nil {
+		c.headroom = make([]int64, len(c.sw.Ports))
+		for j, port := range c.sw.Ports {
+			c.headroom[j] = switchdrv.PortHeadroomFor(c.f, c.sw, port)
+		}
+	}
+	return c.headroom[i]
 }
 
 func (c *compiler) compile() error {
@@ -369,8 +383,8 @@ func (c *compiler) compile() error {
 	if len(lossless) > 0 {
 		byBytes := map[int64]string{} // the profile of each size
 		var total int64
-		for _, port := range c.sw.Ports {
-			h := switchdrv.PortHeadroomFor(c.f, c.sw, port)
+		for i, port := range c.sw.Ports {
+			h := c.portHeadroom(i)
 			total += h * int64(len(lossless))
 			name, ok := byBytes[h]
 			if !ok {
@@ -591,9 +605,9 @@ const maxMBS = 1<<32 - 1
 func (c *compiler) outputMBS(cl *intent.Class) int64 {
 	mbs := 2 * cl.ECN.MaxBytes
 	if cl.Lossless {
-		mbs = 0
-		for _, port := range c.sw.Ports {
-			mbs += c.pfcMBS(cl.Priority) + switchdrv.PortHeadroomFor(c.f, c.sw, port)
+		mbs = int64(len(c.sw.Ports)) * c.pfcMBS(cl.Priority)
+		for i := range c.sw.Ports {
+			mbs += c.portHeadroom(i)
 		}
 	}
 	return min(max(mbs, cl.ECN.MaxBytes), maxMBS)
