@@ -241,6 +241,55 @@ func (a *applyCost) client(verified bool) {
 	}
 }
 
+// staged is the minimal client in fabricctl's two stages: every switch is
+// read (one connection each, kept) before any is written, then each gets
+// its Set and the verifying Get; the connections are closed at the end.
+// The same RPCs as client(true), in the order a safe apply needs (a plan
+// of the whole fabric, then the backups of all switches before the first
+// write), with nothing decoded, compared or kept.
+func (a *applyCost) staged() {
+	b := a.b
+	var g errgroup.Group
+	g.SetLimit(a.eng.Parallel)
+	cs := make([]*transport.Client, len(a.f.Switches))
+	defer func() {
+		var closing errgroup.Group
+		closing.SetLimit(a.eng.Parallel)
+		for _, c := range cs {
+			if c != nil {
+				closing.Go(c.Close)
+			}
+		}
+		_ = closing.Wait()
+	}()
+	for i := range a.f.Switches {
+		g.Go(func() error {
+			c, err := transport.Dial(b.Context(), a.f.Switches[i], a.eng.Transport)
+			if err != nil {
+				return err
+			}
+			cs[i] = c
+			_, err = c.GetConfig(b.Context(), a.paths[i])
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	for i := range a.f.Switches {
+		g.Go(func() error {
+			if _, err := cs[i].Set(b.Context(), a.reqs[i]); err != nil {
+				return err
+			}
+			_, err := cs[i].GetConfig(b.Context(), a.paths[i])
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkApplyCost compares, on the same 200 twins and per iteration,
 // fabricctl's plan + apply (as `fabricctl apply` without a saved plan runs
 // them: YANG defaults filled for the comparisons, the plan rendered as
@@ -250,10 +299,13 @@ func (a *applyCost) client(verified bool) {
 //
 //   - minimal: the least a verified apply needs: one connection, a Get of
 //     the owned paths (the basis and backup), the Set, a Get to verify;
-//   - bare: one connection and the Set, nothing read.
+//   - bare: one connection and the Set, nothing read;
+//   - staged: the minimal client's RPCs in fabricctl's two stages, every
+//     switch read before any is written (staged).
 //
-// It reports x_minimal and x_bare, fabricctl's time over theirs (goal:
-// x_minimal <= 1.3). The twins run in this process, so the server side is
+// It reports x_minimal, x_bare and x_staged, fabricctl's time over theirs
+// (goal: x_minimal <= 1.3); x_staged is what fabricctl itself adds to a
+// safe apply's RPCs, staged_x_minimal what the two stages cost. The twins run in this process, so the server side is
 // in every figure. BenchmarkApplyCostSide runs one side alone, for
 // profiles and for counting instructions (tools/applycost-callgrind).
 //
@@ -275,7 +327,7 @@ func BenchmarkApplyCost(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		return ms.TotalAlloc, ms.Mallocs
 	}
-	var tF, tM, tB, cF, cM, cB time.Duration
+	var tF, tM, tB, tS, cF, cM, cB, cS time.Duration
 	var bF, bM, oF, oM uint64
 	b.ResetTimer()
 	for b.Loop() {
@@ -303,12 +355,20 @@ func BenchmarkApplyCost(b *testing.B) {
 		start, c0 = time.Now(), cpu()
 		a.client(false)
 		tB, cB = tB+time.Since(start), cB+cpu()-c0
+		a.reset()
+		runtime.GC()
+		start, c0 = time.Now(), cpu()
+		a.staged()
+		tS, cS = tS+time.Since(start), cS+cpu()-c0
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(tF)/float64(tM), "x_minimal")
 	b.ReportMetric(float64(tF)/float64(tB), "x_bare")
 	b.ReportMetric(float64(cF)/float64(cM), "x_minimal_cpu")
 	b.ReportMetric(float64(cF)/float64(cB), "x_bare_cpu")
+	b.ReportMetric(float64(tF)/float64(tS), "x_staged")
+	b.ReportMetric(float64(cF)/float64(cS), "x_staged_cpu")
+	b.ReportMetric(float64(cS)/float64(cM), "staged_x_minimal_cpu")
 	b.ReportMetric(float64(tF.Microseconds())/float64(b.N*len(twins))/1000, "ms/switch")
 	// CPU per switch (the process: client and twins) of fabricctl and of
 	// the minimal client.
@@ -324,7 +384,7 @@ func BenchmarkApplyCost(b *testing.B) {
 
 // BenchmarkApplyCostSide runs one side of BenchmarkApplyCost alone, each
 // iteration from empty twins (the reset is outside the timing but in the
-// process): fabricctl, minimal or bare, on FABRICCTL_BENCH_SWITCHES twins
+// process): fabricctl, minimal, bare or staged, on FABRICCTL_BENCH_SWITCHES twins
 // (default 200). Instruction counts of it under callgrind are the steady
 // referee of x_minimal on this noisy machine:
 // tools/applycost-callgrind runs it at two iteration counts per side and
@@ -340,10 +400,10 @@ func BenchmarkApplyCostSide(b *testing.B) {
 		}
 		n = v
 	}
-	for _, side := range []string{"fabricctl", "minimal", "bare"} {
+	for _, side := range []string{"fabricctl", "minimal", "bare", "staged"} {
 		b.Run(side, func(b *testing.B) {
 			a := newApplyCost(b, n)
-			run := map[string]func(){"fabricctl": a.fabricctl, "minimal": func() { a.client(true) }, "bare": func() { a.client(false) }}[side]
+			run := map[string]func(){"fabricctl": a.fabricctl, "minimal": func() { a.client(true) }, "bare": func() { a.client(false) }, "staged": a.staged}[side]
 			for b.Loop() {
 				b.StopTimer()
 				a.reset()
