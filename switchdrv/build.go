@@ -157,7 +157,8 @@ func (b *updateBlock) alloc(n int) {
 }
 
 // Reserve says that about n more updates will be made (Replace, Update,
-// UpdateJSON): their messages are allocated together.
+// UpdateJSON): their messages are allocated together, and the map of the
+// values plan keeps (decodedValues) is made for n.
 func (d *Desired) Reserve(n int) {
 	if n > len(d.msgs.ups) {
 		d.msgs.alloc(n)

@@ -57,7 +57,8 @@ type Entry struct {
 }
 
 // ownedPaths lists the distinct paths a SetRequest writes, in order, and
-// their PathKeys.
+// their PathKeys; a key c already has (the value of the same update at the
+// same position, decoded.get) is taken from c, not worked out again.
 func ownedPaths(req *gnmipb.SetRequest, c *decoded) ([]*gnmipb.Path, []string) {
 	n := len(req.GetDelete()) + len(req.GetReplace()) + len(req.GetUpdate())
 	out := make([]*gnmipb.Path, 0, n)
