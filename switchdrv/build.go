@@ -139,13 +139,16 @@ func (d *Desired) jsonUpdate(v any, elems []*gnmipb.PathElem) (*gnmipb.Update, e
 // updateBlock hands out the four messages of a JSON update (Update, Path,
 // TypedValue and its json_ietf_val case) from arrays: a compile makes
 // hundreds of updates, which were four allocations each. The arrays are as
-// long as the compiler said it would need (Desired.Reserve), or 64. The
-// messages live as long as the Desired's request does, as the arrays do.
+// long as the compiler said it would need (Desired.Reserve), or as many
+// as were made so far (8 to 32): a compile of a few updates does not take
+// many more, and one of hundreds leaves at most 31 of each unused. The messages live as long as the Desired's request
+// does, as the arrays do.
 type updateBlock struct {
 	ups   []gnmipb.Update
 	paths []gnmipb.Path
 	vals  []gnmipb.TypedValue
 	js    []gnmipb.TypedValue_JsonIetfVal
+	made  int
 }
 
 // alloc starts new arrays of n messages each.
@@ -171,8 +174,9 @@ func (d *Desired) Reserve(n int) {
 // newUpdate is the update that sets elems to the JSON text js.
 func (b *updateBlock) newUpdate(elems []*gnmipb.PathElem, js []byte) *gnmipb.Update {
 	if len(b.ups) == 0 {
-		b.alloc(64)
+		b.alloc(min(max(b.made, 8), 32))
 	}
+	b.made++
 	u, p, v, j := &b.ups[0], &b.paths[0], &b.vals[0], &b.js[0]
 	b.ups, b.paths, b.vals, b.js = b.ups[1:], b.paths[1:], b.vals[1:], b.js[1:]
 	j.JsonIetfVal = js
