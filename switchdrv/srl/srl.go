@@ -477,7 +477,9 @@ func (c *compiler) compile() error {
 	n := len(c.sw.Ports)
 	bindings := make([]qosInterface, 2*n)
 	subs := make([]int, n)
-	elems := make([]*gnmipb.PathElem, 0, 3*2*n+2*2*n+3*n)
+	// Per port: two binding paths of 3 elements, the MTU's of 2 and flow
+	// control's of 3.
+	elems := make([]*gnmipb.PathElem, 0, 11*n)
 	path := func(es ...*gnmipb.PathElem) []*gnmipb.PathElem {
 		start := len(elems)
 		elems = append(elems, es...)
