@@ -163,6 +163,9 @@ func (b *updateBlock) alloc(n int) {
 // UpdateJSON): their messages are allocated together, and the map of the
 // values plan keeps (decodedValues) is made for n.
 func (d *Desired) Reserve(n int) {
+	if n <= 0 {
+		return
+	}
 	if n > len(d.msgs.ups) {
 		d.msgs.alloc(n)
 	}

@@ -14,6 +14,10 @@ import (
 // change to one leaves the others as they were.
 func TestUpdateBlocks(t *testing.T) {
 	var d Desired
+	d.Reserve(-1) // nothing to reserve: no panic, nothing made
+	if d.values != nil || len(d.msgs.ups) != 0 {
+		t.Fatal("Reserve(-1) reserved something")
+	}
 	d.Reserve(10)
 	const n = 150
 	for i := range n {
