@@ -75,12 +75,10 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 	switch v.Kind() {
 	case reflect.String:
 		s := v.String()
-		if !jtree.PlainString(s) {
+		var plain bool
+		if e.b, plain = jtree.AppendPlainString(e.b, s); !plain {
 			return nil, false
 		}
-		e.b = append(e.b, '"')
-		e.b = append(e.b, s...)
-		e.b = append(e.b, '"')
 		if !e.tree {
 			return nil, true
 		}

@@ -337,7 +337,7 @@ func appendText(b []byte, v any, skip []string, exact bool) ([]byte, bool) {
 	case bool:
 		return strconv.AppendBool(b, t), true
 	case string:
-		return appendJSONString(b, t)
+		return AppendPlainString(b, t)
 	case json.Number:
 		if !validNumber(string(t)) {
 			return b, false // "" (written as 0) or invalid (an error)
@@ -367,7 +367,7 @@ func appendText(b []byte, v any, skip []string, exact bool) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			var ok bool
-			if b, ok = appendJSONString(b, k); !ok {
+			if b, ok = AppendPlainString(b, k); !ok {
 				return b, false
 			}
 			b = append(b, ':')
@@ -411,14 +411,9 @@ func PlainString(s string) bool {
 	return true
 }
 
-// AppendPlainString appends s quoted when PlainString(s); otherwise it
-// appends nothing and reports false.
-func AppendPlainString(b []byte, s string) ([]byte, bool) { return appendJSONString(b, s) }
-
-// appendJSONString writes s quoted when it needs no escaping at all
-// (printable ASCII other than the quote, backslash and <, >, & that
-// encoding/json escapes for HTML).
-func appendJSONString(b []byte, s string) ([]byte, bool) {
+// AppendPlainString appends s quoted when it needs no escaping at all
+// (PlainString); otherwise it appends nothing and reports false.
+func AppendPlainString(b []byte, s string) ([]byte, bool) {
 	if !PlainString(s) {
 		return b, false
 	}
