@@ -375,11 +375,11 @@ func (e *Engine) prepare(ctx context.Context, w *work) error {
 	}
 	// Encoded here, in parallel; Apply writes every switch's line into the
 	// run's one backup file.
-	b, err := encodeSnapshot(w.backup)
+	line, err := backupLine(w.backup)
 	if err != nil {
 		return fmt.Errorf("switch %s: backup: %w", w.sw.Name, err)
 	}
-	w.line = append(b, '\n')
+	w.line = line
 	return nil
 }
 

@@ -22,11 +22,10 @@ import (
 func WriteBackup(dir, fabric string, snaps ...*Snapshot) (string, error) {
 	lines := make([][]byte, len(snaps))
 	for i, s := range snaps {
-		b, err := encodeSnapshot(s)
-		if err != nil {
+		var err error
+		if lines[i], err = backupLine(s); err != nil {
 			return "", fmt.Errorf("backup of switch %s: %w", s.Switch, err)
 		}
-		lines[i] = append(b, '\n')
 	}
 	path, err := writeRun(dir, fabric, time.Now(), lines)
 	if err != nil {
@@ -135,6 +134,16 @@ func ReadBackup(path string) ([]*Snapshot, error) {
 		return nil, fmt.Errorf("backup %s: holds no snapshot", path)
 	}
 	return out, nil
+}
+
+// backupLine is snap's line of a run's backup file: its compact JSON and
+// a newline.
+func backupLine(snap *Snapshot) ([]byte, error) {
+	b, err := encodeSnapshot(snap)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // skipSpace returns the offset of the first byte of b at or after i that
