@@ -379,16 +379,24 @@ func (c *decoded) dropSources() {
 	}
 }
 
+// held is c's place for the value of u, the update at index i in
+// compare's order; nil when c does not hold that update there.
+func (c *decoded) held(i int, u *gnmipb.Update) *desiredValue {
+	if c == nil || i >= len(c.ups) || c.ups[i] != u {
+		return nil
+	}
+	return &c.vals[i]
+}
+
 // get is the value of u, the update at index i in compare's order:
 // decoded once when c holds that update there, else each time.
 func (c *decoded) get(i int, u *gnmipb.Update) (*desiredValue, error) {
-	var dv *desiredValue
-	if c != nil && i < len(c.ups) && c.ups[i] == u {
-		if dv = &c.vals[i]; dv.ready {
-			return dv, nil
-		}
-	} else {
+	dv := c.held(i, u)
+	switch {
+	case dv == nil:
 		dv = &desiredValue{}
+	case dv.ready:
+		return dv, nil
 	}
 	if err := dv.init(u); err != nil {
 		return nil, err

@@ -331,7 +331,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	// for staleness later.
 	withBasis := !e.NoPayload
 	var snap *Snapshot
-	var paths []*gnmipb.Path // ownedPaths(req), when computed
+	var paths []*gnmipb.Path // ownedPaths(d's request): read, then verified
 	var keys []string        // their PathKeys
 	var values *decoded      // d's values, once d is final
 	if r, ok := pl.(Refiner); ok {
@@ -351,9 +351,9 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		}
 		// The owned paths usually lie inside what was just read: no
 		// second Get.
-		owned, _ := ownedPaths(d.SetRequest(), nil)
-		if snap = found.within(owned); snap == nil {
-			if snap, err = observe(ctx, c, sw, owned); err != nil {
+		paths, keys = ownedPaths(d.SetRequest(), nil)
+		if snap = found.within(paths); snap == nil {
+			if snap, err = observe(ctx, c, sw, paths); err != nil {
 				tp.Error = err.Error()
 				return tp
 			}
@@ -367,8 +367,8 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			tp.Error = err.Error()
 			return tp
 		}
-		owned, _ := ownedPaths(d.SetRequest(), nil)
-		if snap, err = observe(ctx, c, sw, owned); err != nil {
+		paths, keys = ownedPaths(d.SetRequest(), nil)
+		if snap, err = observe(ctx, c, sw, paths); err != nil {
 			tp.Error = err.Error()
 			return tp
 		}
@@ -432,9 +432,6 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	}
 	tp.Payload = payload
 	tp.Changes = changes
-	if paths == nil {
-		paths, keys = ownedPaths(req, values)
-	}
 	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, paths: paths, keys: keys, payload: payload})
 	e.log().Info("planned", "target", sw.Name, "changes", len(changes))
 	return tp

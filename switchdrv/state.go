@@ -84,8 +84,8 @@ func ownedPaths(req *gnmipb.SetRequest, c *decoded) ([]*gnmipb.Path, []string) {
 		for _, u := range us {
 			i++
 			key := ""
-			if c != nil && i < len(c.ups) && c.ups[i] == u && c.vals[i].ready {
-				key = c.vals[i].key
+			if dv := c.held(i, u); dv != nil && dv.ready {
+				key = dv.key
 			}
 			add(u.GetPath(), key)
 		}
