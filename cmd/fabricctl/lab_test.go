@@ -29,6 +29,17 @@ func runCLI(t *testing.T, ctx context.Context, args ...string) (code int, stdout
 	return code, out.String(), errb.String()
 }
 
+// runCLIWant runs fabricctl as runCLI does, fails the test unless it exits
+// with want, and returns its stdout and stderr together.
+func runCLIWant(t *testing.T, want int, args ...string) string {
+	t.Helper()
+	code, out, errOut := runCLI(t, t.Context(), args...)
+	if code != want {
+		t.Fatalf("fabricctl %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, out, errOut)
+	}
+	return out + errOut
+}
+
 // TestLabCommand runs the README's first command: the whole job against
 // device twins of SR Linux, SONiC and EOS with the real compilers. By
 // default the twins are profiled (the newest profile of each platform,

@@ -118,41 +118,33 @@ func lineOf(t *testing.T, path, sw string) string {
 func TestRestoreReadsRunFiles(t *testing.T) {
 	l, dir := testLab(t)
 	f := l.file
-	cli := func(want int, args ...string) string {
-		t.Helper()
-		code, out, errOut := runCLI(t, t.Context(), args...)
-		if code != want {
-			t.Fatalf("fabricctl %s exited %d, want %d:\n%s%s", strings.Join(args, " "), code, want, out, errOut)
-		}
-		return out + errOut
-	}
 	b1 := filepath.Join(dir, "b1")
-	cli(ExitOK, "apply", "-f", f, "--backup-dir", b1)
+	runCLIWant(t, ExitOK, "apply", "-f", f, "--backup-dir", b1)
 	run1 := runFile(t, b1, l.fabric.Name)
 	for _, sw := range []string{"leaf1", "leaf2", "leaf3"} {
 		lineOf(t, run1, sw)
 	}
 
 	// One switch of the run's file.
-	out := cli(ExitOK, "restore", "-f", f, "--backup", run1, "--switch", "leaf1")
+	out := runCLIWant(t, ExitOK, "restore", "-f", f, "--backup", run1, "--switch", "leaf1")
 	if !strings.Contains(out, "switch leaf1: restored from "+run1) || strings.Contains(out, "leaf2") || strings.Contains(out, "leaf3") {
 		t.Errorf("restore --switch leaf1 from the run's file:\n%s", out)
 	}
-	cli(ExitChanges, "diff", "-f", f, "--switch", "leaf1")
-	cli(ExitOK, "diff", "-f", f, "--switch", "leaf2")
+	runCLIWant(t, ExitChanges, "diff", "-f", f, "--switch", "leaf1")
+	runCLIWant(t, ExitOK, "diff", "-f", f, "--switch", "leaf2")
 	// Every switch of it.
-	out = cli(ExitOK, "restore", "-f", f, "--backup", run1)
+	out = runCLIWant(t, ExitOK, "restore", "-f", f, "--backup", run1)
 	for _, sw := range []string{"leaf1", "leaf2", "leaf3"} {
 		if !strings.Contains(out, "switch "+sw+": restored from "+run1) {
 			t.Errorf("restore from the run's file does not restore %s:\n%s", sw, out)
 		}
-		cli(ExitChanges, "diff", "-f", f, "--switch", sw)
+		runCLIWant(t, ExitChanges, "diff", "-f", f, "--switch", sw)
 	}
 
 	// A newer run of leaf2 only, drifted first (the drift is in its
 	// backup), beside files of leaf1 and leaf2 of the first run written as
 	// apply wrote them before: one indented snapshot each.
-	cli(ExitOK, "apply", "-f", f, "--backup-dir", b1)
+	runCLIWant(t, ExitOK, "apply", "-f", f, "--backup-dir", b1)
 	sonic := twinByName(t, l, "leaf2")
 	const drift = "sonic-db:/CONFIG_DB/localhost/PORT_QOS_MAP/Ethernet4/pfc_enable"
 	p, _ := transport.ParsePath(drift)
@@ -160,7 +152,7 @@ func TestRestoreReadsRunFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	b2 := filepath.Join(dir, "b2")
-	cli(ExitOK, "apply", "-f", f, "--backup-dir", b2)
+	runCLIWant(t, ExitOK, "apply", "-f", f, "--backup-dir", b2)
 	run2 := runFile(t, b2, l.fabric.Name)
 	var olds []string
 	for _, sw := range []string{"leaf1", "leaf2"} {
@@ -175,7 +167,7 @@ func TestRestoreReadsRunFiles(t *testing.T) {
 		}
 		olds = append(olds, old)
 	}
-	out = cli(ExitOK, "restore", "-f", f, "--backup", b2)
+	out = runCLIWant(t, ExitOK, "restore", "-f", f, "--backup", b2)
 	for _, want := range []string{"switch leaf1: restored from " + olds[0], "switch leaf2: restored from " + run2} {
 		if !strings.Contains(out, want) {
 			t.Errorf("restore from a directory: want %q (the newest backup of the switch):\n%s", want, out)
@@ -184,8 +176,8 @@ func TestRestoreReadsRunFiles(t *testing.T) {
 	if strings.Contains(out, "leaf3") {
 		t.Errorf("restore from a directory restored leaf3, which has no backup in it:\n%s", out)
 	}
-	cli(ExitChanges, "diff", "-f", f, "--switch", "leaf1")
-	if out := cli(ExitChanges, "diff", "-f", f, "--switch", "leaf2"); !strings.Contains(out, "@@ "+drift+" @@") || strings.Count(out, "@@ ") != 1 {
+	runCLIWant(t, ExitChanges, "diff", "-f", f, "--switch", "leaf1")
+	if out := runCLIWant(t, ExitChanges, "diff", "-f", f, "--switch", "leaf2"); !strings.Contains(out, "@@ "+drift+" @@") || strings.Count(out, "@@ ") != 1 {
 		t.Errorf("leaf2 restored from the newer run's backup should differ from the intent only by the drift:\n%s", out)
 	}
 
@@ -200,7 +192,7 @@ func TestRestoreReadsRunFiles(t *testing.T) {
 	for _, tw := range l.twins {
 		sets += tw.Sets()
 	}
-	if out := cli(ExitError, "restore", "-f", f, "--backup", bad); !strings.Contains(out, "backup "+bad+":2: ") {
+	if out := runCLIWant(t, ExitError, "restore", "-f", f, "--backup", bad); !strings.Contains(out, "backup "+bad+":2: ") {
 		t.Errorf("restore from a file with a corrupt line 2: want it named (%s:2):\n%s", bad, out)
 	}
 	for _, tw := range l.twins {

@@ -58,26 +58,18 @@ func TestSONiCExampleOnFactoryDefaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Setenv("SONIC_USERNAME", "admin")
-			step := func(want int, args ...string) string {
-				t.Helper()
-				code, out, errOut := runCLI(t, t.Context(), args...)
-				if code != want {
-					t.Fatalf("fabricctl %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, out, errOut)
-				}
-				return out + errOut
-			}
-			step(ExitOK, "render", "-f", file)
-			plan := step(ExitOK, "plan", "-f", file, "--insecure", "--skip-hosts")
+			runCLIWant(t, ExitOK, "render", "-f", file)
+			plan := runCLIWant(t, ExitOK, "plan", "-f", file, "--insecure", "--skip-hosts")
 			if !strings.Contains(plan, "flaps") {
 				t.Errorf("first plan does not name the ports it flaps:\n%s", plan)
 			}
 			backups := filepath.Join(dir, "backups")
-			step(ExitOK, "apply", "-f", file, "--insecure", "--skip-hosts", "--backup-dir", backups)
-			again := step(ExitOK, "apply", "-f", file, "--insecure", "--skip-hosts", "--backup-dir", backups)
+			runCLIWant(t, ExitOK, "apply", "-f", file, "--insecure", "--skip-hosts", "--backup-dir", backups)
+			again := runCLIWant(t, ExitOK, "apply", "-f", file, "--insecure", "--skip-hosts", "--backup-dir", backups)
 			if !strings.Contains(strings.ToLower(again), "no changes") {
 				t.Errorf("second apply is not \"no changes\":\n%s", again)
 			}
-			step(ExitOK, "diff", "-f", file, "--insecure", "--skip-hosts")
+			runCLIWant(t, ExitOK, "diff", "-f", file, "--insecure", "--skip-hosts")
 			// The ports outside the inventory keep their cable length.
 			for _, tw := range twins {
 				v, _ := tw.Value(&gnmipb.Path{Origin: "sonic-db", Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: "localhost"}, {Name: "CABLE_LENGTH"}, {Name: "AZURE"}, {Name: "Ethernet200"}}})
