@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/memo"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
@@ -245,25 +244,15 @@ func PortHeadroom(f *intent.Fabric, port intent.Port) int64 {
 // factor and the vendor's lookup table is a fourth model (issue 10 item 15).
 func PortHeadroomFor(f *intent.Fabric, sw *intent.Switch, port intent.Port) int64 {
 	in := f.HeadroomInputFor(sw, port)
-	if v, ok := headroomMemo.Load(in); ok {
-		return v.(int64)
-	}
-	_, req := intent.Headroom(in)
-	h := int64(math.Ceil(float64(req)/1024) * 1024)
-	if headroomMemoN.Add(1) <= headroomMemoMax {
-		headroomMemo.Store(in, h)
-	}
-	return h
+	return headroomMemo.Get(in, func() int64 {
+		_, req := intent.Headroom(in)
+		return int64(math.Ceil(float64(req)/1024) * 1024)
+	})
 }
 
 // headroomMemo holds PortHeadroomFor's answers by input: the models are
 // functions of the input alone (and of intent's fixed ASIC tables), and
 // the ports of a fabric share a few inputs, so each is worked out once
 // per process (a compile of 200 switches x 32 ports did it 12,800 times).
-// At most headroomMemoMax are kept.
-var (
-	headroomMemo  sync.Map // intent.HeadroomInput -> int64
-	headroomMemoN atomic.Int64
-)
-
-const headroomMemoMax = 4096
+// At most 4096 are kept.
+var headroomMemo = memo.Bounded[intent.HeadroomInput, int64]{Max: 4096}

@@ -32,12 +32,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/memo"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
@@ -642,32 +641,17 @@ var (
 
 // The keyed path elements of ports (interface[name=ethernet-1/1], ...)
 // are shared the same way: by every switch of a fabric that has a port of
-// that name, which is most of them. The set is bounded: past
-// maxPortElems names a port's element is its own again.
-var (
-	portElems     sync.Map // portElemKey -> *gnmipb.PathElem
-	portElemCount atomic.Int64
-)
-
-const maxPortElems = 1 << 14
+// that name, which is most of them. The set is bounded: past 16,384 names
+// a port's element is its own again.
+var portElems = memo.Bounded[portElemKey, *gnmipb.PathElem]{Max: 1 << 14}
 
 type portElemKey struct{ name, key, value string }
 
 // portElem is the read-only path element name[key=value] of a port.
 func portElem(name, key, value string) *gnmipb.PathElem {
-	k := portElemKey{name, key, value}
-	if e, ok := portElems.Load(k); ok {
-		return e.(*gnmipb.PathElem)
-	}
-	e := switchdrv.Elem(name, key, value)
-	if portElemCount.Load() >= maxPortElems {
-		return e
-	}
-	if prev, loaded := portElems.LoadOrStore(k, e); loaded {
-		return prev.(*gnmipb.PathElem)
-	}
-	portElemCount.Add(1)
-	return e
+	return portElems.Get(portElemKey{name, key, value}, func() *gnmipb.PathElem {
+		return switchdrv.Elem(name, key, value)
+	})
 }
 
 // sharedElems lists the shared path elements (for the test that holds

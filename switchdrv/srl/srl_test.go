@@ -426,8 +426,7 @@ func TestSharedPathElems(t *testing.T) {
 	}
 	// A port's keyed elements are shared by the switches that have a
 	// port of that name, and stay what they name.
-	portElems.Range(func(k, v any) bool {
-		pk, e := k.(portElemKey), v.(*gnmipb.PathElem)
+	portElems.Range(func(pk portElemKey, e *gnmipb.PathElem) bool {
 		if e.GetName() != pk.name || len(e.GetKey()) != 1 || e.GetKey()[pk.key] != pk.value {
 			t.Errorf("shared port element %v changed: %v", pk, e)
 		}
