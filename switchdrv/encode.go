@@ -25,7 +25,7 @@ import (
 // before.
 func treeOf(v any, b, buf []byte) (tree any, _ []byte, ok bool) {
 	e := encoder{b: buf[:0], tree: true}
-	tree, ok = e.value(reflect.ValueOf(v))
+	tree, ok = e.top(v)
 	return tree, e.b, ok && bytes.Equal(e.b, b)
 }
 
@@ -45,7 +45,7 @@ func treeOf(v any, b, buf []byte) (tree any, _ []byte, ok bool) {
 // takes the text as it is (jtree.DropMembers) instead of sorting it again.
 func appendSorted(b []byte, v any) (_ []byte, exact, ok bool) {
 	e := encoder{b: b}
-	_, ok = e.value(reflect.ValueOf(v))
+	_, ok = e.top(v)
 	return e.b, ok && !e.inexact, ok
 }
 
@@ -59,18 +59,22 @@ type encoder struct {
 	inexact bool
 }
 
-// value appends v's JSON and returns its tree (with e.tree; else nil);
-// !ok: a value it does not know (e.b is then garbage).
-func (e *encoder) value(v reflect.Value) (any, bool) {
-	if !v.IsValid() {
+// top appends the JSON of v (of any type) and returns its tree (with
+// e.tree; else nil); !ok: a value it does not know (e.b is then garbage).
+func (e *encoder) top(v any) (any, bool) {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
 		return nil, false // nil
 	}
-	t := v.Type()
-	var info *typeInfo
-	if t.PkgPath() != "" || v.Kind() == reflect.Struct {
-		if info = infoOf(t); info.marshals {
-			return nil, false // a named type with its own encoding
-		}
+	return e.value(rv, infoOf(rv.Type()))
+}
+
+// value appends v's JSON and returns its tree (with e.tree; else nil);
+// info is v's type's (infoOf). !ok: a value it does not know (e.b is then
+// garbage).
+func (e *encoder) value(v reflect.Value, info *typeInfo) (any, bool) {
+	if info.marshals {
+		return nil, false // a named type with its own encoding
 	}
 	switch v.Kind() {
 	case reflect.String:
@@ -104,9 +108,9 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 			e.inexact = true
 			return nil, true
 		}
-		return e.value(v.Elem())
+		return e.value(v.Elem(), info.elem)
 	case reflect.Slice:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
+		if info.bytes {
 			return nil, false // []byte: base64
 		}
 		if v.IsNil() {
@@ -124,7 +128,7 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 			if i > 0 {
 				e.b = append(e.b, ',')
 			}
-			el, ok := e.value(v.Index(i))
+			el, ok := e.value(v.Index(i), info.elem)
 			if !ok {
 				return nil, false
 			}
@@ -157,7 +161,7 @@ func (e *encoder) value(v reflect.Value) (any, bool) {
 			first = false
 			e.b = append(e.b, f.member...)
 			e.inexact = e.inexact || f.key != f.name
-			mv, ok := e.value(fv)
+			mv, ok := e.value(fv, f.info)
 			if !ok {
 				return nil, false
 			}
@@ -189,26 +193,62 @@ type field struct {
 	member    string // `"name":`
 	key       string // the name without module prefix: the tree's key
 	omitEmpty bool
+	info      *typeInfo // the field's type's
 }
 
-// typeInfo is what value needs to know of a type, worked out once.
+// typeInfo is what value needs to know of a type, worked out once, with
+// the infos of the types inside it: value finds a nested value's in its
+// parent's, and looks up only the type of the value it is given (top).
 type typeInfo struct {
-	marshals bool    // t or *t has its own JSON or text encoding
-	fields   []field // a struct's fields (nil: not a struct value knows)
+	marshals bool      // a named type or struct whose t or *t has its own JSON or text encoding
+	fields   []field   // a struct's fields (nil: not a struct value knows)
+	elem     *typeInfo // a pointer's or slice's element type's
+	bytes    bool      // a slice of bytes (base64 in JSON, which value does not write)
 }
 
 // typeCache holds infoOf's answers.
 var typeCache sync.Map // reflect.Type -> *typeInfo
 
+// infoOf is t's info, with those of the types inside it.
 func infoOf(t reflect.Type) *typeInfo {
 	if c, ok := typeCache.Load(t); ok {
 		return c.(*typeInfo)
 	}
-	info := &typeInfo{marshals: marshals(t)}
-	if t.Kind() == reflect.Struct {
-		info.fields = buildFields(t)
+	built := map[reflect.Type]*typeInfo{}
+	info := buildInfo(t, built)
+	// Published only when complete (a type that refers to itself holds
+	// its own info, made before its fields were).
+	for bt, bi := range built {
+		typeCache.LoadOrStore(bt, bi)
 	}
-	typeCache.Store(t, info)
+	return info
+}
+
+// buildInfo works out t's info into built (the infos made so far in this
+// build, by type), reusing published ones.
+func buildInfo(t reflect.Type, built map[reflect.Type]*typeInfo) *typeInfo {
+	if info, ok := built[t]; ok {
+		return info
+	}
+	if c, ok := typeCache.Load(t); ok {
+		return c.(*typeInfo)
+	}
+	info := &typeInfo{}
+	built[t] = info
+	// Only named types (and structs) can have methods of their own; an
+	// unnamed pointer's element is checked as a type of its own.
+	if t.PkgPath() != "" || t.Kind() == reflect.Struct {
+		info.marshals = marshals(t)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		info.fields = buildFields(t, built)
+	case reflect.Slice:
+		info.bytes = t.Elem().Kind() == reflect.Uint8
+		info.elem = buildInfo(t.Elem(), built)
+	case reflect.Pointer:
+		info.elem = buildInfo(t.Elem(), built)
+	}
 	return info
 }
 
@@ -216,7 +256,7 @@ func infoOf(t reflect.Type) *typeInfo {
 // sorted by member name (appendSorted's order), or nil for a struct that needs json.Marshal's own rules
 // (embedded fields, tag options other than omitempty, names it would
 // quote or two fields of one name).
-func buildFields(t reflect.Type) []field {
+func buildFields(t reflect.Type, built map[reflect.Type]*typeInfo) []field {
 	fs := []field{}
 	seen := map[string]bool{}
 	for i := range t.NumField() {
@@ -242,7 +282,8 @@ func buildFields(t reflect.Type) []field {
 			return nil
 		}
 		seen[name] = true
-		fs = append(fs, field{index: i, name: name, member: `"` + name + `":`, key: jtree.Name(name), omitEmpty: opts == "omitempty"})
+		fs = append(fs, field{index: i, name: name, member: `"` + name + `":`, key: jtree.Name(name), omitEmpty: opts == "omitempty",
+			info: buildInfo(sf.Type, built)})
 	}
 	slices.SortFunc(fs, func(a, b field) int { return strings.Compare(a.name, b.name) })
 	return fs

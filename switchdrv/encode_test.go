@@ -14,6 +14,12 @@ import (
 
 type jsonMarshaler struct{ A int }
 
+// treeNode refers to itself: its info holds its own (infoOf).
+type treeNode struct {
+	Name string      `json:"name"`
+	Kids []*treeNode `json:"kids,omitempty"`
+}
+
 func (jsonMarshaler) MarshalJSON() ([]byte, error) { return []byte(`"custom"`), nil }
 
 type textName string
@@ -99,6 +105,11 @@ func TestTreeOf(t *testing.T) {
 		{"string option", struct {
 			S int `json:"s,string"`
 		}{S: 3}, false},
+		{"recursive type", treeNode{Name: "a", Kids: []*treeNode{{Name: "b", Kids: []*treeNode{{Name: "c"}}}}}, true},
+		// A Marshaler found through the infos of the types around it.
+		{"Marshaler in a list of pointers", struct {
+			L []*jsonMarshaler `json:"l"`
+		}{L: []*jsonMarshaler{{A: 1}}}, false},
 		{"prefixes collide", struct {
 			A int `json:"m:a"`
 			B int `json:"n:a"`
