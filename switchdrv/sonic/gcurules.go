@@ -238,40 +238,27 @@ func gcuFinalCheck(w *want, have db, v *gcu.Validators, asic string) error {
 		if have[t] == nil && len(w.keys[t]) == 0 && len(w.fields[t]) == 0 {
 			continue
 		}
-		o, n := map[string]any{}, map[string]any{}
-		for k, h := range have[t] {
-			o[k] = toAny(h)
-			n[k] = toAny(h)
-		}
-		for k := range w.dels[t] {
-			delete(n, k)
-		}
-		for k, h := range w.keys[t] {
-			n[k] = toAny(h)
-		}
-		for k, h := range w.fields[t] {
-			e, _ := n[k].(map[string]any)
-			if e == nil {
-				e = map[string]any{}
-			} else {
-				e = maps.Clone(e)
-			}
-			for f, val := range h {
-				e[f] = val
-			}
-			n[k] = e
-		}
 		if have[t] != nil {
-			old[t] = o
+			old[t] = tableAny(have[t])
 		}
-		if len(n) > 0 {
-			next[t] = n
+		if n := tableAfter(w, have, t); len(n) > 0 {
+			next[t] = tableAny(n)
 		}
 	}
 	if r := v.Check(gcu.Diff(old, next, watched), asic, ""); r != nil {
 		return fmt.Errorf("SONiC's config updater would refuse this Set: %s %s: %s (%s)", r.Op.Op, r.Op.Pointer(), r.Reason, r.Text)
 	}
 	return nil
+}
+
+// tableAny is a table with its hashes as the generic JSON values GCU's
+// validators read.
+func tableAny(tab map[string]hash) map[string]any {
+	m := make(map[string]any, len(tab))
+	for k, h := range tab {
+		m[k] = toAny(h)
+	}
+	return m
 }
 
 func toAny(h hash) map[string]any {

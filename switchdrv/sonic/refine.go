@@ -574,39 +574,55 @@ func deleteStale(w *want, have db, notes *[]string) {
 }
 
 // finalRefs maps each name to the keys that reference it once the Set is
-// applied.
+// applied (tableAfter), in table and key order; owned keys do not count.
 func finalRefs(w *want, have db) map[string][]string {
+	tables := map[string]bool{}
+	for _, m := range []map[string]map[string]hash{have, w.keys, w.fields} {
+		for t := range m {
+			tables[t] = true
+		}
+	}
 	refs := map[string][]string{}
-	add := func(t, k string, h hash) {
-		for _, f := range slices.Sorted(maps.Keys(h)) {
-			for _, v := range strings.Split(h[f], ",") {
-				n := refName(strings.TrimSpace(v))
-				refs[n] = append(refs[n], t+"|"+k)
-			}
-		}
-	}
-	for _, t := range slices.Sorted(maps.Keys(have)) {
-		for _, k := range slices.Sorted(maps.Keys(have[t])) {
-			if w.dels[t][k] || owned(t, k) {
+	for _, t := range slices.Sorted(maps.Keys(tables)) {
+		after := tableAfter(w, have, t)
+		for _, k := range slices.Sorted(maps.Keys(after)) {
+			if owned(t, k) {
 				continue
 			}
-			if h, ok := w.keys[t][k]; ok {
-				add(t, k, h)
-				continue
-			}
-			h := maps.Clone(have[t][k])
-			maps.Copy(h, w.fields[t][k])
-			add(t, k, h)
-		}
-	}
-	for _, t := range slices.Sorted(maps.Keys(w.keys)) {
-		for _, k := range slices.Sorted(maps.Keys(w.keys[t])) {
-			if _, ok := have[t][k]; !ok {
-				add(t, k, w.keys[t][k])
+			h := after[k]
+			for _, f := range slices.Sorted(maps.Keys(h)) {
+				for _, v := range strings.Split(h[f], ",") {
+					n := refName(strings.TrimSpace(v))
+					refs[n] = append(refs[n], t+"|"+k)
+				}
 			}
 		}
 	}
 	return refs
+}
+
+// tableAfter is table t of CONFIG_DB as the refined Set leaves it: what
+// the switch has less the deleted keys, each written key as written (a key
+// write replaces its hash), and the field writes merged into what is there
+// then (a field write to a missing key creates it). Its hashes may be
+// have's or w's own: they are not to be changed.
+func tableAfter(w *want, have db, t string) map[string]hash {
+	after := make(map[string]hash, len(have[t])+len(w.keys[t]))
+	for k, h := range have[t] {
+		if !w.dels[t][k] {
+			after[k] = h
+		}
+	}
+	maps.Copy(after, w.keys[t])
+	for k, f := range w.fields[t] {
+		h := maps.Clone(after[k])
+		if h == nil {
+			h = hash{}
+		}
+		maps.Copy(h, f)
+		after[k] = h
+	}
+	return after
 }
 
 // sortPorts orders EthernetN names by number.
