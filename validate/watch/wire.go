@@ -209,21 +209,13 @@ func (c *switchCounters) ingestNotification(b []byte, sc *rawScratch) (int, erro
 			raw.mu.RUnlock()
 		}
 	}()
-	for rest := b; len(rest) > 0; {
-		num, typ, n := protowire.ConsumeTag(rest)
-		rest = rest[n:]
-		if num != fNotificationUpd || typ != protowire.BytesType {
-			rest = rest[protowire.ConsumeFieldValue(num, typ, rest):]
-			continue
-		}
-		ub, n := protowire.ConsumeBytes(rest)
-		rest = rest[n:]
+	err := eachBytes(b, fNotificationUpd, func(ub []byte) error {
 		path, v, ok := plainUpdate(ub)
 		if ok {
 			sc.key = append(sc.key[:keyLen], path...)
 			if leaf, hit := raw.raw[string(sc.key)]; hit && leaf.info != nil {
 				c.applyScalar(leaf.info, leaf.port, v)
-				continue
+				return nil
 			}
 		}
 		// Not the plain form, or a leaf not seen yet: decode it.
@@ -231,11 +223,11 @@ func (c *switchCounters) ingestNotification(b []byte, sc *rawScratch) (int, erro
 		locked = false
 		p, err := prefixPath()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		var u gnmipb.Update
 		if err := proto.Unmarshal(ub, &u); err != nil {
-			return 0, err
+			return err
 		}
 		if ok {
 			info, port, scalar := c.scalarShape(p, &u, &sc.sb)
@@ -250,6 +242,10 @@ func (c *switchCounters) ingestNotification(b []byte, sc *rawScratch) (int, erro
 		}
 		raw.mu.RLock()
 		locked = true
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	raw.mu.RUnlock()
 	locked = false
@@ -258,23 +254,39 @@ func (c *switchCounters) ingestNotification(b []byte, sc *rawScratch) (int, erro
 		if err != nil {
 			return 0, err
 		}
-		for rest := b; len(rest) > 0; {
-			num, typ, n := protowire.ConsumeTag(rest)
-			rest = rest[n:]
-			if num != fNotificationDel || typ != protowire.BytesType {
-				rest = rest[protowire.ConsumeFieldValue(num, typ, rest):]
-				continue
-			}
-			db, n := protowire.ConsumeBytes(rest)
-			rest = rest[n:]
+		err = eachBytes(b, fNotificationDel, func(db []byte) error {
 			var d gnmipb.Path
 			if err := proto.Unmarshal(db, &d); err != nil {
-				return 0, err
+				return err
 			}
 			c.ingestDelete(p, &d, &sc.sb)
+			return nil
+		})
+		if err != nil {
+			return 0, err
 		}
 	}
 	return updates, nil
+}
+
+// eachBytes calls fn with the value of each bytes field num of the
+// message b, in order, and stops at fn's first error. b is well formed
+// (ingestNotification's first pass checked it).
+func eachBytes(b []byte, num protowire.Number, fn func([]byte) error) error {
+	for rest := b; len(rest) > 0; {
+		n, typ, l := protowire.ConsumeTag(rest)
+		rest = rest[l:]
+		if n != num || typ != protowire.BytesType {
+			rest = rest[protowire.ConsumeFieldValue(n, typ, rest):]
+			continue
+		}
+		v, l := protowire.ConsumeBytes(rest)
+		rest = rest[l:]
+		if err := fn(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // putRaw remembers what a leaf's wire path resolves to (up to
