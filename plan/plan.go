@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -116,8 +117,31 @@ type Plan struct {
 	Fabric  string    `json:"fabric"`
 	Created time.Time `json:"created"`
 	// IntentHash identifies the intent the plan was made from.
-	IntentHash string       `json:"intentHash,omitempty"`
-	Targets    []TargetPlan `json:"targets"`
+	IntentHash string `json:"intentHash,omitempty"`
+	// ForcedFindings are the findings of fabricctl check that --force
+	// went past when the plan was made ("FC119 policy.roce.tos"): a saved
+	// plan says so to whoever reviews or applies it.
+	ForcedFindings []string     `json:"forcedFindings,omitempty"`
+	Targets        []TargetPlan `json:"targets"`
+}
+
+// ForcedNote is the sentence that names the forced findings, "" when
+// there are none.
+func (p *Plan) ForcedNote() string {
+	return ForcedNote(p.ForcedFindings)
+}
+
+// ForcedNote is the sentence that names findings --force went past, ""
+// when there are none.
+func ForcedNote(forced []string) string {
+	if len(forced) == 0 {
+		return ""
+	}
+	what := "findings"
+	if len(forced) == 1 {
+		what = "finding"
+	}
+	return fmt.Sprintf("Forced (--force) past %d check %s: %s.", len(forced), what, strings.Join(forced, ", "))
 }
 
 // FormatVersion is the current plan file format.

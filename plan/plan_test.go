@@ -113,6 +113,50 @@ func TestWriteFormats(t *testing.T) {
 	}
 }
 
+// TestForcedFindingsRecorded: a plan made past check findings with
+// --force names them in every format, and a saved plan keeps them.
+func TestForcedFindingsRecorded(t *testing.T) {
+	p := samplePlan()
+	p.ForcedFindings = []string{"FC119 policy.roce.tos", "FC106 inventory.switches[oc1].platform"}
+	note := "Forced (--force) past 2 check findings: FC119 policy.roce.tos, FC106 inventory.switches[oc1].platform."
+	for format, want := range map[string]string{
+		"text":     "targets; 1 failed.\n" + note + "\n",
+		"markdown": "> :warning: " + mdEscape(note),
+		"json":     `"forcedFindings": [`,
+	} {
+		var b bytes.Buffer
+		if err := Write(&b, p, format); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("Write(%s) lacks %q:\n%s", format, want, b.String())
+		}
+	}
+	b, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(p.ForcedFindings, got.ForcedFindings); d != "" {
+		t.Errorf("saved plan lost the forced findings (-want +got):\n%s", d)
+	}
+	// A plan nothing was forced for says nothing of it.
+	p.ForcedFindings = nil
+	var text bytes.Buffer
+	if err := WriteText(&text, p); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := p.Marshal(); strings.Contains(text.String(), "Forced") || bytes.Contains(b, []byte("forcedFindings")) {
+		t.Errorf("an unforced plan mentions forcing:\n%s\n%s", text.String(), b)
+	}
+	if ForcedNote([]string{"FC119 policy.roce.tos"}) != "Forced (--force) past 1 check finding: FC119 policy.roce.tos." {
+		t.Errorf("one finding: %q", ForcedNote([]string{"FC119 policy.roce.tos"}))
+	}
+}
+
 func TestActionText(t *testing.T) {
 	for _, a := range []Action{NoOp, Create, Update, Delete} {
 		b, _ := a.MarshalText()

@@ -75,6 +75,10 @@ func WriteText(w io.Writer, p *Plan) error {
 		fmt.Fprintf(b, "; %d failed", s.Failed)
 	}
 	b.WriteString(".\n")
+	if n := p.ForcedNote(); n != "" {
+		b.WriteString(n)
+		b.WriteByte('\n')
+	}
 	return b.Flush()
 }
 
@@ -100,6 +104,9 @@ func WriteMarkdown(w io.Writer, p *Plan) error {
 		fmt.Fprintf(&b, "; **%d failed**", s.Failed)
 	}
 	b.WriteString(".\n\n")
+	if n := p.ForcedNote(); n != "" {
+		fmt.Fprintf(&b, "> :warning: %s\n\n", mdEscape(n))
+	}
 	for _, t := range p.Targets {
 		fmt.Fprintf(&b, "#### %s `%s`", t.Kind, mdEscape(t.Name))
 		if t.Platform != "" {

@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/check"
+	"github.com/fabricctl/fabricctl/plan"
 )
 
 // guardFlags are --force and --strict of the commands that lead to writes
@@ -33,10 +33,7 @@ type guardResult struct {
 
 // note is the line a result prints when --force went past findings.
 func (r guardResult) note() string {
-	if len(r.Forced) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("Forced (--force) past %d check %s: %s.", len(r.Forced), plural(len(r.Forced), "finding", "findings"), strings.Join(r.Forced, ", "))
+	return plan.ForcedNote(r.Forced)
 }
 
 // guard runs the static checks on f and prints every error and warning to

@@ -52,6 +52,10 @@ func TestPlanAndApplyRunTheChecksFirst(t *testing.T) {
 			[]string{"error FC119", "apply refused"}, ""},
 		{"plan --force goes on and says so", []string{"plan", "--force", "--timeout", "1s"}, bad, ExitError,
 			[]string{"error FC119", "--force: going on past 1 check finding"}, "Forced (--force) past 1 check finding: FC119 policy.roce.tos."},
+		{"plan --force -o json records the findings", []string{"plan", "--force", "-o", "json", "--timeout", "1s"}, bad, ExitError,
+			[]string{"error FC119"}, `"forcedFindings": [
+    "FC119 policy.roce.tos"
+  ]`},
 		{"warnings print but do not block", []string{"plan", "--timeout", "1s"}, warn, ExitError,
 			[]string{"warning FC114: policy.watchdog.restore"}, ""},
 		{"--strict blocks on warnings", []string{"plan", "--strict"}, warn, ExitCheckFailed,

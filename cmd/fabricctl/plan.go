@@ -280,17 +280,11 @@ func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The plan records what --force went past: every format shows it,
+	// and a saved plan keeps it.
+	p.ForcedFindings = checked.Forced
 	if err := plan.Write(out, p, o.output); err != nil {
 		return withCode(ExitError, fmt.Errorf("write plan: %w", err))
-	}
-	if n := checked.note(); n != "" {
-		// The plan's own formats have no place for it: text gets a
-		// closing line, json and markdown a line on stderr.
-		w := out
-		if o.output != "text" {
-			w = d.stderr
-		}
-		fmt.Fprintln(w, n)
 	}
 	if o.out != "" {
 		b, err := p.Marshal()
