@@ -385,3 +385,20 @@ func TestFinderGet(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainStringIsEncodingJSON: for every ASCII byte, PlainString says
+// what encoding/json does: the byte is written as it is, or escaped. Bytes
+// from 0x7f up (DEL, UTF-8) are never plain.
+func TestPlainStringIsEncodingJSON(t *testing.T) {
+	for c := range 256 {
+		s := "a" + string([]byte{byte(c)}) + "b"
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asIs := string(b) == `"`+s+`"`
+		if got := PlainString(s); c < 0x7f && got != asIs || c >= 0x7f && got {
+			t.Errorf("byte %#x: PlainString %v, encoding/json writes %s", c, got, b)
+		}
+	}
+}
