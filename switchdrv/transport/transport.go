@@ -6,8 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"google.golang.org/grpc/experimental"
-	"google.golang.org/grpc/mem"
 	"io"
 	"log/slog"
 	"net"
@@ -25,6 +23,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/experimental"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -195,7 +195,7 @@ func Dial(ctx context.Context, sw intent.Switch, opts Options) (*Client, error) 
 	// A running configuration read over origin cli can exceed gRPC's default
 	// 4 MiB receive limit; 64 MiB matches the SubscribeOnce bound.
 	dopts := []grpc.DialOption{grpc.WithTransportCredentials(tc),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxReply)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxReply), grpc.ForceCodecV2(messageCodec{pool: messageBuffers})),
 		experimental.WithBufferPool(messageBuffers)}
 	user, pass, err := readCredentials(sw.Credentials, opts.Getenv, opts.ReadFile)
 	if err != nil {

@@ -1,0 +1,77 @@
+package transport_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
+)
+
+// echoSet is a gNMI target that records the content-type of each Set and
+// answers with the request's first update path (so a large request and a
+// large answer both cross the connection's codec).
+type echoSet struct {
+	gnmipb.UnimplementedGNMIServer
+	contentTypes []string
+	got          *gnmipb.SetRequest
+}
+
+func (e *echoSet) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetResponse, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	e.contentTypes = append(e.contentTypes, md.Get("content-type")...)
+	e.got = req
+	return &gnmipb.SetResponse{Response: []*gnmipb.UpdateResult{{Path: req.GetReplace()[0].GetPath(), Op: gnmipb.UpdateResult_REPLACE}},
+		Message: &gnmipb.Error{Message: strings.Repeat("m", 100<<10)}}, nil
+}
+
+// TestCodecKeepsTheWire: the connections' own codec (messageCodec) sends
+// what gRPC's default codec sends: content-type application/grpc (no
+// +proto subtype) and the same bytes, for a request and a reply well
+// above the buffer-pooling threshold.
+func TestCodecKeepsTheWire(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	e := &echoSet{}
+	gnmipb.RegisterGNMIServer(srv, e)
+	go srv.Serve(lis)
+	defer srv.Stop()
+	sw := intent.Switch{Name: "leaf1", Address: lis.Addr().String(), TLS: intent.TLS{Insecure: true}}
+	c, err := transport.Dial(t.Context(), sw, transport.Options{Timeout: 20 * time.Second, Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req := &gnmipb.SetRequest{}
+	for i := range 300 {
+		req.Replace = append(req.Replace, &gnmipb.Update{Path: mustPath(t, "/qos/interfaces/interface[interface-id=ethernet-1/"+strings.Repeat("1", i%7+1)+"]"),
+			Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(`{"output":{"scheduler":{"policy":"FABRICCTL_SCHED"}}}`)}}})
+	}
+	if proto.Size(req) < 32<<10 {
+		t.Fatalf("request of %d bytes: too small to take a pooled buffer", proto.Size(req))
+	}
+	resp, err := c.Set(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(e.got, req) {
+		t.Error("the target received another request than the one sent")
+	}
+	if len(resp.GetMessage().GetMessage()) != 100<<10 || !proto.Equal(resp.GetResponse()[0].GetPath(), req.GetReplace()[0].GetPath()) {
+		t.Error("the reply arrived changed")
+	}
+	if strings.Join(e.contentTypes, ",") != "application/grpc" {
+		t.Errorf("content-type %q, want application/grpc (gRPC's default codec sends no subtype)", e.contentTypes)
+	}
+}
