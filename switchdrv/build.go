@@ -243,7 +243,22 @@ func PortHeadroom(f *intent.Fabric, port intent.Port) int64 {
 // the intent, else its profile's) the SONiC model uses the ASIC's cell
 // factor and the vendor's lookup table is a fourth model (issue 10 item 15).
 func PortHeadroomFor(f *intent.Fabric, sw *intent.Switch, port intent.Port) int64 {
-	in := f.HeadroomInputFor(sw, port)
+	return headroomOf(f.HeadroomInputFor(sw, port))
+}
+
+// PortHeadroomsFor is PortHeadroomFor of each of sw's ports, in order
+// (the switch's ASIC looked up once).
+func PortHeadroomsFor(f *intent.Fabric, sw *intent.Switch) []int64 {
+	ins := f.HeadroomInputsFor(sw)
+	out := make([]int64, len(ins))
+	for i, in := range ins {
+		out[i] = headroomOf(in)
+	}
+	return out
+}
+
+// headroomOf is the headroom of input in, rounded up to 1 KiB.
+func headroomOf(in intent.HeadroomInput) int64 {
 	return headroomMemo.Get(in, func() int64 {
 		_, req := intent.Headroom(in)
 		return int64(math.Ceil(float64(req)/1024) * 1024)

@@ -32,3 +32,34 @@ func TestPortHeadroomForRemembered(t *testing.T) {
 		}
 	}
 }
+
+// TestPortHeadroomsFor: a switch's port headroom worked out at once (the
+// switch's ASIC looked up once) is PortHeadroomFor port by port, and its
+// inputs are HeadroomInputFor's.
+func TestPortHeadroomsFor(t *testing.T) {
+	f := &intent.Fabric{Policy: intent.Policy{MTU: 9100}}
+	var ports []intent.Port
+	for _, speed := range []int64{25e9, 100e9, 400e9} {
+		for _, cable := range []float64{1, 3, 300} {
+			for _, mtu := range []int{0, 1500} {
+				ports = append(ports, intent.Port{Name: "p", Speed: speed, CableMeters: cable, MTU: mtu})
+			}
+		}
+	}
+	for _, sw := range []*intent.Switch{{Name: "a", Platform: intent.PlatformSONiC, ASIC: "spectrum2"},
+		{Name: "b", Platform: intent.PlatformSRLinux}, {Name: "c", Platform: intent.PlatformEOS, ASIC: "Tomahawk4 "}} {
+		sw.Ports = ports
+		got, ins := switchdrv.PortHeadroomsFor(f, sw), f.HeadroomInputsFor(sw)
+		if len(got) != len(ports) || len(ins) != len(ports) {
+			t.Fatalf("%s: %d headrooms and %d inputs for %d ports", sw.Name, len(got), len(ins), len(ports))
+		}
+		for i, port := range ports {
+			if want := f.HeadroomInputFor(sw, port); ins[i] != want {
+				t.Errorf("%s port %d: input %+v, want %+v", sw.Name, i, ins[i], want)
+			}
+			if want := switchdrv.PortHeadroomFor(f, sw, port); got[i] != want {
+				t.Errorf("%s port %d: headroom %d, want %d", sw.Name, i, got[i], want)
+			}
+		}
+	}
+}

@@ -273,10 +273,7 @@ type compiler struct {
 // portHeadroom is the headroom of the switch's port i.
 func (c *compiler) portHeadroom(i int) int64 {
 	if c.headroom == nil {
-		c.headroom = make([]int64, len(c.sw.Ports))
-		for j, port := range c.sw.Ports {
-			c.headroom[j] = switchdrv.PortHeadroomFor(c.f, c.sw, port)
-		}
+		c.headroom = switchdrv.PortHeadroomsFor(c.f, c.sw)
 	}
 	return c.headroom[i]
 }
