@@ -17,8 +17,8 @@ import (
 )
 
 // echoSet is a gNMI target that records the content-type of each Set and
-// answers with the request's first update path (so a large request and a
-// large answer both cross the connection's codec).
+// answers with the request's paths three times over (so a large request
+// and a large answer both cross the connection's codec).
 type echoSet struct {
 	gnmipb.UnimplementedGNMIServer
 	contentTypes []string
@@ -29,8 +29,13 @@ func (e *echoSet) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetR
 	md, _ := metadata.FromIncomingContext(ctx)
 	e.contentTypes = append(e.contentTypes, md.Get("content-type")...)
 	e.got = req
-	return &gnmipb.SetResponse{Response: []*gnmipb.UpdateResult{{Path: req.GetReplace()[0].GetPath(), Op: gnmipb.UpdateResult_REPLACE}},
-		Message: &gnmipb.Error{Message: strings.Repeat("m", 100<<10)}}, nil
+	resp := &gnmipb.SetResponse{}
+	for range 3 {
+		for _, u := range req.GetReplace() {
+			resp.Response = append(resp.Response, &gnmipb.UpdateResult{Path: u.GetPath(), Op: gnmipb.UpdateResult_REPLACE})
+		}
+	}
+	return resp, nil
 }
 
 // TestCodecKeepsTheWire: the connections' own codec (messageCodec) sends
@@ -68,7 +73,10 @@ func TestCodecKeepsTheWire(t *testing.T) {
 	if !proto.Equal(e.got, req) {
 		t.Error("the target received another request than the one sent")
 	}
-	if len(resp.GetMessage().GetMessage()) != 100<<10 || !proto.Equal(resp.GetResponse()[0].GetPath(), req.GetReplace()[0].GetPath()) {
+	if proto.Size(resp) < 32<<10 {
+		t.Errorf("reply of %d bytes: too small to take a pooled buffer", proto.Size(resp))
+	}
+	if len(resp.GetResponse()) != 3*len(req.GetReplace()) || !proto.Equal(resp.GetResponse()[len(req.GetReplace())].GetPath(), req.GetReplace()[0].GetPath()) {
 		t.Error("the reply arrived changed")
 	}
 	if strings.Join(e.contentTypes, ",") != "application/grpc" {
