@@ -2,18 +2,12 @@ package transport_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/fabricctl/fabricctl/intent"
-	"github.com/fabricctl/fabricctl/switchdrv/transport"
 )
 
 // echoSet is a gNMI target that records the content-type of each Set and
@@ -43,21 +37,8 @@ func (e *echoSet) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetR
 // +proto subtype) and the same bytes, for a request and a reply well
 // above the buffer-pooling threshold.
 func TestCodecKeepsTheWire(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
 	e := &echoSet{}
-	gnmipb.RegisterGNMIServer(srv, e)
-	go srv.Serve(lis)
-	defer srv.Stop()
-	sw := intent.Switch{Name: "leaf1", Address: lis.Addr().String(), TLS: intent.TLS{Insecure: true}}
-	c, err := transport.Dial(t.Context(), sw, transport.Options{Timeout: 20 * time.Second, Attempts: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := serveGNMI(t, e)
 	req := &gnmipb.SetRequest{}
 	for i := range 300 {
 		req.Replace = append(req.Replace, &gnmipb.Update{Path: mustPath(t, "/qos/interfaces/interface[interface-id=ethernet-1/"+strings.Repeat("1", i%7+1)+"]"),

@@ -407,26 +407,34 @@ func (e *endless) Subscribe(s gnmipb.GNMI_SubscribeServer) error {
 	}
 }
 
-// TestSubscribeOnceBounded: a target that streams without ever sending the
-// sync response must not make SubscribeOnce buffer everything it sends until
-// the timeout (gigabytes on a fast link); it stops at a bound with an error
-// naming the switch.
-func TestSubscribeOnceBounded(t *testing.T) {
+// serveGNMI serves impl on a loopback port for the test and returns a
+// client of switch leaf1 dialled to it (plaintext, one attempt per call).
+func serveGNMI(t *testing.T, impl gnmipb.GNMIServer) *transport.Client {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer()
-	e := &endless{}
-	gnmipb.RegisterGNMIServer(srv, e)
+	gnmipb.RegisterGNMIServer(srv, impl)
 	go srv.Serve(lis)
-	defer srv.Stop()
+	t.Cleanup(srv.Stop)
 	sw := intent.Switch{Name: "leaf1", Address: lis.Addr().String(), TLS: intent.TLS{Insecure: true}}
 	c, err := transport.Dial(t.Context(), sw, transport.Options{Timeout: 20 * time.Second, Attempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestSubscribeOnceBounded: a target that streams without ever sending the
+// sync response must not make SubscribeOnce buffer everything it sends until
+// the timeout (gigabytes on a fast link); it stops at a bound with an error
+// naming the switch.
+func TestSubscribeOnceBounded(t *testing.T) {
+	e := &endless{}
+	c := serveGNMI(t, e)
 	start := time.Now()
 	notes, err := c.SubscribeOnce(t.Context(), nil, []*gnmipb.Path{mustPath(t, "/x")})
 	if err == nil {
