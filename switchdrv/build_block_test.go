@@ -9,7 +9,7 @@ import (
 )
 
 // TestUpdateBlocks: the updates Replace, Update and UpdateJSON take from
-// shared arrays (a reserved one, then blocks of 64) are distinct messages,
+// shared arrays (a reserved one, then blocks of 8 to 32) are distinct messages,
 // each with its own path and value, past the end of each array too; a
 // change to one leaves the others as they were.
 func TestUpdateBlocks(t *testing.T) {
