@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"testing"
@@ -305,21 +306,18 @@ func (a *applyCost) staged() {
 //
 // It reports x_minimal, x_bare and x_staged, fabricctl's time over theirs
 // (goal: x_minimal <= 1.3); x_staged is what fabricctl itself adds to a
-// safe apply's RPCs, staged_x_minimal what the two stages cost. The twins run in this process, so the server side is
-// in every figure. BenchmarkApplyCostSide runs one side alone, for
-// profiles and for counting instructions (tools/applycost-callgrind).
+// safe apply's RPCs, staged_x_minimal what the two stages cost. The twins
+// run in this process, so the server side is in every figure.
+// faults/switch and min-faults/switch are the pages fabricctl's and the
+// minimal client's heaps grew into (see measure). BenchmarkApplyCostSide
+// runs one side alone, for profiles, for counting instructions
+// (tools/applycost-callgrind) and for each side once in a new process
+// (tools/applycost-fresh).
 //
 //	go test -run '^$' -bench 'ApplyCost$' -benchtime 3x ./switchdrv/
 func BenchmarkApplyCost(b *testing.B) {
 	a := newApplyCost(b, 200)
 	twins := a.twins
-	// Wall time is what a user waits for, but on a loaded machine it
-	// swings; the process's CPU time (client and twins) is steadier.
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
 	// What each side allocates (the process: client and twins) does not
 	// swing with the machine's load as time does.
 	var ms runtime.MemStats
@@ -327,22 +325,30 @@ func BenchmarkApplyCost(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		return ms.TotalAlloc, ms.Mallocs
 	}
-	// measure runs one side from empty twins and a collected heap, timed
-	// by b's timer too when timed (fabricctl's, so that ns/op is its).
+	// measure runs one side from empty twins and, as a new process starts,
+	// with a collected heap whose free memory went back to the system: so
+	// each side touches (page-faults) the memory its own heap grows into.
+	// With only runtime.GC(), the heap kept the pages the side before had
+	// needed: the minimal client, run after fabricctl, took 0.4 page faults
+	// per switch inside fabricctl's larger heap, against 175-200 in a process
+	// of its own, and fabricctl, after it, about 110 against 290-310 (2026-12-03).
+	// Timed by b's timer too when timed (fabricctl's, so that ns/op is its).
 	type sample struct {
 		wall, cpu      time.Duration
 		bytes, objects uint64
+		faults         int64
 	}
 	measure := func(run func(), timed bool) sample {
 		a.reset()
-		runtime.GC()
+		debug.FreeOSMemory()
 		b0, o0 := allocated()
 		if timed {
 			b.StartTimer()
 		}
-		start, c0 := time.Now(), cpu()
+		start, u0 := time.Now(), usage()
 		run()
-		s := sample{wall: time.Since(start), cpu: cpu() - c0}
+		u1 := usage()
+		s := sample{wall: time.Since(start), cpu: u1.cpu - u0.cpu, faults: u1.faults - u0.faults}
 		if timed {
 			b.StopTimer()
 		}
@@ -352,7 +358,7 @@ func BenchmarkApplyCost(b *testing.B) {
 	}
 	var sF, sM, sB, sS sample
 	add := func(sum *sample, s sample) {
-		sum.wall, sum.cpu, sum.bytes, sum.objects = sum.wall+s.wall, sum.cpu+s.cpu, sum.bytes+s.bytes, sum.objects+s.objects
+		sum.wall, sum.cpu, sum.bytes, sum.objects, sum.faults = sum.wall+s.wall, sum.cpu+s.cpu, sum.bytes+s.bytes, sum.objects+s.objects, sum.faults+s.faults
 	}
 	b.ResetTimer()
 	for b.Loop() {
@@ -381,6 +387,25 @@ func BenchmarkApplyCost(b *testing.B) {
 	b.ReportMetric(float64(sM.bytes)/float64(b.N*len(twins))/1e6, "min-MB/switch")
 	b.ReportMetric(float64(sF.bytes)/float64(sM.bytes), "x_minimal_bytes")
 	b.ReportMetric(float64(sF.objects)/float64(sM.objects), "x_minimal_allocs")
+	// Pages each side's heap grew into (minor faults of the process), per
+	// switch: the memory it needed at its peak, paid in kernel time.
+	b.ReportMetric(float64(sF.faults)/float64(b.N*len(twins)), "faults/switch")
+	b.ReportMetric(float64(sM.faults)/float64(b.N*len(twins)), "min-faults/switch")
+}
+
+// rusage is what the process has used: CPU time (user and system, client
+// and twins) and minor page faults.
+type rusage struct {
+	cpu    time.Duration
+	faults int64
+}
+
+// usage reads the process's rusage. Wall time is what a user waits for,
+// but on a loaded machine it swings; CPU time is steadier.
+func usage() rusage {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return rusage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), faults: ru.Minflt}
 }
 
 // BenchmarkApplyCostSide runs one side of BenchmarkApplyCost alone, each
@@ -389,7 +414,9 @@ func BenchmarkApplyCost(b *testing.B) {
 // (default 200). Instruction counts of it under callgrind are the steady
 // referee of x_minimal on this noisy machine:
 // tools/applycost-callgrind runs it at two iteration counts per side and
-// divides the differences.
+// divides the differences; tools/applycost-fresh runs each side once in a
+// new process, as a user meets them. Besides wall time it reports the
+// process's CPU time and minor page faults per switch.
 //
 //	go test -run '^$' -bench 'ApplyCostSide/fabricctl' -benchtime 3x ./switchdrv/
 func BenchmarkApplyCostSide(b *testing.B) {
@@ -405,13 +432,19 @@ func BenchmarkApplyCostSide(b *testing.B) {
 		b.Run(side, func(b *testing.B) {
 			a := newApplyCost(b, n)
 			run := map[string]func(){"fabricctl": a.fabricctl, "minimal": func() { a.client(true) }, "bare": func() { a.client(false) }, "staged": a.staged}[side]
+			var used rusage
 			for b.Loop() {
 				b.StopTimer()
 				a.reset()
 				b.StartTimer()
+				u0 := usage()
 				run()
+				u1 := usage()
+				used.cpu, used.faults = used.cpu+u1.cpu-u0.cpu, used.faults+u1.faults-u0.faults
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n)/1000, "ms/switch")
+			b.ReportMetric(float64(used.cpu.Microseconds())/float64(b.N*n)/1000, "cpu-ms/switch")
+			b.ReportMetric(float64(used.faults)/float64(b.N*n), "faults/switch")
 		})
 	}
 }
