@@ -49,26 +49,21 @@ func Elem(name string, kv ...string) *gnmipb.PathElem {
 // (RFC 7951 orders no members; ygot.EmitJSON sends them sorted too).
 // elems must not be empty.
 func JSONUpdate(v any, elems ...*gnmipb.PathElem) (*gnmipb.Update, error) {
-	u, _, err := jsonUpdate(nil, v, elems)
-	return u, err
-}
-
-// jsonUpdate is JSONUpdate appending the JSON to *arena (nil: into its
-// own slice). The updates of one compile share a few large arrays this
-// way instead of each growing its own; each value's slice is capped at its
-// length, so no append to one writes into another.
-func jsonUpdate(arena *[]byte, v any, elems []*gnmipb.PathElem) (_ *gnmipb.Update, exact bool, _ error) {
-	b, exact, err := encodeValue(arena, v, elems)
+	b, _, err := encodeValue(nil, v, elems)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	return &gnmipb.Update{
 		Path: &gnmipb.Path{Elem: elems},
 		Val:  &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: b}},
-	}, exact, nil
+	}, nil
 }
 
-// encodeValue is the JSON jsonUpdate writes of v at elems.
+// encodeValue is the JSON JSONUpdate writes of v at elems, appended to
+// *arena (nil: into its own slice). The updates of one compile
+// (Desired.jsonUpdate) share a few large arrays this way instead of each
+// growing its own; each value's slice is capped at its length, so no
+// append to one writes into another.
 func encodeValue(arena *[]byte, v any, elems []*gnmipb.PathElem) (_ []byte, exact bool, _ error) {
 	var b []byte
 	ok := false
@@ -140,8 +135,8 @@ func (d *Desired) jsonUpdate(v any, elems []*gnmipb.PathElem) (*gnmipb.Update, e
 // hundreds of updates, which were four allocations each. The arrays are as
 // long as the compiler said it would need (Desired.Reserve), or as many
 // as were made so far (8 to 32): a compile of a few updates does not take
-// many more, and one of hundreds leaves at most 31 of each unused. The messages live as long as the Desired's request
-// does, as the arrays do.
+// many more, and one of hundreds leaves at most 31 of each unused. The
+// messages live as long as the Desired's request does, as the arrays do.
 type updateBlock struct {
 	ups   []gnmipb.Update
 	paths []gnmipb.Path
