@@ -422,7 +422,7 @@ func writeResult(w io.Writer, res *switchdrv.Result, hosts []plan.TargetPlan, ch
 		fmt.Fprintf(&b, "Backup of %d %s: %s\n", backedUp[p], what, p)
 	}
 	fmt.Fprintf(&b, "Apply: %s.\n", res.Status)
-	if n := checked.note(); n != "" {
+	if n := plan.ForcedNote(checked.Forced); n != "" {
 		fmt.Fprintln(&b, n)
 	}
 	_, err := io.WriteString(w, b.String())

@@ -8,7 +8,6 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/check"
-	"github.com/fabricctl/fabricctl/plan"
 )
 
 // guardFlags are --force and --strict of the commands that lead to writes
@@ -29,11 +28,6 @@ type guardResult struct {
 	// Forced lists the findings --force went past ("FC119 policy.roce.tos"),
 	// empty when nothing blocking was found.
 	Forced []string `json:"forcedFindings,omitempty"`
-}
-
-// note is the line a result prints when --force went past findings.
-func (r guardResult) note() string {
-	return plan.ForcedNote(r.Forced)
 }
 
 // guard runs the static checks on f and prints every error and warning to
