@@ -68,8 +68,9 @@ type work struct {
 	sw     *intent.Switch
 	q      Quirks
 	req    *gnmipb.SetRequest
-	paths  []*gnmipb.Path // ownedPaths(req)
-	keys   []string       // their PathKeys
+	paths  []*gnmipb.Path         // ownedPaths(req)
+	keys   []string               // their PathKeys
+	get    *transport.PreparedGet // the Get of paths, marshalled at its first read
 	c      *transport.Client
 	backup *Snapshot
 	line   []byte // backup encoded (one line of the run's backup file)
@@ -152,7 +153,7 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		if pl == nil {
 			w.values = newDecoded(w.d)
 		} else {
-			w.paths, w.keys = pl.paths, pl.keys
+			w.paths, w.keys, w.get = pl.paths, pl.keys, pl.get
 			w.backup = pl.snap
 			// The same updates (pl.req holds them), decoded once.
 			w.values = pl.values
@@ -364,7 +365,7 @@ func (e *Engine) prepare(ctx context.Context, w *work) error {
 		if u := append(slices.Clone(w.req.GetReplace()), w.req.GetUpdate()...); len(u) > 0 && u[0].GetVal().GetJsonVal() != nil {
 			enc = gnmipb.Encoding_JSON
 		}
-		snap, err := e.read(ctx, cn, w.sw, enc, w.paths, w.keys, true)
+		snap, err := e.read(ctx, cn, w.sw, enc, w.paths, w.keys, true, &w.get)
 		if err != nil {
 			return err
 		}
@@ -398,7 +399,8 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	// committing it (a cancelled gRPC call returns at once on the client,
 	// while the server's handler may still be running), it would only turn
 	// a known outcome into an unknown one.
-	if _, err := w.c.Set(context.WithoutCancel(ctx), w.req); err != nil {
+	// Only the outcome is used: verify reads the switch back.
+	if err := w.c.SetOutcome(context.WithoutCancel(ctx), w.req); err != nil {
 		w.setErr = err
 		err = e.explainSetError(w.sw, err)
 		w.res.Status, w.res.Error = StatusFailed, err.Error()
@@ -406,7 +408,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 		return err
 	}
 	e.emit(Event{Switch: w.sw.Name, Step: "verify"})
-	after, err := observeValues(ctx, w.c, w.sw, w.paths, w.keys)
+	after, err := observeValues(ctx, w.c, w.sw, w.paths, w.keys, &w.get)
 	if err == nil {
 		w.after = after
 		var left []plan.Change
@@ -561,7 +563,7 @@ func restoreFrom(ctx context.Context, c *transport.Client, sw *intent.Switch, sn
 		return err
 	}
 	deadline := time.Now().Add(c.SetTimeout())
-	_, setErr := c.Set(ctx, req)
+	setErr := c.SetOutcome(ctx, req)
 	if setErr != nil && !errors.Is(setErr, transport.ErrOutcomeUnknown) {
 		return setErr
 	}

@@ -77,22 +77,30 @@ func TestObserveKeysAnyOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, full := range []bool{false, true} {
-			want, err := observeAs(t.Context(), c, sw, owned, nil, full, false)
+			want, err := observeAs(t.Context(), c, sw, owned, nil, full, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := observeAs(t.Context(), c, sw, owned, keys, full, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want.Taken, got.Taken = time.Time{}, time.Time{}
-			opt := cmp.AllowUnexported(Entry{})
-			if diff := cmp.Diff(want.Entries, got.Entries, opt); diff != "" {
-				t.Errorf("reverse=%v prefixed=%v full=%v: with keys (-without +with):\n%s", tgt.reverse, tgt.prefixed, full, diff)
-			}
-			for i, e := range got.Entries {
-				if e.Path != keys[i] || !e.Exists {
-					t.Errorf("reverse=%v prefixed=%v full=%v: entry %d = %s exists %v", tgt.reverse, tgt.prefixed, full, i, e.Path, e.Exists)
+			// With keys, and the GetRequest marshalled at the first read
+			// and sent again at the second (plan's read, then verify's).
+			var get *transport.PreparedGet
+			for read := 1; read <= 2; read++ {
+				got, err := observeAs(t.Context(), c, sw, owned, keys, full, false, &get)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if get == nil || len(get.Paths()) != len(owned) {
+					t.Fatalf("read %d left no prepared GetRequest of the %d paths", read, len(owned))
+				}
+				want.Taken, got.Taken = time.Time{}, time.Time{}
+				opt := cmp.AllowUnexported(Entry{})
+				if diff := cmp.Diff(want.Entries, got.Entries, opt); diff != "" {
+					t.Errorf("reverse=%v prefixed=%v full=%v read %d: with keys (-without +with):\n%s", tgt.reverse, tgt.prefixed, full, read, diff)
+				}
+				for i, e := range got.Entries {
+					if e.Path != keys[i] || !e.Exists {
+						t.Errorf("reverse=%v prefixed=%v full=%v read %d: entry %d = %s exists %v", tgt.reverse, tgt.prefixed, full, read, i, e.Path, e.Exists)
+					}
 				}
 			}
 		}

@@ -85,8 +85,9 @@ type planned struct {
 	values  *decoded // the payload's values, decoded by the plan's Compare
 	snap    *Snapshot
 	req     *gnmipb.SetRequest
-	paths   []*gnmipb.Path // ownedPaths(req): what verify reads back
-	keys    []string       // their PathKeys
+	paths   []*gnmipb.Path         // ownedPaths(req): what verify reads back
+	keys    []string               // their PathKeys
+	get     *transport.PreparedGet // the Get of paths the plan sent, or nil
 	payload []byte
 }
 
@@ -331,12 +332,13 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	// for staleness later.
 	withBasis := !e.NoPayload
 	var snap *Snapshot
-	var paths []*gnmipb.Path // ownedPaths(d's request): read, then verified
-	var keys []string        // their PathKeys
-	var values *decoded      // d's values, once d is final
+	var paths []*gnmipb.Path       // ownedPaths(d's request): read, then verified
+	var keys []string              // their PathKeys
+	var values *decoded            // d's values, once d is final
+	var get *transport.PreparedGet // the Get of paths, for verify to send again
 	if r, ok := pl.(Refiner); ok {
 		// Read what the payload depends on, then plan against it.
-		found, err := e.read(ctx, cn, sw, d.Encoding, r.Discover(d), nil, withBasis)
+		found, err := e.read(ctx, cn, sw, d.Encoding, r.Discover(d), nil, withBasis, nil)
 		if err != nil {
 			tp.Error = err.Error()
 			return tp
@@ -359,7 +361,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			}
 		}
 	} else if len(d.Owned) > 0 {
-		if _, err := e.read(ctx, cn, sw, d.Encoding, nil, nil, false); err != nil {
+		if _, err := e.read(ctx, cn, sw, d.Encoding, nil, nil, false, nil); err != nil {
 			tp.Error = err.Error()
 			return tp
 		}
@@ -375,7 +377,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	} else {
 		values = d.decodedValues() // the values compile built, not decoded again
 		paths, keys = ownedPaths(d.SetRequest(), values)
-		if snap, err = e.read(ctx, cn, sw, d.Encoding, paths, keys, withBasis); err != nil {
+		if snap, err = e.read(ctx, cn, sw, d.Encoding, paths, keys, withBasis, &get); err != nil {
 			tp.Error = err.Error()
 			return tp
 		}
@@ -405,6 +407,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		// must be of those.
 		req.Delete = dels
 		paths, keys = ownedPaths(req, values)
+		get = nil
 		keep := make(map[string]bool, len(keys))
 		for _, k := range keys {
 			keep[k] = true
@@ -432,7 +435,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	}
 	tp.Payload = payload
 	tp.Changes = changes
-	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, paths: paths, keys: keys, payload: payload})
+	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, paths: paths, keys: keys, get: get, payload: payload})
 	e.log().Info("planned", "target", sw.Name, "changes", len(changes))
 	return tp
 }
@@ -448,7 +451,7 @@ var requiredModels = map[intent.Platform][]string{
 
 // read checks the target announces the platform's models and speaks the
 // encoding the platform compiled to, and reads paths into a snapshot.
-func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmipb.Encoding, paths []*gnmipb.Path, keys []string, withBasis bool) (*Snapshot, error) {
+func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmipb.Encoding, paths []*gnmipb.Path, keys []string, withBasis bool, get **transport.PreparedGet) (*Snapshot, error) {
 	caps, err := e.capabilities(ctx, cn, sw)
 	if err != nil {
 		return nil, err
@@ -456,7 +459,7 @@ func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmi
 	if enc != gnmipb.Encoding_JSON && enc != caps.Encoding && !slices.Contains(caps.Encodings, enc) {
 		return nil, fmt.Errorf("switch %s: target does not support encoding %s (announces %v)", sw.Name, enc, caps.Encodings)
 	}
-	return observeAs(ctx, cn.c, sw, paths, keys, true, withBasis)
+	return observeAs(ctx, cn.c, sw, paths, keys, true, withBasis, get)
 }
 
 // decodePayload reads a TargetPlan's SetRequest back.

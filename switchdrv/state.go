@@ -118,20 +118,23 @@ const RunningConfigCommand = "show running-config all"
 // A path the target reports NotFound is recorded as absent. The snapshot
 // keeps each value as the switch sent it (for a backup) and has its basis.
 func observe(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path) (*Snapshot, error) {
-	return observeAs(ctx, c, sw, paths, nil, true, true)
+	return observeAs(ctx, c, sw, paths, nil, true, true, nil)
 }
 
 // observeValues is observe for a comparison only (verify): the values are
 // decoded and kept as trees, without the JSON text and basis a backup needs.
-func observeValues(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, keys []string) (*Snapshot, error) {
-	return observeAs(ctx, c, sw, paths, keys, false, false)
+// get is as observeAs takes it.
+func observeValues(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, keys []string, get **transport.PreparedGet) (*Snapshot, error) {
+	return observeAs(ctx, c, sw, paths, keys, false, false, get)
 }
 
 // observeAs reads paths (keys: their PathKeys, distinct as ownedPaths
 // gives them, or nil); full keeps each value's JSON text (a backup),
 // withBasis computes the basis (a plan that may be saved and checked for
-// staleness later).
-func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, keys []string, full, withBasis bool) (*Snapshot, error) {
+// staleness later). get, when not nil, holds the GetRequest of paths
+// marshalled once for the reads of the same paths (plan's, then verify's):
+// made at the first read, sent again at the next.
+func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, paths []*gnmipb.Path, keys []string, full, withBasis bool, get **transport.PreparedGet) (*Snapshot, error) {
 	snap := &Snapshot{Version: SnapshotVersion, Switch: sw.Name, Platform: sw.Platform, Address: sw.Address, Taken: time.Now().UTC()}
 	if len(paths) == 0 {
 		snap.Basis = snap.basis()
@@ -153,7 +156,15 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 	}
 	var notes []*gnmipb.Notification
 	var err error
-	if len(modelPaths) > 0 {
+	switch {
+	case get != nil && len(cliPaths) == 0:
+		if *get == nil || !slices.Equal((*get).Paths(), paths) {
+			if *get, err = c.PrepareGetConfig(paths); err != nil {
+				return nil, err
+			}
+		}
+		notes, err = c.GetPrepared(ctx, *get)
+	case len(modelPaths) > 0:
 		notes, err = c.GetConfig(ctx, modelPaths)
 	}
 	if transport.Code(err) == codes.NotFound && len(modelPaths) > 1 {

@@ -29,6 +29,10 @@ type messageCodec struct {
 func (messageCodec) Name() string { return "" }
 
 func (c messageCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if g, ok := v.(*PreparedGet); ok {
+		// Already marshalled; gRPC only reads a buffer it is given.
+		return mem.BufferSlice{mem.SliceBuffer(g.b)}, nil
+	}
 	m := protoMessage(v)
 	if m == nil {
 		return nil, fmt.Errorf("proto: cannot marshal %T: not a protobuf message", v)
@@ -55,6 +59,11 @@ func (c messageCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 func (c messageCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if _, ok := v.(*setReply); ok {
+		buf := data.MaterializeToBuffer(c.pool)
+		defer buf.Free()
+		return checkWire(buf.ReadOnlyData())
+	}
 	m := protoMessage(v)
 	if m == nil {
 		return fmt.Errorf("proto: cannot unmarshal into %T: not a protobuf message", v)

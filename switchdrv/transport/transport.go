@@ -525,11 +525,7 @@ func (c *Client) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 	start := time.Now()
 	resp, err := c.gnmi.Set(ctx, req)
 	if err != nil {
-		switch Code(err) {
-		case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Unknown:
-			err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
-		}
-		return nil, &Error{Switch: c.name, Op: "set", Path: PathsString(setPaths(req)), Err: err}
+		return nil, c.setError(req, err)
 	}
 	c.log.Debug("set", "replace", len(req.GetReplace()), "update", len(req.GetUpdate()),
 		"delete", len(req.GetDelete()), "took", time.Since(start))

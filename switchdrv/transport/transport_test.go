@@ -334,7 +334,19 @@ func TestRetryAndTimeout(t *testing.T) {
 	if _, err := c.Set(t.Context(), &gnmipb.SetRequest{}); !errors.Is(err, transport.ErrOutcomeUnknown) {
 		t.Errorf("Set on a closed port: %v, want ErrOutcomeUnknown", err)
 	}
-	if got, want := [2]int32{cnt.get.Load(), cnt.set.Load()}, [2]int32{3, 1}; got != want {
+	// The prepared read and the Set that only reports its outcome behave
+	// alike.
+	g, err := c.PrepareGetConfig([]*gnmipb.Path{mustPath(t, "/qos")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetPrepared(t.Context(), g); transport.Code(err) != codes.Unavailable {
+		t.Errorf("GetPrepared on a closed port: code %v (%v), want Unavailable", transport.Code(err), err)
+	}
+	if err := c.SetOutcome(t.Context(), &gnmipb.SetRequest{}); !errors.Is(err, transport.ErrOutcomeUnknown) {
+		t.Errorf("SetOutcome on a closed port: %v, want ErrOutcomeUnknown", err)
+	}
+	if got, want := [2]int32{cnt.get.Load(), cnt.set.Load()}, [2]int32{6, 2}; got != want {
 		t.Errorf("attempts (get, set) = %v, want %v", got, want)
 	}
 
@@ -353,6 +365,9 @@ func TestRetryAndTimeout(t *testing.T) {
 	_, err = c2.Set(t.Context(), &gnmipb.SetRequest{})
 	if !errors.Is(err, transport.ErrOutcomeUnknown) {
 		t.Errorf("Set on a hanging twin: %v, want ErrOutcomeUnknown", err)
+	}
+	if err := c2.SetOutcome(t.Context(), &gnmipb.SetRequest{}); !errors.Is(err, transport.ErrOutcomeUnknown) || transport.Code(err) != codes.DeadlineExceeded {
+		t.Errorf("SetOutcome on a hanging twin: %v, want ErrOutcomeUnknown (DeadlineExceeded)", err)
 	}
 	hung.Hang(false)
 	if hung.Sets() != 0 {

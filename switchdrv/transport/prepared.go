@@ -1,0 +1,106 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// PreparedGet is a configuration GetRequest marshalled once, to be sent
+// more than once: fabricctl reads a switch's owned paths to plan and the
+// same paths again to verify its Set. Marshalling a GetRequest walks every
+// path element's key map through protobuf's reflection twice (its size,
+// then its bytes): about 90 µs for the 145 paths of a 32-port SR Linux
+// switch, as much as the rest of a verify's comparison.
+type PreparedGet struct {
+	b     []byte
+	enc   gnmipb.Encoding
+	paths []*gnmipb.Path
+}
+
+// Paths are the paths the request reads.
+func (g *PreparedGet) Paths() []*gnmipb.Path { return g.paths }
+
+// PrepareGetConfig marshals the GetRequest GetConfig(paths) would send now,
+// in the encoding Capabilities chose.
+func (c *Client) PrepareGetConfig(paths []*gnmipb.Path) (*PreparedGet, error) {
+	enc := c.Encoding()
+	b, err := proto.Marshal(&gnmipb.GetRequest{Path: paths, Encoding: enc, Type: gnmipb.GetRequest_CONFIG})
+	if err != nil {
+		return nil, &Error{Switch: c.name, Op: "get", Path: PathsString(paths), Err: err}
+	}
+	return &PreparedGet{b: b, enc: enc, paths: paths}, nil
+}
+
+// GetPrepared is GetConfig(g.Paths()) with the request's bytes g already
+// holds. A request prepared before the client's encoding changed is
+// marshalled anew, in the current encoding.
+func (c *Client) GetPrepared(ctx context.Context, g *PreparedGet) ([]*gnmipb.Notification, error) {
+	if g.enc != c.Encoding() {
+		return c.GetConfig(ctx, g.paths)
+	}
+	var resp *gnmipb.GetResponse
+	err := c.retry(ctx, "get", func(ctx context.Context) error {
+		resp = &gnmipb.GetResponse{}
+		return c.conn.Invoke(ctx, gnmipb.GNMI_Get_FullMethodName, g, resp)
+	})
+	if err != nil {
+		return nil, &Error{Switch: c.name, Op: "get", Path: PathsString(g.paths), Err: err}
+	}
+	c.log.Debug("get", "paths", len(g.paths), "notifications", len(resp.GetNotification()))
+	return resp.GetNotification(), nil
+}
+
+// SetOutcome sends req as Set does, exactly once, for a caller that uses
+// only the outcome: the reply is checked to be well-formed protobuf but
+// not decoded. A SetResponse repeats every path of the request, each with
+// its key maps (a 32-port SR Linux switch's reply takes about as long to
+// decode as its request takes to marshal); fabricctl reads the switch
+// back to verify instead. A failure whose effect is unknown wraps
+// ErrOutcomeUnknown, as with Set.
+func (c *Client) SetOutcome(ctx context.Context, req *gnmipb.SetRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, c.SetTimeout())
+	defer cancel()
+	start := time.Now()
+	if err := c.conn.Invoke(ctx, gnmipb.GNMI_Set_FullMethodName, req, &setReply{}); err != nil {
+		return c.setError(req, err)
+	}
+	c.log.Debug("set", "replace", len(req.GetReplace()), "update", len(req.GetUpdate()),
+		"delete", len(req.GetDelete()), "took", time.Since(start))
+	return nil
+}
+
+// setError is the Error of a failed Set.
+func (c *Client) setError(req *gnmipb.SetRequest, err error) error {
+	switch Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Unknown:
+		err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	}
+	return &Error{Switch: c.name, Op: "set", Path: PathsString(setPaths(req)), Err: err}
+}
+
+// setReply receives a SetResponse that is only checked (SetOutcome).
+type setReply struct{}
+
+// checkWire reports whether b is well-formed protobuf: a sequence of
+// fields, each with a valid tag, wire type and length. The fields
+// themselves (nested messages) are not looked into.
+func checkWire(b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("malformed reply: %w", protowire.ParseError(n))
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return fmt.Errorf("malformed reply: field %d: %w", num, protowire.ParseError(m))
+		}
+		b = b[n+m:]
+	}
+	return nil
+}
