@@ -365,6 +365,9 @@ func isCLIPath(p *gnmipb.Path) bool { return p.GetOrigin() == "cli" }
 // samePath reports whether a and b are the same path element for element
 // (names as written, keys, origin): then their PathKeys are equal.
 func samePath(a, b *gnmipb.Path) bool {
+	if a == b {
+		return true // an answer's path that is the asked one (GetPrepared)
+	}
 	ae, be := a.GetElem(), b.GetElem()
 	if len(ae) != len(be) || a.GetOrigin() != b.GetOrigin() {
 		return false

@@ -59,6 +59,10 @@ func (c messageCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 func (c messageCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if r, ok := v.(*getReply); ok {
+		// A buffer of its own: the reply's JSON values stay slices of it.
+		return r.decode(data.Materialize())
+	}
 	if _, ok := v.(*setReply); ok {
 		buf := data.MaterializeToBuffer(c.pool)
 		defer buf.Free()

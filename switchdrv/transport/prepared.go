@@ -21,6 +21,7 @@ type PreparedGet struct {
 	b     []byte
 	enc   gnmipb.Encoding
 	paths []*gnmipb.Path
+	wire  [][]byte // wire[i]: paths[i] as marshalled in b
 }
 
 // Paths are the paths the request reads.
@@ -29,31 +30,62 @@ func (g *PreparedGet) Paths() []*gnmipb.Path { return g.paths }
 // PrepareGetConfig marshals the GetRequest GetConfig(paths) would send now,
 // in the encoding Capabilities chose.
 func (c *Client) PrepareGetConfig(paths []*gnmipb.Path) (*PreparedGet, error) {
-	enc := c.Encoding()
-	b, err := proto.Marshal(&gnmipb.GetRequest{Path: paths, Encoding: enc, Type: gnmipb.GetRequest_CONFIG})
+	g, err := prepareGet(paths, c.Encoding())
 	if err != nil {
 		return nil, &Error{Switch: c.name, Op: "get", Path: PathsString(paths), Err: err}
 	}
-	return &PreparedGet{b: b, enc: enc, paths: paths}, nil
+	return g, nil
+}
+
+func prepareGet(paths []*gnmipb.Path, enc gnmipb.Encoding) (*PreparedGet, error) {
+	// Deterministic: the keys of a path element in sorted order, as a
+	// target that sorts them sends them back (readReply compares bytes).
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(&gnmipb.GetRequest{Path: paths, Encoding: enc, Type: gnmipb.GetRequest_CONFIG})
+	if err != nil {
+		return nil, err
+	}
+	g := &PreparedGet{b: b, enc: enc, paths: paths, wire: make([][]byte, 0, len(paths))}
+	for rest := b; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		if n < 0 {
+			break
+		}
+		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+		if m < 0 {
+			break
+		}
+		if num == requestPath {
+			v, _ := protowire.ConsumeBytes(rest[n:])
+			g.wire = append(g.wire, v)
+		}
+		rest = rest[n+m:]
+	}
+	if len(g.wire) != len(paths) {
+		// proto.Marshal wrote what it was given; anything else is a bug.
+		return nil, fmt.Errorf("marshalled %d of %d paths", len(g.wire), len(paths))
+	}
+	return g, nil
 }
 
 // GetPrepared is GetConfig(g.Paths()) with the request's bytes g already
 // holds. A request prepared before the client's encoding changed is
-// marshalled anew, in the current encoding.
+// marshalled anew, in the current encoding. The reply is decoded as
+// GetConfig's, except that an update's path that repeats an asked path
+// is that very *gnmipb.Path of g.Paths(), which the caller only reads.
 func (c *Client) GetPrepared(ctx context.Context, g *PreparedGet) ([]*gnmipb.Notification, error) {
 	if g.enc != c.Encoding() {
 		return c.GetConfig(ctx, g.paths)
 	}
-	var resp *gnmipb.GetResponse
+	var reply *getReply
 	err := c.retry(ctx, "get", func(ctx context.Context) error {
-		resp = &gnmipb.GetResponse{}
-		return c.conn.Invoke(ctx, gnmipb.GNMI_Get_FullMethodName, g, resp)
+		reply = &getReply{g: g}
+		return c.conn.Invoke(ctx, gnmipb.GNMI_Get_FullMethodName, g, reply)
 	})
 	if err != nil {
 		return nil, &Error{Switch: c.name, Op: "get", Path: PathsString(g.paths), Err: err}
 	}
-	c.log.Debug("get", "paths", len(g.paths), "notifications", len(resp.GetNotification()))
-	return resp.GetNotification(), nil
+	c.log.Debug("get", "paths", len(g.paths), "notifications", len(reply.notes))
+	return reply.notes, nil
 }
 
 // SetOutcome sends req as Set does, exactly once, for a caller that uses

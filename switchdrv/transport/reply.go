@@ -1,0 +1,211 @@
+package transport
+
+import (
+	"bytes"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// getReply receives the GetResponse to a PreparedGet (GetPrepared).
+type getReply struct {
+	g     *PreparedGet
+	notes []*gnmipb.Notification
+}
+
+// decode reads b, the GetResponse's wire bytes, which it keeps: the JSON
+// values are slices of b. A reply in the usual shape (notifications of
+// updates, each with a path and a JSON value) is read by readReply, which
+// takes an update's path to be the asked path whose bytes it repeats,
+// instead of decoding it (each path element's keys are a map, and making
+// those maps was most of decoding a reply). Anything else is decoded by
+// proto.Unmarshal: the result is the same (FuzzReadReply holds the two
+// equal), errors included.
+func (r *getReply) decode(b []byte) error {
+	if notes, ok := readReply(b, &replyReader{g: r.g}); ok {
+		r.notes = notes
+		return nil
+	}
+	resp := &gnmipb.GetResponse{}
+	if err := proto.Unmarshal(b, resp); err != nil {
+		return err
+	}
+	r.notes = resp.GetNotification()
+	return nil
+}
+
+// readReply reads a GetResponse made only of notifications, each of an
+// optional timestamp and prefix and of updates, each update of a path and
+// a value (val), every field present at most once (repeated ones aside)
+// and with its wire type. The updates' paths that repeat an asked path's
+// bytes are that *gnmipb.Path of g.paths (shared: read only). ok is false
+// for anything else, and for any malformed input.
+func readReply(b []byte, r *replyReader) (notes []*gnmipb.Notification, ok bool) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || num != replyNote || typ != protowire.BytesType {
+			return nil, false
+		}
+		v, m := protowire.ConsumeBytes(b[n:])
+		if m < 0 {
+			return nil, false
+		}
+		b = b[n+m:]
+		note, ok := readNotification(v, r)
+		if !ok {
+			return nil, false
+		}
+		notes = append(notes, note)
+	}
+	return notes, true
+}
+
+// The field numbers readReply reads, from gnmi.proto's descriptors.
+var (
+	noteTimestamp = fieldNumber(&gnmipb.Notification{}, "timestamp")
+	notePrefix    = fieldNumber(&gnmipb.Notification{}, "prefix")
+	noteUpdate    = fieldNumber(&gnmipb.Notification{}, "update")
+	updatePath    = fieldNumber(&gnmipb.Update{}, "path")
+	updateVal     = fieldNumber(&gnmipb.Update{}, "val")
+	valJSON       = fieldNumber(&gnmipb.TypedValue{}, "json_val")
+	valJSONIETF   = fieldNumber(&gnmipb.TypedValue{}, "json_ietf_val")
+	replyNote     = fieldNumber(&gnmipb.GetResponse{}, "notification")
+	requestPath   = fieldNumber(&gnmipb.GetRequest{}, "path")
+)
+
+func fieldNumber(m proto.Message, name protoreflect.Name) protowire.Number {
+	return m.ProtoReflect().Descriptor().Fields().ByName(name).Number()
+}
+
+// replyReader finds the asked paths in a reply.
+type replyReader struct {
+	g     *PreparedGet
+	next  int            // the asked path the next update likely answers
+	index map[string]int // the asked paths by their bytes, once needed
+}
+
+func readNotification(b []byte, r *replyReader) (*gnmipb.Notification, bool) {
+	note := &gnmipb.Notification{}
+	var seenTime, seenPrefix bool
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, false
+		}
+		b = b[n:]
+		switch {
+		case num == noteTimestamp && typ == protowire.VarintType && !seenTime:
+			t, m := protowire.ConsumeVarint(b)
+			if m < 0 {
+				return nil, false
+			}
+			note.Timestamp, seenTime, b = int64(t), true, b[m:]
+		case num == notePrefix && typ == protowire.BytesType && !seenPrefix:
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return nil, false
+			}
+			note.Prefix, seenPrefix, b = &gnmipb.Path{}, true, b[m:]
+			if proto.Unmarshal(v, note.Prefix) != nil {
+				return nil, false
+			}
+		case num == noteUpdate && typ == protowire.BytesType:
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return nil, false
+			}
+			b = b[m:]
+			u, ok := readUpdate(v, r)
+			if !ok {
+				return nil, false
+			}
+			note.Update = append(note.Update, u)
+		default:
+			return nil, false
+		}
+	}
+	return note, true
+}
+
+func readUpdate(b []byte, r *replyReader) (*gnmipb.Update, bool) {
+	u := &gnmipb.Update{}
+	var seenPath, seenVal bool
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || typ != protowire.BytesType {
+			return nil, false
+		}
+		v, m := protowire.ConsumeBytes(b[n:])
+		if m < 0 {
+			return nil, false
+		}
+		b = b[n+m:]
+		switch {
+		case num == updatePath && !seenPath:
+			seenPath = true
+			if u.Path = r.asked(v); u.Path == nil {
+				u.Path = &gnmipb.Path{}
+				if proto.Unmarshal(v, u.Path) != nil {
+					return nil, false
+				}
+			}
+		case num == updateVal && !seenVal:
+			seenVal = true
+			if u.Val = jsonValue(v); u.Val == nil {
+				u.Val = &gnmipb.TypedValue{}
+				if proto.Unmarshal(v, u.Val) != nil {
+					return nil, false
+				}
+			}
+		default:
+			return nil, false
+		}
+	}
+	return u, true
+}
+
+// jsonValue is the TypedValue b holds when it is only a JSON or JSON_IETF
+// value, its text a slice of b (capped: appending to it copies); nil
+// otherwise.
+func jsonValue(b []byte) *gnmipb.TypedValue {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 || typ != protowire.BytesType || (num != valJSON && num != valJSONIETF) {
+		return nil
+	}
+	v, m := protowire.ConsumeBytes(b[n:])
+	if m < 0 || n+m != len(b) {
+		return nil
+	}
+	v = v[:len(v):len(v)]
+	if num == valJSON {
+		return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonVal{JsonVal: v}}
+	}
+	return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: v}}
+}
+
+// asked is the asked path whose wire bytes are b, nil when none is. A
+// target answers the paths in the order asked as a rule: the one after
+// the last found is tried first, then an index of all.
+func (r *replyReader) asked(b []byte) *gnmipb.Path {
+	g := r.g
+	if r.next < len(g.wire) && bytes.Equal(g.wire[r.next], b) {
+		r.next++
+		return g.paths[r.next-1]
+	}
+	if r.index == nil {
+		r.index = make(map[string]int, len(g.wire))
+		for i, w := range g.wire {
+			if _, dup := r.index[string(w)]; !dup {
+				r.index[string(w)] = i
+			}
+		}
+	}
+	i, ok := r.index[string(b)]
+	if !ok {
+		return nil
+	}
+	r.next = i + 1
+	return g.paths[i]
+}
