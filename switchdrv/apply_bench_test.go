@@ -242,6 +242,43 @@ func (a *applyCost) client(verified bool) {
 	}
 }
 
+// lean is the minimal client with the transport calls fabricctl's engine
+// makes: the Get of the owned paths marshalled once (PrepareGetConfig) for
+// both reads, their replies read by GetPrepared (an update's path that
+// repeats an asked one is not decoded), and the Set's reply only checked
+// (SetOutcome). client(true) decodes every reply as a stock gNMI client
+// does; the difference between the two is what decoding less saves,
+// which fabricctl's figure against the minimal client includes.
+func (a *applyCost) lean() {
+	b := a.b
+	var g errgroup.Group
+	g.SetLimit(a.eng.Parallel)
+	for i := range a.f.Switches {
+		g.Go(func() error {
+			c, err := transport.Dial(b.Context(), a.f.Switches[i], a.eng.Transport)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			get, err := c.PrepareGetConfig(a.paths[i])
+			if err != nil {
+				return err
+			}
+			if _, err := c.GetPrepared(b.Context(), get); err != nil {
+				return err
+			}
+			if err := c.SetOutcome(b.Context(), a.reqs[i]); err != nil {
+				return err
+			}
+			_, err = c.GetPrepared(b.Context(), get)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // staged is the minimal client in fabricctl's two stages: every switch is
 // read (one connection each, kept) before any is written, then each gets
 // its Set and the verifying Get; the connections are closed at the end.
@@ -302,11 +339,17 @@ func (a *applyCost) staged() {
 //     the owned paths (the basis and backup), the Set, a Get to verify;
 //   - bare: one connection and the Set, nothing read;
 //   - staged: the minimal client's RPCs in fabricctl's two stages, every
-//     switch read before any is written (staged).
+//     switch read before any is written (staged);
+//   - lean: the minimal client with fabricctl's transport calls (one
+//     marshalled Get for both reads, replies decoded only as far as
+//     fabricctl's engine decodes them).
 //
-// It reports x_minimal, x_bare and x_staged, fabricctl's time over theirs
-// (goal: x_minimal <= 1.3); x_staged is what fabricctl itself adds to a
-// safe apply's RPCs, staged_x_minimal what the two stages cost. The twins
+// It reports x_minimal, x_bare, x_staged and x_lean, fabricctl's time over
+// theirs (goal: x_minimal <= 1.3); x_staged is what fabricctl itself adds
+// to a safe apply's RPCs, staged_x_minimal what the two stages cost, and
+// lean_x_minimal what the minimal client would save by decoding as little
+// as fabricctl does (so x_lean is fabricctl against a client that decodes
+// no more than it). The twins
 // run in this process, so the server side is in every figure.
 // faults/switch and min-faults/switch are the pages fabricctl's and the
 // minimal client's heaps grew into (see measure). BenchmarkApplyCostSide
@@ -356,7 +399,7 @@ func BenchmarkApplyCost(b *testing.B) {
 		s.bytes, s.objects = b1-b0, o1-o0
 		return s
 	}
-	var sF, sM, sB, sS sample
+	var sF, sM, sB, sS, sL sample
 	add := func(sum *sample, s sample) {
 		sum.wall, sum.cpu, sum.bytes, sum.objects, sum.faults = sum.wall+s.wall, sum.cpu+s.cpu, sum.bytes+s.bytes, sum.objects+s.objects, sum.faults+s.faults
 	}
@@ -367,6 +410,7 @@ func BenchmarkApplyCost(b *testing.B) {
 		add(&sM, measure(func() { a.client(true) }, false))
 		add(&sB, measure(func() { a.client(false) }, false))
 		add(&sS, measure(a.staged, false))
+		add(&sL, measure(a.lean, false))
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(sF.wall)/float64(sM.wall), "x_minimal")
@@ -376,6 +420,9 @@ func BenchmarkApplyCost(b *testing.B) {
 	b.ReportMetric(float64(sF.wall)/float64(sS.wall), "x_staged")
 	b.ReportMetric(float64(sF.cpu)/float64(sS.cpu), "x_staged_cpu")
 	b.ReportMetric(float64(sS.cpu)/float64(sM.cpu), "staged_x_minimal_cpu")
+	b.ReportMetric(float64(sF.wall)/float64(sL.wall), "x_lean")
+	b.ReportMetric(float64(sF.cpu)/float64(sL.cpu), "x_lean_cpu")
+	b.ReportMetric(float64(sL.cpu)/float64(sM.cpu), "lean_x_minimal_cpu")
 	b.ReportMetric(float64(sF.wall.Microseconds())/float64(b.N*len(twins))/1000, "ms/switch")
 	// CPU per switch (the process: client and twins) of fabricctl and of
 	// the minimal client.
@@ -410,7 +457,7 @@ func usage() rusage {
 
 // BenchmarkApplyCostSide runs one side of BenchmarkApplyCost alone, each
 // iteration from empty twins (the reset is outside the timing but in the
-// process): fabricctl, minimal, bare or staged, on FABRICCTL_BENCH_SWITCHES twins
+// process): fabricctl, minimal, bare, staged or lean, on FABRICCTL_BENCH_SWITCHES twins
 // (default 200). Instruction counts of it under callgrind are the steady
 // referee of x_minimal on this noisy machine:
 // tools/applycost-callgrind runs it at two iteration counts per side and
@@ -428,10 +475,10 @@ func BenchmarkApplyCostSide(b *testing.B) {
 		}
 		n = v
 	}
-	for _, side := range []string{"fabricctl", "minimal", "bare", "staged"} {
+	for _, side := range []string{"fabricctl", "minimal", "bare", "staged", "lean"} {
 		b.Run(side, func(b *testing.B) {
 			a := newApplyCost(b, n)
-			run := map[string]func(){"fabricctl": a.fabricctl, "minimal": func() { a.client(true) }, "bare": func() { a.client(false) }, "staged": a.staged}[side]
+			run := map[string]func(){"fabricctl": a.fabricctl, "minimal": func() { a.client(true) }, "bare": func() { a.client(false) }, "staged": a.staged, "lean": a.lean}[side]
 			var used rusage
 			for b.Loop() {
 				b.StopTimer()
