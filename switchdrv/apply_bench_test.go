@@ -213,33 +213,22 @@ func (a *applyCost) fabricctl() {
 // client is the hand-written client: per switch one connection and the
 // Set, with verified a Get of the owned paths before and after it.
 func (a *applyCost) client(verified bool) {
-	b := a.b
-	var g errgroup.Group
-	g.SetLimit(a.eng.Parallel)
-	for i := range a.f.Switches {
-		g.Go(func() error {
-			c, err := transport.Dial(b.Context(), a.f.Switches[i], a.eng.Transport)
-			if err != nil {
+	ctx := a.b.Context()
+	a.eachSwitch(func(i int, c *transport.Client) error {
+		if verified {
+			if _, err := c.GetConfig(ctx, a.paths[i]); err != nil {
 				return err
 			}
-			defer c.Close()
-			if verified {
-				if _, err := c.GetConfig(b.Context(), a.paths[i]); err != nil {
-					return err
-				}
-			}
-			if _, err := c.Set(b.Context(), a.reqs[i]); err != nil {
-				return err
-			}
-			if verified {
-				_, err = c.GetConfig(b.Context(), a.paths[i])
-			}
+		}
+		if _, err := c.Set(ctx, a.reqs[i]); err != nil {
 			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		b.Fatal(err)
-	}
+		}
+		if !verified {
+			return nil
+		}
+		_, err := c.GetConfig(ctx, a.paths[i])
+		return err
+	})
 }
 
 // lean is the minimal client with the transport calls fabricctl's engine
@@ -250,6 +239,27 @@ func (a *applyCost) client(verified bool) {
 // does; the difference between the two is what decoding less saves,
 // which fabricctl's figure against the minimal client includes.
 func (a *applyCost) lean() {
+	ctx := a.b.Context()
+	a.eachSwitch(func(i int, c *transport.Client) error {
+		get, err := c.PrepareGetConfig(a.paths[i])
+		if err != nil {
+			return err
+		}
+		if _, err := c.GetPrepared(ctx, get); err != nil {
+			return err
+		}
+		if err := c.SetOutcome(ctx, a.reqs[i]); err != nil {
+			return err
+		}
+		_, err = c.GetPrepared(ctx, get)
+		return err
+	})
+}
+
+// eachSwitch runs fn for every switch on a connection of its own, dialled
+// for it and closed after, Parallel at once, as the hand-written clients
+// connect.
+func (a *applyCost) eachSwitch(fn func(i int, c *transport.Client) error) {
 	b := a.b
 	var g errgroup.Group
 	g.SetLimit(a.eng.Parallel)
@@ -260,18 +270,7 @@ func (a *applyCost) lean() {
 				return err
 			}
 			defer c.Close()
-			get, err := c.PrepareGetConfig(a.paths[i])
-			if err != nil {
-				return err
-			}
-			if _, err := c.GetPrepared(b.Context(), get); err != nil {
-				return err
-			}
-			if err := c.SetOutcome(b.Context(), a.reqs[i]); err != nil {
-				return err
-			}
-			_, err = c.GetPrepared(b.Context(), get)
-			return err
+			return fn(i, c)
 		})
 	}
 	if err := g.Wait(); err != nil {
