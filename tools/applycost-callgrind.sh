@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Counts the instructions of one `fabricctl apply` run (plan, backup, Set,
-# verify) and of the minimal verified client (Get + Set + Get) on the same
-# SR Linux twins, in one process each, under valgrind's callgrind, and
-# prints x_minimal in instructions: the steady referee of
-# BenchmarkApplyCost's time ratio on a machine whose CPU time swings by
-# 20 % from run to run.
+# verify), of the minimal verified client (Get + Set + Get) and of the lean
+# one (the minimal client with fabricctl's transport calls, which decode
+# the replies no further than fabricctl does) on the same SR Linux twins,
+# in one process each, under valgrind's callgrind, and prints x_minimal and
+# x_lean in instructions: the steady referee of BenchmarkApplyCost's time
+# ratios on a machine whose CPU time swings by 20 % from run to run.
 #
 # Each side runs BenchmarkApplyCostSide at two iteration counts; the
 # difference divided by the difference in iterations is one iteration's
@@ -37,7 +38,7 @@ count() {
 }
 
 declare -A per
-for side in fabricctl minimal; do
+for side in fabricctl minimal lean; do
 	a=$(count "$side" "$low")
 	b=$(count "$side" "$high")
 	if [[ -z $a || -z $b ]]; then
@@ -48,4 +49,7 @@ for side in fabricctl minimal; do
 	per[$side]=$(((b - a) / (high - low)))
 	echo "$side: $((per[$side] / switches)) instructions per switch ($switches switches)"
 done
-awk -v f="${per[fabricctl]}" -v m="${per[minimal]}" 'BEGIN {printf "x_minimal (instructions): %.3f\n", f / m}'
+awk -v f="${per[fabricctl]}" -v m="${per[minimal]}" -v l="${per[lean]}" 'BEGIN {
+	printf "x_minimal (instructions): %.3f\n", f / m
+	printf "x_lean (instructions): %.3f (the lean client: %.3f of the minimal one)\n", f / l, l / m
+}'
