@@ -559,7 +559,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 	}
 }
 
-// profile resolves switches[].profile (default: the platform's newest) and
+// profile resolves switches[].profile (default: the platform's default profile, profile.Default) and
 // switches[].asic against the profiles and ASICs internal/profile knows.
 func (r *resolver) profile(pos Pos, path string, plat Platform, known bool, rs *rawSwitch) (string, string) {
 	name := rs.Profile

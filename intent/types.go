@@ -192,7 +192,7 @@ type Switch struct {
 	Credentials Credentials
 	TLS         TLS
 	// Profile is the platform release profile (internal/profile); the
-	// parser fills in the platform's newest when the intent names none.
+	// parser fills in the platform's default (profile.Default) when the intent names none.
 	Profile string
 	// ASIC is the switching ASIC the intent names ("" = the profile's).
 	ASIC string

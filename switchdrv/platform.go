@@ -48,7 +48,7 @@ type Desired struct {
 	Switch   string
 	Platform intent.Platform
 	// Profile is the switch's release profile name (intent switch
-	// profile; "" = the platform's newest).
+	// profile; "" = the platform's default).
 	Profile  string
 	Encoding gnmipb.Encoding
 	Replaces []*gnmipb.Update
@@ -140,7 +140,7 @@ func QuirksFor(p *profile.Profile) Quirks {
 	}
 }
 
-// DefaultQuirks returns the quirks of the newest profile of platform; it
+// DefaultQuirks returns the quirks of the default profile of platform; it
 // panics on a platform without a profile (a build defect: every platform
 // package registers one that has).
 func DefaultQuirks(platform intent.Platform) Quirks {

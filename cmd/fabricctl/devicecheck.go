@@ -24,7 +24,7 @@ import (
 )
 
 // switchProfile is the release profile of sw (switches[].profile and
-// switches[].asic; default the platform's newest).
+// switches[].asic; default the platform's default profile).
 func switchProfile(sw *intent.Switch) (*profile.Profile, error) {
 	p, err := profile.LookupFor(string(sw.Platform), sw.Profile)
 	if err != nil {

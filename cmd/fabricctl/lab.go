@@ -40,7 +40,7 @@ type labOptions struct {
 
 // labStrictDefault: lab runs profiled twins (factory defaults, full
 // validation) unless --empty. The profiled twins of the lab's switches
-// (srlinux-25.3, sonic-202411, eos: the newest profile of each platform)
+// (srlinux-25.3, sonic-202411, eos: the default profile of each platform)
 // accept the compilers' payloads since issue 10's fixes and the validator's
 // reading of SR Linux's "leaf != 'literal'" idiom (issue 9).
 const labStrictDefault = true
@@ -56,7 +56,7 @@ models, keep a datastore and answer Capabilities/Get/Set/Subscribe over real
 gRPC with TLS (a throw-away CA) and a generated password. They are simulators,
 not switches: they forward no packets.
 
-The twins are PROFILED: each imitates its switch's release profile (the newest of
+The twins are PROFILED: each imitates its switch's release profile (the default of
 its platform: srlinux-25.3, sonic-202411, eos; --profile NAME, repeatable, e.g.
 --profile sonic-202405, picks another; see the README's "Platform profiles and
 device twins"), starts from that profile's factory-default datastore and

@@ -85,7 +85,7 @@ func (f Finding) String() string {
 // Options carries what Run needs to know beyond the intent.
 type Options struct {
 	// Platform describes a switch platform; nil means each switch's release
-	// profile (switches[].profile, default the platform's newest). A
+	// profile (switches[].profile, default the platform's default profile). A
 	// platform it does not know is reported as an error on the switches using it.
 	Platform func(intent.Platform) (PlatformInfo, bool)
 	// CellFactor multiplies in-flight bytes in the SONiC headroom model for

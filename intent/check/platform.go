@@ -115,7 +115,7 @@ func InfoFor(p *profile.Profile) PlatformInfo {
 	return pi
 }
 
-// DefaultPlatform returns the facts of the platform's newest profile
+// DefaultPlatform returns the facts of the platform's default profile
 // (internal/profile/data/profiles/*.json, each naming its sources: the
 // watchdog ranges of sonic-pfcwd.yang, srl_nokia-qos.yang and the EOS CLI,
 // the port MTU ranges of sonic-port.yang, srl_nokia-interfaces.yang (7220
@@ -128,7 +128,7 @@ func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 	return InfoFor(prof), true
 }
 
-// switchPlatform returns the facts of sw's profile (its platform's newest
+// switchPlatform returns the facts of sw's profile (its platform's default
 // when it names none or an unknown one, which the parser reported).
 func switchPlatform(sw *intent.Switch) (PlatformInfo, bool) {
 	if sw.Profile != "" {

@@ -26,7 +26,24 @@
 // So on those branches GCU refuses to create a buffer profile (its "pool",
 // "size", "xon" are in no scenario), to create or change any WRED profile
 // field but AZURE_LOSSLESS's green thresholds and probability, and to
-// create PFC_WD|GLOBAL or the PFC_WD table. Data lives in the release
+// create PFC_WD|GLOBAL or the PFC_WD table.
+//
+// Later branches name other validators for some tables (Functions):
+//
+//   - 202505: WRED_PROFILE uses wred_profile_config_update_validator,
+//     rdma_config_update_validator_common with its defaults: no path
+//     element is dropped and a field matches a scenario's when its last
+//     "/"-separated element equals it. So the green thresholds and
+//     probability of any WRED profile may be replaced; a new profile (its
+//     "ecn", "wred_green_enable" ... in no scenario, "add" in none) may not.
+//   - 202511: BUFFER_PROFILE uses buffer_profile_config_update_validator:
+//     an operation on a whole entry (/BUFFER_PROFILE/<name>: add, remove,
+//     replace) passes on any ASIC, before the ASIC is even asked; a field's
+//     goes to rdma_config_update_validator_common's defaults. WRED_PROFILE
+//     has no validator at all, and BUFFER_POOL's one scenario lists no
+//     field, so every BUFFER_POOL change is refused.
+//
+// Data lives in the release
 // profile (internal/profile, write.gcu); this package is the logic, used
 // by the SONiC twin (to refuse what the device refuses) and by the SONiC
 // planner (to refuse at plan time, naming the path, what the device
@@ -46,8 +63,13 @@ import (
 type Validators struct {
 	// Source cites the data.
 	Source string `json:"source"`
-	// Function is the validator's name as GCU reports it.
+	// Function is the validator's name as GCU reports it, for every table
+	// of Tables that Functions does not name.
 	Function string `json:"function"`
+	// Functions names, per table, the validator GCU runs when it is not
+	// Function (gcu_field_operation_validators.conf.json
+	// field_operation_validators). Each must be one KnownFunctions lists.
+	Functions map[string]string `json:"functions,omitempty"`
 	// Tables lists, per CONFIG_DB table, the validator's scenarios in file
 	// order (the first scenario naming a field decides it).
 	Tables map[string][]Scenario `json:"tables"`
@@ -191,31 +213,83 @@ func (v *Validators) Check(ops []Op, asic, branch string) *Refusal {
 		if len(o.Path) == 0 {
 			continue
 		}
-		scenarios, ok := v.Tables[o.Path[0]]
-		if !ok {
+		fn := v.function(o.Path[0])
+		if fn == "" {
 			continue
 		}
-		if why := v.allowed(scenarios, o, asic, branch); why != "" {
+		if why := v.allowed(fn, v.Tables[o.Path[0]], o, asic, branch); why != "" {
 			return &Refusal{Op: o, Reason: why,
-				Text: fmt.Sprintf("Modification of %s table is illegal- validating function %s returned False", o.Path[0], v.Function)}
+				Text: fmt.Sprintf("Modification of %s table is illegal- validating function %s returned False", o.Path[0], fn)}
 		}
 	}
 	return nil
 }
 
-// allowed is rdma_config_update_validator for one op: "" when it passes,
-// else why not.
-func (v *Validators) allowed(scenarios []Scenario, o Op, asic, branch string) string {
+// function is the validator GCU runs on table's operations, "" for none.
+func (v *Validators) function(table string) string {
+	if fn, ok := v.Functions[table]; ok {
+		return fn
+	}
+	if _, ok := v.Tables[table]; ok {
+		return v.Function
+	}
+	return ""
+}
+
+// The validators of sonic-utilities' generic_config_updater/
+// field_operation_validators.py this package models.
+const (
+	rdmaValidator   = "generic_config_updater.field_operation_validators.rdma_config_update_validator"
+	wredValidator   = "generic_config_updater.field_operation_validators.wred_profile_config_update_validator"
+	bufferValidator = "generic_config_updater.field_operation_validators.buffer_profile_config_update_validator"
+)
+
+// KnownFunctions are the validators Check models.
+var KnownFunctions = []string{rdmaValidator, wredValidator, bufferValidator}
+
+// allowed is validator fn for one op: "" when it passes, else why not.
+//
+//   - rdma_config_update_validator is rdma_config_update_validator_common
+//     with exact_field_match and remove_port: path elements holding a
+//     digit are dropped and the rest must equal a scenario's field;
+//   - wred_profile_config_update_validator (202505) is the common one
+//     with neither: every element kept, the last one must equal a field;
+//   - buffer_profile_config_update_validator (202511) passes add, remove
+//     and replace of a whole entry (a path of table and key alone), and
+//     is the common one with neither for a field.
+func (v *Validators) allowed(fn string, scenarios []Scenario, o Op, asic, branch string) string {
+	exact := true
+	switch fn {
+	case rdmaValidator:
+	case bufferValidator:
+		if len(o.Path) == 2 {
+			if o.Op == "add" || o.Op == "remove" || o.Op == "replace" {
+				return ""
+			}
+			return fmt.Sprintf("%s of a whole %s entry is not add, remove or replace", o.Op, o.Path[0])
+		}
+		exact = false
+	case wredValidator:
+		exact = false
+	default:
+		return fmt.Sprintf("fabricctl does not model GCU's validator %s", fn)
+	}
 	if asic == Unknown || asic == "" {
 		return "its field validators do not know this switch's ASIC (HWSKU)"
 	}
 	var kept []string
 	for _, e := range o.Path[1:] {
-		if !strings.ContainsFunc(e, unicode.IsDigit) {
+		if !exact || !strings.ContainsFunc(e, unicode.IsDigit) {
 			kept = append(kept, e)
 		}
 	}
 	cleaned := strings.ToLower(strings.Join(kept, "/"))
+	matches := func(f, field string) bool {
+		if exact {
+			return f == field
+		}
+		return f[strings.LastIndexByte(f, '/')+1:] == field
+	}
 	fields := []string{cleaned}
 	if m, ok := o.Value.(map[string]any); ok {
 		fields = fields[:0]
@@ -230,7 +304,7 @@ func (v *Validators) allowed(scenarios []Scenario, o Op, asic, branch string) st
 	for _, f := range fields {
 		var sc *Scenario
 		for i := range scenarios {
-			if slices.Contains(scenarios[i].Fields, f) {
+			if slices.ContainsFunc(scenarios[i].Fields, func(field string) bool { return matches(f, field) }) {
 				sc = &scenarios[i]
 				break
 			}
@@ -257,6 +331,9 @@ func (v *Validators) Watched() map[string]bool {
 	}
 	out := map[string]bool{}
 	for t := range v.Tables {
+		out[t] = true
+	}
+	for t := range v.Functions {
 		out[t] = true
 	}
 	for _, p := range v.IllegalRemoves {

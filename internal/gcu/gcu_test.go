@@ -120,3 +120,84 @@ func TestDiff(t *testing.T) {
 		t.Errorf("Diff = %q, want %q", strings.Join(got, ","), want)
 	}
 }
+
+// The validators of later branches, against the rows of sonic-utilities'
+// own unit tests there (tests/generic_config_updater/
+// field_operation_validator_test.py, branch 202511:
+// test_buffer_profile_config_update_validator*,
+// test_validate_field_operation_illegal__buffer_pool,
+// test_validate_field_operation_wred_profile_replace/_add), and the cases
+// fabricctl's payloads raise, worked by hand from field_operation_validators.py
+// of each branch.
+func TestLaterValidatorsAsSONiCsUnitTests(t *testing.T) {
+	lossless := map[string]any{"pool": "ingress_lossless_pool", "xoff": "1", "xon": "2", "size": "3", "dynamic_th": "0"}
+	ecn := map[string]any{"ecn": "ecn_all", "wred_green_enable": "true", "green_min_threshold": "1", "green_max_threshold": "2", "green_drop_probability": "5"}
+	for _, tt := range []struct {
+		profile, name, asic, branch string
+		op                          gcu.Op
+		ok                          bool
+	}{
+		// 202511: buffer_profile_config_update_validator.
+		{"sonic-202511", "packet_discard_action add on spc4", "spc4", "20241200", op("add", "/BUFFER_PROFILE/sample_profile/packet_discard_action", "trim"), true},
+		{"sonic-202511", "packet_discard_action replace on th5", "th5", "20241200", op("replace", "/BUFFER_PROFILE/sample_profile/packet_discard_action", "drop"), true},
+		{"sonic-202511", "object-level remove, no ASIC asked", gcu.Unknown, "", op("remove", "/BUFFER_PROFILE/pg_lossless_40000_5m_profile", nil), true},
+		{"sonic-202511", "object-level add", gcu.Unknown, "", op("add", "/BUFFER_PROFILE/new_profile", map[string]any{"size": "1024", "pool": "ingress_lossless_pool"}), true},
+		{"sonic-202511", "object-level move", "spc2", "", gcu.Op{Op: "move", Path: []string{"BUFFER_PROFILE", "my_profile"}}, false},
+		{"sonic-202511", "BUFFER_POOL xoff (no field listed)", "spc1", "20220530", op("replace", "/BUFFER_POOL/ingress_lossless_pool/xoff", "2000"), false},
+		{"sonic-202511", "WRED wred_green_enable replace (no validator)", "spc2", "", op("replace", "/WRED_PROFILE/AZURE_LOSSY/wred_green_enable", "true"), true},
+		{"sonic-202511", "WRED field add", gcu.Unknown, "", op("add", "/WRED_PROFILE/AZURE_LOSSY/red_min_threshold", "3200"), true},
+		{"sonic-202511", "pfc_stat_history", "spc2", "", op("add", "/PFC_WD/Ethernet0/pfc_stat_history", "enable"), true},
+		// fabricctl's cases on 202511.
+		{"sonic-202511", "new FABRICCTL buffer profile", "spc2", "", op("add", "/BUFFER_PROFILE/FABRICCTL_PG_149787", lossless), true},
+		{"sonic-202511", "new FABRICCTL WRED profile", "spc2", "", op("add", "/WRED_PROFILE/FABRICCTL_ECN_ROCE", ecn), true},
+		{"sonic-202511", "xoff of the lossless profile (last element)", "spc2", "", op("replace", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/xoff", "60000"), true},
+		{"sonic-202511", "size of an existing profile", "spc2", "", op("replace", "/BUFFER_PROFILE/FABRICCTL_PG_149787/size", "80000"), false},
+		{"sonic-202511", "xoff on td2 (no version)", "td2", "", op("replace", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/xoff", "60000"), false},
+		// 202505: wred_profile_config_update_validator; BUFFER_PROFILE as 202411.
+		{"sonic-202505", "green min of any WRED profile", "spc2", "", op("replace", "/WRED_PROFILE/FABRICCTL_ECN_ROCE/green_min_threshold", "150000"), true},
+		{"sonic-202505", "green min of AZURE_LOSSLESS", "spc2", "", op("replace", "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold", "150000"), true},
+		{"sonic-202505", "green min added (add is not an operation of it)", "spc2", "", op("add", "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold", "150000"), false},
+		{"sonic-202505", "wred_green_enable", "spc2", "", op("replace", "/WRED_PROFILE/AZURE_LOSSLESS/wred_green_enable", "false"), false},
+		{"sonic-202505", "new WRED profile", "spc2", "", op("add", "/WRED_PROFILE/FABRICCTL_ECN_ROCE", ecn), false},
+		{"sonic-202505", "WRED on an unknown ASIC", gcu.Unknown, "", op("replace", "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold", "150000"), false},
+		{"sonic-202505", "new buffer profile", "spc2", "", op("add", "/BUFFER_PROFILE/FABRICCTL_PG_149787", lossless), false},
+		{"sonic-202505", "xoff, port element dropped", "spc2", "", op("replace", "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/xoff", "60000"), true},
+		{"sonic-202505", "WRED green min on spc5 before its branch", "spc5", "20241100", op("replace", "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold", "1"), false},
+		{"sonic-202505", "WRED green min on spc5 at its branch", "spc5", "20241200", op("replace", "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold", "1"), true},
+	} {
+		t.Run(tt.profile+"/"+tt.name, func(t *testing.T) {
+			r := validators(t, tt.profile).Check([]gcu.Op{tt.op}, tt.asic, tt.branch)
+			if (r == nil) != tt.ok {
+				t.Errorf("%s %s: refusal %v, want allowed=%v", tt.op.Op, tt.op.Pointer(), r, tt.ok)
+			}
+		})
+	}
+	// The refusal names the table's own validator, as GCU's does.
+	r := validators(t, "sonic-202505").Check([]gcu.Op{op("add", "/WRED_PROFILE/X", map[string]any{"ecn": "ecn_all"})}, "spc2", "")
+	if r == nil || !strings.HasSuffix(r.Text, "validating function generic_config_updater.field_operation_validators.wred_profile_config_update_validator returned False") {
+		t.Errorf("refusal text %v", r)
+	}
+}
+
+// GCU names a Broadcom ASIC by the first family, in its file's order, with
+// a SKU contained in the HWSKU; ASIC walks the families sorted. The two
+// agree when no listed SKU of one family holds one of another.
+func TestBroadcomSKUsDoNotOverlap(t *testing.T) {
+	for _, name := range []string{"sonic-202405", "sonic-202411", "sonic-202505", "sonic-202511"} {
+		v := validators(t, name)
+		for fa, as := range v.BroadcomSKUs {
+			for fb, bs := range v.BroadcomSKUs {
+				if fa == fb {
+					continue
+				}
+				for _, a := range as {
+					for _, b := range bs {
+						if strings.Contains(strings.ToLower(a), strings.ToLower(b)) {
+							t.Errorf("%s: %s SKU %s holds %s SKU %s", name, fa, a, fb, b)
+						}
+					}
+				}
+			}
+		}
+	}
+}

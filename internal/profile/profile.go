@@ -4,6 +4,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -27,8 +28,15 @@ type Profile struct {
 	// Release is the software release the facts were read from.
 	Release string `json:"release"`
 	// Order sorts the profiles of a platform from oldest to newest; the
-	// newest is the platform's default.
+	// newest is the platform's default unless one profile is marked
+	// Default.
 	Order int `json:"order"`
+	// Default marks the platform's default profile when it is not the
+	// newest: one whose payloads the newer releases accept too (SONiC:
+	// sonic-202411, whose config updater allows the least), so that an
+	// intent naming no release plans what every release takes. At most one
+	// per platform.
+	Default bool `json:"default,omitempty"`
 	// Model is the hardware model (or SKU) the profile stands for.
 	Model string `json:"model"`
 	// ASIC is the model's switching ASIC (a name of ASICs()); "" = unknown.
@@ -146,6 +154,11 @@ type Write struct {
 	// PortCriticalTables are CONFIG_DB tables whose per-port entries the
 	// generic config updater applies with the port admin-down (a flap).
 	PortCriticalTables []string `json:"portCriticalTables"`
+	// AddsMissingTables: the config updater adds an empty table the patch
+	// writes below when CONFIG_DB has none (sonic-utilities 202511
+	// config/main.py append_emptytables_if_required); before, jsonpatch's
+	// add under a missing table fails.
+	AddsMissingTables bool `json:"addsMissingTables,omitempty"`
 	// NativeWrite is false on sonic-gnmi's telemetry container
 	// (gnmi_native_write=false): every Set is refused.
 	NativeWrite *bool `json:"nativeWrite"`
@@ -244,9 +257,16 @@ func readAll() ([]*Profile, []*ASIC, error) {
 	if err := decodeStrict(b, &as); err != nil {
 		return nil, nil, fmt.Errorf("data/asics.json: %w", err)
 	}
+	defaults := map[string]string{}
 	for _, p := range ps {
 		if err := p.valid(as.ASICs); err != nil {
 			return nil, nil, fmt.Errorf("profile %s: %w", p.file, err)
+		}
+		if p.Default {
+			if d, ok := defaults[p.Platform]; ok {
+				return nil, nil, fmt.Errorf("profile %s: platform %s has a default already (%s)", p.file, p.Platform, d)
+			}
+			defaults[p.Platform] = p.Name
 		}
 	}
 	return ps, as.ASICs, nil
@@ -282,6 +302,13 @@ func (p *Profile) valid(as []*ASIC) error {
 		seen[f.Name] = true
 		if f.Reason == "" {
 			return fmt.Errorf("feature %s has no reason", f.Name)
+		}
+	}
+	if g := p.Write.GCU; g != nil {
+		for _, fn := range append([]string{g.Function}, slices.Sorted(maps.Values(g.Functions))...) {
+			if !slices.Contains(gcu.KnownFunctions, fn) {
+				return fmt.Errorf("write.gcu: validator %q is not one internal/gcu models", fn)
+			}
 		}
 	}
 	switch p.Factory.Kind {
@@ -347,11 +374,18 @@ func LookupFor(platform, name string) (*Profile, error) {
 	return p, nil
 }
 
-// Default returns the newest profile of platform.
+// Default returns the default profile of platform: the one marked
+// Default, else the newest.
 func Default(platform string) (*Profile, error) {
 	var best *Profile
 	for _, p := range must() {
-		if p.Platform == platform && (best == nil || p.Order > best.Order) {
+		if p.Platform != platform {
+			continue
+		}
+		if p.Default {
+			return p, nil
+		}
+		if best == nil || p.Order > best.Order {
 			best = p
 		}
 	}

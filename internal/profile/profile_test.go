@@ -7,7 +7,7 @@ import (
 
 func TestEveryProfileLoads(t *testing.T) {
 	ps := All()
-	want := []string{"eos", "openconfig", "sonic-202405", "sonic-202411", "srlinux-24.10", "srlinux-25.3"}
+	want := []string{"eos", "openconfig", "sonic-202405", "sonic-202411", "sonic-202505", "sonic-202511", "srlinux-24.10", "srlinux-25.3"}
 	if got := Names(""); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("profiles = %v, want %v", got, want)
 	}
@@ -18,7 +18,10 @@ func TestEveryProfileLoads(t *testing.T) {
 	}
 }
 
-func TestDefaultIsNewest(t *testing.T) {
+// The default is the newest profile, except SONiC's: sonic-202411 is
+// marked default, since what its config updater allows every later branch
+// allows too (TestDefaultPayloadAcceptedByLaterReleases).
+func TestDefaultIsNewestOrMarked(t *testing.T) {
 	for plat, want := range map[string]string{"srlinux": "srlinux-25.3", "sonic": "sonic-202411", "eos": "eos", "openconfig": "openconfig"} {
 		p, err := Default(plat)
 		if err != nil || p.Name != want {

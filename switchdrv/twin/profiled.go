@@ -142,7 +142,9 @@ func goFmt(v any) string {
 //     before (202405) Replace was Add.
 //   - GCU applies the patch with python jsonpatch: adding KEY to a TABLE
 //     that CONFIG_DB does not have fails ("member 'TABLE' not found"), so
-//     a write below an absent PFC_WD table fails.
+//     a write below an absent PFC_WD table fails; on 202511 `config
+//     apply-patch` first adds the empty table (Write.AddsMissingTables),
+//     and only GCU's field validators are left to refuse it.
 func (t *Twin) sonicWrite(data map[string]any, p *gnmipb.Path, v any, replace bool) error {
 	es := p.GetElem()
 	ns := t.namespace(p)
@@ -191,6 +193,10 @@ func (t *Twin) sonicWrite(data map[string]any, p *gnmipb.Path, v any, replace bo
 	tname := rest[0]
 	table, haveTable := db[tname].(map[string]any)
 	failMissing := replace && t.opts.Profile.Write.ReplaceMissingKey == profile.ReplaceMissingFail
+	if !haveTable && !failMissing && len(rest) > 1 && t.opts.Profile.Write.AddsMissingTables {
+		table, haveTable = map[string]any{}, true
+		db[tname] = table
+	}
 	switch len(rest) {
 	case 1:
 		m, ok := v.(map[string]any)

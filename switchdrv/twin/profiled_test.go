@@ -100,13 +100,14 @@ func TestSONiCPortCriticalChangesFlapPorts(t *testing.T) {
 		{Path: cfg(t, "PORT_QOS_MAP/Ethernet0/pfc_enable"), Val: ietf(`"3"`)},
 		{Path: cfg(t, "QUEUE/Ethernet0|3"), Val: ietf(`{"scheduler":"scheduler.0"}`)},
 		{Path: cfg(t, "BUFFER_PG/Ethernet4|3-4"), Val: ietf(`{"profile":"ingress_lossless_profile"}`)},
+		{Path: cfg(t, "BUFFER_QUEUE/Ethernet8|3-4"), Val: ietf(`{"profile":"egress_lossy_profile"}`)},
 		{Path: cfg(t, "SCHEDULER/scheduler.1"), Val: ietf(`{"type":"DWRR","weight":"50"}`)},
 	}}
 	if code, msg := set(ctx, c, req); code != codes.OK {
 		t.Fatal(code, msg)
 	}
-	if got := tw.PortFlaps(); len(got) != 2 || got["Ethernet0"] != 1 || got["Ethernet4"] != 1 {
-		t.Fatalf("flaps = %v, want Ethernet0 and Ethernet4 once", got)
+	if got := tw.PortFlaps(); len(got) != 3 || got["Ethernet0"] != 1 || got["Ethernet4"] != 1 || got["Ethernet8"] != 1 {
+		t.Fatalf("flaps = %v, want Ethernet0, Ethernet4 and Ethernet8 once", got)
 	}
 	// The same values again change nothing: no flap.
 	if code, msg := set(ctx, c, req); code != codes.OK {
@@ -145,6 +146,24 @@ func TestSONiCWriteBelowAbsentPFCWDFails(t *testing.T) {
 	if code, msg := set(ctx, c2, &gnmipb.SetRequest{Update: []*gnmipb.Update{
 		{Path: cfg(t, "PFC_WD/Ethernet0"), Val: ietf(`{"action":"drop","detection_time":"200","restoration_time":"200"}`)}}}); code != codes.OK {
 		t.Fatal(code, msg)
+	}
+}
+
+// sonic-utilities 202511 `config apply-patch` adds an empty table the
+// patch writes below (append_emptytables_if_required, PR #4095): the add
+// of PFC_WD|Ethernet0 no longer fails in jsonpatch, and GCU's field
+// validators refuse it instead (jsonpatch.from_diff makes it one add of
+// the whole PFC_WD table, whose key Ethernet0 is in no scenario).
+func TestSONiC202511AddsMissingTables(t *testing.T) {
+	ctx := context.Background()
+	tw, c := sonicTwin(t, "sonic-202511", nil)
+	code, msg := set(ctx, c, &gnmipb.SetRequest{Update: []*gnmipb.Update{
+		{Path: cfg(t, "PFC_WD/Ethernet0"), Val: ietf(`{"action":"drop","detection_time":"200","restoration_time":"200"}`)}}})
+	if code != codes.Unknown || !strings.Contains(msg, "Modification of PFC_WD table is illegal") {
+		t.Fatalf("Set = %v %q, want GCU's field validators' refusal", code, msg)
+	}
+	if _, ok := tw.Value(cfg(t, "PFC_WD")); ok {
+		t.Error("PFC_WD appeared")
 	}
 }
 
