@@ -53,7 +53,14 @@ func pfcwdStartDefault(t *testing.T, tw *twin.Twin, ports []string) {
 // watchdog was started at boot.
 func sonicLab(t *testing.T, f *intent.Fabric, pfcwd bool) (*twin.Twin, *switchdrv.Engine) {
 	t.Helper()
-	prof, err := profile.Lookup("sonic-202411")
+	return sonicLabOn(t, f, pfcwd, "sonic-202411")
+}
+
+// sonicLabOn is sonicLab with the twin of release profile name; the
+// intent's switches[].profile is left as f has it.
+func sonicLabOn(t *testing.T, f *intent.Fabric, pfcwd bool, name string) (*twin.Twin, *switchdrv.Engine) {
+	t.Helper()
+	prof, err := profile.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -610,5 +617,96 @@ func TestSONiCECNOnlyClassUsesAzureLossless(t *testing.T) {
 	}
 	if noteWith(p, "classes ROCE, STORAGE share WRED_PROFILE|AZURE_LOSSLESS") == "" {
 		t.Errorf("no note on the shared WRED profile: %q", p.Targets[0].Notes)
+	}
+}
+
+// On sonic-202511 GCU lets a whole buffer profile be created or removed
+// (buffer_profile_config_update_validator) and validates no WRED profile
+// (sonic-utilities 202511 gcu_field_operation_validators.conf.json): the
+// intent's own FABRICCTL_PG_* and FABRICCTL_ECN_* profiles are written, the
+// template's pg_lossless profile and AZURE_LOSSLESS are left as they were,
+// and an owned profile no longer used is removed, not left with a note.
+func TestSONiC202511WritesItsOwnProfiles(t *testing.T) {
+	f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+	for i := range f.Switches[0].Ports {
+		f.Switches[0].Ports[i].CableMeters = 100
+	}
+	f.Switches[0].Profile = "sonic-202511"
+	tw, eng := sonicLabOn(t, f, true, "sonic-202511")
+	// 202511's `pfcwd start_default` writes pfc_stat_history (sonic-utilities
+	// c0838d7f6, PR #3779); fabricctl's field writes leave it.
+	if err := tw.Put(path(cdb+"PFC_WD/Ethernet0/pfc_stat_history"), "disable"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Put(path(cdb+"WRED_PROFILE/FABRICCTL_ECN_OLD"), map[string]any{"ecn": "ecn_all", "green_min_threshold": "1", "green_max_threshold": "2", "green_drop_probability": "5"}); err != nil {
+		t.Fatal(err)
+	}
+	lossless := mustValue(t, tw, "BUFFER_PROFILE/pg_lossless_100000_5m_profile")
+	azure := mustValue(t, tw, "WRED_PROFILE/AZURE_LOSSLESS")
+	p := sonicApply(t, eng, f)
+	pg, pgs := "", map[string]any{}
+	for k, v := range mustValue(t, tw, "BUFFER_PG") {
+		if strings.HasPrefix(k, "Ethernet0|") {
+			pgs[k] = v
+			if prof := fmt.Sprint(v.(map[string]any)["profile"]); strings.HasPrefix(prof, "FABRICCTL_PG_") {
+				pg = prof
+			}
+		}
+	}
+	if pg == "" {
+		t.Fatalf("no BUFFER_PG of Ethernet0 names a FABRICCTL_PG profile: %v", pgs)
+	}
+	if _, ok := value(t, tw, "BUFFER_PROFILE/"+pg); !ok {
+		t.Errorf("BUFFER_PROFILE|%s not created", pg)
+	}
+	if q, _ := value(t, tw, "QUEUE/Ethernet0|3"); !strings.HasPrefix(fmt.Sprint(q["wred_profile"]), "FABRICCTL_ECN_") {
+		t.Errorf("QUEUE|Ethernet0|3 = %v, want a FABRICCTL_ECN wred_profile", q)
+	}
+	if got := mustValue(t, tw, "BUFFER_PROFILE/pg_lossless_100000_5m_profile"); fmt.Sprint(got) != fmt.Sprint(lossless) {
+		t.Errorf("pg_lossless_100000_5m_profile changed: %v, was %v", got, lossless)
+	}
+	if got := mustValue(t, tw, "WRED_PROFILE/AZURE_LOSSLESS"); fmt.Sprint(got) != fmt.Sprint(azure) {
+		t.Errorf("AZURE_LOSSLESS changed: %v, was %v", got, azure)
+	}
+	if _, ok := value(t, tw, "WRED_PROFILE/FABRICCTL_ECN_OLD"); ok {
+		t.Errorf("FABRICCTL_ECN_OLD left in place; GCU on 202511 lets it be removed (notes %q)", p.Targets[0].Notes)
+	}
+	if n := noteWith(p, "refuses to create"); n != "" {
+		t.Errorf("plan says GCU refuses: %q", n)
+	}
+	if wd := mustValue(t, tw, "PFC_WD/Ethernet0"); wd["pfc_stat_history"] != "disable" {
+		t.Errorf("PFC_WD|Ethernet0 = %v: pfc_stat_history lost", wd)
+	}
+	if _, req := sonicPlan(t, eng, f); len(req.GetUpdate())+len(req.GetReplace())+len(req.GetDelete()) > 0 {
+		t.Errorf("second plan not empty: %v", req)
+	}
+}
+
+// An intent that names no release plans for sonic-202411, the default
+// (profile.Default), whose config updater allows the least: its payload
+// is accepted by the 202505 and 202511 twins as well, from factory
+// defaults and again with nothing to do. The release a switch runs is
+// not read from the switch (CONFIG_DB does not hold the image's version).
+func TestSONiCDefaultPayloadAcceptedByLaterReleases(t *testing.T) {
+	def, err := profile.Default(string(intent.PlatformSONiC))
+	if err != nil || def.Name != "sonic-202411" {
+		t.Fatalf("default SONiC profile %v, %v", def, err)
+	}
+	for _, name := range []string{"sonic-202505", "sonic-202511"} {
+		t.Run(name, func(t *testing.T) {
+			f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+			for i := range f.Switches[0].Ports {
+				f.Switches[0].Ports[i].CableMeters = 100
+			}
+			tw, eng := sonicLabOn(t, f, true, name)
+			before := fmt.Sprint(mustValue(t, tw, "BUFFER_PROFILE/pg_lossless_100000_5m_profile")["xoff"])
+			p := sonicApply(t, eng, f)
+			if noteWith(p, "xoff of BUFFER_PROFILE|pg_lossless_100000_5m_profile raised from "+before) == "" {
+				t.Errorf("not the 202411 payload (no xoff raise): %q", p.Targets[0].Notes)
+			}
+			if _, req := sonicPlan(t, eng, f); len(req.GetUpdate())+len(req.GetReplace())+len(req.GetDelete()) > 0 {
+				t.Errorf("second plan not empty: %v", req)
+			}
+		})
 	}
 }

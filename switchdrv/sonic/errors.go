@@ -23,6 +23,16 @@ const gcuPFCWDRefusal = "Modification of PFC_WD table is illegal"
 // container.
 var ErrWritesDisabled = fmt.Errorf("writes are disabled on this gNMI server; use the gnmi container")
 
+// writeRoleTexts are sonic-gnmi's refusals (202505 on: gnmi_server/
+// server.go authenticate, PR #335) of a Set by a client authenticated by
+// certificate whose role in CONFIG_DB GNMI_CLIENT_CERT is not
+// gnmi_config_db_readwrite.
+var writeRoleTexts = []string{"does not have write access, target gnmi_", "does not have access, target gnmi_"}
+
+// ErrNoWriteRole says the switch authenticated fabricctl's certificate
+// without a role that may write CONFIG_DB.
+var ErrNoWriteRole = fmt.Errorf("this gNMI server lets fabricctl's client certificate read, not write")
+
 // ExplainSetError implements switchdrv.SetErrorExplainer: it says what the
 // known SONiC refusals mean and what to do, keeping the device's text.
 func (Platform) ExplainSetError(err error) error {
@@ -35,6 +45,11 @@ func (Platform) ExplainSetError(err error) error {
 			if strings.Contains(msg, t) {
 				return fmt.Errorf("%w (the telemetry container runs with gnmi_native_write=false; point the switch's address at the gnmi container's port): %w", ErrWritesDisabled, err)
 			}
+		}
+	}
+	for _, t := range writeRoleTexts {
+		if strings.Contains(msg, t) {
+			return fmt.Errorf("%w: since SONiC 202505 a client authenticated by certificate needs the role gnmi_config_db_readwrite in CONFIG_DB GNMI_CLIENT_CERT|<certificate CN> (and 202511's gnmi container turns certificate authentication on when GNMI|gnmi user_auth is unset); give the certificate that role, or log in with a password: %w", ErrNoWriteRole, err)
 		}
 	}
 	if strings.Contains(msg, gcuPFCWDRefusal) {

@@ -44,14 +44,38 @@ const azureLossless = "AZURE_LOSSLESS"
 // ASIC GCU names asic. It returns plan notes and the prefixes of compile's
 // notes that no longer apply, or an error when the intent cannot be met
 // within what GCU allows.
+//
+// Later branches allow more (internal/gcu): 202511's config updater lets a
+// whole buffer profile be created or removed and validates no WRED
+// profile, 202505's lets any WRED profile's green thresholds change. So
+// each rewrite runs only where GCU would refuse what compile wants of
+// that table (gcuTakes): on 202511 the intent's own FABRICCTL_PG_* and
+// FABRICCTL_ECN_* profiles are written as on a release without GCU.
 func gcuRewrite(w *want, have db, v *gcu.Validators, asic string) (notes, drop []string, err error) {
-	if err := gcuBuffers(w, have, v, asic, &notes, &drop); err != nil {
-		return nil, nil, err
+	if !gcuTakes(w, have, v, asic, "BUFFER_PROFILE") {
+		if err := gcuBuffers(w, have, v, asic, &notes, &drop); err != nil {
+			return nil, nil, err
+		}
 	}
-	if err := gcuWRED(w, have, v, asic, &notes); err != nil {
-		return nil, nil, err
+	if !gcuTakes(w, have, v, asic, "WRED_PROFILE") {
+		if err := gcuWRED(w, have, v, asic, &notes); err != nil {
+			return nil, nil, err
+		}
 	}
 	return notes, drop, nil
+}
+
+// gcuTakes reports whether GCU lets the Set leave table t as compile wants
+// it: its validators pass every operation of the diff.
+func gcuTakes(w *want, have db, v *gcu.Validators, asic, t string) bool {
+	old, next := map[string]any{}, map[string]any{}
+	if have[t] != nil {
+		old[t] = tableAny(have[t])
+	}
+	if n := tableAfter(w, have, t); len(n) > 0 {
+		next[t] = tableAny(n)
+	}
+	return v.Check(gcu.Diff(old, next, map[string]bool{t: true}), asic, "") == nil
 }
 
 // losslessProfile is the lossless buffer profile (one with an xoff) of

@@ -47,6 +47,13 @@ var flapTables = map[string]bool{
 	"BUFFER_PORT_INGRESS_PROFILE_LIST": true, "BUFFER_PORT_EGRESS_PROFILE_LIST": true,
 }
 
+// mergeTables are the tables whose existing entries fabricctl updates
+// field by field, keeping the fields it does not manage: PFC_WD|<port> is
+// pfcwd's, and 202511's `pfcwd start_default` adds pfc_stat_history to it
+// (sonic-utilities c0838d7f6, PR #3779), which a whole-entry write would
+// remove.
+var mergeTables = map[string]bool{"PFC_WD": true}
+
 // rangeTables key a port's priorities as "port|n" or "port|a-b".
 var rangeTables = []string{"BUFFER_PG", "BUFFER_QUEUE", "QUEUE"}
 
@@ -482,6 +489,8 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 			case flapTables[t]:
 				fieldDiff(d, t, k, h, obs, true)
 				flap(t, k)
+			case mergeTables[t]:
+				fieldDiff(d, t, k, h, obs, false)
 			default:
 				d.Replaces = append(d.Replaces, hashUpdate(t, k, h))
 				if t == "BUFFER_PROFILE" {

@@ -62,7 +62,7 @@ const (
 	pollMaxMS    = 1000
 )
 
-// quirks are read from the newest SONiC profile (internal/profile/data/profiles/sonic-*.json).
+// quirks are read from the default SONiC profile (internal/profile/data/profiles/sonic-*.json).
 var quirks = switchdrv.DefaultQuirks(intent.PlatformSONiC)
 
 // Platform is the SONiC platform.

@@ -2,11 +2,18 @@ package sonic
 
 import (
 	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
 )
 
 func TestEncodeHashMatchesEncodingJSON(t *testing.T) {
@@ -198,5 +205,43 @@ func TestRenderSaysPlanRewritesForGCU(t *testing.T) {
 		if !found {
 			t.Errorf("profile %q: no note that plan rewrites the payload: %q", prof, notes)
 		}
+	}
+}
+
+// The planner's flapTables (what plan says a Set flaps) and every SONiC
+// profile's Write.PortCriticalTables (what the twin counts as a flap) are
+// one fact: patch_sorter.py's RequiredValueIdentifier patterns.
+func TestFlapTablesAreTheProfilesPortCriticalTables(t *testing.T) {
+	for _, name := range profile.Names(string(intent.PlatformSONiC)) {
+		p, err := profile.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Sorted(maps.Keys(flapTables))
+		want := slices.Sorted(slices.Values(p.Write.PortCriticalTables))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: flapTables %v, profile portCriticalTables %v", name, got, want)
+		}
+	}
+}
+
+// sonic-gnmi 202505+ (gnmi_server/server.go authenticate, aa547ad2, PR
+// #335): a client authenticated by certificate without the role
+// gnmi_config_db_readwrite is refused with these texts (a plain error:
+// gRPC Unknown). The twins do not model certificate roles; the texts are
+// the source's.
+func TestExplainWriteAccessRefusal(t *testing.T) {
+	for _, msg := range []string{
+		"fabricctl does not have write access, target gnmi_config_db",
+		"fabricctl does not have access, target gnmi_config_db, role gnmi_config_db_readonly",
+	} {
+		err := Platform{}.ExplainSetError(status.Error(codes.Unknown, msg))
+		if !errors.Is(err, ErrNoWriteRole) || !strings.Contains(err.Error(), "gnmi_config_db_readwrite") || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ExplainSetError(%q) = %v", msg, err)
+		}
+	}
+	other := status.Error(codes.Unknown, "Invalid entry map[]")
+	if err := (Platform{}).ExplainSetError(other); err != other {
+		t.Errorf("ExplainSetError changed an unrelated error: %v", err)
 	}
 }
