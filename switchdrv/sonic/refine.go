@@ -519,7 +519,7 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 	}
 	if len(flaps) > 0 {
 		ps := slices.Sorted(maps.Keys(flaps))
-		notes = append(notes, fmt.Sprintf("this Set flaps %d port(s): %s (SONiC's config updater takes a port admin-down while it changes its PORT_QOS_MAP, QUEUE, BUFFER_PG or BUFFER_QUEUE keys: sonic-utilities generic_config_updater/patch_sorter.py)", len(ps), strings.Join(sortPorts(ps), ", ")))
+		notes = append(notes, fmt.Sprintf("this Set flaps %d port(s): %s (SONiC's config updater takes a port admin-down while it changes its PORT_QOS_MAP, QUEUE, BUFFER_PG, BUFFER_QUEUE or BUFFER_PORT_*_PROFILE_LIST keys: sonic-utilities generic_config_updater/patch_sorter.py)", len(ps), strings.Join(sortPorts(ps), ", ")))
 	}
 	d.Notes = append(d.Notes, notes...)
 	return nil
