@@ -8,7 +8,8 @@
 #
 # Rounds alternate which side starts. Prints, per round, each side's wall
 # time, CPU time (process: client and twins) and page faults per switch,
-# and the ratios fabricctl / minimal; then the medians of the ratios.
+# and the ratios fabricctl / minimal; then the medians of the ratios, and
+# each side's median and the ratio of those.
 #
 #   tools/applycost-fresh.sh [ROUNDS [SWITCHES]]   (default 6 200)
 set -euo pipefail
@@ -52,5 +53,15 @@ awk 'function median(a, n,   i, j, t) {
 		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
 		return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
 	}
-	{ n++; w[n] = $4; c[n] = $5 }
-	END { printf "median x_minimal: %.3f (wall), %.3f (CPU) over %d rounds\n", median(w, n), median(c, n), n }' "$work/rounds"
+	{
+		n++; w[n] = $4; c[n] = $5
+		split($2, f, "/"); split($3, m, "/")
+		fw[n] = f[1]; fc[n] = f[2]; mw[n] = m[1]; mc[n] = m[2]
+	}
+	END {
+		printf "median x_minimal: %.3f (wall), %.3f (CPU) over %d rounds\n", median(w, n), median(c, n), n
+		# Each side alone swings less than the ratio of one round on a
+		# busy machine: the ratio of the medians of the two sides.
+		a = median(fw, n); b = median(mw, n); x = median(fc, n); y = median(mc, n)
+		printf "median per switch: fabricctl %.3f ms wall, %.3f ms CPU; minimal %.3f, %.3f; ratio of medians %.3f (wall), %.3f (CPU)\n", a, x, b, y, a / b, x / y
+	}' "$work/rounds"
