@@ -336,6 +336,12 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	var keys []string              // their PathKeys
 	var values *decoded            // d's values, once d is final
 	var get *transport.PreparedGet // the Get of paths, for verify to send again
+	if pr, ok := pl.(Prober); ok {
+		if err := pr.Probe(ctx, c, d); err != nil {
+			tp.Error = fmt.Sprintf("switch %s: %v", sw.Name, err)
+			return tp
+		}
+	}
 	if r, ok := pl.(Refiner); ok {
 		// Read what the payload depends on, then plan against it.
 		found, err := e.read(ctx, cn, sw, d.Encoding, r.Discover(d), nil, withBasis, nil)

@@ -1,6 +1,7 @@
 package switchdrv
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/profile"
+	"github.com/fabricctl/fabricctl/switchdrv/transport"
 )
 
 // Platform compiles the intent for one switch platform. Compile is pure: no
@@ -34,6 +36,16 @@ type Refiner interface {
 	Refine(d *Desired, read func(*gnmipb.Path) (any, bool)) error
 }
 
+// Prober is implemented by platforms that read facts of the switch beyond
+// its configuration before plan refines d (SONiC: the image's build
+// version, which says the branch the switch runs). Probe records what it
+// read in d (Build, Notes); an error is a plan error of the switch (the
+// intent's profile contradicts the switch). A switch that cannot answer is
+// no error: Probe says so in a note.
+type Prober interface {
+	Probe(ctx context.Context, c *transport.Client, d *Desired) error
+}
+
 // SetErrorExplainer is implemented by platforms that know what a target's
 // Set errors mean (e.g. a read-only gNMI server) and can say what to do.
 type SetErrorExplainer interface {
@@ -49,7 +61,10 @@ type Desired struct {
 	Platform intent.Platform
 	// Profile is the switch's release profile name (intent switch
 	// profile; "" = the platform's default).
-	Profile  string
+	Profile string
+	// Build is the software build the switch reported (Prober), "" when
+	// not read.
+	Build    string
 	Encoding gnmipb.Encoding
 	Replaces []*gnmipb.Update
 	Updates  []*gnmipb.Update

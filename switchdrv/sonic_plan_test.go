@@ -60,6 +60,12 @@ func sonicLab(t *testing.T, f *intent.Fabric, pfcwd bool) (*twin.Twin, *switchdr
 // intent's switches[].profile is left as f has it.
 func sonicLabOn(t *testing.T, f *intent.Fabric, pfcwd bool, name string) (*twin.Twin, *switchdrv.Engine) {
 	t.Helper()
+	return sonicLabWith(t, f, pfcwd, name, nil)
+}
+
+// sonicLabWith is sonicLabOn with the twin's options changed by mod.
+func sonicLabWith(t *testing.T, f *intent.Fabric, pfcwd bool, name string, mod func(*twin.Options)) (*twin.Twin, *switchdrv.Engine) {
+	t.Helper()
 	prof, err := profile.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +74,11 @@ func sonicLabOn(t *testing.T, f *intent.Fabric, pfcwd bool, name string) (*twin.
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw, err := twin.Start(twin.Options{Name: "leaf1", Profile: prof, Factory: true, Validator: twin.YANGValidator(s, prof)})
+	opts := twin.Options{Name: "leaf1", Profile: prof, Factory: true, Validator: twin.YANGValidator(s, prof)}
+	if mod != nil {
+		mod(&opts)
+	}
+	tw, err := twin.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -685,8 +695,8 @@ func TestSONiC202511WritesItsOwnProfiles(t *testing.T) {
 // An intent that names no release plans for sonic-202411, the default
 // (profile.Default), whose config updater allows the least: its payload
 // is accepted by the 202505 and 202511 twins as well, from factory
-// defaults and again with nothing to do. The release a switch runs is
-// not read from the switch (CONFIG_DB does not hold the image's version).
+// defaults and again with nothing to do. Plan reads the release the
+// switch runs (Probe) but plans for the intent's profile.
 func TestSONiCDefaultPayloadAcceptedByLaterReleases(t *testing.T) {
 	def, err := profile.Default(string(intent.PlatformSONiC))
 	if err != nil || def.Name != "sonic-202411" {
@@ -706,6 +716,58 @@ func TestSONiCDefaultPayloadAcceptedByLaterReleases(t *testing.T) {
 			}
 			if _, req := sonicPlan(t, eng, f); len(req.GetUpdate())+len(req.GetReplace())+len(req.GetDelete()) > 0 {
 				t.Errorf("second plan not empty: %v", req)
+			}
+		})
+	}
+}
+
+// Plan reads the image's build_version (sonic-gnmi target OTHERS
+// /osversion/build) and holds it against the intent's profile: a switch
+// of an earlier branch than the profile is a plan error naming the profile
+// to use, nothing is sent; a later branch, or a build naming no branch, is
+// a note. A build versioned by its branch date (20241110.12) names its
+// release by the date; the 8-digit branch itself is what GCU compares its
+// scenarios' minimum versions with (gcu.Branch, held to sonic-utilities'
+// unit-test rows in internal/gcu; every minimum there is older than the
+// earliest profile's release, so the release check comes first).
+func TestSONiCPlanReadsTheImageRelease(t *testing.T) {
+	mk := func() *intent.Fabric {
+		f := compileFabric(intent.PlatformSONiC, compilePolicy(), 1, 2)
+		for i := range f.Switches[0].Ports {
+			f.Switches[0].Ports[i].CableMeters = 100
+		}
+		return f
+	}
+	t.Run("earlier than the profile", func(t *testing.T) {
+		f := mk()
+		f.Switches[0].Profile = "sonic-202511"
+		_, eng := sonicLabWith(t, f, true, "sonic-202411", func(o *twin.Options) { o.BuildVersion = "202411.7-0a1b2c3d" })
+		p, err := eng.Plan(t.Context(), f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perr := switchdrv.Errors(p)
+		if perr == nil || !strings.Contains(perr.Error(), "runs SONiC image 202411.7-0a1b2c3d (branch 202411), earlier than profile sonic-202511") || !strings.Contains(perr.Error(), "set switches[].profile: sonic-202411") {
+			t.Errorf("plan errors %v", perr)
+		}
+	})
+	for _, tt := range []struct {
+		name, twinProfile, build string
+		none                     bool
+		note                     string
+	}{
+		{"same", "sonic-202411", "", false, "SONiC image 202411.0-twin: branch 202411, as profile sonic-202411"},
+		{"later", "sonic-202511", "", false, "SONiC image 202511.0-twin: branch 202511, later than profile sonic-202411's; that branch takes this payload too (switches[].profile: sonic-202511 plans with what it allows)"},
+		{"master", "sonic-202411", "master.88-abcdef0", false, "SONiC image master.88-abcdef0 names no release branch: planning for profile sonic-202411"},
+		{"branch date", "sonic-202411", "20241110.12", false, "SONiC image 20241110.12: branch 202411, as profile sonic-202411"},
+		{"no answer", "sonic-202411", "", true, "SONiC image version not read (OTHERS /osversion/build: no value)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := mk()
+			_, eng := sonicLabWith(t, f, true, tt.twinProfile, func(o *twin.Options) { o.BuildVersion, o.NoBuildVersion = tt.build, tt.none })
+			p, _ := sonicPlan(t, eng, f)
+			if noteWith(p, tt.note) == "" {
+				t.Errorf("no note %q in %q", tt.note, p.Targets[0].Notes)
 			}
 		})
 	}

@@ -184,6 +184,23 @@ func Diff(old, target map[string]any, only map[string]bool) []Op {
 	return out
 }
 
+// Branch is the branch version GCU reads from an image's build_version
+// (sonic_version.yml; field_operation_validators.py, the same code on
+// 202411, 202505 and 202511): the last "."-separated part made of exactly
+// 8 digits, "" when there is none (community builds, named
+// <branch>.<build number>-<commit> by sonic-buildimage's sonic_get_version,
+// carry none). A leading "SONiC." (sonic-gnmi's OTHERS /osversion/build
+// adds it) is a part of no digits and changes nothing.
+func Branch(buildVersion string) string {
+	branch := ""
+	for _, part := range strings.Split(buildVersion, ".") {
+		if len(part) == 8 && !strings.ContainsFunc(part, func(r rune) bool { return r < '0' || r > '9' }) {
+			branch = part
+		}
+	}
+	return branch
+}
+
 // Refusal is GCU's refusal of a patch, with its own words.
 type Refusal struct {
 	Op     Op

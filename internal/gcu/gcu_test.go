@@ -201,3 +201,22 @@ func TestBroadcomSKUsDoNotOverlap(t *testing.T) {
 		}
 	}
 }
+
+// Branch reads build_version as field_operation_validators.py does: the
+// last "."-separated part of exactly 8 digits.
+func TestBranchOfBuildVersion(t *testing.T) {
+	for bv, want := range map[string]string{
+		"20220530":              "20220530", // sonic-utilities' own unit tests' "SONiC.20220530"
+		"SONiC.20220530":        "20220530",
+		"20241110.12":           "20241110",
+		"202411.0-3f2a1b9c":     "", // a community build of branch 202411
+		"master.123-dirty-2024": "",
+		"20241110.20250101":     "20250101", // the last wins
+		"2024111":               "",
+		"":                      "",
+	} {
+		if got := gcu.Branch(bv); got != want {
+			t.Errorf("Branch(%q) = %q, want %q", bv, got, want)
+		}
+	}
+}

@@ -36,12 +36,23 @@ import (
 // to CONFIG_DB: whatever would still be refused is a plan error naming the
 // path, not a Set the switch refuses.
 
+// gcuSwitch is GCU's field validation on one switch: its release's
+// validators, the ASIC GCU names from its HWSKU, and the 8-digit branch of
+// its image's build_version ("" when it has none, as community builds:
+// then GCU compares no version).
+type gcuSwitch struct {
+	v            *gcu.Validators
+	asic, branch string
+}
+
+func (g gcuSwitch) check(ops []gcu.Op) *gcu.Refusal { return g.v.Check(ops, g.asic, g.branch) }
+
 // azureLossless is the WRED profile of lossless queues in every SONiC QoS
 // template (sonic-buildimage files/build_templates/qos_config.j2).
 const azureLossless = "AZURE_LOSSLESS"
 
 // gcuRewrite rewrites w for GCU's field validators v on a switch whose
-// ASIC GCU names asic. It returns plan notes and the prefixes of compile's
+// ASIC GCU names g.asic. It returns plan notes and the prefixes of compile's
 // notes that no longer apply, or an error when the intent cannot be met
 // within what GCU allows.
 //
@@ -51,14 +62,14 @@ const azureLossless = "AZURE_LOSSLESS"
 // each rewrite runs only where GCU would refuse what compile wants of
 // that table (gcuTakes): on 202511 the intent's own FABRICCTL_PG_* and
 // FABRICCTL_ECN_* profiles are written as on a release without GCU.
-func gcuRewrite(w *want, have db, v *gcu.Validators, asic string) (notes, drop []string, err error) {
-	if !gcuTakes(w, have, v, asic, "BUFFER_PROFILE") {
-		if err := gcuBuffers(w, have, v, asic, &notes, &drop); err != nil {
+func gcuRewrite(w *want, have db, g gcuSwitch) (notes, drop []string, err error) {
+	if !gcuTakes(w, have, g, "BUFFER_PROFILE") {
+		if err := gcuBuffers(w, have, g, &notes, &drop); err != nil {
 			return nil, nil, err
 		}
 	}
-	if !gcuTakes(w, have, v, asic, "WRED_PROFILE") {
-		if err := gcuWRED(w, have, v, asic, &notes); err != nil {
+	if !gcuTakes(w, have, g, "WRED_PROFILE") {
+		if err := gcuWRED(w, have, g, &notes); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -67,7 +78,7 @@ func gcuRewrite(w *want, have db, v *gcu.Validators, asic string) (notes, drop [
 
 // gcuTakes reports whether GCU lets the Set leave table t as compile wants
 // it: its validators pass every operation of the diff.
-func gcuTakes(w *want, have db, v *gcu.Validators, asic, t string) bool {
+func gcuTakes(w *want, have db, g gcuSwitch, t string) bool {
 	old, next := map[string]any{}, map[string]any{}
 	if have[t] != nil {
 		old[t] = tableAny(have[t])
@@ -75,7 +86,7 @@ func gcuTakes(w *want, have db, v *gcu.Validators, asic, t string) bool {
 	if n := tableAfter(w, have, t); len(n) > 0 {
 		next[t] = tableAny(n)
 	}
-	return v.Check(gcu.Diff(old, next, map[string]bool{t: true}), asic, "") == nil
+	return g.check(gcu.Diff(old, next, map[string]bool{t: true})) == nil
 }
 
 // losslessProfile is the lossless buffer profile (one with an xoff) of
@@ -99,7 +110,7 @@ func losslessProfile(have db, port string, prio int) string {
 	return other
 }
 
-func gcuBuffers(w *want, have db, v *gcu.Validators, asic string, notes, dropNotes *[]string) error {
+func gcuBuffers(w *want, have db, g gcuSwitch, notes, dropNotes *[]string) error {
 	ours := w.keys["BUFFER_PROFILE"]
 	if len(ours) == 0 {
 		return nil
@@ -118,7 +129,7 @@ func gcuBuffers(w *want, have db, v *gcu.Validators, asic string, notes, dropNot
 		}
 		prof := losslessProfile(have, port, prio)
 		if prof == "" {
-			return fmt.Errorf("BUFFER_PG|%s: the switch has no lossless buffer profile for port %s (no BUFFER_PG of the port names a profile with xoff), and SONiC's config updater on this release refuses to create buffer profiles (%s); give the port a lossless priority group first (its speed and CABLE_LENGTH let buffermgrd make one)", k, port, v.Source)
+			return fmt.Errorf("BUFFER_PG|%s: the switch has no lossless buffer profile for port %s (no BUFFER_PG of the port names a profile with xoff), and SONiC's config updater on this release refuses to create buffer profiles (%s); give the port a lossless priority group first (its speed and CABLE_LENGTH let buffermgrd make one)", k, port, g.v.Source)
 		}
 		w.keys["BUFFER_PG"][k] = hash{"profile": prof}
 		x, _ := strconv.ParseInt(spec["xoff"], 10, 64)
@@ -138,7 +149,7 @@ func gcuBuffers(w *want, have db, v *gcu.Validators, asic string, notes, dropNot
 		}
 		val := strconv.FormatInt(need[prof], 10)
 		op := gcu.Op{Op: "replace", Path: []string{"BUFFER_PROFILE", prof, "xoff"}, Value: val}
-		if r := v.Check([]gcu.Op{op}, asic, ""); r != nil {
+		if r := g.check([]gcu.Op{op}); r != nil {
 			return fmt.Errorf("BUFFER_PROFILE|%s: xoff %d B is below the %d B of headroom %s need, and SONiC's config updater refuses to raise it on this switch (%s: %s); raise it with the platform's buffer tools or shorten the cable lengths in the intent", prof, x, need[prof], portList, r.Reason, r.Text)
 		}
 		w.setField("BUFFER_PROFILE", prof, "xoff", val)
@@ -167,7 +178,7 @@ func portsOf(keys []string) []string {
 // wredGCUFields are the WRED fields GCU lets fabricctl set on AZURE_LOSSLESS.
 var wredGCUFields = []string{"green_min_threshold", "green_max_threshold", "green_drop_probability"}
 
-func gcuWRED(w *want, have db, v *gcu.Validators, asic string, notes *[]string) error {
+func gcuWRED(w *want, have db, g gcuSwitch, notes *[]string) error {
 	ours := w.keys["WRED_PROFILE"]
 	if len(ours) == 0 {
 		return nil
@@ -183,7 +194,7 @@ func gcuWRED(w *want, have db, v *gcu.Validators, asic string, notes *[]string) 
 			continue
 		}
 		if az == nil {
-			return fmt.Errorf("QUEUE|%s: ECN needs a WRED profile, the switch has no WRED_PROFILE|%s, and SONiC's config updater on this release refuses to create WRED profiles (%s)", k, azureLossless, v.Source)
+			return fmt.Errorf("QUEUE|%s: ECN needs a WRED profile, the switch has no WRED_PROFILE|%s, and SONiC's config updater on this release refuses to create WRED profiles (%s)", k, azureLossless, g.v.Source)
 		}
 		switch {
 		case target == nil:
@@ -220,7 +231,7 @@ func gcuWRED(w *want, have db, v *gcu.Validators, asic string, notes *[]string) 
 		if az[f] == "" {
 			op.Op = "add"
 		}
-		if r := v.Check([]gcu.Op{op}, asic, ""); r != nil {
+		if r := g.check([]gcu.Op{op}); r != nil {
 			return fmt.Errorf("WRED_PROFILE|%s/%s: SONiC's config updater refuses to set it on this switch (%s: %s); set ECN with the platform's tools or drop ECN from the intent", azureLossless, f, r.Reason, r.Text)
 		}
 		w.setField("WRED_PROFILE", azureLossless, f, target[f])
@@ -238,13 +249,13 @@ func gcuWRED(w *want, have db, v *gcu.Validators, asic string, notes *[]string) 
 
 // gcuKeepStale keeps in place the stale FABRICCTL objects GCU refuses to
 // remove, with a note.
-func gcuKeepStale(w *want, v *gcu.Validators, asic string, notes *[]string) {
+func gcuKeepStale(w *want, g gcuSwitch, notes *[]string) {
 	for _, t := range []string{"BUFFER_PROFILE", "WRED_PROFILE"} {
 		for _, k := range slices.Sorted(maps.Keys(w.dels[t])) {
 			if !owned(t, k) {
 				continue
 			}
-			if r := v.Check([]gcu.Op{{Op: "remove", Path: []string{t, k}}}, asic, ""); r != nil {
+			if r := g.check([]gcu.Op{{Op: "remove", Path: []string{t, k}}}); r != nil {
 				delete(w.dels[t], k)
 				*notes = append(*notes, fmt.Sprintf("%s|%s is no longer used but is left in place: SONiC's config updater on this release refuses to remove it (%s); remove it with 'sonic-db-cli CONFIG_DB DEL' if wanted", t, k, r.Reason))
 			}
@@ -254,8 +265,8 @@ func gcuKeepStale(w *want, v *gcu.Validators, asic string, notes *[]string) {
 
 // gcuFinalCheck runs GCU's validators over what the refined Set does to
 // CONFIG_DB: a refusal is a plan error naming the path.
-func gcuFinalCheck(w *want, have db, v *gcu.Validators, asic string) error {
-	watched := v.Watched()
+func gcuFinalCheck(w *want, have db, g gcuSwitch) error {
+	watched := g.v.Watched()
 	old := map[string]any{}
 	next := map[string]any{}
 	for t := range watched {
@@ -269,7 +280,7 @@ func gcuFinalCheck(w *want, have db, v *gcu.Validators, asic string) error {
 			next[t] = tableAny(n)
 		}
 	}
-	if r := v.Check(gcu.Diff(old, next, watched), asic, ""); r != nil {
+	if r := g.check(gcu.Diff(old, next, watched)); r != nil {
 		return fmt.Errorf("SONiC's config updater would refuse this Set: %s %s: %s (%s)", r.Op.Op, r.Op.Pointer(), r.Reason, r.Text)
 	}
 	return nil

@@ -406,16 +406,16 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 		}
 	}
 	// GCU's field-operation validators (gcurules.go).
-	v, asic := gcuOf(d, have)
-	if v != nil && wantsTable(w, "PFC_WD") {
+	g := gcuOf(d, have)
+	if g.v != nil && wantsTable(w, "PFC_WD") {
 		probe := gcu.Op{Op: "replace", Path: []string{"PFC_WD", "Ethernet0", "action"}, Value: "drop"}
-		if r := v.Check([]gcu.Op{probe}, asic, ""); r != nil {
+		if r := g.check([]gcu.Op{probe}); r != nil {
 			dropTable(w, "PFC_WD")
 			notes = append(notes, fmt.Sprintf("PFC watchdog not configured: SONiC's config updater refuses PFC_WD changes on this switch (%s: %s); configure it with the pfcwd CLI on the switch", r.Reason, r.Text))
 		}
 	}
-	if v != nil {
-		n, drop, err := gcuRewrite(w, have, v, asic)
+	if g.v != nil {
+		n, drop, err := gcuRewrite(w, have, g)
 		if err != nil {
 			return err
 		}
@@ -435,9 +435,9 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 		normaliseRanges(w, have, t)
 	}
 	deleteStale(w, have, &notes)
-	if v != nil {
-		gcuKeepStale(w, v, asic, &notes)
-		if err := gcuFinalCheck(w, have, v, asic); err != nil {
+	if g.v != nil {
+		gcuKeepStale(w, g, &notes)
+		if err := gcuFinalCheck(w, have, g); err != nil {
 			return err
 		}
 	}
@@ -683,10 +683,11 @@ func portsExist(w *want, have db) error {
 		strings.Join(sortPorts(missing), ", "), len(all), all[0], all[len(all)-1])
 }
 
-// gcuOf is the GCU field validation of the switch's release profile (nil
-// when the release has none) and the ASIC GCU names from CONFIG_DB's
-// DEVICE_METADATA|localhost hwsku.
-func gcuOf(d *switchdrv.Desired, have db) (*gcu.Validators, string) {
+// gcuOf is the GCU field validation of the switch's release profile (v
+// nil when the release has none), the ASIC GCU names from CONFIG_DB's
+// DEVICE_METADATA|localhost hwsku, and the 8-digit branch of the image's
+// build_version when the switch reported one (Probe).
+func gcuOf(d *switchdrv.Desired, have db) gcuSwitch {
 	p, err := profile.LookupFor(string(d.Platform), d.Profile)
 	md := have["DEVICE_METADATA"]["localhost"]
 	if err != nil || p.Write.GCU == nil || md == nil {
@@ -694,7 +695,7 @@ func gcuOf(d *switchdrv.Desired, have db) (*gcu.Validators, string) {
 		// (init_cfg.json.j2, sonic-device_metadata.yang); without it the
 		// HWSKU, and so what GCU allows, cannot be told: the judgement
 		// is left to the device.
-		return nil, ""
+		return gcuSwitch{}
 	}
-	return p.Write.GCU, p.Write.GCU.ASIC(md["hwsku"])
+	return gcuSwitch{v: p.Write.GCU, asic: p.Write.GCU.ASIC(md["hwsku"]), branch: gcu.Branch(d.Build)}
 }

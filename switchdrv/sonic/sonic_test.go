@@ -245,3 +245,21 @@ func TestExplainWriteAccessRefusal(t *testing.T) {
 		t.Errorf("ExplainSetError changed an unrelated error: %v", err)
 	}
 }
+
+// Release: the branch a build_version names (sonic-buildimage
+// functions.sh sonic_get_version: <branch>.<build number>-<commit> or a
+// tag; builds versioned by branch date: 20241110.12).
+func TestReleaseOfBuildVersion(t *testing.T) {
+	for bv, want := range map[string]string{
+		"202411.0-3f2a1b9c":         "202411",
+		"202511.17-dirty-20260101":  "202511",
+		"20241110.12":               "202411",
+		"master.1234-abcdef":        "",
+		"private_branch.0-deadbeef": "",
+		"":                          "",
+	} {
+		if got := Release(bv); got != want {
+			t.Errorf("Release(%q) = %q, want %q", bv, got, want)
+		}
+	}
+}

@@ -474,6 +474,13 @@ func (c *Client) GetConfig(ctx context.Context, paths []*gnmipb.Path) ([]*gnmipb
 	return c.get(ctx, paths, gnmipb.GetRequest_CONFIG)
 }
 
+// GetTarget reads paths of another target of the switch's gNMI server
+// (the GetRequest's prefix names it, type ALL), e.g. sonic-gnmi's non-DB
+// data at target OTHERS.
+func (c *Client) GetTarget(ctx context.Context, target string, paths []*gnmipb.Path) ([]*gnmipb.Notification, error) {
+	return c.getRequest(ctx, &gnmipb.GetRequest{Prefix: &gnmipb.Path{Target: target}, Path: paths, Encoding: c.Encoding(), Type: gnmipb.GetRequest_ALL})
+}
+
 func (c *Client) get(ctx context.Context, paths []*gnmipb.Path, typ gnmipb.GetRequest_DataType) ([]*gnmipb.Notification, error) {
 	return c.getRequest(ctx, &gnmipb.GetRequest{Path: paths, Encoding: c.Encoding(), Type: typ})
 }

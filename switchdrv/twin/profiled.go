@@ -410,11 +410,22 @@ func (t *Twin) gcuFieldOperations(before, after map[string]any) error {
 	}
 	v := t.opts.Profile.Write.GCU
 	b, a := configDB(before), configDB(after)
-	r := v.Check(gcu.Diff(b, a, v.Watched()), v.ASIC(hwsku(b)), "")
+	r := v.Check(gcu.Diff(b, a, v.Watched()), v.ASIC(hwsku(b)), gcu.Branch(t.buildVersion()))
 	if r == nil {
 		return nil
 	}
 	return sonicErr("ApplyPatchDb: Failed to apply patch: %s", r.Text)
+}
+
+// buildVersion is the build_version the twin reports ("" for none).
+func (t *Twin) buildVersion() string {
+	if t.opts.NoBuildVersion {
+		return ""
+	}
+	if t.opts.BuildVersion != "" {
+		return t.opts.BuildVersion
+	}
+	return t.opts.Profile.Release + ".0-twin"
 }
 
 // hwsku is DEVICE_METADATA|localhost hwsku of a CONFIG_DB tree.

@@ -293,3 +293,27 @@ func TestSONiCGCUFieldValidators(t *testing.T) {
 		})
 	}
 }
+
+// sonic-gnmi answers Get of target OTHERS /osversion/build with the
+// image's build_version (sonic_data_client/non_db_client.go
+// getBuildVersion: json.Marshal of {build_version: "SONiC." + the
+// version file's, error}); a twin of a profile reports a community build
+// of the profile's branch unless told otherwise.
+func TestSONiCBuildVersionAtOTHERS(t *testing.T) {
+	ctx := context.Background()
+	_, c := sonicTwin(t, "sonic-202505", nil)
+	resp, err := c.Get(ctx, &gnmipb.GetRequest{Encoding: gnmipb.Encoding_JSON_IETF, Prefix: &gnmipb.Path{Target: "OTHERS"},
+		Path: []*gnmipb.Path{{Elem: []*gnmipb.PathElem{{Name: "osversion"}, {Name: "build"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, n := range resp.GetNotification() {
+		for _, u := range n.GetUpdate() {
+			got = string(u.GetVal().GetJsonIetfVal())
+		}
+	}
+	if got != `{"build_version":"SONiC.202505.0-twin","error":""}` {
+		t.Errorf("OTHERS /osversion/build = %s", got)
+	}
+}

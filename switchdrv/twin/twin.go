@@ -65,6 +65,16 @@ type Options struct {
 	// Schema is the YANG the defaults mode reads default values from
 	// (required when a defaults mode is in effect).
 	Schema *yangcheck.Schema
+	// BuildVersion is the build_version of the image a SONiC twin of a
+	// profile reports at target OTHERS /osversion/build, as sonic-gnmi
+	// does (sonic_data_client/non_db_client.go getBuildVersion: the JSON
+	// {"build_version": "SONiC.<build_version>", "error": ""}). "" is a
+	// community build of the profile's branch, <release>.0-twin (named as
+	// sonic-buildimage's sonic_get_version names one:
+	// <branch>.<build number>-<commit>); NoBuildVersion: the path answers
+	// nothing (a server without it).
+	BuildVersion   string
+	NoBuildVersion bool
 }
 
 // targetProfile is what a platform announces and accepts.
@@ -195,6 +205,10 @@ func newTwin(opts Options) (*Twin, error) {
 		if err := t.loadFactory(); err != nil {
 			return nil, err
 		}
+	}
+	if opts.Profile != nil && opts.Platform == intent.PlatformSONiC && !opts.NoBuildVersion {
+		bv := t.buildVersion()
+		t.data["@OTHERS"] = map[string]any{"osversion": map[string]any{"build": map[string]any{"build_version": "SONiC." + bv, "error": ""}}}
 	}
 	return t, nil
 }
