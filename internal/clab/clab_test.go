@@ -256,7 +256,8 @@ func TestParseData(t *testing.T) {
 			Lab: "legacy",
 			Switches: []Switch{
 				{Name: "sonic", Kind: "sonic-vs", Platform: intent.PlatformSONiC, Address: "172.20.20.3:8080",
-					UsernameEnv: "SONIC_USERNAME", PasswordEnv: "SONIC_PASSWORD", SkipVerify: true, Ports: []string{"Ethernet0", "Ethernet4"}},
+					UsernameEnv: "SONIC_USERNAME", PasswordEnv: "SONIC_PASSWORD", SkipVerify: true, Ports: []string{"Ethernet0", "Ethernet4"},
+					Profile: "sonic-202405"}, // docker-sonic-vs:202405
 				{Name: "srl", Kind: "srl", Platform: intent.PlatformSRLinux, Address: "172.20.20.2:57400",
 					UsernameEnv: "SRL_USERNAME", PasswordEnv: "SRL_PASSWORD", CA: ".tls/ca/ca.pem", Ports: []string{"ethernet-1/1"}},
 			},
@@ -265,7 +266,8 @@ func TestParseData(t *testing.T) {
 				{A: intent.Endpoint{Node: "srl", Port: "ethernet-1/1"}, B: intent.Endpoint{Node: "sonic", Port: "Ethernet0"}},
 				{A: intent.Endpoint{Node: "h1", Port: "eth1"}, B: intent.Endpoint{Node: "sonic", Port: "Ethernet4"}},
 			},
-			Notes: []string{"link h1:eth2 -- br1:h1-eth2: leaves the fabric through a bridge node; not imported"},
+			Notes: []string{"link h1:eth2 -- br1:h1-eth2: leaves the fabric through a bridge node; not imported",
+				"switch srl: image ghcr.io/nokia/srlinux:23.10.1 is release 23.10, which has no profile (known: srlinux-24.10, srlinux-25.3); the intent plans for srlinux-25.3 unless switches[].profile says otherwise"},
 		},
 	}}
 	for _, tc := range tests {
@@ -618,5 +620,29 @@ func TestSRLinuxLabsHavePFC(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no SR Linux node in the labs")
+	}
+}
+
+// profileOf: the release profile a switch image's tag names, or a note.
+func TestProfileOfImage(t *testing.T) {
+	for _, tt := range []struct {
+		plat        intent.Platform
+		image, want string
+		note        bool
+	}{
+		{intent.PlatformSONiC, "vrnetlab/sonic_sonic-vs:202405", "sonic-202405", false},
+		{intent.PlatformSONiC, "docker-sonic-vs:202511.3-abc", "sonic-202511", false},
+		{intent.PlatformSONiC, "registry:5000/docker-sonic-vs", "", true}, // a port, no tag
+		{intent.PlatformSONiC, "docker-sonic-vs:latest", "", true},
+		{intent.PlatformSONiC, "docker-sonic-vs:202305", "", true},
+		{intent.PlatformSRLinux, "ghcr.io/nokia/srlinux:24.10.1", "srlinux-24.10", false},
+		{intent.PlatformSRLinux, "ghcr.io/nokia/srlinux:25.3.2", "srlinux-25.3", false},
+		{intent.PlatformSRLinux, "ghcr.io/nokia/srlinux", "", true},
+		{intent.PlatformEOS, "ceos:4.33.1F", "", false},
+	} {
+		got, note := profileOf(tt.plat, tt.image)
+		if got != tt.want || (note != "") != tt.note {
+			t.Errorf("profileOf(%s, %s) = %q, %q", tt.plat, tt.image, got, note)
+		}
 	}
 }

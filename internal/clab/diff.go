@@ -35,6 +35,9 @@ func Diff(t *Topology, f *intent.Fabric) []string {
 		if sw.Address != s.Address {
 			add("switch %s: address %s in the intent, %s in the lab", s.Name, sw.Address, s.Address)
 		}
+		if s.Profile != "" && sw.Profile != s.Profile {
+			add("switch %s: profile %s in the intent, the lab's image is %s", s.Name, sw.Profile, s.Profile)
+		}
 		var got []string
 		for _, p := range sw.Ports {
 			got = append(got, p.Name)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
 )
 
 // ImportOptions are the choices the topology itself does not make.
@@ -57,6 +58,9 @@ type Switch struct {
 	// Insecure: plaintext gRPC (lab only).
 	Insecure bool
 	Ports    []string // NOS port names, natural order
+	// Profile is the release profile the node's image tag names (profileOf),
+	// "" when it names none fabricctl has.
+	Profile string
 }
 
 // Host is one Linux host of the imported inventory.
@@ -178,6 +182,10 @@ func Import(t *Topology, o ImportOptions) (*Inventory, error) {
 				sw.SkipVerify = true
 			case intent.PlatformEOS:
 				sw.Insecure = true
+			}
+			var note string
+			if sw.Profile, note = profileOf(k.Platform, n.Image); note != "" {
+				inv.Notes = append(inv.Notes, fmt.Sprintf("switch %s: %s", n.Name, note))
 			}
 			if len(sw.Ports) == 0 {
 				inv.Notes = append(inv.Notes, fmt.Sprintf("switch %s has no data links", n.Name))
@@ -304,6 +312,9 @@ func (inv *Inventory) WriteYAML(w io.Writer, o ImportOptions) error {
 		p("    - name: %s\n", yq(s.Name))
 		p("      platform: %s\n", s.Platform)
 		p("      address: %s\n", yq(s.Address))
+		if s.Profile != "" {
+			p("      profile: %s\n", s.Profile)
+		}
 		p("      credentials: {usernameEnv: %s, passwordEnv: %s}\n", s.UsernameEnv, s.PasswordEnv)
 		switch {
 		case s.CA != "":
@@ -418,4 +429,41 @@ func Compress(names []string) []string {
 		i = j
 	}
 	return out
+}
+
+// profileOf is the release profile a switch image's tag names: a SONiC
+// tag of a branch (vrnetlab/sonic_sonic-vs:202405, a build_version) names
+// sonic-<branch>, an SR Linux <major>.<minor>.<patch> tag names
+// srlinux-<major>.<minor>. It is "" with a note when the tag names a
+// release fabricctl has no profile of, or names none (latest): the intent
+// then plans for the platform's default.
+func profileOf(p intent.Platform, image string) (name, note string) {
+	tag := ""
+	if i := strings.LastIndexByte(image, ':'); i >= 0 && !strings.Contains(image[i:], "/") {
+		tag = image[i+1:]
+	}
+	rel := ""
+	switch p {
+	case intent.PlatformSONiC:
+		if r := profile.SONiCRelease(tag); r != "" {
+			rel = "sonic-" + r
+		}
+	case intent.PlatformSRLinux:
+		if parts := strings.SplitN(tag, ".", 3); len(parts) >= 2 && parts[0] != "" && parts[1] != "" {
+			rel = "srlinux-" + parts[0] + "." + parts[1]
+		}
+	default:
+		return "", ""
+	}
+	def, err := profile.Default(string(p))
+	if err != nil {
+		return "", ""
+	}
+	if rel == "" {
+		return "", fmt.Sprintf("image %s names no release; the intent plans for %s unless switches[].profile says otherwise", image, def.Name)
+	}
+	if _, err := profile.LookupFor(string(p), rel); err != nil {
+		return "", fmt.Sprintf("image %s is release %s, which has no profile (known: %s); the intent plans for %s unless switches[].profile says otherwise", image, strings.TrimPrefix(rel, string(p)+"-"), strings.Join(profile.Names(string(p)), ", "), def.Name)
+	}
+	return rel, ""
 }

@@ -395,6 +395,24 @@ func Default(platform string) (*Profile, error) {
 	return best, nil
 }
 
+// SONiCRelease is the release branch (YYYYMM) a SONiC build_version or
+// image tag names: its first "."-separated part of 6 digits (a community
+// build of a branch, <branch>.<build number>-<commit>, sonic-buildimage
+// functions.sh sonic_get_version; an image tagged by branch, 202405),
+// else the first 6 digits of a part of 8 (a build versioned by its branch
+// date, 20241110.12); "" for none (master, a private name).
+func SONiCRelease(build string) string {
+	for _, part := range strings.Split(build, ".") {
+		if len(part) != 6 && len(part) != 8 {
+			continue
+		}
+		if !strings.ContainsFunc(part, func(r rune) bool { return r < '0' || r > '9' }) {
+			return part[:6]
+		}
+	}
+	return ""
+}
+
 // File is the embedded data file the profile was read from.
 func (p *Profile) File() string { return p.file }
 

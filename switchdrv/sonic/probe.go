@@ -50,7 +50,7 @@ func (Platform) Probe(ctx context.Context, c *transport.Client, d *switchdrv.Des
 		return nil
 	}
 	d.Build = build
-	rel := Release(build)
+	rel := profile.SONiCRelease(build)
 	switch {
 	case rel == "":
 		d.Notes = append(d.Notes, fmt.Sprintf("SONiC image %s names no release branch: planning for profile %s as the intent names it", build, prof.Name))
@@ -107,25 +107,6 @@ func clip(v *gnmipb.TypedValue) string {
 		s = s[:80] + "..."
 	}
 	return s
-}
-
-// Release is the release branch (YYYYMM) a SONiC build_version names: its
-// first "."-separated part of 6 digits (a community build of a branch,
-// <branch>.<build number>-<commit>, sonic-buildimage functions.sh
-// sonic_get_version), else the first 6 digits of a part of 8 (a build
-// versioned by its branch date, such as 20241110.12); "" for none (master,
-// a private name).
-func Release(build string) string {
-	for _, part := range strings.Split(build, ".") {
-		if digits(part) && (len(part) == 6 || len(part) == 8) {
-			return part[:6]
-		}
-	}
-	return ""
-}
-
-func digits(s string) bool {
-	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r < '0' || r > '9' })
 }
 
 // closestProfile is the newest SONiC profile of release rel or earlier.

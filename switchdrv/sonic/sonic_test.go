@@ -246,7 +246,7 @@ func TestExplainWriteAccessRefusal(t *testing.T) {
 	}
 }
 
-// Release: the branch a build_version names (sonic-buildimage
+// profile.SONiCRelease: the branch a build_version names (sonic-buildimage
 // functions.sh sonic_get_version: <branch>.<build number>-<commit> or a
 // tag; builds versioned by branch date: 20241110.12).
 func TestReleaseOfBuildVersion(t *testing.T) {
@@ -258,8 +258,8 @@ func TestReleaseOfBuildVersion(t *testing.T) {
 		"private_branch.0-deadbeef": "",
 		"":                          "",
 	} {
-		if got := Release(bv); got != want {
-			t.Errorf("Release(%q) = %q, want %q", bv, got, want)
+		if got := profile.SONiCRelease(bv); got != want {
+			t.Errorf("SONiCRelease(%q) = %q, want %q", bv, got, want)
 		}
 	}
 }
