@@ -75,28 +75,33 @@ func (Platform) Probe(ctx context.Context, c *transport.Client, d *switchdrv.Des
 // buildVersion is the build_version of sonic-gnmi's answer without its
 // "SONiC." prefix, or "" and why not.
 func buildVersion(notes []*gnmipb.Notification) (string, string) {
+	var val *gnmipb.TypedValue
 	for _, n := range notes {
-		for _, u := range n.GetUpdate() {
-			v, _, err := jtree.TypedQualified(u.GetVal())
-			if err != nil {
-				return "", fmt.Sprintf("OTHERS /osversion/build: %v", err)
-			}
-			m, ok := v.(map[string]any)
-			if !ok {
-				return "", fmt.Sprintf("OTHERS /osversion/build is not an object: %s", clip(u.GetVal()))
-			}
-			bv, _ := m["build_version"].(string)
-			if e, _ := m["error"].(string); e != "" {
-				return "", "the switch could not read /etc/sonic/sonic_version.yml: " + e
-			}
-			bv = strings.TrimPrefix(bv, "SONiC.")
-			if bv == "" || bv == "sonic.NA" {
-				return "", "OTHERS /osversion/build has no build_version"
-			}
-			return bv, ""
+		if us := n.GetUpdate(); len(us) > 0 {
+			val = us[0].GetVal()
+			break
 		}
 	}
-	return "", "OTHERS /osversion/build: no value"
+	if val == nil {
+		return "", "OTHERS /osversion/build: no value"
+	}
+	v, _, err := jtree.TypedQualified(val)
+	if err != nil {
+		return "", fmt.Sprintf("OTHERS /osversion/build: %v", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", fmt.Sprintf("OTHERS /osversion/build is not an object: %s", clip(val))
+	}
+	if e, _ := m["error"].(string); e != "" {
+		return "", "the switch could not read /etc/sonic/sonic_version.yml: " + e
+	}
+	bv, _ := m["build_version"].(string)
+	bv = strings.TrimPrefix(bv, "SONiC.")
+	if bv == "" || bv == "sonic.NA" {
+		return "", "OTHERS /osversion/build has no build_version"
+	}
+	return bv, ""
 }
 
 // clip is v as text, at most 80 bytes of it (a switch's odd answer, in

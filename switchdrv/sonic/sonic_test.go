@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -260,6 +261,31 @@ func TestReleaseOfBuildVersion(t *testing.T) {
 	} {
 		if got := profile.SONiCRelease(bv); got != want {
 			t.Errorf("SONiCRelease(%q) = %q, want %q", bv, got, want)
+		}
+	}
+}
+
+// buildVersion reads sonic-gnmi's getBuildVersion JSON and says why when
+// it cannot: the version file unread ("sonic.NA" with an error), an answer
+// of another shape, none.
+func TestBuildVersionAnswers(t *testing.T) {
+	note := func(js string) []*gnmipb.Notification {
+		return []*gnmipb.Notification{{Update: []*gnmipb.Update{{Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(js)}}}}}}
+	}
+	for _, tt := range []struct {
+		notes     []*gnmipb.Notification
+		want, why string
+	}{
+		{note(`{"build_version":"SONiC.202411.5-abc","error":""}`), "202411.5-abc", ""},
+		{note(`{"build_version":"sonic.NA","error":"open /etc/sonic/sonic_version.yml: no such file or directory"}`), "", "could not read /etc/sonic/sonic_version.yml"},
+		{note(`{"build_version":"sonic.NA","error":""}`), "", "has no build_version"},
+		{note(`"202411"`), "", "is not an object"},
+		{note(`{`), "", "OTHERS /osversion/build: "},
+		{[]*gnmipb.Notification{{}}, "", "no value"},
+	} {
+		got, why := buildVersion(tt.notes)
+		if got != tt.want || !strings.Contains(why, tt.why) || (tt.why == "") != (why == "") {
+			t.Errorf("buildVersion(%v) = %q, %q; want %q, %q", tt.notes, got, why, tt.want, tt.why)
 		}
 	}
 }
