@@ -757,9 +757,10 @@ func TestSONiCPlanReadsTheImageRelease(t *testing.T) {
 		note                     string
 	}{
 		{"same", "sonic-202411", "", false, "SONiC image 202411.0-twin: branch 202411, as profile sonic-202411"},
-		{"later", "sonic-202511", "", false, "SONiC image 202511.0-twin: branch 202511, later than profile sonic-202411's; that branch takes this payload too (switches[].profile: sonic-202511 plans with what it allows)"},
+		{"later", "sonic-202511", "", false, "SONiC image 202511.0-twin: branch 202511, later than profile sonic-202411's (the later branches fabricctl has profiles of accept its payloads); switches[].profile: sonic-202511 plans with what that branch allows"},
 		{"master", "sonic-202411", "master.88-abcdef0", false, "SONiC image master.88-abcdef0 names no release branch: planning for profile sonic-202411"},
 		{"branch date", "sonic-202411", "20241110.12", false, "SONiC image 20241110.12: branch 202411, as profile sonic-202411"},
+		{"a branch without a profile", "sonic-202511", "202605.1-abc", false, "SONiC image 202605.1-abc: branch 202605, later than profile sonic-202411's (the later branches fabricctl has profiles of accept its payloads); fabricctl has no profile of that branch"},
 		{"no answer", "sonic-202411", "", true, "SONiC image version not read (OTHERS /osversion/build: no value)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,9 +27,10 @@ var buildVersionPath = &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "osversion"}
 // records it in d.Build (GCU compares the 8-digit branch in it, gcuOf) and
 // holds it against the intent's profile:
 //   - the same branch: a note says so;
-//   - a later branch: a note (every later branch accepts what an earlier
-//     one's config updater allows; TestSONiCDefaultPayloadAcceptedByLaterReleases)
-//     names the profile that plans with what the switch allows;
+//   - a later branch: a note (the later branches fabricctl has profiles
+//     of accept what an earlier one's config updater allows;
+//     TestSONiCDefaultPayloadAcceptedByLaterReleases) naming the profile of
+//     the switch's branch, if fabricctl has one;
 //   - an earlier branch: an error, since the profile's payload may rely on
 //     what that branch's config updater refuses;
 //   - no answer or a version that names no branch (master, a private
@@ -57,9 +58,11 @@ func (Platform) Probe(ctx context.Context, c *transport.Client, d *switchdrv.Des
 	case rel == prof.Release:
 		d.Notes = append(d.Notes, fmt.Sprintf("SONiC image %s: branch %s, as profile %s", build, rel, prof.Name))
 	case rel > prof.Release:
-		n := fmt.Sprintf("SONiC image %s: branch %s, later than profile %s's; that branch takes this payload too", build, rel, prof.Name)
-		if p := closestProfile(rel); p != nil && p.Release > prof.Release {
-			n += fmt.Sprintf(" (switches[].profile: %s plans with what it allows)", p.Name)
+		n := fmt.Sprintf("SONiC image %s: branch %s, later than profile %s's (the later branches fabricctl has profiles of accept its payloads)", build, rel, prof.Name)
+		if p := closestProfile(rel); p != nil && p.Release == rel {
+			n += fmt.Sprintf("; switches[].profile: %s plans with what that branch allows", p.Name)
+		} else {
+			n += "; fabricctl has no profile of that branch"
 		}
 		d.Notes = append(d.Notes, n)
 	default:
