@@ -89,3 +89,23 @@ func TestREADMEHeadroomExample(t *testing.T) {
 		t.Errorf("README's headroom example differs from testdata/headroom_400g_100m.golden; paste:\n%s", want)
 	}
 }
+
+// The project is Apache-2.0: LICENSE at the root is the licence's text (the
+// same text as openconfig/public's LICENSE shipped with its models) and the
+// README says so.
+func TestLicenseIsApache2(t *testing.T) {
+	got, err := os.ReadFile("../../LICENSE")
+	if err != nil {
+		t.Fatalf("no LICENSE at the root: %v", err)
+	}
+	want, err := os.ReadFile("../../internal/yangcheck/models/openconfig/LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || !bytes.Contains(got, []byte("Apache License\n                           Version 2.0, January 2004")) {
+		t.Error("LICENSE is not the Apache License 2.0 text")
+	}
+	if !strings.Contains(readme(t), "licensed under the Apache License, Version 2.0 ([LICENSE](LICENSE))") {
+		t.Error("the README does not name the licence")
+	}
+}
