@@ -176,6 +176,7 @@ func TestImageFromTarball(t *testing.T) {
 				"org.opencontainers.image.revision": testRevision,
 				"org.opencontainers.image.version":  testVersion,
 				"org.opencontainers.image.created":  "2023-11-14T22:13:20Z",
+				"org.opencontainers.image.licenses": "Apache-2.0",
 			} {
 				if got := cf.Config.Labels[k]; got != want {
 					t.Errorf("label %s = %q, want %q", k, got, want)
