@@ -79,14 +79,26 @@ func gcuRewrite(w *want, have db, g gcuSwitch) (notes, drop []string, err error)
 // gcuTakes reports whether GCU lets the Set leave table t as compile wants
 // it: its validators pass every operation of the diff.
 func gcuTakes(w *want, have db, g gcuSwitch, t string) bool {
-	old, next := map[string]any{}, map[string]any{}
-	if have[t] != nil {
-		old[t] = tableAny(have[t])
+	return g.check(gcuDiff(w, have, map[string]bool{t: true})) == nil
+}
+
+// gcuDiff is the JSON patch GCU derives, for tables, from what CONFIG_DB
+// holds to what the refined Set leaves (gcu.Diff over tableAfter).
+func gcuDiff(w *want, have db, tables map[string]bool) []gcu.Op {
+	old := map[string]any{}
+	next := map[string]any{}
+	for t := range tables {
+		if have[t] == nil && len(w.keys[t]) == 0 && len(w.fields[t]) == 0 {
+			continue
+		}
+		if have[t] != nil {
+			old[t] = tableAny(have[t])
+		}
+		if n := tableAfter(w, have, t); len(n) > 0 {
+			next[t] = tableAny(n)
+		}
 	}
-	if n := tableAfter(w, have, t); len(n) > 0 {
-		next[t] = tableAny(n)
-	}
-	return g.check(gcu.Diff(old, next, map[string]bool{t: true})) == nil
+	return gcu.Diff(old, next, tables)
 }
 
 // losslessProfile is the lossless buffer profile (one with an xoff) of
@@ -266,21 +278,7 @@ func gcuKeepStale(w *want, g gcuSwitch, notes *[]string) {
 // gcuFinalCheck runs GCU's validators over what the refined Set does to
 // CONFIG_DB: a refusal is a plan error naming the path.
 func gcuFinalCheck(w *want, have db, g gcuSwitch) error {
-	watched := g.v.Watched()
-	old := map[string]any{}
-	next := map[string]any{}
-	for t := range watched {
-		if have[t] == nil && len(w.keys[t]) == 0 && len(w.fields[t]) == 0 {
-			continue
-		}
-		if have[t] != nil {
-			old[t] = tableAny(have[t])
-		}
-		if n := tableAfter(w, have, t); len(n) > 0 {
-			next[t] = tableAny(n)
-		}
-	}
-	if r := g.check(gcu.Diff(old, next, watched)); r != nil {
+	if r := g.check(gcuDiff(w, have, g.v.Watched())); r != nil {
 		return fmt.Errorf("SONiC's config updater would refuse this Set: %s %s: %s (%s)", r.Op.Op, r.Op.Pointer(), r.Reason, r.Text)
 	}
 	return nil
