@@ -103,6 +103,16 @@ func sonicPlan(t *testing.T, eng *switchdrv.Engine, f *intent.Fabric) (*plan.Pla
 	return p, req
 }
 
+// sonicPlanErrors plans f and returns the plan's errors (nil for none).
+func sonicPlanErrors(t *testing.T, eng *switchdrv.Engine, f *intent.Fabric) error {
+	t.Helper()
+	p, err := eng.Plan(t.Context(), f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return switchdrv.Errors(p)
+}
+
 func sonicApply(t *testing.T, eng *switchdrv.Engine, f *intent.Fabric) *plan.Plan {
 	t.Helper()
 	p, _ := sonicPlan(t, eng, f)
@@ -597,11 +607,7 @@ func TestSONiCGCURefusalIsAPlanError(t *testing.T) {
 	if err := tw.Put(path(cdb+"DEVICE_METADATA/localhost/hwsku"), "Accton-AS7726-32X"); err != nil {
 		t.Fatal(err)
 	}
-	p, err := eng.Plan(t.Context(), f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	perr := switchdrv.Errors(p)
+	perr := sonicPlanErrors(t, eng, f)
 	if perr == nil || !strings.Contains(perr.Error(), "BUFFER_PROFILE|pg_lossless_100000_5m_profile: xoff") || !strings.Contains(perr.Error(), "do not know this switch's ASIC") {
 		t.Errorf("plan errors %v, want the refused xoff raise named", perr)
 	}
@@ -742,11 +748,7 @@ func TestSONiCPlanReadsTheImageRelease(t *testing.T) {
 		f := mk()
 		f.Switches[0].Profile = "sonic-202511"
 		_, eng := sonicLabWith(t, f, true, "sonic-202411", func(o *twin.Options) { o.BuildVersion = "202411.7-0a1b2c3d" })
-		p, err := eng.Plan(t.Context(), f, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		perr := switchdrv.Errors(p)
+		perr := sonicPlanErrors(t, eng, f)
 		if perr == nil || !strings.Contains(perr.Error(), "runs SONiC image 202411.7-0a1b2c3d (branch 202411), earlier than profile sonic-202511") || !strings.Contains(perr.Error(), "set switches[].profile: sonic-202411") {
 			t.Errorf("plan errors %v", perr)
 		}

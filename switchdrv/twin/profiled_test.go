@@ -125,13 +125,19 @@ func TestSONiCPortCriticalChangesFlapPorts(t *testing.T) {
 	}
 }
 
+// addPFCWDEthernet0 sends the Update of a whole PFC_WD|Ethernet0 entry
+// (pfcwd start_default's fields) and returns the Set's code and message.
+func addPFCWDEthernet0(ctx context.Context, t *testing.T, c gnmipb.GNMIClient) (codes.Code, string) {
+	return set(ctx, c, &gnmipb.SetRequest{Update: []*gnmipb.Update{
+		{Path: cfg(t, "PFC_WD/Ethernet0"), Val: ietf(`{"action":"drop","detection_time":"200","restoration_time":"200"}`)}}})
+}
+
 // The factory CONFIG_DB of ACS-MSN3800 has no PFC_WD (default_pfcwd_status
 // disable): GCU's jsonpatch "add /PFC_WD/<port>" has no parent to add to.
 func TestSONiCWriteBelowAbsentPFCWDFails(t *testing.T) {
 	ctx := context.Background()
 	tw, c := sonicTwin(t, "sonic-202405", nil)
-	code, msg := set(ctx, c, &gnmipb.SetRequest{Update: []*gnmipb.Update{
-		{Path: cfg(t, "PFC_WD/Ethernet0"), Val: ietf(`{"action":"drop","detection_time":"200","restoration_time":"200"}`)}}})
+	code, msg := addPFCWDEthernet0(ctx, t, c)
 	if code != codes.Unknown || !strings.Contains(msg, "member 'PFC_WD' not found") {
 		t.Fatalf("Set = %v %q", code, msg)
 	}
@@ -143,8 +149,7 @@ func TestSONiCWriteBelowAbsentPFCWDFails(t *testing.T) {
 	if err := tw2.Put(cfg(t, "PFC_WD"), map[string]any{"GLOBAL": map[string]any{"POLL_INTERVAL": "200"}}); err != nil {
 		t.Fatal(err)
 	}
-	if code, msg := set(ctx, c2, &gnmipb.SetRequest{Update: []*gnmipb.Update{
-		{Path: cfg(t, "PFC_WD/Ethernet0"), Val: ietf(`{"action":"drop","detection_time":"200","restoration_time":"200"}`)}}}); code != codes.OK {
+	if code, msg := addPFCWDEthernet0(ctx, t, c2); code != codes.OK {
 		t.Fatal(code, msg)
 	}
 }
@@ -157,8 +162,7 @@ func TestSONiCWriteBelowAbsentPFCWDFails(t *testing.T) {
 func TestSONiC202511AddsMissingTables(t *testing.T) {
 	ctx := context.Background()
 	tw, c := sonicTwin(t, "sonic-202511", nil)
-	code, msg := set(ctx, c, &gnmipb.SetRequest{Update: []*gnmipb.Update{
-		{Path: cfg(t, "PFC_WD/Ethernet0"), Val: ietf(`{"action":"drop","detection_time":"200","restoration_time":"200"}`)}}})
+	code, msg := addPFCWDEthernet0(ctx, t, c)
 	if code != codes.Unknown || !strings.Contains(msg, "Modification of PFC_WD table is illegal") {
 		t.Fatalf("Set = %v %q, want GCU's field validators' refusal", code, msg)
 	}
