@@ -134,15 +134,25 @@ func addPFCWDEthernet0(ctx context.Context, t *testing.T, c gnmipb.GNMIClient) (
 
 // The factory CONFIG_DB of ACS-MSN3800 has no PFC_WD (default_pfcwd_status
 // disable): GCU's jsonpatch "add /PFC_WD/<port>" has no parent to add to.
+// sonic-utilities 202511 `config apply-patch` adds an empty table the
+// patch writes below (append_emptytables_if_required, PR #4095): the add
+// no longer fails in jsonpatch, and GCU's field validators refuse it
+// instead (jsonpatch.from_diff makes it one add of the whole PFC_WD table,
+// whose key Ethernet0 is in no scenario).
 func TestSONiCWriteBelowAbsentPFCWDFails(t *testing.T) {
 	ctx := context.Background()
-	tw, c := sonicTwin(t, "sonic-202405", nil)
-	code, msg := addPFCWDEthernet0(ctx, t, c)
-	if code != codes.Unknown || !strings.Contains(msg, "member 'PFC_WD' not found") {
-		t.Fatalf("Set = %v %q", code, msg)
-	}
-	if _, ok := tw.Value(cfg(t, "PFC_WD")); ok {
-		t.Error("PFC_WD appeared")
+	for _, tt := range []struct{ profile, refusal string }{
+		{"sonic-202405", "member 'PFC_WD' not found"},
+		{"sonic-202511", "Modification of PFC_WD table is illegal"},
+	} {
+		tw, c := sonicTwin(t, tt.profile, nil)
+		code, msg := addPFCWDEthernet0(ctx, t, c)
+		if code != codes.Unknown || !strings.Contains(msg, tt.refusal) {
+			t.Fatalf("%s: Set = %v %q, want %q", tt.profile, code, msg, tt.refusal)
+		}
+		if _, ok := tw.Value(cfg(t, "PFC_WD")); ok {
+			t.Errorf("%s: PFC_WD appeared", tt.profile)
+		}
 	}
 	// With the watchdog enabled at boot the table exists and the write works.
 	tw2, c2 := sonicTwin(t, "sonic-202405", nil)
@@ -151,23 +161,6 @@ func TestSONiCWriteBelowAbsentPFCWDFails(t *testing.T) {
 	}
 	if code, msg := addPFCWDEthernet0(ctx, t, c2); code != codes.OK {
 		t.Fatal(code, msg)
-	}
-}
-
-// sonic-utilities 202511 `config apply-patch` adds an empty table the
-// patch writes below (append_emptytables_if_required, PR #4095): the add
-// of PFC_WD|Ethernet0 no longer fails in jsonpatch, and GCU's field
-// validators refuse it instead (jsonpatch.from_diff makes it one add of
-// the whole PFC_WD table, whose key Ethernet0 is in no scenario).
-func TestSONiC202511AddsMissingTables(t *testing.T) {
-	ctx := context.Background()
-	tw, c := sonicTwin(t, "sonic-202511", nil)
-	code, msg := addPFCWDEthernet0(ctx, t, c)
-	if code != codes.Unknown || !strings.Contains(msg, "Modification of PFC_WD table is illegal") {
-		t.Fatalf("Set = %v %q, want GCU's field validators' refusal", code, msg)
-	}
-	if _, ok := tw.Value(cfg(t, "PFC_WD")); ok {
-		t.Error("PFC_WD appeared")
 	}
 }
 
