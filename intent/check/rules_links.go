@@ -1,0 +1,196 @@
+// The link rules: endpoints, port reuse, speed and cable ends, lossless
+// reach and line rate (FC121, FC122, FC124, FC126, FC127).
+
+package check
+
+import (
+	"fmt"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
+
+// FC121
+func (c *checker) linkEndpoints() {
+	for i, l := range c.f.Links {
+		if l.A == l.B {
+			c.report(Error, l.Pos, linkPath(i), "connect two different endpoints",
+				"link connects %s to itself", l.A)
+			continue
+		}
+		for j, e := range []intent.Endpoint{l.A, l.B} {
+			path := linkPath(i) + "." + "ab"[j:j+1]
+			switch r := c.ends[i][j]; {
+			case r.kind == endSwitch && r.port == nil:
+				c.report(Error, l.Pos, path,
+					fmt.Sprintf("add port %s to switch %s, or fix the port name", e.Port, r.sw.Name),
+					"switch %s has no port %q", r.sw.Name, e.Port)
+			case r.kind == endHost && r.nic == nil:
+				c.report(Error, l.Pos, path,
+					fmt.Sprintf("add NIC %s to host %s, or fix the interface name", e.Port, r.host.Name),
+					"host %s has no NIC %q", r.host.Name, e.Port)
+			case r.kind == endNone:
+				c.report(Error, l.Pos, path,
+					"add the node to the inventory, or fix the name",
+					"link endpoint %s: no switch or host named %q", e, e.Node)
+			}
+		}
+	}
+}
+
+// FC122
+func (c *checker) linkPortReuse() {
+	// Resolved ends are keyed by pointer (cheap to hash at 100,000 links);
+	// unresolved ones (FC121) by name.
+	ports := make(map[*intent.Port]int, len(c.f.Links))
+	nics := make(map[*intent.NIC]int, len(c.f.Links))
+	other := map[intent.Endpoint]int{}
+	for i, l := range c.f.Links {
+		if l.A == l.B {
+			continue // FC121
+		}
+		for j, e := range []intent.Endpoint{l.A, l.B} {
+			r := c.ends[i][j]
+			var (
+				prev int
+				seen bool
+			)
+			switch {
+			case r.port != nil:
+				if prev, seen = ports[r.port]; !seen {
+					ports[r.port] = i
+				}
+			case r.nic != nil:
+				if prev, seen = nics[r.nic]; !seen {
+					nics[r.nic] = i
+				}
+			default:
+				if prev, seen = other[e]; !seen {
+					other[e] = i
+				}
+			}
+			if seen {
+				c.report(Error, l.Pos, linkPath(i)+"."+"ab"[j:j+1],
+					"a port takes one cable: remove one of the links or fix the port name",
+					"%s is already used by %s (%s)", e, linkPath(prev), c.f.Links[prev].Pos)
+			}
+		}
+	}
+}
+
+// speedCable is the speed and cable length a resolved endpoint declares (0 = not given).
+func (e end) speedCable() (speed int64, cable float64, ok bool) {
+	switch {
+	case e.port != nil:
+		return e.port.Speed, e.port.CableMeters, true
+	case e.nic != nil:
+		return e.nic.Speed, e.nic.CableMeters, true
+	}
+	return 0, 0, false
+}
+
+// FC124
+func (c *checker) linkEnds() {
+	for i, l := range c.f.Links {
+		sa, ca, oka := c.ends[i][0].speedCable()
+		sb, cb, okb := c.ends[i][1].speedCable()
+		if !oka || !okb || l.A == l.B {
+			continue // FC121
+		}
+		if sa > 0 && sb > 0 && sa != sb {
+			c.report(Warning, l.Pos, linkPath(i),
+				"give both ends the speed the link really runs at",
+				"link %s (%s) - %s (%s): the ends disagree on speed, so the link runs at %s at best and the PFC headroom computed for the faster end is wrong",
+				l.A, intent.FormatRate(sa), l.B, intent.FormatRate(sb), intent.FormatRate(min(sa, sb)))
+		}
+		if ca > 0 && cb > 0 && ca != cb {
+			c.report(Warning, l.Pos, linkPath(i),
+				"give both ends the length of the cable between them",
+				"link %s (%s m) - %s (%s m): one cable, two lengths; PFC headroom grows with the cable, so the shorter figure under-reserves",
+				l.A, trimFloat(ca), l.B, trimFloat(cb))
+		}
+	}
+}
+
+// FC126
+func (c *checker) losslessReached() {
+	p := &c.f.Policy
+	reached := map[int]bool{}
+	for _, prio := range p.DSCPToPriority() {
+		reached[prio] = true
+	}
+	for _, cl := range c.lossless {
+		if reached[cl.Priority] || cl.CNP {
+			continue // a lossless CNP class is FC107's
+		}
+		path := classPath(cl) + ".dscp"
+		why := "it lists no DSCP"
+		if len(cl.DSCP) > 0 {
+			why = fmt.Sprintf("its DSCPs %s are claimed by another class", ints(cl.DSCP))
+		}
+		c.report(Error, pos(cl.Pos, p.Pos), path,
+			fmt.Sprintf("list the DSCP RDMA traffic is sent with in class %s (dscp: [26] in the preset, with roce.tos 106)", cl.Name),
+			"lossless class %s (priority %d) is reached by no DSCP (%s): no packet is ever classified into it, so PFC protects nothing and RDMA traffic lands in a lossy queue", cl.Name, cl.Priority, why)
+	}
+}
+
+// minLineRate is the slowest speed a RoCE switch port or NIC is taken to
+// run at; anything below is read as a unit typo (400M for 400G).
+const minLineRate = 1e9
+
+// FC127
+func (c *checker) lineRate() {
+	for i := range c.f.Switches {
+		sw := &c.f.Switches[i]
+		var slow []*intent.Port
+		for j := range sw.Ports {
+			if p := &sw.Ports[j]; p.Speed > 0 && p.Speed < minLineRate {
+				slow = append(slow, p)
+			}
+		}
+		if len(slow) == 0 {
+			continue
+		}
+		p := slow[0]
+		ports := "port " + p.Name
+		if len(slow) > 1 {
+			ports = fmt.Sprintf("%d ports %s..%s", len(slow), p.Name, slow[len(slow)-1].Name)
+		}
+		c.report(Error, pos(p.Pos, sw.Pos), portPath(sw, p)+".speed",
+			fmt.Sprintf("write the speed with G: speed: %s", didYouMean(p.Speed)),
+			"switch %s, %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", sw.Name, ports, intent.FormatRate(p.Speed), spelledRate(p.Speed), didYouMean(p.Speed))
+	}
+	for i := range c.f.Hosts {
+		h := &c.f.Hosts[i]
+		for j := range h.NICs {
+			n := &h.NICs[j]
+			if n.Speed <= 0 || n.Speed >= minLineRate {
+				continue
+			}
+			c.report(Error, pos(n.Pos, h.Pos), fmt.Sprintf("inventory.hosts[%s].nics[%s].speed", h.Name, n.Interface),
+				fmt.Sprintf("write the speed with G: speed: %s", didYouMean(n.Speed)),
+				"host %s, NIC %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", h.Name, n.Interface, intent.FormatRate(n.Speed), spelledRate(n.Speed), didYouMean(n.Speed))
+		}
+	}
+}
+
+// spelledRate writes a rate below 1G in full: 400 Mb/s.
+func spelledRate(r int64) string {
+	switch {
+	case r >= 1e6:
+		return trimFloat(float64(r)/1e6) + " Mb/s"
+	case r >= 1e3:
+		return trimFloat(float64(r)/1e3) + " kb/s"
+	}
+	return fmt.Sprintf("%d b/s", r)
+}
+
+// didYouMean reads a rate below 1G as the same number of Gb/s: 400M -> 400G.
+func didYouMean(r int64) string {
+	switch {
+	case r >= 1e6:
+		return intent.FormatRate(r * 1000)
+	case r >= 1e3:
+		return intent.FormatRate(r * 1e6)
+	}
+	return intent.FormatRate(r * 1e9)
+}
