@@ -201,8 +201,8 @@ func ReleaseSchema(name string) (*Schema, error) {
 	return e.s, e.err
 }
 
-// Release is the name of the release the schema was loaded for ("" = a
-// platform's shipped modules, LoadPlatform).
+// Release is the name of the release the schema stands for (LoadPlatform:
+// the platform's shipped release; "" for modules loaded with Load).
 func (s *Schema) Release() string { return s.release }
 
 // FeatureAbsent reports whether the release the schema stands for lacks
