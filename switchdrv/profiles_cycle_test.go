@@ -22,7 +22,9 @@ import (
 // TestProfilesApplyAndDiffClean (issue 10, done means): for every SR Linux,
 // EOS and OpenConfig profile, the compiled intent plans, applies (verified),
 // then plans "no changes" and a second apply sends nothing, against a twin
-// of that profile with its factory datastore and full validation. The
+// of that profile with its factory datastore and full validation against
+// the profile's release YANG (issue 33: srlinux-24.10 writes and takes
+// [3] where 25.3 has 3). The
 // SR Linux twins first get the operator's routed subinterfaces (fabricctl
 // attaches the classifier there and does not create them).
 func TestProfilesApplyAndDiffClean(t *testing.T) {
@@ -36,7 +38,7 @@ func TestProfilesApplyAndDiffClean(t *testing.T) {
 				t.Fatal(err)
 			}
 			pl := intent.Platform(prof.Platform)
-			s, err := yangcheck.Platform(pl)
+			s, err := yangcheck.ReleaseSchema(prof.YANG.Release)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -70,7 +70,7 @@ func sonicLabWith(t *testing.T, f *intent.Fabric, pfcwd bool, name string, mod f
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := yangcheck.Platform(intent.PlatformSONiC)
+	s, err := yangcheck.ReleaseSchema(prof.YANG.Release)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,8 @@ func switchProfile(sw *intent.Switch) (*profile.Profile, error) {
 }
 
 // deviceTwin is an offline twin of sw's release profile with the full
-// validation of schema: from the factory-default datastore, or empty when
+// validation of schema (the YANG of the profile's release, never another
+// release's): from the factory-default datastore, or empty when
 // the caller puts the observed state in (plan).
 func deviceTwin(sw *intent.Switch, schema *yangcheck.Schema, factory bool) (*twin.Twin, *profile.Profile, error) {
 	prof, err := switchProfile(sw)
@@ -53,7 +54,7 @@ func deviceTwin(sw *intent.Switch, schema *yangcheck.Schema, factory bool) (*twi
 // device applies it (write semantics, whole-datastore validation: leafref,
 // must, when, mandatory, features), and prints each refusal to w with the
 // device's reason. It returns how many switches were checked and refused.
-func deviceCheck(w io.Writer, f *intent.Fabric, ds []*switchdrv.Desired, schemaFor func(intent.Platform) (*yangcheck.Schema, error)) (n, bad int, err error) {
+func deviceCheck(w io.Writer, f *intent.Fabric, ds []*switchdrv.Desired, schemaFor func(*profile.Profile) (*yangcheck.Schema, error)) (n, bad int, err error) {
 	reg, err := newRegistry()
 	if err != nil {
 		return 0, 0, err
@@ -63,11 +64,15 @@ func deviceCheck(w io.Writer, f *intent.Fabric, ds []*switchdrv.Desired, schemaF
 		if sw == nil {
 			return n, bad, fmt.Errorf("switch %s: not in the intent", d.Switch)
 		}
-		schema, err := schemaFor(sw.Platform)
+		prof, err := switchProfile(sw)
 		if err != nil {
 			return n, bad, err
 		}
-		tw, prof, err := deviceTwin(sw, schema, true)
+		schema, err := schemaFor(prof)
+		if err != nil {
+			return n, bad, err
+		}
+		tw, _, err := deviceTwin(sw, schema, true)
 		if err != nil {
 			return n, bad, err
 		}
@@ -118,7 +123,11 @@ func (s *switchFlags) bindDevice(cmd *cobra.Command) {
 // would. The error is the device's refusal; the notes name the SONiC ports
 // the generic config updater will take down and up.
 func planDeviceCheck(ctx context.Context, c *transport.Client, sw *intent.Switch, req *gnmipb.SetRequest) ([]string, error) {
-	schema, err := yangcheck.Platform(sw.Platform)
+	prof, err := switchProfile(sw)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := yangcheck.ReleaseSchema(prof.YANG.Release)
 	if err != nil {
 		return nil, err
 	}

@@ -178,21 +178,23 @@ func startLabWith(dir string, reg *switchdrv.Registry, strict labProfiles) (*lab
 			l.close()
 			return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
 		}
-		schema, err := tree.LoadPlatform(sw.Platform)
+		// The twin speaks the YANG of the switch's release profile (the
+		// --strict one, else switches[].profile): never another release's.
+		prof := strict[sw.Platform]
+		if prof == nil {
+			if prof, err = profile.LookupFor(string(sw.Platform), sw.Profile); err != nil {
+				l.close()
+				return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
+			}
+		}
+		schema, err := tree.LoadRelease(prof.YANG.Release)
 		if err != nil {
 			l.close()
-			return nil, fmt.Errorf("lab: %w", err)
+			return nil, fmt.Errorf("lab: switch %s (profile %s): %w", sw.Name, prof.Name, err)
 		}
 		opts := twin.Options{Name: sw.Name, Platform: sw.Platform, TLS: serverTLS,
 			Username: "admin", Password: password, CellBytes: p.Quirks().BufferCellBytes}
 		if strict != nil {
-			prof := strict[sw.Platform]
-			if prof == nil {
-				if prof, err = profile.LookupFor(string(sw.Platform), sw.Profile); err != nil {
-					l.close()
-					return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
-				}
-			}
 			opts.Profile, opts.Factory, opts.Validator, opts.Schema = prof, true, twin.YANGValidator(schema, prof), schema
 			l.profiles = append(l.profiles, prof.Name)
 		} else {

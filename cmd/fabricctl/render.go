@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
@@ -119,7 +120,7 @@ func (o *renderOptions) run(stdin io.Reader, out, errw io.Writer) error {
 		if err != nil {
 			return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
 		}
-		yc = &yangChecker{tree: tree, w: errw, schemas: map[intent.Platform]*yangcheck.Schema{}}
+		yc = &yangChecker{tree: tree, w: errw, schemas: map[string]*yangcheck.Schema{}}
 	}
 	// Switch by switch: compile one, write it, check it, let it go. Only
 	// the buffered writer's 64 KiB and one switch's payload are held, not
@@ -143,7 +144,7 @@ func (o *renderOptions) run(stdin io.Reader, out, errw io.Writer) error {
 			return withCode(ExitError, fmt.Errorf("render: write output: %w", err))
 		}
 		if yc != nil {
-			if err := yc.check(d); err != nil {
+			if err := yc.check(s, d); err != nil {
 				return err
 			}
 			if o.device {
@@ -177,30 +178,35 @@ func (o *renderOptions) run(stdin io.Reader, out, errw io.Writer) error {
 
 // yangChecker validates every YANG-modelled payload of each switch and
 // prints the violations, one per line: switch, path of the update,
-// violation.
+// violation. Each switch is judged by the YANG of its release profile
+// (yangcheck.Tree.LoadRelease), never by another release's.
 type yangChecker struct {
 	tree    *yangcheck.Tree
 	w       io.Writer
-	schemas map[intent.Platform]*yangcheck.Schema
+	schemas map[string]*yangcheck.Schema // by release
 	n, bad  int
 }
 
-// schema returns the platform's schema from the checker's YANG tree,
-// loading it once.
-func (c *yangChecker) schema(p intent.Platform) (*yangcheck.Schema, error) {
-	if s, ok := c.schemas[p]; ok {
+// schema returns the schema of the profile's release from the checker's
+// YANG tree, loading it once.
+func (c *yangChecker) schema(prof *profile.Profile) (*yangcheck.Schema, error) {
+	if s, ok := c.schemas[prof.YANG.Release]; ok {
 		return s, nil
 	}
-	s, err := c.tree.LoadPlatform(p)
+	s, err := c.tree.LoadRelease(prof.YANG.Release)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("profile %s: %w", prof.Name, err)
 	}
-	c.schemas[p] = s
+	c.schemas[prof.YANG.Release] = s
 	return s, nil
 }
 
-func (c *yangChecker) check(d *switchdrv.Desired) error {
-	s, err := c.schema(d.Platform)
+func (c *yangChecker) check(sw *intent.Switch, d *switchdrv.Desired) error {
+	prof, err := switchProfile(sw)
+	if err != nil {
+		return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
+	}
+	s, err := c.schema(prof)
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("render --validate: %w", err))
 	}

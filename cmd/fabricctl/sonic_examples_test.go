@@ -86,7 +86,7 @@ func TestSONiCExampleOnFactoryDefaults(t *testing.T) {
 // with full YANG validation, and returns the first port.
 func factoryTwins(t *testing.T, prof *profile.Profile, n int, all *[]*twin.Twin) int {
 	t.Helper()
-	schema, err := yangcheck.Platform(intent.PlatformSONiC)
+	schema, err := yangcheck.ReleaseSchema(prof.YANG.Release)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,9 @@
 // platform release: what its MTU means and which range it takes, how many
 // lossless priorities a port may have, the PFC watchdog timer ranges and
 // steps, the smallest scheduler weight, the buffer cell, the YANG feature set
-// (SR Linux srl_nokia-features), the gNMI write semantics (SONiC's sonic-gnmi
+// (SR Linux srl_nokia-features), the YANG module set of the release
+// (yang.release, a release internal/yangcheck ships or derives) and the
+// JSON shapes where releases differ, the gNMI write semantics (SONiC's sonic-gnmi
 // and generic config updater per branch, OpenConfig default reporting) and the
 // factory-default datastore a fresh install starts from.
 //

@@ -65,6 +65,12 @@ type Profile struct {
 	// CLIFallback: settings the model lacks go as CLI over gNMI (origin cli).
 	CLIFallback bool `json:"cliFallback"`
 
+	// YANG names the module set the profile's payloads are validated
+	// against (twins, render --validate, plan --device).
+	YANG YANG `json:"yang"`
+	// Shapes are the JSON encodings of the leaves fabricctl writes whose
+	// YANG differs between the platform's releases.
+	Shapes Shapes `json:"shapes"`
 	// Features is the YANG feature set of the model and release.
 	Features Features `json:"features"`
 	// Write is how the device's management layer applies a Set.
@@ -122,6 +128,34 @@ func (r TimerRange) IsZero() bool { return r.MinMS == 0 && r.MaxMS == 0 }
 func (r TimerRange) Min() time.Duration  { return time.Duration(r.MinMS) * time.Millisecond }
 func (r TimerRange) Max() time.Duration  { return time.Duration(r.MaxMS) * time.Millisecond }
 func (r TimerRange) Step() time.Duration { return time.Duration(r.StepMS) * time.Millisecond }
+
+// YANG names a release's module set.
+type YANG struct {
+	// Release is a module set internal/yangcheck knows (yangcheck.Releases):
+	// the release's own modules, shipped, or derived from a newer
+	// release's by cited differences.
+	Release string `json:"release"`
+	// Source says where the release's modules are and how fabricctl has
+	// them.
+	Source string `json:"source"`
+}
+
+// Shapes are release-dependent JSON encodings.
+type Shapes struct {
+	// PFCPauseFramePriority is how SR Linux pfc-mapping-profile's
+	// pfc-pause-frame-priority (received-traffic pfc-queue and
+	// received-pfc-pause-frames queue) is written: "leaf" (3) or
+	// "leaf-list" ([3]); "" on platforms without it.
+	PFCPauseFramePriority string `json:"pfcPauseFramePriority,omitempty"`
+	// Source cites the shapes.
+	Source string `json:"source,omitempty"`
+}
+
+// Shape values.
+const (
+	ShapeLeaf     = "leaf"
+	ShapeLeafList = "leaf-list"
+)
 
 // Features is a YANG feature set: every feature listed with its state and
 // the reason for it; features not listed take Default.
@@ -290,6 +324,12 @@ func (p *Profile) valid(as []*ASIC) error {
 		return fmt.Errorf("write.replaceMissingKey %q", p.Write.ReplaceMissingKey)
 	case p.Write.Defaults != "" && p.Write.Defaults != PopulateDefaults && p.Write.Defaults != TrimDefaults:
 		return fmt.Errorf("write.defaults %q", p.Write.Defaults)
+	case p.YANG.Release == "" || p.YANG.Source == "":
+		return fmt.Errorf("yang.release and yang.source are required: every profile names its module set")
+	case p.Shapes.PFCPauseFramePriority != "" && p.Shapes.PFCPauseFramePriority != ShapeLeaf && p.Shapes.PFCPauseFramePriority != ShapeLeafList:
+		return fmt.Errorf("shapes.pfcPauseFramePriority %q (want %s or %s)", p.Shapes.PFCPauseFramePriority, ShapeLeaf, ShapeLeafList)
+	case p.Platform == "srlinux" && p.Shapes.PFCPauseFramePriority == "":
+		return fmt.Errorf("shapes.pfcPauseFramePriority is required on srlinux")
 	}
 	if p.ASIC != "" && !slices.ContainsFunc(as, func(a *ASIC) bool { return a.Name == p.ASIC }) {
 		return fmt.Errorf("unknown asic %q", p.ASIC)

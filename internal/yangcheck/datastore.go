@@ -779,6 +779,9 @@ func (v *dsValidator) featureEnabled(mod, name string) bool {
 	if v.opts.Features != nil {
 		on = v.opts.Features[k]
 	}
+	if v.s.absent[k] {
+		on = false // the release does not have it, whatever the set says
+	}
 	if on {
 		if m := v.s.ms.Modules[mod]; m != nil {
 			for _, f := range m.Feature {

@@ -12,6 +12,20 @@
 // schema; Versions() lists module, revision / openconfig-version and the
 // source repository at its commit (fabricctl version prints it).
 //
+// # Releases
+//
+// A release profile validates with its release's module set, never another
+// release's: ReleaseSchema(name) (Tree.LoadRelease) loads a Release
+// (releases.go). The shipped folders are each platform's newest release;
+// an older one whose own folder the tree lacks (srlinux-24.10.3,
+// sonic-202405 ... sonic-202511) is derived from them by the differences
+// its Release lists (Edit: a statement of a module's text removed, renamed,
+// re-argued or given a sub-statement, cited to the release's own text;
+// AbsentFeatures: features the release does not declare, off whatever the
+// feature set says). A derived release is exact in every config node below
+// its Covers; TestReleaseMatchesItsModules compares it there with the
+// release's own modules when ../shared/yang/<release> has them.
+//
 // # One payload: Validate, ValidateUpdate, CheckUpdate
 //
 // What a device's YANG layer rejects in one update, on its own: unknown

@@ -91,6 +91,11 @@ func Platform(p intent.Platform) (*Schema, error) {
 // Schema is a processed set of YANG modules. It is safe for concurrent use.
 type Schema struct {
 	ms *yang.Modules
+	// release is the release the schema stands for ("" = a platform's
+	// shipped modules); absent are the features ("module:feature") its
+	// modules declare and the release does not have (a derived release).
+	release string
+	absent  map[string]bool
 	// mods are the module entries by module name.
 	mods map[string]*yang.Entry
 	// top are the top-level data nodes by local name (several modules may

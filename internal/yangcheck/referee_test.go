@@ -52,11 +52,30 @@ var (
 // (nil = all but the unreleased ones), as ValidateDatastore does.
 func runYanglint(t testing.TB, s *Schema, p intent.Platform, data []byte, feats map[string]bool) refereeVerdict {
 	t.Helper()
-	bin := yanglint(t)
 	dirs, err := PlatformDirs(p)
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := map[string]string{}
+	for _, d := range dirs {
+		fs, _ := filepath.Glob(filepath.Join("models", d, "*.yang"))
+		for _, f := range fs {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[d+"/"+filepath.Base(f)] = string(b)
+		}
+	}
+	return runYanglintFiles(t, s, files, dirs, data, feats)
+}
+
+// runYanglintFiles is runYanglint with the module texts given (folder/file;
+// the first folder's modules implemented, every folder searched): a
+// release's (Tree.ReleaseFiles) or its own modules from disk.
+func runYanglintFiles(t testing.TB, s *Schema, files map[string]string, dirs []string, data []byte, feats map[string]bool) refereeVerdict {
+	t.Helper()
+	bin := yanglint(t)
 	tmp := t.TempDir()
 	f := filepath.Join(tmp, "datastore.json")
 	if err := os.WriteFile(f, data, 0o644); err != nil {
@@ -67,7 +86,7 @@ func runYanglint(t testing.TB, s *Schema, p intent.Platform, data []byte, feats 
 		args = append(args, "-F", fa)
 	}
 	seen := map[string]bool{}
-	mdir := refereeModels(t, s, dirs, feats, tmp)
+	mdir := refereeModels(t, s, files, feats, tmp)
 	for _, d := range dirs {
 		args = append(args, "-p", filepath.Join(mdir, d))
 	}
@@ -99,35 +118,35 @@ func runYanglint(t testing.TB, s *Schema, p intent.Platform, data []byte, feats 
 	return v
 }
 
-// refereeModels writes the modules yanglint reads: the shipped ones with
-// the vendor idioms libyang reads differently from the device made
-// explicit (see srlIdioms and (*dsValidator).mustOn): SR Linux's boolean
-// comparisons and "leaf != 'literal'" tests rewritten, and the musts its
-// srl_nokia-ext:if-feature extension turns off under feats removed.
-func refereeModels(t testing.TB, s *Schema, dirs []string, feats map[string]bool, tmp string) string {
+// refereeModels writes the modules yanglint reads (files: folder/file ->
+// text): with the vendor idioms libyang reads differently from the device
+// made explicit (see srlIdioms and (*dsValidator).mustOn): SR Linux's
+// boolean comparisons and "leaf != 'literal'" tests rewritten, and the
+// musts its srl_nokia-ext:if-feature extension turns off under feats
+// removed.
+func refereeModels(t testing.TB, s *Schema, files map[string]string, feats map[string]bool, tmp string) string {
 	t.Helper()
 	out := filepath.Join(tmp, "models")
 	v := &dsValidator{s: s, opts: DatastoreOptions{Features: feats}}
-	for _, d := range dirs {
+	names := make([]string, 0, len(files))
+	for f := range files {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		d := filepath.Dir(f)
 		if err := os.MkdirAll(filepath.Join(out, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		fs, _ := filepath.Glob(filepath.Join("models", d, "*.yang"))
-		for _, f := range fs {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			text := string(b)
-			if d == "srlinux" {
-				text = srlIdioms(text)
-			}
-			if m := reModName.FindStringSubmatch(text); m != nil && s.ms.Modules[m[1]] != nil {
-				text = dropGatedMusts(text, v, s.ms.Modules[m[1]])
-			}
-			if err := os.WriteFile(filepath.Join(out, d, filepath.Base(f)), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
+		text := files[f]
+		if strings.HasPrefix(d, "srlinux") {
+			text = srlIdioms(text)
+		}
+		if m := reModName.FindStringSubmatch(text); m != nil && s.ms.Modules[m[1]] != nil {
+			text = dropGatedMusts(text, v, s.ms.Modules[m[1]])
+		}
+		if err := os.WriteFile(filepath.Join(out, d, filepath.Base(f)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return out
@@ -559,13 +578,19 @@ func agree(ours Violations, ref refereeVerdict) (bool, string) {
 	}
 	for _, v := range ours {
 		p := comparablePath(v.Path)
-		if ref.schema {
+		if ref.schema || !strings.Contains(ref.location, "[") {
 			p = predicateRE.ReplaceAllString(p, "")
 			if strings.HasPrefix(v.Path, OriginSONiCDB+":") {
 				// A sonic-yang schema location reads TABLE/TABLE_LIST/
 				// field where ours reads TABLE/KEY/field.
 				lp, op := strings.Split(loc, "/"), strings.Split(p, "/")
 				if len(lp) == len(op) && lp[0] == op[0] && lp[len(lp)-1] == op[len(op)-1] {
+					return true, ""
+				}
+				// A map table's value (DSCP_TO_TC_MAP|AZURE 26: "3") is
+				// TABLE/TABLE_LIST/TABLE/<value leaf> to libyang and
+				// TABLE/KEY/<map key> to us.
+				if len(lp) == 4 && len(op) == 3 && lp[0] == op[0] && lp[2] == lp[0] {
 					return true, ""
 				}
 				continue

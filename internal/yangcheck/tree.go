@@ -187,7 +187,14 @@ func (t *Tree) LoadPlatform(p intent.Platform) (*Schema, error) {
 	if errs := ms.Process(); len(errs) > 0 {
 		return nil, fmt.Errorf("platform %s: process yang in %s of %s: %w", p, strings.Join(dirs, ", "), t.name, errors.Join(errs...))
 	}
-	return newSchema(ms), nil
+	s := newSchema(ms)
+	// The shipped modules are the platform's newest release's.
+	for _, r := range releases {
+		if r.Platform == p && !r.Derived() {
+			s.release = r.Name
+		}
+	}
+	return s, nil
 }
 
 // ModuleVersion is the version of one shipped YANG module and where it is

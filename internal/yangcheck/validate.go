@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -511,6 +512,10 @@ func (c *checker) members(e *yang.Entry, obj map[string]any, path string, value 
 			c.addf(cpath, "%s exists only in unreleased builds (if-feature %s): a released device rejects it as unknown", local, f)
 			continue
 		}
+		if f := c.s.absentFeature(ch); f != "" && !c.ds {
+			c.addf(cpath, "%s is not in release %s (if-feature %s: a feature of later releases)", local, c.s.release, f)
+			continue
+		}
 		if ch.ReadOnly() {
 			c.addf(cpath, "config false (state) node cannot be set")
 			continue
@@ -600,6 +605,41 @@ func (c *checker) keyRefs(e *yang.Entry, obj map[string]any, path string) {
 // stream, false in other streams"); goyang ignores if-feature, so without
 // this such a leaf would pass here and be rejected by every real device.
 var unreleasedFeatures = map[string]bool{"future-0-0": true}
+
+// absentFeature returns the if-feature of e's own statement that needs a
+// feature the schema's release does not have (Release.AbsentFeatures), ""
+// when none does. Only expressions that are one name or names joined by
+// "and" are read: they need every name.
+func (s *Schema) absentFeature(e *yang.Entry) string {
+	if len(s.absent) == 0 {
+		return ""
+	}
+	for _, f := range s.condsOf(e).features {
+		toks := strings.Fields(featTokens.Replace(f.expr))
+		if slices.ContainsFunc(toks, func(t string) bool { return t == "or" || t == "not" || t == "(" }) {
+			continue
+		}
+		pm := s.prefixesOf(f.node)
+		for _, t := range toks {
+			if t == "and" {
+				continue
+			}
+			p, name, ok := strings.Cut(t, ":")
+			mod := pm[""]
+			if ok {
+				if mod = pm[p]; mod == "" {
+					mod = p
+				}
+			} else {
+				name = t
+			}
+			if s.absent[mod+":"+name] {
+				return f.expr
+			}
+		}
+	}
+	return ""
+}
 
 // unreleasedFeature returns the if-feature of e's own statement that names an
 // unreleased feature, "" when none does.

@@ -37,6 +37,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/memo"
+	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
@@ -178,35 +179,37 @@ type (
 		Name  string `json:"pfc-queue-name"`
 		Index int    `json:"queue-index"`
 	}
-	pfcMappingProfile struct {
+	// pfcMappingProfile is generic in how the release writes
+	// pfc-pause-frame-priority (pausePriority).
+	pfcMappingProfile[P pausePriority] struct {
 		Name            string `json:"name"`
 		ReceivedTraffic struct {
 			Unicast struct {
-				PFCQueue []pfcQueueMap `json:"pfc-queue"`
+				PFCQueue []pfcQueueMap[P] `json:"pfc-queue"`
 			} `json:"unicast-mapping"`
 		} `json:"received-traffic"`
 		ReceivedPause struct {
-			Deadlock *deadlock    `json:"deadlock,omitempty"`
-			Queue    []pauseQueue `json:"queue"`
+			Deadlock *deadlock       `json:"deadlock,omitempty"`
+			Queue    []pauseQueue[P] `json:"queue"`
 		} `json:"received-pfc-pause-frames"`
 	}
 	// pfcQueueMap has no enable-pfc: that leaf of received-traffic is
 	// if-feature future-0-0 (no released SR Linux has it; a Set carrying
 	// it is rejected). Mapping the forwarding class to the pfc-queue is
 	// what makes the queue generate pause frames.
-	pfcQueueMap struct {
+	pfcQueueMap[P pausePriority] struct {
 		Name            string   `json:"pfc-queue-name"`
 		ForwardingClass []string `json:"forwarding-class"`
-		PausePriority   int      `json:"pfc-pause-frame-priority"`
+		PausePriority   P        `json:"pfc-pause-frame-priority"`
 	}
 	deadlock struct {
 		Enable         bool `json:"enable"`
 		DetectionTimer int  `json:"detection-timer,omitempty"`
 		RecoveryTimer  int  `json:"recovery-timer,omitempty"`
 	}
-	pauseQueue struct {
+	pauseQueue[P pausePriority] struct {
 		Name          string `json:"queue-name"`
-		PausePriority int    `json:"pfc-pause-frame-priority"`
+		PausePriority P      `json:"pfc-pause-frame-priority"`
 		EnablePFC     bool   `json:"enable-pfc"`
 	}
 	qosInterface struct {
@@ -245,6 +248,30 @@ type (
 	}
 )
 
+// pausePriority is how a release writes srl_nokia-qos
+// pfc-pause-frame-priority: a uint8 leaf (25.3: 3) or a leaf-list of at
+// most one (24.10: [3]); the profile says which
+// (profile.Shapes.PFCPauseFramePriority, held to the release's YANG by
+// TestPauseShapeIsTheReleases).
+type pausePriority interface{ int | []int }
+
+func pauseAsLeaf(prio int) int       { return prio }
+func pauseAsLeafList(prio int) []int { return []int{prio} }
+
+// mappingProfile is the pfc-mapping-profile of the lossless priorities,
+// the priority written by pp, with the deadlock settings dl.
+func mappingProfile[P pausePriority](lossless []int, pp func(int) P, dl *deadlock) pfcMappingProfile[P] {
+	mp := pfcMappingProfile[P]{Name: PFCProfile}
+	for _, prio := range lossless {
+		mp.ReceivedTraffic.Unicast.PFCQueue = append(mp.ReceivedTraffic.Unicast.PFCQueue, pfcQueueMap[P]{
+			Name: pfcQueue(prio), ForwardingClass: []string{fc(prio)}, PausePriority: pp(prio),
+		})
+		mp.ReceivedPause.Queue = append(mp.ReceivedPause.Queue, pauseQueue[P]{Name: queue(prio), PausePriority: pp(prio), EnablePFC: true})
+	}
+	mp.ReceivedPause.Deadlock = dl
+	return mp
+}
+
 func fc(prio int) string       { return "fc" + strconv.Itoa(prio) }
 func queue(prio int) string    { return "unicast-" + strconv.Itoa(prio) }
 func pfcQueue(prio int) string { return "pfc" + strconv.Itoa(prio) }
@@ -257,7 +284,11 @@ func ECNProfile(class string) string { return ecnPrefix + switchdrv.KeyPart(clas
 // Compile implements switchdrv.Platform.
 func (Platform) Compile(f *intent.Fabric, sw *intent.Switch) (*switchdrv.Desired, error) {
 	return switchdrv.Compile(intent.PlatformSRLinux, f, sw, func(d *switchdrv.Desired) error {
-		return (&compiler{f: f, sw: sw, d: d}).compile()
+		prof, err := profile.LookupFor(string(intent.PlatformSRLinux), sw.Profile)
+		if err != nil {
+			return err
+		}
+		return (&compiler{f: f, sw: sw, d: d, prof: prof}).compile()
 	})
 }
 
@@ -265,6 +296,9 @@ type compiler struct {
 	f  *intent.Fabric
 	sw *intent.Switch
 	d  *switchdrv.Desired
+	// prof is the switch's release profile (switches[].profile): the
+	// release's JSON shapes.
+	prof *profile.Profile
 	// headroom is each port's (switchdrv.PortHeadroomFor), in
 	// sw.Ports' order, worked out at the first need.
 	headroom []int64
@@ -413,13 +447,7 @@ func (c *compiler) compile() error {
 				return err
 			}
 		}
-		mp := pfcMappingProfile{Name: PFCProfile}
-		for _, prio := range lossless {
-			mp.ReceivedTraffic.Unicast.PFCQueue = append(mp.ReceivedTraffic.Unicast.PFCQueue, pfcQueueMap{
-				Name: pfcQueue(prio), ForwardingClass: []string{fc(prio)}, PausePriority: prio,
-			})
-			mp.ReceivedPause.Queue = append(mp.ReceivedPause.Queue, pauseQueue{Name: queue(prio), PausePriority: prio, EnablePFC: true})
-		}
+		dl := &deadlock{Enable: false}
 		wd := p.Watchdog
 		if wd.Enabled {
 			det, rec := int(wd.Detect.Milliseconds()), int(wd.Restore.Milliseconds())
@@ -429,7 +457,7 @@ func (c *compiler) compile() error {
 			if rec < recoveryMinMS || rec > recoveryMaxMS {
 				return fmt.Errorf("pfc watchdog restore %dms outside SR Linux's %d..%d ms", rec, recoveryMinMS, recoveryMaxMS)
 			}
-			mp.ReceivedPause.Deadlock = &deadlock{Enable: true, DetectionTimer: det, RecoveryTimer: rec}
+			dl = &deadlock{Enable: true, DetectionTimer: det, RecoveryTimer: rec}
 			// SR Linux deadlock recovery (srl_nokia-qos pfc-mapping-profile
 			// received-pfc-pause-frames/deadlock, recovery-timer: "the
 			// queue ignores received PFC pause frames") keeps the stuck
@@ -437,8 +465,10 @@ func (c *compiler) compile() error {
 			if wd.Action != "" && wd.Action != intent.WatchdogForward {
 				c.d.Notes = append(c.d.Notes, fmt.Sprintf("SR Linux deadlock recovery ignores received pause frames on the stuck queue for the recovery timer and keeps transmitting (what SONiC calls forward); the action is not configurable, so watchdog action %q is not what happens on this switch", wd.Action))
 			}
-		} else {
-			mp.ReceivedPause.Deadlock = &deadlock{Enable: false}
+		}
+		var mp any = mappingProfile(lossless, pauseAsLeaf, dl)
+		if c.prof.Shapes.PFCPauseFramePriority == profile.ShapeLeafList {
+			mp = mappingProfile(lossless, pauseAsLeafList, dl)
 		}
 		if err := c.d.Replace(mp, elemQos, switchdrv.Elem("pfc-mapping-profile", "name", PFCProfile)); err != nil {
 			return err

@@ -28,18 +28,20 @@ var srlProfiles = []string{"srlinux-24.10", "srlinux-25.3"}
 // strictTwin starts a twin of the profile from its factory datastore (a
 // fresh install: no named queues or forwarding classes) with the device's
 // full validation (leafref require-instance, must, when, mandatory,
-// if-feature of the 7220 feature set).
+// if-feature of the 7220 feature set) against the profile's release YANG
+// (yangcheck.ReleaseSchema: 24.10.3 for srlinux-24.10, 25.3.1 for
+// srlinux-25.3).
 func strictTwin(t *testing.T, name string) gnmipb.GNMIClient {
 	t.Helper()
 	prof, err := profile.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := yangcheck.Platform(intent.PlatformSRLinux)
+	s, err := yangcheck.ReleaseSchema(prof.YANG.Release)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw, err := twin.Start(twin.Options{Name: "sw", Profile: prof, Factory: true, Validator: twin.YANGValidator(s, prof)})
+	tw, err := twin.Start(twin.Options{Name: "sw", Profile: prof, Factory: true, Schema: s, Validator: twin.YANGValidator(s, prof)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +66,10 @@ func strictTwin(t *testing.T, name string) gnmipb.GNMIClient {
 // strict priority and scheduler with sequence 1 must be weighted RR") until
 // the validator read "../priority != 'strict'" with priority absent as
 // SR Linux does (vendorNotEqual in internal/yangcheck); nothing is excused.
+// Issue 33: each profile's twin validates against its own release's YANG
+// and the payload is compiled for that profile; the 24.10 twin judged by
+// 25.3's YANG accepted the bare pfc-pause-frame-priority 3 that 24.10.3's
+// leaf-list refuses (and refused the [3] it takes).
 func TestCompiledAcceptedOnFreshSwitch(t *testing.T) {
 	files, err := fs.Glob(examples.FS, "*.yaml")
 	if err != nil {
@@ -85,6 +91,7 @@ func TestCompiledAcceptedOnFreshSwitch(t *testing.T) {
 						continue
 					}
 					n++
+					sw.Profile = name // compiled for the release the twin runs
 					d, err := srl.Platform{}.Compile(f, sw)
 					if err != nil {
 						t.Errorf("%s:%s: compile: %v", path.Base(file), sw.Name, err)
@@ -116,6 +123,64 @@ func TestCompiledAcceptedOnFreshSwitch(t *testing.T) {
 			}
 			if n == 0 {
 				t.Fatal("no SR Linux switch in the examples")
+			}
+		})
+	}
+}
+
+// TestPauseFramePriorityShape (issue 33): the compiler writes
+// pfc-pause-frame-priority the way the switch's release profile says
+// (srlinux-24.10: [3], the leaf-list of srl_nokia-qos v24.10.3;
+// srlinux-25.3: 3, the leaf of v25.3.1), each release's YANG takes its own
+// shape and refuses the other's. Before, every profile got the bare number,
+// which every 24.10 switch refuses.
+func TestPauseFramePriorityShape(t *testing.T) {
+	src, err := examples.FS.ReadFile("srl-pod.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"srlinux-24.10": "[3]", "srlinux-25.3": "3"}
+	for _, name := range srlProfiles {
+		t.Run(name, func(t *testing.T) {
+			f, err := intent.Parse("srl-pod.yaml", src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sw := &f.Switches[0]
+			sw.Profile = name
+			d, err := srl.Platform{}.Compile(f, sw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mp *gnmipb.Update
+			for _, u := range d.Replaces {
+				if es := u.GetPath().GetElem(); es[len(es)-1].GetName() == "pfc-mapping-profile" {
+					mp = u
+				}
+			}
+			if mp == nil {
+				t.Fatal("no pfc-mapping-profile replaced")
+			}
+			text := string(mp.GetVal().GetJsonIetfVal())
+			if n := strings.Count(text, `"pfc-pause-frame-priority":`+want[name]); n != 2 {
+				t.Errorf("want pfc-pause-frame-priority %s in both lists, got %s", want[name], text)
+			}
+			for _, other := range srlProfiles {
+				prof, err := profile.Lookup(other)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := yangcheck.ReleaseSchema(prof.YANG.Release)
+				if err != nil {
+					t.Fatal(err)
+				}
+				vs := s.ValidateUpdate(nil, mp)
+				if other == name && len(vs) > 0 {
+					t.Errorf("release %s refuses its own shape: %v", prof.YANG.Release, vs)
+				}
+				if other != name && len(vs) == 0 {
+					t.Errorf("release %s accepts %s's shape %s", prof.YANG.Release, name, want[name])
+				}
 			}
 		})
 	}

@@ -44,7 +44,7 @@ func strictTwin(t testing.TB, name string) *twin.Twin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := yangcheck.Platform(intent.Platform(prof.Platform))
+	s, err := yangcheck.ReleaseSchema(prof.YANG.Release)
 	if err != nil {
 		t.Fatal(err)
 	}

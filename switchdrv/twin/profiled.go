@@ -30,7 +30,15 @@ type DatastoreValidator func(origin string, tree map[string]any) error
 // profile prof does (yangcheck.ValidateDatastore): the schema checks, then
 // leafref require-instance, must, when, mandatory nodes and if-feature
 // against the profile's feature set (nil prof: every released feature on).
+//
+// s must be the YANG of the profile's release (yangcheck.ReleaseSchema of
+// prof.YANG.Release): with another release's, every Set is refused saying
+// so, rather than judged by models the device does not run.
 func YANGValidator(s *yangcheck.Schema, prof *profile.Profile) DatastoreValidator {
+	if prof != nil && s.Release() != prof.YANG.Release {
+		err := fmt.Errorf("profile %s speaks the YANG of release %s; this twin was given release %s's", prof.Name, prof.YANG.Release, s.Release())
+		return func(string, map[string]any) error { return err }
+	}
 	opts := yangcheck.DatastoreOptions{Features: FeatureSet(s, prof)}
 	return func(origin string, tree map[string]any) error {
 		if vs := s.ValidateDatastore(origin, tree, opts); len(vs) > 0 {

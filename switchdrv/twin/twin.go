@@ -181,6 +181,9 @@ func newTwin(opts Options) (*Twin, error) {
 		if string(opts.Platform) != opts.Profile.Platform {
 			return nil, fmt.Errorf("twin %s: profile %s is for platform %s, not %s", opts.Name, opts.Profile.Name, opts.Profile.Platform, opts.Platform)
 		}
+		if opts.Schema != nil && opts.Schema.Release() != opts.Profile.YANG.Release {
+			return nil, fmt.Errorf("twin %s: profile %s speaks the YANG of release %s, not %s (yangcheck.ReleaseSchema)", opts.Name, opts.Profile.Name, opts.Profile.YANG.Release, opts.Schema.Release())
+		}
 	} else if opts.Factory {
 		return nil, fmt.Errorf("twin %s: factory defaults need a profile", opts.Name)
 	}
