@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
@@ -80,6 +81,15 @@ func newLab(t *testing.T) *lab {
 		t.Cleanup(func() { l.twins[sw.Name].Close() })
 		l.twins[sw.Name] = tw
 		sw.Address = tw.Addr()
+		if sw.Platform == intent.PlatformSRLinux {
+			// The operator's interfaces, which the SR Linux plan checks.
+			for _, p := range sw.Ports {
+				path := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "srl_nokia-interfaces:interface", Key: map[string]string{"name": p.Name}}}}
+				if err := tw.Put(path, srl.OperatorInterface(f, p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 	}
 	return l
 }
