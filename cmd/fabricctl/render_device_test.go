@@ -12,8 +12,8 @@ import (
 )
 
 // exampleIntents returns every example intent under ../../examples as the
-// files that make it (a top-level *.yaml alone, or a folder's *.yaml
-// together), by name.
+// files that make it (a top-level *.yaml alone, a folder's *.yaml together,
+// and the GitOps repository's fabric), by name.
 func exampleIntents(t *testing.T) map[string][]string {
 	t.Helper()
 	sets := map[string][]string{}
@@ -51,6 +51,16 @@ func exampleIntents(t *testing.T) map[string][]string {
 	if len(sets) < 4 {
 		t.Fatalf("found %d example intents, want at least 4", len(sets))
 	}
+	// The GitOps repository's fabric: its policy and inventory files.
+	gitops, err := filepath.Glob(filepath.Join(root, "gitops", "fabric", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := filepath.Glob(filepath.Join(root, "gitops", "fabric", "inventory", "*.yaml"))
+	if err != nil || len(gitops)+len(inv) < 2 {
+		t.Fatalf("examples/gitops/fabric: %v files, %v", append(gitops, inv...), err)
+	}
+	sets["gitops/fabric"] = append(gitops, inv...)
 	return sets
 }
 
