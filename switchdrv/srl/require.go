@@ -13,11 +13,16 @@ import (
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
-// defaultIPMTU is SR Linux's /system/mtu/default-ip-mtu out of the box
-// (srl_nokia-mtu.yang, default 1500): a subinterface without ip-mtu takes
-// it ("The default IP MTU for a subinterface is taken from
-// /system/mtu/default-ip-mtu", srl_nokia-interfaces.yang ip-mtu).
-const defaultIPMTU = 1500
+// SR Linux's system MTU defaults out of the box (nokia/srlinux-yang-models
+// srl_nokia/models/system/srl_nokia-mtu.yang: default-ip-mtu default 1500,
+// default-l2-mtu default 9232): a subinterface without its own ip-mtu or
+// l2-mtu takes them ("The default IP MTU for a subinterface is taken from
+// /system/mtu/default-ip-mtu", srl_nokia-interfaces.yang ip-mtu; l2-mtu
+// likewise from default-l2-mtu).
+const (
+	defaultIPMTU = 1500
+	defaultL2MTU = 9232
+)
 
 // Paths of the system-wide MTU defaults a subinterface without its own
 // takes (srl_nokia-mtu.yang).
@@ -43,7 +48,7 @@ func SubinterfacePath(port string, sub int) *gnmipb.Path {
 // exceeds this size it is dropped", srl_nokia-interfaces.yang ip-mtu),
 // default /system/mtu/default-ip-mtu (1500); a bridged one frames up to
 // its l2-mtu (Ethernet header and VLAN tags included, FCS excluded),
-// default /system/mtu/default-l2-mtu. Below the largest RoCE packet
+// default /system/mtu/default-l2-mtu (9232). Below the largest RoCE packet
 // (intent.Policy.RoCEPacket) RoCE is dropped: plan refuses. Below the
 // port's IP MTU only larger packets are: drift, not a refusal.
 func requirements(f *intent.Fabric, sw *intent.Switch) []switchdrv.Requirement {
@@ -78,12 +83,10 @@ func subinterfaceLack(port string, sub, ipMTU, roce int, v any, ok bool, read fu
 		// on a non-zero subinterface), FCS excluded, as /interface/mtu.
 		l2, from := number(m["l2-mtu"]), "its l2-mtu"
 		if l2 == 0 {
-			if dv, ok := read(defaultL2MTUPath); ok {
+			l2, from = defaultL2MTU, "no l2-mtu of its own: /system/mtu/default-l2-mtu, 9232 out of the box"
+			if dv, ok := read(defaultL2MTUPath); ok && number(dv) > 0 {
 				l2, from = number(dv), "no l2-mtu of its own: /system/mtu/default-l2-mtu"
 			}
-		}
-		if l2 == 0 {
-			return nil // neither set nor read: the switch's own default stands
 		}
 		need, needRoCE := PortMTU(ipMTU, sub), PortMTU(roce, sub)
 		return mtuLack(what, id, "l2-mtu", "frames", from, l2, need, needRoCE, roce,

@@ -11,7 +11,8 @@ import (
 // for IP MTU 9216 and RoCE packets of 4192 B, by SR Linux's MTU semantics
 // (srl_nokia-interfaces.yang: ip-mtu counts the IP packet, default
 // /system/mtu/default-ip-mtu, 1500 out of the box; l2-mtu the frame without
-// FCS, bridged subinterfaces only).
+// FCS, bridged subinterfaces only, default /system/mtu/default-l2-mtu, 9232;
+// srl_nokia-mtu.yang).
 func TestSubinterfaceLack(t *testing.T) {
 	const ipMTU, roce = 9216, 4192
 	for _, tc := range []struct {
@@ -35,7 +36,9 @@ func TestSubinterfaceLack(t *testing.T) {
 		{name: "bridged, l2-mtu 4205 below the RoCE frame", v: `{"index":0,"type":"bridged","l2-mtu":4205}`, want: true, wantRefuse: true},
 		{name: "bridged tagged, l2-mtu 9230 below 9234", sub: 1, v: `{"index":1,"type":"bridged","l2-mtu":9230}`, want: true},
 		{name: "bridged, default-l2-mtu 9232", v: `{"index":0,"type":"bridged"}`, defaultL2: "9232"},
-		{name: "bridged, nothing read", v: `{"index":0,"type":"bridged"}`},
+		{name: "bridged, nothing read: 9232", v: `{"index":0,"type":"bridged"}`},
+		{name: "bridged tagged, nothing read: 9232 below 9234", sub: 1, v: `{"index":1,"type":"bridged"}`, want: true},
+		{name: "bridged, default-l2-mtu 9000", v: `{"index":0,"type":"bridged"}`, defaultL2: "9000", want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var v any
