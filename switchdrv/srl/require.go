@@ -78,10 +78,10 @@ func subinterfaceLack(port string, sub, ipMTU, roce int, v any, ok bool, read fu
 			Fix:    fmt.Sprintf("create it (SR Linux CLI: `set / interface %s subinterface %d type routed ip-mtu %d`, with its addresses and network-instance), or name the subinterface the port uses in ports[].subinterface", port, sub, ipMTU)}
 	}
 	m, _ := v.(map[string]any)
-	if stripModule(str(m["type"])) == "bridged" {
+	if stripModule(str(member(m, "type"))) == "bridged" {
 		// Frames: the IP packet plus the Ethernet header (and a VLAN tag
 		// on a non-zero subinterface), FCS excluded, as /interface/mtu.
-		l2, from := number(m["l2-mtu"]), "its l2-mtu"
+		l2, from := number(member(m, "l2-mtu")), "its l2-mtu"
 		if l2 == 0 {
 			l2, from = defaultL2MTU, "no l2-mtu of its own: /system/mtu/default-l2-mtu, 9232 out of the box"
 			if dv, ok := read(defaultL2MTUPath); ok && number(dv) > 0 {
@@ -92,7 +92,7 @@ func subinterfaceLack(port string, sub, ipMTU, roce int, v any, ok bool, read fu
 		return mtuLack(what, id, "l2-mtu", "frames", from, l2, need, needRoCE, roce,
 			fmt.Sprintf("set / interface %s subinterface %d l2-mtu %d", port, sub, need))
 	}
-	ip, from := number(m["ip-mtu"]), "its ip-mtu"
+	ip, from := number(member(m, "ip-mtu")), "its ip-mtu"
 	if ip == 0 {
 		ip, from = defaultIPMTU, "no ip-mtu of its own: /system/mtu/default-ip-mtu, 1500 out of the box"
 		if dv, ok := read(defaultIPMTUPath); ok && number(dv) > 0 {
@@ -115,6 +115,20 @@ func mtuLack(what, id, leaf, unit, from string, have, need, needRoCE, roce int, 
 		return &plan.Lack{What: what,
 			Reason: fmt.Sprintf("%s carries %s of up to %d B (%s), below the %d B the intent's MTU needs: larger packets are dropped (RoCE's, up to %d B, pass)", id, unit, have, from, need, roce),
 			Fix:    fmt.Sprintf("set its %s to %d (SR Linux CLI: `%s`)", leaf, need, cli)}
+	}
+	return nil
+}
+
+// member is m's member name, unqualified or with a module prefix (a target
+// may qualify members RFC 7951 leaves unqualified).
+func member(m map[string]any, name string) any {
+	if v, ok := m[name]; ok {
+		return v
+	}
+	for k, v := range m {
+		if _, after, ok := strings.Cut(k, ":"); ok && after == name {
+			return v
+		}
 	}
 	return nil
 }

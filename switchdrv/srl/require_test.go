@@ -28,6 +28,7 @@ func TestSubinterfaceLack(t *testing.T) {
 		{name: "routed, no ip-mtu, default unread: 1500", v: `{"index":0,"type":"srl_nokia-interfaces:routed"}`, want: true, wantRefuse: true},
 		{name: "no type (routed), default-ip-mtu 9000", v: `{"index":0}`, defaultIP: "9000", want: true},
 		{name: "ip-mtu 9216", v: `{"index":0,"ip-mtu":9216}`},
+		{name: "qualified members", v: `{"index":0,"srl_nokia-interfaces:type":"srl_nokia-interfaces:routed","srl_nokia-interfaces:ip-mtu":"4000"}`, want: true, wantRefuse: true},
 		{name: "ip-mtu 9398 above", v: `{"index":0,"ip-mtu":9398}`},
 		{name: "ip-mtu 4191 below RoCE", v: `{"index":0,"ip-mtu":4191}`, want: true, wantRefuse: true},
 		{name: "ip-mtu 4192 = RoCE", v: `{"index":0,"ip-mtu":4192}`, want: true},
