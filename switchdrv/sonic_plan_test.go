@@ -506,12 +506,20 @@ func TestSONiCPlanRefusesPortsMissingFromCONFIGDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := p.Targets[0].Error
+	// Issue 27 item 3: a lack that refuses plan and apply (and that diff
+	// reports as drift), not a target that could not be planned.
+	if p.Targets[0].Error != "" || len(p.Targets[0].Refusals()) != 1 {
+		t.Fatalf("target error %q, lacks %+v: want one refusing lack", p.Targets[0].Error, p.Targets[0].Lacks)
+	}
+	e := switchdrv.Errors(p).Error()
 	if !strings.Contains(e, "leaf1") || !strings.Contains(e, "Ethernet256") || !strings.Contains(e, "CONFIG_DB PORT") {
 		t.Fatalf("plan error %q does not name the switch, the port and CONFIG_DB PORT", e)
 	}
 	if !strings.Contains(e, "port(s) Ethernet256 not in") {
 		t.Errorf("plan error does not list exactly the missing port: %q", e)
+	}
+	if switchdrv.ReadErrors(p) != nil || !p.HasDrift() {
+		t.Errorf("diff would not report drift: read errors %v, drift %v", switchdrv.ReadErrors(p), p.HasDrift())
 	}
 	if _, err := eng.Apply(t.Context(), f, p); err == nil {
 		t.Error("Apply of a plan with a refused target succeeded")

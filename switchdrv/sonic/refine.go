@@ -383,8 +383,12 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 	if err != nil {
 		return err
 	}
-	if err := portsExist(w, have); err != nil {
-		return err
+	if l := portsExist(w, have); l != nil {
+		// Nothing else can be planned for ports the switch does not
+		// have: the payload stays as compiled, and plan and apply stop
+		// at the switch (diff reports it as drift).
+		d.Lacks = append(d.Lacks, *l)
+		return nil
 	}
 	var notes []string
 
@@ -719,9 +723,10 @@ func watchdogLack(w *want, why string, ports bool) plan.Lack {
 // makes the per-port keys leafrefs to PORT (sonic-port-qos-map.yang's ifname
 // is a leafref to /sonic-port/PORT/PORT_LIST/name, likewise sonic-queue.yang,
 // sonic-pfcwd.yang, sonic-cable-length.yang), so the switch would refuse the
-// whole Set; plan names the ports first. A read without a PORT table (no
-// ports at all is not a SONiC switch) leaves the judgement to the device.
-func portsExist(w *want, have db) error {
+// whole Set; plan names the ports first, as a lack that refuses the plan
+// (diff reports it as drift). A read without a PORT table (no ports at all
+// is not a SONiC switch) leaves the judgement to the device.
+func portsExist(w *want, have db) *plan.Lack {
 	ports := have["PORT"]
 	if len(ports) == 0 {
 		return nil
@@ -740,8 +745,10 @@ func portsExist(w *want, have db) error {
 		all = append(all, p)
 	}
 	all = sortPorts(all)
-	return fmt.Errorf("inventory port(s) %s not in CONFIG_DB PORT, which has %d ports (%s ... %s): SONiC refuses per-port keys of a port it does not have (leafrefs to PORT in sonic-port-qos-map.yang, sonic-queue.yang); correct the port names in the inventory",
-		strings.Join(sortPorts(missing), ", "), len(all), all[0], all[len(all)-1])
+	return &plan.Lack{What: "inventory port(s) " + strings.Join(sortPorts(missing), ", "), Refuses: true,
+		Reason: fmt.Sprintf("inventory port(s) %s not in CONFIG_DB PORT, which has %d ports (%s ... %s): SONiC refuses per-port keys of a port it does not have (leafrefs to PORT in sonic-port-qos-map.yang, sonic-queue.yang), so the switch would refuse the whole Set",
+			strings.Join(sortPorts(missing), ", "), len(all), all[0], all[len(all)-1]),
+		Fix: "correct the port names in the inventory (or break out / create the port on the switch)"}
 }
 
 // gcuOf is the GCU field validation of the switch's release profile (v
