@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"path"
+	"slices"
 	"strings"
 	"syscall"
 	"testing/fstest"
@@ -26,29 +28,44 @@ var ErrAssumed = errors.New("assumed host state: plan only, nothing is written")
 // file written by host apply. Writes fail with ErrAssumed.
 func Assume(state string, f *intent.Fabric, h *intent.Host) (*Driver, *Backup, error) {
 	var b *Backup
-	switch {
-	case state == "fresh":
-		b = FreshBackup(h, "mlx5_core")
-	case strings.HasPrefix(state, "fresh:"):
-		drv := strings.TrimPrefix(state, "fresh:")
-		if err := plainName(drv, 63); err != nil {
-			return nil, nil, fmt.Errorf("--assume %s: driver name: %w", state, err)
+	what := "backup " + state
+	if drv, ok := FreshDriver(state); ok {
+		if !slices.Contains(FreshDrivers(), drv) {
+			return nil, nil, fmt.Errorf("--assume %s: %w", state, ErrUnknownFresh)
 		}
 		b = FreshBackup(h, drv)
-	default:
+		what = "fresh: " + drv + " driver defaults; PCI addresses " + placeholderPCI + ".N are placeholders (the NIC's own: `ethtool -i IF`, bus-info), as are the debugfs paths and mlxconfig -d arguments made from them"
+	} else {
 		var err error
 		if b, err = ReadBackup(state); err != nil {
 			return nil, nil, err
 		}
 	}
-	what := state
-	if !strings.HasPrefix(state, "fresh") {
-		what = "backup " + state
-	} else if state == "fresh" {
-		what = "fresh: mlx5_core driver defaults"
-	}
 	return &Driver{Kernel: &assumedKernel{nics: b.NICs}, Files: assumedFiles(b), Backends: NewBackends(), Assumed: what}, b, nil
 }
+
+// ErrUnknownFresh is a fresh:DRIVER whose driver defaults fabricctl does not
+// know (FreshDrivers lists those it does).
+var ErrUnknownFresh = errors.New("fabricctl knows the fresh state of " + strings.Join(FreshDrivers(), " and ") +
+	" only (from the drivers' sources); for another NIC, assume a backup of a real host of that NIC (host apply saves one before its first write: --backup FILE)")
+
+// FreshDriver says whether state names a fresh state (fresh, fresh:DRIVER)
+// and which driver's: fresh alone is mlx5_core's.
+func FreshDriver(state string) (string, bool) {
+	if state == "fresh" {
+		return "mlx5_core", true
+	}
+	return strings.CutPrefix(state, "fresh:")
+}
+
+// FreshDrivers are the kernel drivers whose state after loading FreshBackup
+// knows from their sources.
+func FreshDrivers() []string { return []string{"bnxt_en", "mlx5_core"} }
+
+// placeholderPCI stands for the PCI bus of an assumed fresh NIC: its
+// function (.N) is the NIC's index in the host, so mlxconfig's per-port
+// suffix (_P1, _P2) follows it; the rest is visibly not an address.
+const placeholderPCI = "XXXX:XX:00"
 
 // FreshBackup is the state a NIC has after the driver loads, per backend,
 // as the driver sources set it:
@@ -65,12 +82,44 @@ func Assume(state string, f *intent.Fabric, h *intent.Host) (*Driver, *Backup, e
 //     PFC off, ETS all priorities on TC 0, 8 TCs; no buffer object; pause on
 //     and MTU 1500 assumed.
 //
+// Every driver: the NIC's RDMA device (nics[].rdma) with, when the intent
+// gives the NIC an IPv4 address, the RoCE v2 GID the kernel makes of it
+// (index 3 on mlx5: RoCE v1 and v2 of the link-local address first, then of
+// the IPv4 address); configfs mounted with rdma_cm loaded
+// (/sys/kernel/config/rdma_cm) but no directory for the device yet, which
+// apply creates; on mlx5_core debugfs mounted with the upstream driver's
+// cc_params (drivers/infiniband/hw/mlx5/cong.c), whose values the firmware
+// holds and no source gives: they read "unknown" (so the plan writes
+// them). The PCI address is a placeholder (placeholderPCI).
+//
 // Speed comes from the intent's NIC speed.
 func FreshBackup(h *intent.Host, driver string) *Backup {
 	b := &Backup{Version: BackupVersion, Host: h.Name, Taken: time.Unix(0, 0).UTC()}
 	for i, nic := range h.NICs {
-		o := nicObs{Interface: nic.Interface, Driver: driver, PCI: fmt.Sprintf("0000:00:00.%d", i%8), Index: i + 2,
+		pci := fmt.Sprintf("%s.%d", placeholderPCI, i%8)
+		o := nicObs{Interface: nic.Interface, Driver: driver, PCI: pci, Index: i + 2,
 			MTU: 1500, SpeedMbps: int(nic.Speed / 1_000_000), Pause: &Pause{Autoneg: true, RX: true, TX: true}}
+		o.Files = map[string]string{}
+		if nic.RDMADevice != "" {
+			o.Dirs = append(o.Dirs, "sys/kernel/config/rdma_cm", path.Join("sys/class/infiniband", nic.RDMADevice))
+			if a, err := netip.ParseAddr(nic.Address); err == nil && a.Is4() {
+				port := nic.RDMAPort
+				if port == 0 {
+					port = 1
+				}
+				base := path.Join("sys/class/infiniband", nic.RDMADevice, "ports", fmt.Sprint(port))
+				v4 := a.As4()
+				o.Files[path.Join(base, "gids/3")] = fmt.Sprintf("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", v4[0], v4[1], v4[2], v4[3])
+				o.Files[path.Join(base, "gid_attrs/types/3")] = "RoCE v2"
+				o.Files[path.Join(base, "gid_attrs/ndevs/3")] = nic.Interface
+			}
+		}
+		if driver == "mlx5_core" {
+			cc := path.Join("sys/kernel/debug/mlx5", pci, "cc_params")
+			for _, f := range []string{"np_cnp_dscp", "np_cnp_prio_mode", "np_cnp_prio"} {
+				o.Files[path.Join(cc, f)] = "unknown"
+			}
+		}
 		if driver == "mlx5_core" {
 			dcbx := uint8(DCBXVerCEE | DCBXVerIEEE)
 			o.DCBX, o.MaxMTU = &dcbx, 9978

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricctl/fabricctl/plan"
 )
 
 // TestAssumeFresh plans a host with no NIC at all against mlx5's driver
@@ -81,5 +83,57 @@ func TestAssumeBackup(t *testing.T) {
 	_ = WriteNetlink(&b, assumed)
 	if a.String() != b.String() {
 		t.Errorf("netlink from the backup differs from the NIC's (-nic +backup):\n%s", cmp.Diff(a.String(), b.String()))
+	}
+}
+
+// TestAssumeBackupOfAnAppliedHostIsInSync (issue 27 item 7): host diff
+// --assume FILE compares the intent with a saved host: the backup of a host
+// that apply configured (control files and configfs directories included)
+// has nothing to change, so diff exits 0 on it as on the host.
+func TestAssumeBackupOfAnAppliedHostIsInSync(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, treeOpts{ecn: "debugfs", configfs: true})
+	f, h := loadIntent(t, withBuffers)
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.d.Apply(ctx, p); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	after, err := r.d.Plan(ctx, f, h)
+	if err != nil || after.Target.HasChanges() {
+		t.Fatalf("re-plan on the host: %v, changes %v", err, after.Target.Changes)
+	}
+	file := filepath.Join(t.TempDir(), "b.json")
+	if err := WriteBackup(file, after.Backup()); err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := Assume(file, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assumed, err := d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	for _, c := range assumed.Target.Changes {
+		if c.Action != plan.NoOp {
+			t.Errorf("the applied host's backup still plans %s %s (%s -> %s)", c.Action, c.Path, c.Before, c.After)
+		}
+	}
+}
+
+// TestAssumeUnknownFreshDriver: fresh:DRIVER of a driver whose defaults
+// fabricctl does not know is refused, not planned with a guess.
+func TestAssumeUnknownFreshDriver(t *testing.T) {
+	f, h := loadIntent(t, withBuffers)
+	if _, _, err := Assume("fresh:foo", f, h); !errors.Is(err, ErrUnknownFresh) {
+		t.Errorf("Assume(fresh:foo) = %v, want ErrUnknownFresh", err)
+	}
+	for _, drv := range FreshDrivers() {
+		if _, _, err := Assume("fresh:"+drv, f, h); err != nil {
+			t.Errorf("Assume(fresh:%s) = %v", drv, err)
+		}
 	}
 }

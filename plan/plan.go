@@ -88,6 +88,13 @@ type TargetPlan struct {
 	// Notes are things the operator must know that are not changes (e.g. a
 	// setting that needs firmware configuration, or PFC not expressible).
 	Notes []string `json:"notes,omitempty"`
+	// Lacks are what the intent asks of the target that the target does
+	// not have and the plan's changes do not give it (a SONiC switch
+	// whose PFC watchdog was never started, an SR Linux port without the
+	// subinterface its classifier attaches to, or with an ip-mtu below the
+	// RoCE packets): drift that diff reports even where apply cannot make
+	// it so, each with what the operator must do.
+	Lacks []Lack `json:"lacks,omitempty"`
 	// Error is set when the target could not be planned.
 	Error string `json:"error,omitempty"`
 	// Payload is the platform's desired state the changes lead to (for a switch,
@@ -103,6 +110,40 @@ func (t *TargetPlan) HasChanges() bool {
 		}
 	}
 	return false
+}
+
+// Lack is one thing the intent asks of a target that the target does not
+// have, with the reason and the fix.
+type Lack struct {
+	// What names it: a port, a table, a setting.
+	What string `json:"what"`
+	// Reason says what is missing and what that breaks.
+	Reason string `json:"reason"`
+	// Fix is what the operator must do; apply cannot do it.
+	Fix string `json:"fix"`
+	// Refuses: without it the target would refuse the plan's SetRequest,
+	// or the intent cannot work, so plan and apply stop at the target.
+	Refuses bool `json:"refuses,omitempty"`
+}
+
+// String is the lack on one line: what, reason and fix.
+func (l Lack) String() string {
+	return l.What + ": " + l.Reason + "; fix: " + l.Fix
+}
+
+// HasDrift reports whether the target differs from the intent: a change
+// to make, or something it lacks that apply cannot give it.
+func (t *TargetPlan) HasDrift() bool { return t.HasChanges() || len(t.Lacks) > 0 }
+
+// Refusals are the target's lacks that stop plan and apply.
+func (t *TargetPlan) Refusals() []Lack {
+	var out []Lack
+	for _, l := range t.Lacks {
+		if l.Refuses {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Sort orders changes by path, for deterministic output.
@@ -170,6 +211,16 @@ func (p *Plan) HasChanges() bool {
 	return false
 }
 
+// HasDrift reports whether any target has a change or a lack.
+func (p *Plan) HasDrift() bool {
+	for i := range p.Targets {
+		if p.Targets[i].HasDrift() {
+			return true
+		}
+	}
+	return false
+}
+
 // HasErrors reports whether any target failed to plan.
 func (p *Plan) HasErrors() bool {
 	for _, t := range p.Targets {
@@ -184,6 +235,8 @@ func (p *Plan) HasErrors() bool {
 type Summary struct {
 	Targets, Changed, Failed int
 	Create, Update, Delete   int
+	// Lacks counts what the targets lack that apply cannot write.
+	Lacks int
 }
 
 // Summarize counts the plan's changes.
@@ -197,6 +250,7 @@ func (p *Plan) Summarize() Summary {
 		if t.HasChanges() {
 			s.Changed++
 		}
+		s.Lacks += len(t.Lacks)
 		for _, c := range t.Changes {
 			switch c.Action {
 			case Create:

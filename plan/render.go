@@ -62,6 +62,7 @@ func WriteText(w io.Writer, p *Plan) error {
 				}
 			}
 		}
+		writeLacks(b, t.Lacks)
 		for _, n := range t.Notes {
 			b.WriteString("  note: ")
 			b.WriteString(n)
@@ -74,12 +75,32 @@ func WriteText(w io.Writer, p *Plan) error {
 	if s.Failed > 0 {
 		fmt.Fprintf(b, "; %d failed", s.Failed)
 	}
+	if s.Lacks > 0 {
+		fmt.Fprintf(b, "; %d lacking what apply cannot write (see \"lacks\")", s.Lacks)
+	}
 	b.WriteString(".\n")
 	if n := p.ForcedNote(); n != "" {
 		b.WriteString(n)
 		b.WriteByte('\n')
 	}
 	return b.Flush()
+}
+
+// writeLacks writes a target's lacks, one line each with its fix below.
+func writeLacks(b *bufio.Writer, lacks []Lack) {
+	for _, l := range lacks {
+		if l.Refuses {
+			b.WriteString("  ! lacks (refused): ")
+		} else {
+			b.WriteString("  ! lacks: ")
+		}
+		b.WriteString(l.What)
+		b.WriteString(": ")
+		b.WriteString(l.Reason)
+		b.WriteString("\n      fix: ")
+		b.WriteString(l.Fix)
+		b.WriteByte('\n')
+	}
 }
 
 // WriteJSON renders the plan file format.
@@ -102,6 +123,9 @@ func WriteMarkdown(w io.Writer, p *Plan) error {
 		s.Create, s.Update, s.Delete, s.Changed, s.Targets)
 	if s.Failed > 0 {
 		fmt.Fprintf(&b, "; **%d failed**", s.Failed)
+	}
+	if s.Lacks > 0 {
+		fmt.Fprintf(&b, "; **%d lacking** what apply cannot write", s.Lacks)
 	}
 	b.WriteString(".\n\n")
 	if n := p.ForcedNote(); n != "" {
@@ -128,6 +152,12 @@ func WriteMarkdown(w io.Writer, p *Plan) error {
 				fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", c.Action,
 					mdEscape(c.Path), mdCell(c.Before), mdCell(c.After), mdEscape(c.Reason))
 			}
+			b.WriteString("\n")
+		}
+		for _, l := range t.Lacks {
+			fmt.Fprintf(&b, "> :warning: lacks **%s**: %s. Fix: %s\n", mdEscape(l.What), mdEscape(l.Reason), mdEscape(l.Fix))
+		}
+		if len(t.Lacks) > 0 {
 			b.WriteString("\n")
 		}
 		for _, n := range t.Notes {

@@ -14,6 +14,7 @@ import (
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/fabricctl/fabricctl/intent"
@@ -388,6 +389,15 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			return tp
 		}
 	}
+	if len(d.Requires) > 0 {
+		lacks, err := requirements(ctx, c, sw, d.Requires)
+		if err != nil {
+			tp.Error = err.Error()
+			return tp
+		}
+		d.Lacks = append(d.Lacks, lacks...)
+	}
+	tp.Lacks = d.Lacks
 	tp.Notes = d.Notes
 	req := d.SetRequest()
 	tp.Basis = snap.Basis
@@ -431,7 +441,9 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			return tp
 		}
 	}
-	if e.DeviceCheck != nil && len(changes) > 0 {
+	// A SetRequest the switch would refuse for what it lacks is not
+	// checked again: the lack already says why, and how to fix it.
+	if e.DeviceCheck != nil && len(changes) > 0 && len(tp.Refusals()) == 0 {
 		notes, err := e.DeviceCheck(ctx, c, sw, req)
 		if err != nil {
 			tp.Error = fmt.Sprintf("switch %s: the device would refuse this SetRequest: %v", sw.Name, err)
@@ -480,16 +492,64 @@ func decodePayload(tp *plan.TargetPlan) (*gnmipb.SetRequest, error) {
 	return req, nil
 }
 
-// errorsOf joins the per-target errors of a plan.
+// requirements reads the paths of reqs in one Get (a path the switch does
+// not have is absent, not an error) and returns what each Check finds
+// lacking.
+func requirements(ctx context.Context, c *transport.Client, sw *intent.Switch, reqs []Requirement) ([]plan.Lack, error) {
+	paths := make([]*gnmipb.Path, len(reqs))
+	for i, r := range reqs {
+		paths[i] = r.Path
+	}
+	snap, err := observeAs(ctx, c, sw, paths, nil, false, false, nil)
+	if transport.Code(err) == codes.NotFound {
+		snap, err = &Snapshot{}, nil // one path, which the switch does not have
+	}
+	if err != nil {
+		return nil, fmt.Errorf("switch %s: read what the intent relies on: %w", sw.Name, err)
+	}
+	var lacks []plan.Lack
+	for _, r := range reqs {
+		if r.Check == nil {
+			continue
+		}
+		v, ok := snap.lookup(r.Path)
+		if l := r.Check(v, ok && !isEmpty(v), snap.lookup); l != nil {
+			lacks = append(lacks, *l)
+		}
+	}
+	return lacks, nil
+}
+
+// errorsOf joins the per-target errors of a plan: a target that could not
+// be planned, or that lacks what its SetRequest needs (Lack.Refuses).
 func errorsOf(p *plan.Plan) error {
+	errs := readErrorsOf(p)
+	for _, t := range p.Targets {
+		if t.Error != "" {
+			continue
+		}
+		for _, l := range t.Refusals() {
+			errs = append(errs, fmt.Errorf("%s %s: %s", t.Kind, t.Name, l))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func readErrorsOf(p *plan.Plan) []error {
 	var errs []error
 	for _, t := range p.Targets {
 		if t.Error != "" {
 			errs = append(errs, errors.New(t.Error))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
-// Errors returns the per-target errors of a plan joined, nil when none.
+// Errors returns the per-target errors of a plan joined, nil when none:
+// targets that could not be planned and targets whose lacks refuse the
+// plan (plan and apply stop at both).
 func Errors(p *plan.Plan) error { return errorsOf(p) }
+
+// ReadErrors returns only the errors of targets that could not be planned
+// (read, compiled): diff reports the others' lacks as drift.
+func ReadErrors(p *plan.Plan) error { return errors.Join(readErrorsOf(p)...) }

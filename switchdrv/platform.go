@@ -10,6 +10,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/profile"
+	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 )
 
@@ -46,6 +47,18 @@ type Prober interface {
 	Probe(ctx context.Context, c *transport.Client, d *Desired) error
 }
 
+// Requirement is one fact of the switch the intent relies on that the
+// payload does not write.
+type Requirement struct {
+	// Path is what plan reads (a config Get; absent is no error).
+	Path *gnmipb.Path
+	// Check says what the switch lacks given the value at Path (ok false:
+	// absent) and read, which gives the value at any other requirement's
+	// path (e.g. a system-wide default); nil when the switch has what the
+	// intent needs. A nil Check only reads Path for the others.
+	Check func(v any, ok bool, read func(*gnmipb.Path) (any, bool)) *plan.Lack
+}
+
 // SetErrorExplainer is implemented by platforms that know what a target's
 // Set errors mean (e.g. a read-only gNMI server) and can say what to do.
 type SetErrorExplainer interface {
@@ -79,6 +92,16 @@ type Desired struct {
 	// Notes are things the platform cannot express (e.g. PFC on plain
 	// OpenConfig) or that need operator action.
 	Notes []string
+	// Requires are facts of the switch the intent relies on that the
+	// payload does not write (SR Linux: the subinterface each classifier
+	// attaches to, its ip-mtu). Plan reads their paths and asks each
+	// Check what the switch lacks.
+	Requires []Requirement
+	// Lacks are what the switch lacks of what the intent asks and the
+	// payload cannot give it, found by Refine or Probe (SONiC: a PFC
+	// watchdog never started) or by the Requires checks. Plan puts them in
+	// the target's plan (plan.TargetPlan.Lacks).
+	Lacks []plan.Lack
 
 	// values are the values Replace and Update encoded, by update, so
 	// that plan compares against them without parsing their JSON

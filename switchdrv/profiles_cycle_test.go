@@ -86,7 +86,7 @@ inventory:
 					base.Update = append(base.Update, &gnmipb.Update{
 						Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "interface", Key: map[string]string{"name": p.Name}}}},
 						Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: fmt.Appendf(nil,
-							`{"name":%q,"admin-state":"enable","subinterface":[{"index":%d,"type":"srl_nokia-interfaces:routed","admin-state":"enable"}]}`, p.Name, p.Subinterface)}},
+							`{"name":%q,"admin-state":"enable","subinterface":[{"index":%d,"type":"srl_nokia-interfaces:routed","admin-state":"enable","ip-mtu":%d}]}`, p.Name, p.Subinterface, f.PortMTU(p))}},
 					})
 				}
 				_, err = gnmipb.NewGNMIClient(conn).Set(context.Background(), base)

@@ -57,6 +57,7 @@ inventory:
 	if err != nil {
 		t.Fatal(err)
 	}
+	seedOperatorInterfaces(t, srlTwin, f, &f.Switches[1])
 	cli := &gnmipb.Path{Origin: "cli"}
 	// Pre-existing CLI: hostname, an interface with a different MTU.
 	c, err := transport.Dial(t.Context(), f.Switches[0], transport.Options{})
@@ -98,5 +99,18 @@ inventory:
 	}
 	if eosTwin.Sets() != 3 { // setup, apply, restore
 		t.Errorf("EOS twin Sets = %d, want 3", eosTwin.Sets())
+	}
+}
+
+// seedOperatorInterfaces gives an SR Linux twin the interfaces of sw's ports
+// that the intent relies on and fabricctl does not write (the operator's:
+// srl.OperatorInterface), which plan checks before writing.
+func seedOperatorInterfaces(t *testing.T, tw *twin.Twin, f *intent.Fabric, sw *intent.Switch) {
+	t.Helper()
+	for _, p := range sw.Ports {
+		path := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "srl_nokia-interfaces:interface", Key: map[string]string{"name": p.Name}}}}
+		if err := tw.Put(path, srl.OperatorInterface(f, p)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -30,6 +30,7 @@ func TestRollbackAfterDefaultsFilled(t *testing.T) {
 		defer tw.Close()
 		tws = append(tws, tw)
 	}
+	seeded := false
 	fabric := func(ecnMin string) *intent.Fabric {
 		f, err := intent.Parse("two.yaml", fmt.Appendf(nil, `apiVersion: fabricctl.io/v1alpha1
 kind: Fabric
@@ -54,7 +55,11 @@ inventory:
 		}
 		for i := range f.Switches {
 			f.Switches[i].Address = tws[i].Addr()
+			if !seeded {
+				seedOperatorInterfaces(t, tws[i], f, &f.Switches[i])
+			}
 		}
+		seeded = true
 		return f
 	}
 	reg := switchdrv.NewRegistry()

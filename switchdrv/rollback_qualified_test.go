@@ -32,6 +32,7 @@ func TestRollbackKeepsModuleQualifiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srlTwin.Close()
+	seeded := false
 	fabric := func(ecnMin string) *intent.Fabric {
 		f, err := intent.Parse("two.yaml", fmt.Appendf(nil, `apiVersion: fabricctl.io/v1alpha1
 kind: Fabric
@@ -60,6 +61,10 @@ inventory:
 `, ecnMin, eosTwin.Addr(), srlTwin.Addr()))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !seeded {
+			seedOperatorInterfaces(t, srlTwin, f, &f.Switches[1])
+			seeded = true
 		}
 		return f
 	}

@@ -19,9 +19,15 @@ func ReadbackChecks(p *plan.Plan) []Check {
 		switch {
 		case t.Error != "":
 			out = append(out, Check{Name: "readback", Phase: PhaseReadback, Target: target, Status: Error, Message: t.Error})
-		case !t.HasChanges():
+		case !t.HasDrift():
 			out = append(out, Check{Name: "readback", Phase: PhaseReadback, Target: target, Status: Pass, Message: "configuration matches the intent"})
 		default:
+			// What the target lacks that apply cannot write (a watchdog
+			// never started, a missing subinterface) fails as drift does.
+			for _, l := range t.Lacks {
+				out = append(out, Check{Name: "readback.lacks", Phase: PhaseReadback, Target: target + " " + l.What, Status: Fail,
+					Message: l.Reason + "; fix: " + l.Fix})
+			}
 			for _, c := range t.Changes {
 				if c.Action == plan.NoOp {
 					continue

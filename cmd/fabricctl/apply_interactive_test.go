@@ -59,7 +59,27 @@ inventory:
 	if err := os.WriteFile(file, []byte(y), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	seedFromIntent(t, tw, file)
 	return tw, file
+}
+
+// seedFromIntent gives twin tw what the intent in file relies on and
+// fabricctl does not write (seedUnderlay, as fabricctl lab does: the SR
+// Linux ports' routed subinterfaces with their ip-mtu), for the switch
+// of the twin's name.
+func seedFromIntent(t *testing.T, tw *twin.Twin, file string) {
+	t.Helper()
+	f, err := intent.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := f.Switch(tw.Name())
+	if sw == nil {
+		t.Fatalf("no switch %s in %s", tw.Name(), file)
+	}
+	if _, err := seedUnderlay(tw, f, sw, true); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // datastore is the twin's whole (origin-less) datastore.

@@ -19,6 +19,7 @@ import (
 	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/switchdrv"
+	"github.com/fabricctl/fabricctl/switchdrv/srl"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
@@ -47,14 +48,87 @@ func deviceTwin(sw *intent.Switch, schema *yangcheck.Schema, factory bool) (*twi
 	return tw, prof, err
 }
 
+// seedUnderlay gives twin tw of sw the operator's configuration the intent
+// builds on and fabricctl does not write, and returns what it assumed ("" for
+// nothing):
+//   - SR Linux: each inventory port as an enabled routed interface with the
+//     subinterface its classifier attaches to (ports[].subinterface),
+//     ip-mtu the port's IP MTU. A fresh 7220 has none of them (only mgmt0);
+//     a real fabric's startup configuration creates them with the
+//     addresses (containerlab's configs do), and plan checks they exist;
+//   - SONiC, with watchdog: the PFC watchdog started at boot
+//     (DEVICE_METADATA default_pfcwd_status enable), PFC_WD as sonic-utilities'
+//     `pfcwd start_default` leaves it (pfcwd/main.py: GLOBAL POLL_INTERVAL
+//     200 and, per port, action drop, detection and restoration 200 ms);
+//     without it plan reports the watchdog as lacking (SONiC's config
+//     updater cannot create PFC_WD).
+func seedUnderlay(tw *twin.Twin, f *intent.Fabric, sw *intent.Switch, watchdog bool) (string, error) {
+	if len(sw.Ports) == 0 {
+		return "", nil
+	}
+	switch sw.Platform {
+	case intent.PlatformSRLinux:
+		mtus := map[int]bool{}
+		subs := map[int]bool{}
+		for _, p := range sw.Ports {
+			path := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "srl_nokia-interfaces:interface", Key: map[string]string{"name": p.Name}}}}
+			if err := tw.Put(path, srl.OperatorInterface(f, p)); err != nil {
+				return "", fmt.Errorf("switch %s: seed interface %s: %w", sw.Name, p.Name, err)
+			}
+			mtus[f.PortMTU(p)], subs[p.Subinterface] = true, true
+		}
+		return fmt.Sprintf("its %d inventory port(s) %s as routed interfaces with subinterface %s, ip-mtu %s (the operator's, which plan reads from the switch)",
+			len(sw.Ports), portSpan(sw), joinKeys(subs), joinKeys(mtus)), nil
+	case intent.PlatformSONiC:
+		if !watchdog {
+			return "", nil
+		}
+		tab := map[string]any{"GLOBAL": map[string]any{"POLL_INTERVAL": "200"}}
+		for _, p := range sw.Ports {
+			tab[p.Name] = map[string]any{"action": "drop", "detection_time": "200", "restoration_time": "200"}
+		}
+		path := &gnmipb.Path{Origin: "sonic-db", Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: "localhost"}, {Name: "PFC_WD"}}}
+		if err := tw.Put(path, tab); err != nil {
+			return "", fmt.Errorf("switch %s: seed PFC_WD: %w", sw.Name, err)
+		}
+		return "the PFC watchdog started at boot (PFC_WD as `pfcwd start_default` leaves it)", nil
+	}
+	return "", nil
+}
+
+// portSpan names a switch's ports: the one, or first .. last.
+func portSpan(sw *intent.Switch) string {
+	if len(sw.Ports) == 1 {
+		return sw.Ports[0].Name
+	}
+	return sw.Ports[0].Name + " .. " + sw.Ports[len(sw.Ports)-1].Name
+}
+
+// joinKeys is the set's members, ascending, joined with "/".
+func joinKeys(m map[int]bool) string {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	s := make([]string, len(keys))
+	for i, k := range keys {
+		s[i] = fmt.Sprint(k)
+	}
+	return strings.Join(s, "/")
+}
+
 // deviceCheck applies each switch's SetRequest (refined against the factory
 // datastore, as plan refines it against the switch, for platforms whose
 // payload depends on what the switch holds: SONiC) to a twin of its release
 // profile started from the profile's factory-default datastore, as the
 // device applies it (write semantics, whole-datastore validation: leafref,
 // must, when, mandatory, features), and prints each refusal to w with the
-// device's reason. It returns how many switches were checked and refused.
-func deviceCheck(w io.Writer, f *intent.Fabric, ds []*switchdrv.Desired, schemaFor func(*profile.Profile) (*yangcheck.Schema, error)) (n, bad int, err error) {
+// device's reason. Unless bare, the datastore first gets what the intent
+// takes as existing and fabricctl does not write (seedUnderlay: SR Linux's
+// routed subinterfaces), printed to w as an assumption. It returns how
+// many switches were checked and refused.
+func deviceCheck(w io.Writer, f *intent.Fabric, ds []*switchdrv.Desired, schemaFor func(*profile.Profile) (*yangcheck.Schema, error), bare bool) (n, bad int, err error) {
 	reg, err := newRegistry()
 	if err != nil {
 		return 0, 0, err
@@ -77,6 +151,17 @@ func deviceCheck(w io.Writer, f *intent.Fabric, ds []*switchdrv.Desired, schemaF
 			return n, bad, err
 		}
 		n++
+		base := "factory defaults"
+		if !bare {
+			assumed, err := seedUnderlay(tw, f, sw, false)
+			if err != nil {
+				return n, bad, err
+			}
+			if assumed != "" {
+				base = "factory defaults + assumed"
+				fmt.Fprintf(w, "%s (%s, profile %s): assumed on the factory datastore: %s; --bare checks the factory datastore alone\n", d.Switch, d.Platform, prof.Name, assumed)
+			}
+		}
 		req := d.SetRequest()
 		if plat, err := reg.Lookup(sw.Platform); err == nil {
 			if r, ok := plat.(switchdrv.Refiner); ok {
@@ -92,7 +177,7 @@ func deviceCheck(w io.Writer, f *intent.Fabric, ds []*switchdrv.Desired, schemaF
 		}
 		if err := tw.Apply(req); err != nil {
 			bad++
-			fmt.Fprintf(w, "%s (%s, profile %s, factory defaults): the device would refuse the SetRequest: %s\n", d.Switch, d.Platform, prof.Name, refusal(err))
+			fmt.Fprintf(w, "%s (%s, profile %s, %s): the device would refuse the SetRequest: %s\n", d.Switch, d.Platform, prof.Name, base, refusal(err))
 		}
 	}
 	return n, bad, nil
@@ -105,11 +190,8 @@ func refusal(err error) string {
 }
 
 // renderDeviceDefault: render --validate --device and plan --device stay
-// opt-in. Unlike lab's profiled twins (which get the operator's routed
-// subinterfaces), a bare factory datastore lacks the SR Linux subinterfaces
-// the classifiers attach to, so render --device refuses the SR Linux
-// payloads with require-instance; plan --device costs a Get of each
-// switch's whole configuration.
+// opt-in: render --device starts a twin per switch, and plan --device
+// costs a Get of each switch's whole configuration.
 const renderDeviceDefault = false
 
 // bindDevice adds plan's --device flag.

@@ -51,7 +51,8 @@ func TestPlanDevice(t *testing.T) {
 	t.Logf("%s\n%s", out, errOut)
 
 	// Without the subinterface the classifier attaches to (the operator's,
-	// not fabricctl's) the 7220 twin refuses, with the device's reason.
+	// not fabricctl's) the 7220 would refuse: plan refuses first, naming
+	// the port and the fix (issue 27 item 4), and asks no device check.
 	sub := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "interface", Key: map[string]string{"name": "ethernet-1/3"}}, {Name: "subinterface", Key: map[string]string{"index": "0"}}}}
 	if err := twinByName(t, l, "leaf1").Delete(sub); err != nil {
 		t.Fatal(err)
@@ -61,9 +62,8 @@ func TestPlanDevice(t *testing.T) {
 		t.Errorf("exit %d, want %d", code, ExitError)
 	}
 	for _, want := range []string{
-		"switch leaf1: the device would refuse this SetRequest: (InvalidArgument)",
-		`interface[interface-id=ethernet-1/3.0]/interface-ref/subinterface: leafref`,
-		"require-instance",
+		"port ethernet-1/3 subinterface 0: ethernet-1/3.0 does not exist",
+		"set / interface ethernet-1/3 subinterface 0 type routed ip-mtu 9216",
 	} {
 		if !strings.Contains(out+errOut, want) {
 			t.Errorf("plan --device without leaf1's ethernet-1/3.0 lacks %q:\n%s\n%s", want, out, errOut)

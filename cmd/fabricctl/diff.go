@@ -25,7 +25,11 @@ func newDiffCmd(d *deps) *cobra.Command {
 		Long: `Diff is plan with an exit code for pipelines: it reads the subtrees fabricctl
 owns on every switch and prints each drifted leaf path with the value on the
 switch (-) and in the intent (+). Thresholds within one buffer cell count as
-in sync. Remote hosts run "fabricctl host diff" over SSH (--skip-hosts: not).
+in sync. What the intent asks that a switch lacks and apply cannot write (a
+SONiC PFC watchdog that was never started, an SR Linux port without the
+subinterface its classifier attaches to or with an ip-mtu below the intent's
+MTU) is drift too, printed with the reason and what to run on the switch.
+Remote hosts run "fabricctl host diff" over SSH (--skip-hosts: not).
 
 Exit codes: 0 in sync, 2 drift found, 1 error (a switch could not be read), 64 usage.`,
 		Example: `  fabricctl diff -f fabric.yaml
@@ -65,10 +69,10 @@ func (o *diffOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("write diff: %w", err))
 	}
-	if err := switchdrv.Errors(p); err != nil {
+	if err := switchdrv.ReadErrors(p); err != nil {
 		return withCode(ExitError, fmt.Errorf("diff incomplete: %w", err))
 	}
-	if p.HasChanges() {
+	if p.HasDrift() {
 		return withCode(ExitChanges, nil)
 	}
 	return nil
@@ -77,19 +81,25 @@ func (o *diffOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 // writeDiff renders the plan as a diff: "-" is the switch, "+" the intent.
 func writeDiff(w io.Writer, p *plan.Plan) error {
 	var b strings.Builder
-	drifted, paths, failed := 0, 0, 0
+	drifted, paths, lacks, failed := 0, 0, 0, 0
 	for _, t := range p.Targets {
 		switch {
 		case t.Error != "":
 			failed++
 			fmt.Fprintf(&b, "%s %s: ERROR: %s\n", t.Kind, t.Name, t.Error)
 			continue
-		case !t.HasChanges():
+		case !t.HasDrift():
 			fmt.Fprintf(&b, "%s %s: in sync\n", t.Kind, t.Name)
 			continue
 		}
 		drifted++
 		fmt.Fprintf(&b, "--- %s %s (observed)\n+++ %s %s (intent)\n", t.Kind, t.Name, t.Kind, t.Name)
+		// What the switch lacks and apply cannot write: the reason and the
+		// operator's fix, before the paths apply would write.
+		for _, l := range t.Lacks {
+			lacks++
+			fmt.Fprintf(&b, "!! lacks %s: %s\n!! fix: %s\n", l.What, l.Reason, l.Fix)
+		}
 		for _, c := range t.Changes {
 			if c.Action == plan.NoOp {
 				continue
@@ -115,6 +125,8 @@ func writeDiff(w io.Writer, p *plan.Plan) error {
 		fmt.Fprintf(&b, "In sync: %d targets.\n", len(p.Targets))
 	case drifted == 0:
 		fmt.Fprintf(&b, "In sync: %d of %d targets%s.\n", len(p.Targets)-failed, len(p.Targets), fail)
+	case lacks > 0:
+		fmt.Fprintf(&b, "Drift: %d paths and %d lacking what apply cannot write on %d of %d targets%s.\n", paths, lacks, drifted, len(p.Targets), fail)
 	default:
 		fmt.Fprintf(&b, "Drift: %d paths on %d of %d targets%s.\n", paths, drifted, len(p.Targets), fail)
 	}

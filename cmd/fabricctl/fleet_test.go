@@ -101,6 +101,7 @@ inventory:
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	seedFromIntent(t, tw, file)
 	host := &fakeHost{name: "gpu9"}
 	sf := func(extra ...string) switchFlags {
 		s := switchFlags{files: []string{file}, timeout: 5 * time.Second, parallel: 4, hostBinary: "fabricctl",

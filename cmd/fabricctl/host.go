@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -48,7 +49,10 @@ PFC is never rewritten when it is already right (mlx5 flaps the link).
 Before writing, apply saves the host's observed state (mode 0600) and, when a
 step fails, puts it back (unless --no-rollback); host restore --backup FILE
 puts a saved state back. A plan with errors writes nothing unless --partial.
-host plan --assume fresh|FILE plans without the NIC.
+host plan|diff --assume fresh|fresh:DRIVER|FILE compare the intent with an
+assumed state instead of the NICs (fresh: the driver's defaults after
+loading, with RDMA-CM and, on mlx5, cc_params; FILE: a backup of a real
+host), so every step a host will receive can be reviewed without it.
 
 Exit codes: plan 0 (2 with --detailed-exitcode when there are changes); diff 0
 in sync, 2 drift; apply / restore 0 applied and read back; 1 error, nothing
@@ -89,10 +93,12 @@ func newHostSubCmd(d *deps, verb string) *cobra.Command {
 	fl.StringVar(&o.root, "root", "/", "root of sysfs/configfs/debugfs (a container mounts the host's /sys elsewhere)")
 	fl.StringVar(&o.netns, "netns", "", "run in this named network namespace (/run/netns/NAME)")
 	fl.StringVarP(&o.output, "output", "o", "text", "output: text, json, markdown, commands (dcb/ethtool/ip/echo lines) or netlink (raw requests in hex)")
+	if verb == "plan" || verb == "diff" {
+		fl.StringVar(&o.assume, "assume", "", "compare the intent with an assumed host state instead of the NICs: fresh (mlx5_core driver defaults), fresh:"+strings.Join(hostdrv.FreshDrivers(), "|fresh:")+", or a host backup file")
+	}
 	switch verb {
 	case "plan":
 		fl.BoolVar(&o.detailedExitcode, "detailed-exitcode", false, "exit 2 when the plan has changes")
-		fl.StringVar(&o.assume, "assume", "", "plan against an assumed host state instead of the NICs: fresh (mlx5 driver defaults), fresh:DRIVER, or a host backup file")
 	case "apply":
 		fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be done (see -o commands / -o netlink) and change nothing")
 		fl.BoolVar(&o.watch, "watch", false, "reconcile periodically until stopped (a DaemonSet's mode)")
@@ -123,6 +129,9 @@ func (o *hostOptions) validate(verb string) error {
 	}
 	if o.assume != "" && (o.root != "/" || o.netns != "") {
 		return usagef("--assume plans without the host: it takes no --root or --netns")
+	}
+	if drv, ok := hostdrv.FreshDriver(o.assume); ok && !slices.Contains(hostdrv.FreshDrivers(), drv) {
+		return usagef("--assume %s: %v", o.assume, hostdrv.ErrUnknownFresh)
 	}
 	return nil
 }

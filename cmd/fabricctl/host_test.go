@@ -53,6 +53,11 @@ func TestHostUsage(t *testing.T) {
 		{"restore of a file that is not a backup", []string{"host", "restore", "--backup", f}, ExitError},
 		{"assume with netns", []string{"host", "plan", "-f", f, "--host", "gpu1", "--assume", "fresh", "--netns", "x"}, ExitUsage},
 		{"assume a missing backup", []string{"host", "plan", "-f", f, "--host", "gpu1", "--assume", filepath.Join(dir, "none.json")}, ExitError},
+		// Issue 27 item 7: a driver whose fresh state fabricctl does not
+		// know is a usage error, not the generic backend's guess.
+		{"assume fresh:foo", []string{"host", "plan", "-f", f, "--host", "gpu1", "--assume", "fresh:foo"}, ExitUsage},
+		{"diff assume fresh:foo", []string{"host", "diff", "-f", f, "--host", "gpu1", "--assume", "fresh:foo"}, ExitUsage},
+		{"apply takes no assume", []string{"host", "apply", "-f", f, "--host", "gpu1", "--assume", "fresh"}, ExitUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,16 +109,25 @@ func TestHostPlanMissingInterface(t *testing.T) {
 }
 
 // TestHostPlanAssumeFresh: on a machine without the NIC, plan --assume fresh
-// prints every command and netlink request the host would get.
+// prints every command and netlink request the host would get: issue 27
+// item 7, the RDMA-CM ToS and mode and mlx5's CNP cc_params too (they
+// were left out: the fresh state had no RDMA device, configfs or debugfs),
+// with the PCI address marked as a placeholder; diff --assume works as
+// the README's commands table says (exit 2 on drift).
 func TestHostPlanAssumeFresh(t *testing.T) {
 	code, out, errOut := runHost(t, hostTestIntent, "host", "plan", "-f", "-", "--host", "gpu1", "--assume", "fresh", "-o", "commands")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"# note: planned against an assumed host state (fresh: mlx5_core driver defaults)",
+		"# note: planned against an assumed host state (fresh: mlx5_core driver defaults; PCI addresses XXXX:XX:00.N are placeholders",
 		"ethtool -A ens1f0np0 rx off tx off\ndcb pfc set dev ens1f0np0 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off delay 3\n",
 		"dcb app add dev ens1f0np0 dscp-prio 0:0 1:0 2:0",
+		"mkdir -p /sys/kernel/config/rdma_cm/mlx5_0\necho 106 > /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos\necho 'RoCE v2' > /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode\n",
+		"echo 48 > /sys/kernel/debug/mlx5/XXXX:XX:00.0/cc_params/np_cnp_dscp\necho 0 > /sys/kernel/debug/mlx5/XXXX:XX:00.0/cc_params/np_cnp_prio_mode\necho 6 > /sys/kernel/debug/mlx5/XXXX:XX:00.0/cc_params/np_cnp_prio\n",
+		"mlxconfig -d XXXX:XX:00.0 set ROCE_CC_PRIO_MASK_P1=0x8",
+		// The intent gives the NIC no address: a fresh NIC has no RoCE v2 GID.
+		"ens1f0np0: mlx5_0 port 1 has no RoCE v2 GID",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -122,5 +136,14 @@ func TestHostPlanAssumeFresh(t *testing.T) {
 	code, out, _ = runHost(t, hostTestIntent, "host", "plan", "-f", "-", "--host", "gpu1", "--assume", "fresh", "-o", "netlink")
 	if code != ExitOK || !strings.Contains(out, "# dcb dcbx set dev ens1f0np0 host ieee\n") || !strings.Contains(out, "# ip link set dev ens1f0np0 mtu") {
 		t.Errorf("-o netlink: exit %d\n%s", code, out)
+	}
+	// With the NIC's address in the intent, the assumed fresh NIC has the
+	// RoCE v2 GID the kernel makes of it.
+	withAddr := strings.Replace(hostTestIntent, "cable: 3m}", "cable: 3m, address: 10.0.0.1}", 1)
+	if code, out, _ = runHost(t, withAddr, "host", "plan", "-f", "-", "--host", "gpu1", "--assume", "fresh", "-o", "commands"); code != ExitOK || strings.Contains(out, "RoCE v2 GID") {
+		t.Errorf("fresh NIC with an address: exit %d, GID note:\n%s", code, out)
+	}
+	if code, out, errOut = runHost(t, hostTestIntent, "host", "diff", "-f", "-", "--host", "gpu1", "--assume", "fresh"); code != ExitChanges || !strings.Contains(out, "rdma_cm/default_roce_tos") {
+		t.Errorf("host diff --assume fresh: exit %d, want %d with the RDMA-CM ToS\n%s\n%s", code, ExitChanges, out, errOut)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"time"
 
-	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/spf13/cobra"
 
 	"github.com/fabricctl/fabricctl/examples"
@@ -117,6 +116,9 @@ type labTwins struct {
 	yang string
 	// profiles are the release profiles of profiled twins, per twin.
 	profiles []string
+	// seeded says, per switch, what its twin was given of the operator's
+	// configuration fabricctl builds on and does not write (seedUnderlay).
+	seeded []string
 }
 
 func (l *labTwins) close() {
@@ -206,9 +208,13 @@ func startLabWith(dir string, reg *switchdrv.Registry, strict labProfiles) (*lab
 			return nil, err
 		}
 		l.twins = append(l.twins, tw)
-		if err := seedUnderlay(tw, &sw); err != nil {
+		seeded, err := seedUnderlay(tw, base, &sw, true)
+		if err != nil {
 			l.close()
-			return nil, err
+			return nil, fmt.Errorf("lab: %w", err)
+		}
+		if seeded != "" {
+			l.seeded = append(l.seeded, sw.Name+": "+seeded)
 		}
 		// Point the switch at its twin: same indentation as its address line.
 		re := regexp.MustCompile(`(?m)^([ \t]*)address:[ \t]*"?` + regexp.QuoteMeta(sw.Address) + `"?[ \t]*$`)
@@ -277,6 +283,9 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 		fmt.Fprintf(out, "  twin %-8s %-10s gnmi %s (TLS, lab CA), %s\n", t.Name(), t.Platform(), t.Addr(), prof)
 	}
 	fmt.Fprintf(out, "  intent %s\n", l.file)
+	for _, s := range l.seeded {
+		fmt.Fprintf(out, "  the operator's configuration fabricctl builds on and does not write, on twin %s\n", s)
+	}
 	if o.strict {
 		fmt.Fprintf(out, "  profiled twins: each starts from its profile's factory-default datastore and validates the whole result of every Set\n"+
 			"  (YANG %s: types, leafref, must, when, mandatory, the profile's features), refusing it with the device's reason\n", l.yang)
@@ -330,10 +339,10 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 	if err := writeDiff(out, p2); err != nil {
 		return withCode(ExitError, err)
 	}
-	if err := switchdrv.Errors(p2); err != nil {
+	if err := switchdrv.ReadErrors(p2); err != nil {
 		return withCode(ExitError, err)
 	}
-	if p2.HasChanges() {
+	if p2.HasDrift() {
 		return withCode(ExitChanges, errors.New("lab: drift right after apply"))
 	}
 	fmt.Fprintf(out, "\nAll four steps passed against DEVICE TWINS, not switches.\n")
@@ -353,27 +362,6 @@ The intent uses the lab CA (ca.pem) and the generated password file next to it.
 		fmt.Fprintf(out, "stopping the twins; removing %s\n", dir)
 	} else {
 		fmt.Fprintf(out, "stopping the twins; the lab files stay in %s\n", dir)
-	}
-	return nil
-}
-
-// seedUnderlay gives a profiled SR Linux twin the operator's configuration
-// fabricctl builds on: each inventory port as a routed interface with the
-// subinterface the classifiers attach to. A fresh 7220 has none of them
-// (only mgmt0); a real lab's startup configuration (containerlab) creates
-// them, and fabricctl does not own them (the SR Linux plan says they must
-// exist). Other platforms and bare twins get nothing.
-func seedUnderlay(tw *twin.Twin, sw *intent.Switch) error {
-	if tw.Profile() == nil || sw.Platform != intent.PlatformSRLinux {
-		return nil
-	}
-	for _, p := range sw.Ports {
-		path := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "srl_nokia-interfaces:interface", Key: map[string]string{"name": p.Name}}}}
-		v := map[string]any{"name": p.Name, "admin-state": "enable", "subinterface": []any{
-			map[string]any{"index": p.Subinterface, "type": "srl_nokia-interfaces:routed", "admin-state": "enable"}}}
-		if err := tw.Put(path, v); err != nil {
-			return fmt.Errorf("lab: switch %s: seed interface %s: %w", sw.Name, p.Name, err)
-		}
 	}
 	return nil
 }

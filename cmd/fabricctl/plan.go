@@ -295,8 +295,11 @@ func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 			return withCode(ExitError, fmt.Errorf("save plan: %w", err))
 		}
 	}
-	if err := switchdrv.Errors(p); err != nil {
+	if err := switchdrv.ReadErrors(p); err != nil {
 		return withCode(ExitError, fmt.Errorf("plan incomplete: %w", err))
+	}
+	if err := switchdrv.Errors(p); err != nil {
+		return withCode(ExitError, fmt.Errorf("plan refused (apply would stop here; the fix is on the switch): %w", err))
 	}
 	if o.detailed && p.HasChanges() {
 		return withCode(ExitChanges, nil)

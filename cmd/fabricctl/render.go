@@ -28,6 +28,9 @@ type renderOptions struct {
 	// device: with --validate, also apply each SetRequest to the switch's
 	// release profile's factory-default datastore as the device would.
 	device, deviceSet bool
+	// bare: with --device, the factory datastore alone, without the
+	// subinterfaces the intent takes as existing.
+	bare bool
 }
 
 func newRenderCmd(d *deps) *cobra.Command {
@@ -54,13 +57,19 @@ YANG-modelled and are not checked. --device (with --validate) also applies each
 SetRequest, as the device would, to the factory-default datastore of the
 switch's release profile (switches[].profile) and validates the whole result
 (leafref, must, when, mandatory, the profile's features), printing the
-device's reason for a refusal.
+device's reason for a refusal. What the intent takes as existing and
+fabricctl does not write is assumed there and printed (SR Linux: each
+inventory port as a routed interface with its subinterface and ip-mtu, which
+plan checks on the switch); --bare checks the factory datastore alone, on
+which every SR Linux payload is refused (its classifiers' subinterfaces are
+missing).
 
 Exit codes: 0 ok, 1 the intent cannot be read or compiled (or the YANG cannot
 be loaded), 3 --validate found violations, 64 usage.`,
 		Example: `  fabricctl render -f fabric.yaml
   fabricctl render -f policy.yaml -f inventory.yaml --switch leaf1 -o json
-  fabricctl render -f fabric.yaml --validate > /dev/null`,
+  fabricctl render -f fabric.yaml --validate > /dev/null
+  fabricctl render -f fabric.yaml --validate --device > /dev/null`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.deviceSet = cmd.Flags().Changed("device")
@@ -75,6 +84,7 @@ be loaded), 3 --validate found violations, 64 usage.`,
 	cmd.Flags().StringVarP(&o.output, "output", "o", "prototext", "output format: prototext or json")
 	cmd.Flags().BoolVar(&o.yangCheck, "validate", false, "check every payload against the platform YANG (exit 3 on violations)")
 	cmd.Flags().BoolVar(&o.device, "device", renderDeviceDefault, "with --validate: apply each SetRequest to the release profile's factory-default datastore and validate the whole result as the device does")
+	cmd.Flags().BoolVar(&o.bare, "bare", false, "with --device: the factory datastore alone, without the subinterfaces the intent takes as existing")
 	cmd.Flags().StringVar(&o.yangDir, "yang-dir", "", "YANG tree for --validate, one folder per vendor (default $"+yangcheck.EnvDir+", else the modules embedded in fabricctl)")
 	return cmd
 }
@@ -91,6 +101,9 @@ func (o *renderOptions) validate() error {
 	}
 	if o.device && !o.yangCheck && o.deviceSet {
 		return usagef("--device needs --validate")
+	}
+	if o.bare && !o.device {
+		return usagef("--bare is a form of --device: use --validate --device --bare")
 	}
 	return nil
 }
@@ -165,7 +178,7 @@ func (o *renderOptions) run(stdin io.Reader, out, errw io.Writer) error {
 		return withCode(ExitCheckFailed, fmt.Errorf("render --validate: %d YANG violation(s) in %d payload(s)", yc.bad, yc.n))
 	}
 	if o.device {
-		n, refused, err := deviceCheck(errw, f, checked, yc.schema)
+		n, refused, err := deviceCheck(errw, f, checked, yc.schema, o.bare)
 		if err != nil {
 			return withCode(ExitError, fmt.Errorf("render --validate --device: %w", err))
 		}

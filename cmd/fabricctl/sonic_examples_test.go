@@ -22,7 +22,9 @@ import (
 // sonic-202411: sonic-gnmi + GCU write semantics), holding the profile's
 // factory CONFIG_DB (the SKU's buffers_config.j2/qos_config.j2 render) and
 // validating the whole CONFIG_DB against the SONiC YANG after every Set:
-// render, plan, apply, a second apply with nothing to do, diff in sync.
+// render, plan, apply, a second apply with nothing to do, diff naming the
+// PFC watchdog the factory CONFIG_DB lacks; once started, apply and diff in
+// sync.
 func TestSONiCExampleOnFactoryDefaults(t *testing.T) {
 	src, err := os.ReadFile("../../examples/sonic-pod.yaml")
 	if err != nil {
@@ -69,6 +71,28 @@ func TestSONiCExampleOnFactoryDefaults(t *testing.T) {
 			if !strings.Contains(strings.ToLower(again), "no changes") {
 				t.Errorf("second apply is not \"no changes\":\n%s", again)
 			}
+			// The factory CONFIG_DB (ACS-MSN3800, default_pfcwd_status
+			// disabled) has no PFC_WD, which the config updater cannot
+			// create: the intent's watchdog is drift that diff names with
+			// the pfcwd commands (issue 27 item 3) ...
+			drift := runCLIWant(t, ExitChanges, "diff", "-f", file, "--insecure", "--skip-hosts")
+			for _, want := range []string{"!! lacks PFC watchdog (PFC_WD)", "sudo pfcwd start --action drop --restoration-time"} {
+				if !strings.Contains(drift, want) {
+					t.Errorf("diff without PFC_WD lacks %q:\n%s", want, drift)
+				}
+			}
+			// ... until the operator starts it (pfcwd writes PFC_WD
+			// directly, not through the config updater) and applies.
+			for _, tw := range twins {
+				tab := map[string]any{"GLOBAL": map[string]any{"POLL_INTERVAL": "200"}}
+				for _, p := range prof.SONiCPorts() {
+					tab[p] = map[string]any{"action": "drop", "detection_time": "200", "restoration_time": "200"}
+				}
+				if err := tw.Put(&gnmipb.Path{Origin: "sonic-db", Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: "localhost"}, {Name: "PFC_WD"}}}, tab); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runCLIWant(t, ExitOK, "apply", "-f", file, "--insecure", "--skip-hosts", "--backup-dir", backups)
 			runCLIWant(t, ExitOK, "diff", "-f", file, "--insecure", "--skip-hosts")
 			// The ports outside the inventory keep their cable length.
 			for _, tw := range twins {

@@ -57,9 +57,8 @@ var ruleTable = []Rule{
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the
-// netdev MTU, as the kernel subtracts it in iboe_get_mtu (include/rdma/ib_addr.h):
-// GRH/IP 40 + UDP 8 + BTH 12 + XRC ext 4 + AtomicETH 28 + ICRC 4.
-const roceOverhead = 96
+// netdev MTU (intent.RoCEOverhead, which says where it comes from).
+const roceOverhead = intent.RoCEOverhead
 
 // written reports whether the intent sets key of class cl itself (not the
 // preset).

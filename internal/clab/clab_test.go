@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -644,5 +645,47 @@ func TestProfileOfImage(t *testing.T) {
 		if got != tt.want || (note != "") != tt.note {
 			t.Errorf("profileOf(%s, %s) = %q, %q", tt.plat, tt.image, got, note)
 		}
+	}
+}
+
+// TestSRLinuxLabConfigsCarryTheIntent (issue 27 item 4): the SR Linux plan
+// refuses a port without the subinterface its classifier attaches to, or
+// whose ip-mtu is below the RoCE packets, and diff reports an ip-mtu below
+// the port's IP MTU; so every SR Linux startup configuration of the labs
+// creates each inventory port's subinterface with an ip-mtu of at least the
+// port's IP MTU (SR Linux's default-ip-mtu is 1500).
+func TestSRLinuxLabConfigsCarryTheIntent(t *testing.T) {
+	n := 0
+	for _, l := range labs {
+		f, err := intent.Load(filepath.Join(labsDir, l.dir, "fabric.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sw := range f.Switches {
+			if sw.Platform != intent.PlatformSRLinux {
+				continue
+			}
+			file := filepath.Join(labsDir, l.dir, "configs", sw.Name+".cli")
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range sw.Ports {
+				n++
+				prefix := "set / interface " + p.Name + " subinterface " + strconv.Itoa(p.Subinterface) + " ip-mtu "
+				mtu := 0
+				for _, line := range strings.Split(string(b), "\n") {
+					if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+						mtu, _ = strconv.Atoi(v)
+					}
+				}
+				if mtu < f.PortMTU(p) {
+					t.Errorf("%s: %s.%d has ip-mtu %d (0: not set, default 1500), want at least the port's IP MTU %d: add %q", file, p.Name, p.Subinterface, mtu, f.PortMTU(p), prefix+strconv.Itoa(f.PortMTU(p)))
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no SR Linux port in the labs")
 	}
 }

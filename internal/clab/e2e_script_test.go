@@ -9,10 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/fabricctl/fabricctl/intent"
@@ -218,6 +220,12 @@ func TestE2EScriptAgainstTwins(t *testing.T) {
 			}
 			t.Cleanup(tw.Close)
 			twins = append(twins, tw)
+			// The node's startup configuration, as containerlab loads it:
+			// the interfaces and subinterfaces (with their ip-mtu) the
+			// SR Linux plan checks.
+			if err := seedStartupConfig(tw, filepath.Join(labsDir, "srl-leafspine", "configs", sw.name+".cli")); err != nil {
+				return err
+			}
 		}
 		for i := 31; i <= 34; i++ {
 			if err := hostKeyServer(t, fmt.Sprintf("127.30.10.%d:22", i)); err != nil {
@@ -332,5 +340,53 @@ func hostKeyServer(t *testing.T, addr string) error {
 			}()
 		}
 	}()
+	return nil
+}
+
+// seedStartupConfig puts the interfaces of an SR Linux startup
+// configuration (containerlab's configs/<node>.cli: "set / interface X
+// admin-state enable", "set / interface X subinterface N ip-mtu M", "set /
+// interface X subinterface N ipv4 ...") into a twin, without addresses.
+func seedStartupConfig(tw *twin.Twin, file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	subs := map[string]map[int]map[string]any{}
+	var order []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[0] != "set" || f[1] != "/" || f[2] != "interface" || f[4] != "subinterface" {
+			continue
+		}
+		n, err := strconv.Atoi(f[5])
+		if err != nil {
+			return fmt.Errorf("%s: %q: %w", file, line, err)
+		}
+		if subs[f[3]] == nil {
+			subs[f[3]] = map[int]map[string]any{}
+			order = append(order, f[3])
+		}
+		si := subs[f[3]][n]
+		if si == nil {
+			si = map[string]any{"index": n, "admin-state": "enable"}
+			subs[f[3]][n] = si
+		}
+		if len(f) == 8 && f[6] == "ip-mtu" {
+			if si["ip-mtu"], err = strconv.Atoi(f[7]); err != nil {
+				return fmt.Errorf("%s: %q: %w", file, line, err)
+			}
+		}
+	}
+	for _, name := range order {
+		var list []any
+		for _, si := range subs[name] {
+			list = append(list, si)
+		}
+		path := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "srl_nokia-interfaces:interface", Key: map[string]string{"name": name}}}}
+		if err := tw.Put(path, map[string]any{"name": name, "admin-state": "enable", "subinterface": list}); err != nil {
+			return err
+		}
+	}
 	return nil
 }

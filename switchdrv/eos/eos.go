@@ -35,6 +35,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
@@ -155,20 +156,28 @@ func (c *compiler) compile() error {
 		}
 	}
 	mtus := make([]int, len(c.sw.Ports))
-	var lowered []string
+	lowered := map[int][]string{} // the intent's MTU -> ports
+	var over []int
 	for i, port := range c.sw.Ports {
 		mtu := c.f.PortMTU(port)
 		switch {
 		case mtu < mtuMin:
 			return fmt.Errorf("port %s: mtu %d below EOS's minimum %d", port.Name, mtu, mtuMin)
 		case mtu > mtuMax:
-			lowered = append(lowered, port.Name)
+			if lowered[mtu] == nil {
+				over = append(over, mtu)
+			}
+			lowered[mtu] = append(lowered[mtu], port.Name)
 			mtu = mtuMax
 		}
 		mtus[i] = mtu
 	}
-	if len(lowered) > 0 {
-		c.d.Notes = append(c.d.Notes, fmt.Sprintf("EOS interface MTU is at most %d: ports %s get mtu %d (check that hosts send no larger frames)", mtuMax, strings.Join(lowered, ", "), mtuMax))
+	// A port that cannot carry the intent's MTU is drift, not a note
+	// (check reports it too, FC125): apply writes the most EOS takes.
+	for _, m := range over {
+		c.d.Lacks = append(c.d.Lacks, plan.Lack{What: "ports " + strings.Join(lowered[m], ", ") + " mtu",
+			Reason: fmt.Sprintf("EOS interface mtu (the IP MTU) is at most %d, below the intent's %d: apply writes %d, and larger packets are dropped", mtuMax, m, mtuMax),
+			Fix:    fmt.Sprintf("set mtu: %d on these ports and their link peers in the intent (FC125, FC117)", mtuMax)})
 	}
 	c.d.Updates = append(c.d.Updates, &gnmipb.Update{
 		Path: &gnmipb.Path{Origin: OriginCLI},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/internal/gcu"
 	"github.com/fabricctl/fabricctl/internal/profile"
+	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
@@ -382,8 +383,12 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 	if err != nil {
 		return err
 	}
-	if err := portsExist(w, have); err != nil {
-		return err
+	if l := portsExist(w, have); l != nil {
+		// Nothing else can be planned for ports the switch does not
+		// have: the payload stays as compiled, and plan and apply stop
+		// at the switch (diff reports it as drift).
+		d.Lacks = append(d.Lacks, *l)
+		return nil
 	}
 	var notes []string
 
@@ -395,23 +400,25 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 	// "action", ...), so GCU refuses to create them on every ASIC. Only
 	// per-port entries and the GLOBAL field of an existing table can be
 	// written.
+	// What the watchdog lacks that the config updater cannot write is
+	// drift with the pfcwd commands that make it (watchdogLack).
 	if wantsTable(w, "PFC_WD") {
 		switch {
 		case len(have["PFC_WD"]) == 0:
+			d.Lacks = append(d.Lacks, watchdogLack(w, "CONFIG_DB has no PFC_WD table: the watchdog was not started (SONiC creates PFC_WD only when it starts, at boot with DEVICE_METADATA default_pfcwd_status enable, or with the pfcwd CLI), and SONiC's config updater refuses to create it (sonic-utilities generic_config_updater field_operation_validators.py), so apply leaves it out", true))
 			dropTable(w, "PFC_WD")
-			notes = append(notes, "PFC watchdog not configured: CONFIG_DB has no PFC_WD table (the watchdog was not enabled at boot), and SONiC's config updater refuses to create it (sonic-utilities generic_config_updater/field_operation_validators.py); run 'pfcwd start_default' on the switch, then plan again")
 		case have["PFC_WD"]["GLOBAL"] == nil && w.fields["PFC_WD"]["GLOBAL"] != nil:
+			d.Lacks = append(d.Lacks, watchdogLack(w, "CONFIG_DB has no PFC_WD|GLOBAL and SONiC's config updater refuses to create it, so apply leaves the poll interval out", false))
 			delete(w.fields["PFC_WD"], "GLOBAL")
-			notes = append(notes, "PFC watchdog poll interval not set: CONFIG_DB has no PFC_WD|GLOBAL and SONiC's config updater refuses to create it; set it with 'pfcwd interval' on the switch")
 		}
 	}
 	// GCU's field-operation validators (gcurules.go).
 	g := gcuOf(d, have)
 	if g.v != nil && wantsTable(w, "PFC_WD") {
 		probe := gcu.Op{Op: "replace", Path: []string{"PFC_WD", "Ethernet0", "action"}, Value: "drop"}
-		if r := g.check([]gcu.Op{probe}); r != nil {
+		if r := g.check([]gcu.Op{probe}); r != nil && !watchdogHolds(w, have) {
+			d.Lacks = append(d.Lacks, watchdogLack(w, fmt.Sprintf("SONiC's config updater refuses PFC_WD changes on this switch (%s: %s), so apply leaves the watchdog out", r.Reason, r.Text), true))
 			dropTable(w, "PFC_WD")
-			notes = append(notes, fmt.Sprintf("PFC watchdog not configured: SONiC's config updater refuses PFC_WD changes on this switch (%s: %s); configure it with the pfcwd CLI on the switch", r.Reason, r.Text))
 		}
 	}
 	if g.v != nil {
@@ -653,14 +660,73 @@ func sortPorts(ps []string) []string {
 	return ps
 }
 
+// watchdogHolds says whether CONFIG_DB's PFC_WD already holds every field
+// of the watchdog the intent wants.
+func watchdogHolds(w *want, have db) bool {
+	for k, h := range w.keys["PFC_WD"] {
+		for f, v := range h {
+			if have["PFC_WD"][k][f] != v {
+				return false
+			}
+		}
+	}
+	for k, h := range w.fields["PFC_WD"] {
+		for f, v := range h {
+			if have["PFC_WD"][k][f] != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// watchdogLack is the PFC watchdog the intent wants and apply cannot write
+// (why), with the sonic-utilities pfcwd commands (pfcwd/main.py) that set
+// it as the intent has it: `pfcwd start --action A --restoration-time R
+// PORTS D` writes PFC_WD|<port> for each port whose PORT_QOS_MAP has
+// pfc_enable (which apply writes: run it first), `pfcwd interval P` the
+// GLOBAL poll interval; `config save -y` keeps them over a reboot. (`pfcwd
+// start_default` writes only when DEVICE_METADATA default_pfcwd_status is
+// enable, and then its own 200 ms defaults, not the intent's.) ports:
+// the per-port entries are part of it, else only GLOBAL is.
+func watchdogLack(w *want, why string, ports bool) plan.Lack {
+	var cmds []string
+	if ports {
+		byTimers := map[string][]string{}
+		var order []string
+		for _, p := range sortPorts(slices.Collect(maps.Keys(w.keys["PFC_WD"]))) {
+			h := w.keys["PFC_WD"][p]
+			cmd := fmt.Sprintf("sudo pfcwd start --action %s --restoration-time %s %%s %s", h["action"], h["restoration_time"], h["detection_time"])
+			if byTimers[cmd] == nil {
+				order = append(order, cmd)
+			}
+			byTimers[cmd] = append(byTimers[cmd], p)
+		}
+		for _, cmd := range order {
+			cmds = append(cmds, fmt.Sprintf(cmd, strings.Join(byTimers[cmd], " ")))
+		}
+	}
+	if poll := w.fields["PFC_WD"]["GLOBAL"]["POLL_INTERVAL"]; poll != "" {
+		cmds = append(cmds, "sudo pfcwd interval "+poll)
+	}
+	cmds = append(cmds, "sudo config save -y")
+	what := "PFC watchdog (PFC_WD)"
+	if !ports {
+		what = "PFC watchdog poll interval (PFC_WD|GLOBAL)"
+	}
+	return plan.Lack{What: what, Reason: why + ": the intent's watchdog is not running as it asks",
+		Fix: "after fabricctl apply (pfcwd starts only on ports whose PORT_QOS_MAP has pfc_enable), run on the switch: `" + strings.Join(cmds, "; ") + "`, then fabricctl diff"}
+}
+
 // portsExist refuses a payload for inventory ports that CONFIG_DB PORT does
 // not have (every inventory port gets a PORT|<port> mtu field). SONiC's YANG
 // makes the per-port keys leafrefs to PORT (sonic-port-qos-map.yang's ifname
 // is a leafref to /sonic-port/PORT/PORT_LIST/name, likewise sonic-queue.yang,
 // sonic-pfcwd.yang, sonic-cable-length.yang), so the switch would refuse the
-// whole Set; plan names the ports first. A read without a PORT table (no
-// ports at all is not a SONiC switch) leaves the judgement to the device.
-func portsExist(w *want, have db) error {
+// whole Set; plan names the ports first, as a lack that refuses the plan
+// (diff reports it as drift). A read without a PORT table (no ports at all
+// is not a SONiC switch) leaves the judgement to the device.
+func portsExist(w *want, have db) *plan.Lack {
 	ports := have["PORT"]
 	if len(ports) == 0 {
 		return nil
@@ -679,8 +745,10 @@ func portsExist(w *want, have db) error {
 		all = append(all, p)
 	}
 	all = sortPorts(all)
-	return fmt.Errorf("inventory port(s) %s not in CONFIG_DB PORT, which has %d ports (%s ... %s): SONiC refuses per-port keys of a port it does not have (leafrefs to PORT in sonic-port-qos-map.yang, sonic-queue.yang); correct the port names in the inventory",
-		strings.Join(sortPorts(missing), ", "), len(all), all[0], all[len(all)-1])
+	return &plan.Lack{What: "inventory port(s) " + strings.Join(sortPorts(missing), ", "), Refuses: true,
+		Reason: fmt.Sprintf("inventory port(s) %s not in CONFIG_DB PORT, which has %d ports (%s ... %s): SONiC refuses per-port keys of a port it does not have (leafrefs to PORT in sonic-port-qos-map.yang, sonic-queue.yang), so the switch would refuse the whole Set",
+			strings.Join(sortPorts(missing), ", "), len(all), all[0], all[len(all)-1]),
+		Fix: "correct the port names in the inventory (or break out / create the port on the switch)"}
 }
 
 // gcuOf is the GCU field validation of the switch's release profile (v

@@ -535,11 +535,14 @@ func (c *compiler) compile() error {
 		}
 	}
 	// srl_nokia-interfaces: a routed subinterface forwards IP packets only
-	// up to its ip-mtu, whose default is /system/mtu/default-ip-mtu (1500);
-	// fabricctl does not know whether the subinterface is routed or bridged
-	// (l2-mtu), so it leaves both alone and says so.
+	// up to its ip-mtu, whose default is /system/mtu/default-ip-mtu (1500).
+	// The subinterfaces are the operator's (routed or bridged, with their
+	// addresses): fabricctl neither creates them nor sets their MTU, but
+	// plan reads them (requirements) and refuses a port without one, or
+	// with an MTU below the RoCE packets, before anything is written.
 	if len(c.sw.Ports) > 0 {
-		c.d.Notes = append(c.d.Notes, fmt.Sprintf("subinterfaces are not created: the DSCP classifier attaches to each port's subinterface (e.g. %s.%d), which must exist (a leafref); their MTU is not managed either: routed subinterfaces need ip-mtu %d (the default-ip-mtu is 1500 out of the box), bridged ones l2-mtu of at least the port mtu", c.sw.Ports[0].Name, c.sw.Ports[0].Subinterface, c.f.Policy.MTU))
+		c.d.Requires = requirements(c.f, c.sw)
+		c.d.Notes = append(c.d.Notes, fmt.Sprintf("subinterfaces are not created: the DSCP classifier attaches to each port's subinterface (e.g. %s.%d), which must exist (a leafref) and carry the intent's MTU (routed: ip-mtu %d, the default-ip-mtu is 1500 out of the box; bridged: l2-mtu of at least the port mtu); plan checks both", c.sw.Ports[0].Name, c.sw.Ports[0].Subinterface, c.f.PortMTU(c.sw.Ports[0])))
 	}
 	// 802.3x pause: one merge of the flow-control container per port; the
 	// value is the same on every port, so it is encoded once (read-only).

@@ -106,8 +106,8 @@ func TestCompiledAcceptedOnFreshSwitch(t *testing.T) {
 						base.Update = append(base.Update, &gnmipb.Update{
 							Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "interface", Key: map[string]string{"name": port.Name}}}},
 							Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(fmt.Sprintf(
-								`{"name":%q,"admin-state":"enable","subinterface":[{"index":%d,"type":"srl_nokia-interfaces:routed","admin-state":"enable"}]}`,
-								port.Name, port.Subinterface))}},
+								`{"name":%q,"admin-state":"enable","subinterface":[{"index":%d,"type":"srl_nokia-interfaces:routed","admin-state":"enable","ip-mtu":%d}]}`,
+								port.Name, port.Subinterface, f.PortMTU(port)))}},
 						})
 					}
 					if _, err := c.Set(context.Background(), base); err != nil {

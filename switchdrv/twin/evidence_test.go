@@ -84,11 +84,10 @@ func exampleOutcomes(t *testing.T, name string) map[string]string {
 				// The operator's underlay fabricctl builds on and does not
 				// own (the SR Linux plan says it must exist; fabricctl lab
 				// seeds it the same way): each port a routed interface with
-				// its subinterface. A fresh 7220 has only mgmt0.
+				// its subinterface and ip-mtu. A fresh 7220 has only mgmt0.
 				for _, p := range sw.Ports {
 					ifPath := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "srl_nokia-interfaces:interface", Key: map[string]string{"name": p.Name}}}}
-					if err := tw.Put(ifPath, map[string]any{"name": p.Name, "admin-state": "enable", "subinterface": []any{
-						map[string]any{"index": p.Subinterface, "type": "srl_nokia-interfaces:routed", "admin-state": "enable"}}}); err != nil {
+					if err := tw.Put(ifPath, srl.OperatorInterface(f, p)); err != nil {
 						t.Fatalf("%s: %s: seed interface %s: %v", file, sw.Name, p.Name, err)
 					}
 				}

@@ -45,7 +45,7 @@ var (
 		"Sessions with the target that ended and were retried.",
 		[]string{"target", "kind"}, nil)
 	descDrift = prometheus.NewDesc(MetricDriftPaths,
-		"Paths where the target differs from the intent (as fabricctl diff counts them); absent until the first check.",
+		"Paths where the target differs from the intent, and what it lacks that apply cannot write (as fabricctl diff counts them); absent until the first check.",
 		[]string{"target", "kind"}, nil)
 	descDriftFail = prometheus.NewDesc(MetricDriftFailures,
 		"Drift checks that could not read or compare the target.",

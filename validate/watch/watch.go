@@ -625,7 +625,9 @@ func (t *target) checkDrift(ctx context.Context) {
 		}
 		return
 	}
-	n := 0
+	// Drift as diff counts it: the paths apply would write, and what the
+	// switch lacks that apply cannot write (plan.Lack).
+	n := len(p.Targets[0].Lacks)
 	for _, c := range p.Targets[0].Changes {
 		if c.Action != plan.NoOp {
 			n++

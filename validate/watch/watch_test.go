@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
@@ -80,6 +81,26 @@ func newLab(t *testing.T) *lab {
 		t.Cleanup(func() { l.twins[sw.Name].Close() })
 		l.twins[sw.Name] = tw
 		sw.Address = tw.Addr()
+		switch sw.Platform {
+		case intent.PlatformSRLinux:
+			// The operator's interfaces, which the SR Linux plan checks.
+			for _, p := range sw.Ports {
+				path := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "srl_nokia-interfaces:interface", Key: map[string]string{"name": p.Name}}}}
+				if err := tw.Put(path, srl.OperatorInterface(f, p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case intent.PlatformSONiC:
+			// The PFC watchdog started at boot: without PFC_WD the SONiC
+			// plan reports the watchdog as lacking, which drift counts.
+			tab := map[string]any{"GLOBAL": map[string]any{"POLL_INTERVAL": "200"}}
+			for _, p := range sw.Ports {
+				tab[p.Name] = map[string]any{"action": "drop", "detection_time": "200", "restoration_time": "200"}
+			}
+			if err := tw.Put(&gnmipb.Path{Origin: "sonic-db", Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: "localhost"}, {Name: "PFC_WD"}}}, tab); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	return l
 }
@@ -310,6 +331,31 @@ func TestHungSwitchLooksDown(t *testing.T) {
 	waitFor(t, reg, "leaf2 down", func(s map[string]float64) bool { return s[up] == 0 })
 	l.twins["leaf2"].Hang(false)
 	waitFor(t, reg, "leaf2 up again", func(s map[string]float64) bool { return s[up] == 1 })
+}
+
+// TestDriftCountsLacks (issue 27 item 3): what a switch lacks that apply
+// cannot write is drift for watch as for diff: a SONiC switch whose PFC
+// watchdog was never started (no PFC_WD) keeps drift 1 after apply.
+func TestDriftCountsLacks(t *testing.T) {
+	l := newLab(t)
+	if err := l.twins["leaf2"].Delete(&gnmipb.Path{Origin: "sonic-db", Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: "localhost"}, {Name: "PFC_WD"}}}); err != nil {
+		t.Fatal(err)
+	}
+	eng := &switchdrv.Engine{Registry: registry(t), BackupDir: t.TempDir(), Parallel: 4,
+		Transport: transport.Options{Timeout: 10 * time.Second, Attempts: 1}}
+	_, reg := start(t, watch.Options{Fabric: l.f, Switches: []string{"leaf2"}, Engine: eng, DriftInterval: time.Hour,
+		DriftDebounce: 50 * time.Millisecond})
+	drift := "fabricctl_drift_paths{kind=switch,target=leaf2}"
+	waitFor(t, reg, "drift on the empty switch", func(s map[string]float64) bool { return s[drift] > 0 })
+	ctx := context.Background()
+	p, err := eng.Plan(ctx, l.f, []string{"leaf2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Apply(ctx, l.f, p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, reg, "drift 1 (the watchdog) after apply", func(s map[string]float64) bool { return s[drift] == 1 })
 }
 
 // TestDriftOnChange: drift is what fabricctl diff counts; after apply it
