@@ -1,0 +1,117 @@
+package intent
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// syntaxBase is an intent written the long way (block mappings and lists),
+// as a new user writes one; each case of TestSyntaxErrorPositions changes
+// one of its lines.
+var syntaxBase = []string{
+	"apiVersion: fabricctl.io/v1alpha1", // 1
+	"kind: Fabric",                      // 2
+	"metadata:",                         // 3
+	"  name: pod",                       // 4
+	"# A policy written out in full.",   // 5
+	"",                                  // 6
+	"# Classes first.",                  // 7
+	"",                                  // 8
+	"",                                  // 9
+	"",                                  // 10
+	"policy:",                           // 11
+	"  classes:",                        // 12
+	"    - name: default",               // 13
+	"      default: true",               // 14
+	"      priority: 0",                 // 15
+	"      weight: 50%",                 // 16
+	"    - name: roce",                  // 17
+	"      dscp: [26]",                  // 18
+	"      priority: 3",                 // 19
+	"      weight: 50%",                 // 20
+	"      lossless: true",              // 21
+	"      ecn:",                        // 22
+	"        min: 150KB",                // 23
+	"        max: 1.5MB",                // 24
+	"  mtu: 9216",                       // 25
+	"  hostMTU: 9000",                   // 26
+	"  watchdog:",                       // 27
+	"    detect: 200ms",                 // 28
+	"    restore: 400ms",                // 29
+	"inventory:",                        // 30
+	"  switches:",                       // 31
+	"    - name: leaf1",                 // 32
+	"      platform: srlinux",           // 33
+	"      address: 192.0.2.1:57400",    // 34
+	"      credentials: {usernameEnv: U, passwordEnv: P}", // 35
+	"      ports:",                                        // 36
+	"        - name: ethernet-1/{1..2}",                   // 37
+	"          speed: 400G",                               // 38
+	"  hosts:",                                            // 39
+	"    - name: gpu{1..2}",                               // 40
+	"      address: 198.51.100.{1..2}",                    // 41
+	"      nics:",                                         // 42
+	"        - {interface: eth0, speed: 400G}",            // 43
+	"  links:",                                            // 44
+	`    - ["gpu{1..2}:eth0", "leaf1:ethernet-1/{1..2}"]`, // 45
+}
+
+// TestSyntaxErrorPositions holds YAML syntax errors to the line and column of
+// the offending token, and to words that say what is wrong. yaml.v3 alone
+// reports the enclosing block's line for most of them (11:1 for the first
+// two: the policy block), the line above a tab, and the line above an
+// unquoted range.
+func TestSyntaxErrorPositions(t *testing.T) {
+	cases := []struct {
+		name    string
+		line    int    // the line replaced (1-based)
+		text    string // its new text ("" deletes nothing: a replacement)
+		wantPos string
+		want    string // in the message
+	}{
+		{"key two spaces too deep", 27, "    watchdog:", "27:5",
+			"`watchdog:` (column 5) is indented deeper than its siblings under `policy:` (column 3): `hostMTU: 9000` above it already has a value"},
+		{"key dedented inside a list item", 20, "     weight: 50%", "20:6",
+			"`weight:` (column 6) is indented less than the keys under `- name: roce` (column 7)"},
+		{"key dedented under a block", 25, " mtu: 9216", "25:2",
+			"`mtu:` (column 2) is indented less than the keys under `policy:` (column 3) and deeper than `policy:` (column 1)"},
+		{"key too deep in a list item", 38, "            speed: 400G", "38:13",
+			"`speed:` (column 13) is indented deeper than its siblings under `- name: ethernet-1/{1..2}` (column 11)"},
+		{"key too deep in a nested block", 29, "      restore: 400ms", "29:7",
+			"`restore:` (column 7) is indented deeper than its siblings under `watchdog:` (column 5)"},
+		{"tab", 19, "\tpriority: 3", "19:1",
+			"a tab character indents this line: YAML indents with spaces only"},
+		{"tab after spaces", 34, "    \taddress: 192.0.2.1:57400", "34:5",
+			"a tab character indents this line"},
+		{"unquoted range in a flow list", 45, `    - [gpu{1..2}:eth0, "leaf1:ethernet-1/{1..2}"]`, "45:8",
+			`the range gpu{1..2}:eth0 is unquoted inside [ ] or { }, where braces are YAML syntax: quote the item, "gpu{1..2}:eth0"`},
+		{"unquoted range second in a flow list", 45, `    - ["gpu{1..2}:eth0", leaf1:ethernet-1/{1..2}]`, "45:26",
+			`the range leaf1:ethernet-1/{1..2} is unquoted`},
+		{"unquoted range in a flow mapping", 43, "        - {interface: eth0, address: 10.0.0.{1..2}}", "43:38",
+			`the range 10.0.0.{1..2} is unquoted`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := append([]string(nil), syntaxBase...)
+			lines[tc.line-1] = tc.text
+			_, err := Parse("t.yaml", []byte(strings.Join(lines, "\n")+"\n"))
+			var es Errors
+			if !errors.As(err, &es) || len(es) != 1 {
+				t.Fatalf("want one error, got %v", err)
+			}
+			e := es[0]
+			if got := fmt.Sprintf("%d:%d", e.Pos.Line, e.Pos.Col); got != tc.wantPos {
+				t.Errorf("position %s, want %s: %v", got, tc.wantPos, e)
+			}
+			if !strings.Contains(e.Msg, tc.want) || !strings.HasPrefix(e.Msg, "invalid YAML: ") {
+				t.Errorf("message %q\nwant it to contain %q", e.Msg, tc.want)
+			}
+		})
+	}
+	// The base itself parses: each case's error is its one line's.
+	if _, err := Parse("t.yaml", []byte(strings.Join(syntaxBase, "\n")+"\n")); err != nil {
+		t.Fatalf("base: %v", err)
+	}
+}
