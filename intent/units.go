@@ -230,6 +230,9 @@ func ParsePercent(s string) (float64, error) {
 // ParseDuration parses a duration with a unit ("200ms", "1.5s", "10us").
 func ParseDuration(s string) (time.Duration, error) {
 	if !durationGrammar.re.MatchString(s) {
+		if lo := strings.ToLower(s); lo != s && durationGrammar.re.MatchString(lo) {
+			return 0, fmt.Errorf("duration %q: units are lower case (M is mega, m is minute): write %s", s, lo)
+		}
 		return 0, fmt.Errorf("duration %q: want a number with a unit such as 100ms, 2s or 1m", s)
 	}
 	d, err := time.ParseDuration(s)
