@@ -46,15 +46,15 @@ var syntaxBase = []string{
 	"      platform: srlinux",           // 33
 	"      address: 192.0.2.1:57400",    // 34
 	"      credentials: {usernameEnv: U, passwordEnv: P}", // 35
-	"      ports:",                                        // 36
-	"        - name: ethernet-1/{1..2}",                   // 37
-	"          speed: 400G",                               // 38
-	"  hosts:",                                            // 39
-	"    - name: gpu{1..2}",                               // 40
-	"      address: 198.51.100.{1..2}",                    // 41
-	"      nics:",                                         // 42
-	"        - {interface: eth0, speed: 400G}",            // 43
-	"  links:",                                            // 44
+	"      ports:",                             // 36
+	"        - name: ethernet-1/{1..2}",        // 37
+	"          speed: 400G",                    // 38
+	"  hosts:",                                 // 39
+	"    - name: gpu{1..2}",                    // 40
+	"      address: 198.51.100.{1..2}",         // 41
+	"      nics:",                              // 42
+	"        - {interface: eth0, speed: 400G}", // 43
+	"  links:",                                 // 44
 	`    - ["gpu{1..2}:eth0", "leaf1:ethernet-1/{1..2}"]`, // 45
 }
 
