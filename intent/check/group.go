@@ -22,7 +22,7 @@ import (
 // textGroup is one line of the text output: a finding, or several written
 // as one.
 type textGroup struct {
-	Finding        // the first, or the group written with ranges
+	Finding         // the first, or the group written with ranges
 	subjects string // "8 hosts: gpu1 .. gpu8", or "" for one finding
 }
 
