@@ -120,7 +120,7 @@ func usageArgs(c *cobra.Command) {
 	if validate := c.Args; validate != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := validate(cmd, args); err != nil {
-				return &usageError{err}
+				return &usageError{fileArgHint(cmd, args, err)}
 			}
 			return nil
 		}
