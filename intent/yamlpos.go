@@ -44,8 +44,31 @@ func locateSyntaxError(data []byte, err error) syntaxError {
 	lines := strings.Split(string(data), "\n")
 	line := yline
 	if len(data) <= maxRefine {
-		if l := firstFailingLine(lines); l > 0 {
+		ends, open := openAtLineEnds(lines)
+		l := firstFailingLine(lines)
+		var o *opener
+		switch {
+		case l > 1 && ends[l-2] != nil:
+			// The failing line starts inside what an earlier line opened:
+			// intents rarely continue a flow list or a quoted string over
+			// lines, so its closing ] } or quote is the likely miss.
+			o = ends[l-2]
+		case l == 0 && len(open) > 0:
+			// The text ends inside what was opened here: yaml.v3 fails
+			// wherever it gives up looking for the close. The innermost:
+			// an unclosed quote swallows the closers after it.
+			o = &open[len(open)-1]
+		case l > 0:
 			line = l
+		}
+		if o != nil {
+			what := map[byte]string{'[': "the flow list [ opened here is not closed with ]",
+				'{': "the flow mapping { opened here is not closed with }",
+				'"': `the "quoted string" started here does not end`, '\'': "the 'quoted string' started here does not end"}[o.c]
+			if l > 0 {
+				what += fmt.Sprintf(" before line %d, where the parser fails", l)
+			}
+			return syntaxError{line: o.line, col: o.col, msg: what + " (YAML parser: " + ymsg + ")"}
 		}
 	}
 	if line < 1 || line > len(lines) {
@@ -78,8 +101,8 @@ func parsesUpTo(lines []string, n int) bool {
 // inside a flow collection or quoted scalar counts as parsing: its failure
 // would be the cut's, not the text's.
 func firstFailingLine(lines []string) int {
-	open := openAtLineEnds(lines)
-	fails := func(n int) bool { return !open[n-1] && !parsesUpTo(lines, n) }
+	open, _ := openAtLineEnds(lines)
+	fails := func(n int) bool { return open[n-1] == nil && !parsesUpTo(lines, n) }
 	lo, hi := 1, len(lines) // the answer is in [lo, hi] if it exists
 	if !fails(hi) {
 		// The whole text ends inside a flow collection or quoted scalar
@@ -97,14 +120,37 @@ func firstFailingLine(lines []string) int {
 	return lo
 }
 
-// openAtLineEnds reports for each line whether it ends inside a flow
-// collection ([ ] or { }) or a quoted scalar. It is a small YAML lexer for
-// this one purpose: comments, quotes, and block scalars (| and >) are known;
-// anything else is text.
-func openAtLineEnds(lines []string) []bool {
-	out := make([]bool, len(lines))
-	depth := 0
-	var quote byte // ' or " while inside a quoted scalar
+// opener is where a flow collection or quoted scalar starts.
+type opener struct {
+	line, col int // 1-based
+	c         byte
+}
+
+// openAtLineEnds reports for each line the innermost flow collection ([ ]
+// or { }) or quoted scalar it ends inside (nil: none), and what is still
+// open at the end of the text (outermost first). It is a small YAML lexer for this one
+// purpose: comments, quotes, flow brackets and block scalars (| and >) are
+// known; anything else is text. A quote or bracket opens something only
+// where a value starts (at the start of a line, or after ": ", "- ", "? ",
+// ",", "[" or "{"); inside a plain scalar (it's, x[1]) it is text.
+func openAtLineEnds(lines []string) ([]*opener, []opener) {
+	out := make([]*opener, len(lines))
+	var open []opener
+	inQuote := func() byte {
+		if n := len(open); n > 0 && (open[n-1].c == '"' || open[n-1].c == '\'') {
+			return open[n-1].c
+		}
+		return 0
+	}
+	depth := func() int {
+		d := 0
+		for _, o := range open {
+			if o.c == '[' || o.c == '{' {
+				d++
+			}
+		}
+		return d
+	}
 	blockIndent := -1
 	for i, l := range lines {
 		ind := indentOf(l)
@@ -114,50 +160,58 @@ func openAtLineEnds(lines []string) []bool {
 			}
 			blockIndent = -1
 		}
-		// valueStart: a quote here opens a quoted scalar.
+		// valueStart: a value may start here.
 		valueStart := true
 		for j := 0; j < len(l); j++ {
 			c := l[j]
-			if quote != 0 {
+			if q := inQuote(); q != 0 {
 				switch {
-				case quote == '"' && c == '\\':
+				case q == '"' && c == '\\':
 					j++
-				case quote == '\'' && c == '\'' && j+1 < len(l) && l[j+1] == '\'':
+				case q == '\'' && c == '\'' && j+1 < len(l) && l[j+1] == '\'':
 					j++
-				case c == quote:
-					quote = 0
+				case c == q:
+					open = open[:len(open)-1]
+					valueStart = false
 				}
 				continue
 			}
 			switch {
+			case c == ' ' || c == '\t':
+				continue // spaces keep valueStart as it is
 			case c == '#' && (j == 0 || l[j-1] == ' ' || l[j-1] == '\t'):
 				j = len(l)
 				continue
 			case (c == '"' || c == '\'') && valueStart:
-				quote = c
-			case c == '[' || c == '{':
-				if valueStart || depth > 0 {
-					depth++
-				}
-			case (c == ']' || c == '}') && depth > 0:
-				depth--
-			case (c == '|' || c == '>') && valueStart && depth == 0 && blockScalarHeader(l[j:]):
+				open = append(open, opener{i + 1, j + 1, c})
+				continue
+			case (c == '[' || c == '{') && valueStart:
+				open = append(open, opener{i + 1, j + 1, c})
+				valueStart = true
+				continue
+			case (c == ']' || c == '}') && depth() > 0:
+				open = open[:len(open)-1]
+				valueStart = false
+				continue
+			case c == ',' && depth() > 0:
+				valueStart = true
+				continue
+			case (c == '|' || c == '>') && valueStart && depth() == 0 && blockScalarHeader(l[j:]):
 				blockIndent = ind
 				j = len(l)
 				continue
-			}
-			switch c {
-			case ' ', '\t', ',', '[', '{':
+			case (c == ':' || c == '-' || c == '?') && (j+1 == len(l) || l[j+1] == ' ' || l[j+1] == '\t'):
 				valueStart = true
-			case ':', '-', '?':
-				valueStart = j+1 == len(l) || l[j+1] == ' ' || l[j+1] == '\t'
-			default:
-				valueStart = false
+				continue
 			}
+			valueStart = false
 		}
-		out[i] = depth > 0 || quote != 0
+		if n := len(open); n > 0 {
+			o := open[n-1]
+			out[i] = &o
+		}
 	}
-	return out
+	return out, open
 }
 
 // blockScalarHeader reports whether s (from | or >) is a block scalar
@@ -276,6 +330,11 @@ func explainLine(lines []string, n int, ymsg string) (col int, words string) {
 		// Find the levels it falls between.
 		for i := len(open) - 1; i >= 0; i-- {
 			if open[i].indent == ind {
+				t := strings.TrimSpace(l)
+				if strings.HasPrefix(open[i].text, "- ") && !strings.HasPrefix(t, "- ") && t != "-" {
+					return col, fmt.Sprintf("%s (column %d) is at the indentation of the list items above it but is not one: start it with \"- \", or indent it under `%s`",
+						key, col, shorten(stripComment(open[i].text)))
+				}
 				return col, "" // aligned with a block: not an indentation mistake
 			}
 			if open[i].indent < ind {

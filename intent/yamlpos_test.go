@@ -91,12 +91,25 @@ func TestSyntaxErrorPositions(t *testing.T) {
 			`the range leaf1:ethernet-1/{1..2} is unquoted`},
 		{"unquoted range in a flow mapping", 43, "        - {interface: eth0, address: 10.0.0.{1..2}}", "43:38",
 			`the range 10.0.0.{1..2} is unquoted`},
+		{"unclosed quote", 35, `      credentials: {usernameEnv: U, passwordEnv: "P}`, "35:50",
+			`the "quoted string" started here does not end before line 45, where the parser fails`},
+		{"unclosed flow list", 18, "      dscp: [26", "18:13",
+			"the flow list [ opened here is not closed with ]"},
+		{"list item without its dash", 38, "        speed: 400G", "38:9",
+			"`speed:` (column 9) is at the indentation of the list items above it but is not one: start it with \"- \", or indent it under `- name: ethernet-1/{1..2}`"},
+		{"apostrophe in a plain value is no quote", 4, "  name: it's a pod", "5:0", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			lines := append([]string(nil), syntaxBase...)
 			lines[tc.line-1] = tc.text
 			_, err := Parse("t.yaml", []byte(strings.Join(lines, "\n")+"\n"))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("want no error, got %v", err)
+				}
+				return
+			}
 			var es Errors
 			if !errors.As(err, &es) || len(es) != 1 {
 				t.Fatalf("want one error, got %v", err)
