@@ -26,9 +26,15 @@ import (
 //
 // What cannot be explained keeps yaml.v3's own message, at the refined line.
 
-// maxRefine bounds the files whose syntax errors are located again: the
-// search parses a prefix of the file about log2(lines) times.
-const maxRefine = 8 << 20
+// maxRefine bounds the files whose syntax errors are located again: a
+// suspect line costs two more parses of the file (BenchmarkLocateSyntaxError),
+// and maxSearch the files where, with no suspect confirmed, a binary search
+// parses a prefix about log2(lines) times. An intent is rarely a tenth of
+// either; a larger file keeps yaml.v3's line.
+const (
+	maxRefine = 1 << 20
+	maxSearch = 128 << 10
+)
 
 // syntaxError is a located YAML syntax error.
 type syntaxError struct {
@@ -45,7 +51,21 @@ func locateSyntaxError(data []byte, err error) syntaxError {
 	line := yline
 	if len(data) <= maxRefine {
 		ends, open := openAtLineEnds(lines)
-		l := firstFailingLine(lines)
+		l := 0
+		// The lines that look wrong first, each confirmed by the parser
+		// (the text up to it fails, up to the line before it parses): two
+		// parses where a search takes about log2(lines).
+		for _, n := range suspectLines(lines, ends, 3) {
+			if !parses(lines[:n]) {
+				if n == 1 || ends[n-2] != nil || parses(lines[:n-1]) {
+					l = n
+				}
+				break
+			}
+		}
+		if l == 0 && len(data) <= maxSearch {
+			l = firstFailingLine(lines, yline)
+		}
 		var o *opener
 		switch {
 		case l > 1 && ends[l-2] != nil:
@@ -71,19 +91,30 @@ func locateSyntaxError(data []byte, err error) syntaxError {
 			return syntaxError{line: o.line, col: o.col, msg: what + " (YAML parser: " + ymsg + ")"}
 		}
 	}
+	if len(data) > maxRefine {
+		// Too large to parse again: the first line from yaml.v3's on
+		// that looks wrong, unconfirmed (a lexical scan, no parse).
+		ends, _ := openAtLineEnds(lines)
+		for _, n := range suspectLines(lines, ends, 0) {
+			if n >= yline {
+				line = n
+				break
+			}
+		}
+	}
 	if line < 1 || line > len(lines) {
 		return syntaxError{line: max(yline, 1), col: 1, msg: ymsg}
 	}
-	col, words := explainLine(lines, line, ymsg)
+	col, words := explainLine(lines, line)
 	if words == "" {
 		return syntaxError{line: line, col: col, msg: ymsg}
 	}
 	return syntaxError{line: line, col: col, msg: words + " (YAML parser: " + ymsg + ")"}
 }
 
-// parsesUpTo reports whether lines[:n] parses as YAML (every document).
-func parsesUpTo(lines []string, n int) bool {
-	dec := yaml.NewDecoder(strings.NewReader(strings.Join(lines[:n], "\n") + "\n"))
+// parses reports whether lines parse as YAML (every document).
+func parses(lines []string) bool {
+	dec := yaml.NewDecoder(strings.NewReader(strings.Join(lines, "\n") + "\n"))
 	for {
 		var node yaml.Node
 		err := dec.Decode(&node)
@@ -99,25 +130,39 @@ func parsesUpTo(lines []string, n int) bool {
 // firstFailingLine returns the 1-based number of the first line up to which
 // the text does not parse, or 0 when that cannot be told. A prefix that ends
 // inside a flow collection or quoted scalar counts as parsing: its failure
-// would be the cut's, not the text's.
-func firstFailingLine(lines []string) int {
+// would be the cut's, not the text's. hint is yaml.v3's line: when it is
+// the start of the block the parser was in (its context mark), the search
+// parses that block alone (the lines from hint on), which is as good as
+// parsing the whole prefix until the mistake, and much cheaper in a large
+// file; the answer is then confirmed on the whole text, else searched there.
+func firstFailingLine(lines []string, hint int) int {
 	open, _ := openAtLineEnds(lines)
-	fails := func(n int) bool { return open[n-1] == nil && !parsesUpTo(lines, n) }
-	lo, hi := 1, len(lines) // the answer is in [lo, hi] if it exists
-	if !fails(hi) {
-		// The whole text ends inside a flow collection or quoted scalar
-		// (an unclosed [ or "): yaml.v3's own line stands.
-		return 0
+	// search finds the first n in [from, len(lines)] such that
+	// lines[from-1:n] does not parse.
+	search := func(from int) int {
+		fails := func(n int) bool { return open[n-1] == nil && !parses(lines[from-1:n]) }
+		lo, hi := from, len(lines)
+		if !fails(hi) {
+			return 0
+		}
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if fails(mid) {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		return lo
 	}
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if fails(mid) {
-			hi = mid
-		} else {
-			lo = mid + 1
+	if hint > 1 && hint <= len(lines) {
+		if n := search(hint); n > 0 && open[n-1] == nil && !parses(lines[:n]) && (open[n-2] != nil || parses(lines[:n-1])) {
+			return n
 		}
 	}
-	return lo
+	// The whole text ends inside a flow collection or quoted scalar (an
+	// unclosed [ or "): 0, and the caller points at the opener.
+	return search(1)
 }
 
 // opener is where a flow collection or quoted scalar starts.
@@ -264,10 +309,85 @@ type level struct {
 
 // explainLine returns the column (1-based) of the offending token of line n
 // and, when it can be told, what is wrong in words.
-func explainLine(lines []string, n int, ymsg string) (col int, words string) {
-	l := lines[n-1]
+func explainLine(lines []string, n int) (col int, words string) {
+	var w blockWalker
+	for _, p := range lines[:n-1] {
+		w.push(p)
+	}
+	return w.explain(lines[n-1])
+}
+
+// suspectLines returns, in order, the lines whose indentation or flow
+// syntax explain finds wrong given the lines above them, at most max of
+// them. Lines inside a multi-line flow collection or quoted scalar are not
+// judged. A suspect is only that: a plain scalar continued on a deeper line
+// is valid YAML.
+func suspectLines(lines []string, ends []*opener, max int) []int {
+	var w blockWalker
+	var out []int
+	for i, l := range lines {
+		if i > 0 && ends[i-1] != nil {
+			continue
+		}
+		if _, words := w.explain(l); words != "" {
+			out = append(out, i+1)
+			if len(out) == max {
+				break
+			}
+		}
+		w.push(l)
+	}
+	return out
+}
+
+// blockWalker follows the blocks a YAML text opens, line by line: open is
+// the blocks open above the current line, innermost last; open[i].indent is
+// where the contents of open[i] start.
+type blockWalker struct {
+	open []level
+	// blockIndent is the indentation of a block scalar's header (| or >)
+	// while its lines follow, else -1 (or 0 before the first line).
+	blockIndent int
+	inScalar    bool
+}
+
+// push takes line p as read.
+func (w *blockWalker) push(p string) {
+	t := strings.TrimSpace(p)
+	pi := indentOf(p)
+	if w.inScalar {
+		if t == "" || pi > w.blockIndent {
+			return
+		}
+		w.inScalar = false
+	}
+	if t == "" || strings.HasPrefix(t, "#") || t == "---" || t == "..." {
+		return
+	}
+	for len(w.open) > 0 && w.open[len(w.open)-1].indent >= pi {
+		w.open = w.open[:len(w.open)-1]
+	}
+	w.open = append(w.open, level{indent: pi, text: t})
+	// "- key: v": the item's keys start after "- ".
+	if strings.HasPrefix(t, "- ") {
+		rest := strings.TrimLeft(t[2:], " ")
+		w.open = append(w.open, level{indent: pi + len(t) - len(rest), text: rest})
+	}
+	if st := stripComment(t); strings.HasSuffix(st, "|") || strings.HasSuffix(st, ">") || strings.HasSuffix(st, "|-") || strings.HasSuffix(st, ">-") {
+		w.blockIndent, w.inScalar = pi, true
+	}
+}
+
+// explain judges line l against the blocks open above it: the column
+// (1-based) of its offending token and what is wrong, or "" when nothing is
+// seen wrong.
+func (w *blockWalker) explain(l string) (col int, words string) {
 	ind := indentOf(l)
 	col = ind + 1
+	t := strings.TrimSpace(l)
+	if w.inScalar && (t == "" || ind > w.blockIndent) {
+		return col, "" // a line of a block scalar: text
+	}
 	// A tab in the indentation.
 	if i := strings.IndexByte(l, '\t'); i >= 0 && strings.TrimLeft(l[:i], " ") == "" {
 		return i + 1, "a tab character indents this line: YAML indents with spaces only"
@@ -276,38 +396,10 @@ func explainLine(lines []string, n int, ymsg string) (col int, words string) {
 	if c, item := unquotedFlowRange(l); c > 0 {
 		return c, fmt.Sprintf("the range %s is unquoted inside [ ] or { }, where braces are YAML syntax: quote the item, \"%s\"", item, item)
 	}
-	if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") {
+	if t == "" || strings.HasPrefix(t, "#") || t == "---" || t == "..." {
 		return col, ""
 	}
-	// The blocks open above line n, innermost last; open[i].indent is where
-	// the contents of open[i] start.
-	var open []level
-	blockIndent := -1
-	for _, p := range lines[:n-1] {
-		t := strings.TrimSpace(p)
-		pi := indentOf(p)
-		if blockIndent >= 0 {
-			if t == "" || pi > blockIndent {
-				continue
-			}
-			blockIndent = -1
-		}
-		if t == "" || strings.HasPrefix(t, "#") || t == "---" || t == "..." {
-			continue
-		}
-		for len(open) > 0 && open[len(open)-1].indent >= pi {
-			open = open[:len(open)-1]
-		}
-		open = append(open, level{indent: pi, text: t})
-		// "- key: v": the item's keys start after "- ".
-		if strings.HasPrefix(t, "- ") {
-			rest := strings.TrimLeft(t[2:], " ")
-			open = append(open, level{indent: pi + len(t) - len(rest), text: rest})
-		}
-		if strings.HasSuffix(t, "|") || strings.HasSuffix(t, ">") {
-			blockIndent = pi
-		}
-	}
+	open := w.open
 	if len(open) == 0 {
 		return col, ""
 	}
@@ -330,7 +422,6 @@ func explainLine(lines []string, n int, ymsg string) (col int, words string) {
 		// Find the levels it falls between.
 		for i := len(open) - 1; i >= 0; i-- {
 			if open[i].indent == ind {
-				t := strings.TrimSpace(l)
 				if strings.HasPrefix(open[i].text, "- ") && !strings.HasPrefix(t, "- ") && t != "-" {
 					return col, fmt.Sprintf("%s (column %d) is at the indentation of the list items above it but is not one: start it with \"- \", or indent it under `%s`",
 						key, col, shorten(stripComment(open[i].text)))
@@ -338,8 +429,14 @@ func explainLine(lines []string, n int, ymsg string) (col int, words string) {
 				return col, "" // aligned with a block: not an indentation mistake
 			}
 			if open[i].indent < ind {
+				outer := "`" + keyOf(open[i].text) + "`"
+				if strings.HasPrefix(open[i].text, "- ") {
+					// The item's dash and its keys: one line, two levels.
+					return col, fmt.Sprintf("%s (column %d) is indented less than the keys of the list item %s (column %d) and deeper than its dash (column %d): align it with the keys",
+						key, col, outer, open[i+1].indent+1, open[i].indent+1)
+				}
 				return col, fmt.Sprintf("%s (column %d) is indented less than the keys under %s (column %d) and deeper than %s (column %d): align it with one of them",
-					key, col, "`"+keyOf(open[i].text)+"`", open[i+1].indent+1, "`"+keyOf(open[i].text)+"`", open[i].indent+1)
+					key, col, outer, open[i+1].indent+1, outer, open[i].indent+1)
 			}
 		}
 		return col, fmt.Sprintf("%s (column %d) is indented less than the first line of the document (column %d)", key, col, open[0].indent+1)

@@ -74,7 +74,7 @@ func TestSyntaxErrorPositions(t *testing.T) {
 		{"key two spaces too deep", 27, "    watchdog:", "27:5",
 			"`watchdog:` (column 5) is indented deeper than its siblings under `policy:` (column 3): `hostMTU: 9000` above it already has a value"},
 		{"key dedented inside a list item", 20, "     weight: 50%", "20:6",
-			"`weight:` (column 6) is indented less than the keys under `- name: roce` (column 7)"},
+			"`weight:` (column 6) is indented less than the keys of the list item `- name: roce` (column 7) and deeper than its dash (column 5): align it with the keys"},
 		{"key dedented under a block", 25, " mtu: 9216", "25:2",
 			"`mtu:` (column 2) is indented less than the keys under `policy:` (column 3) and deeper than `policy:` (column 1)"},
 		{"key too deep in a list item", 38, "            speed: 400G", "38:13",
@@ -126,5 +126,25 @@ func TestSyntaxErrorPositions(t *testing.T) {
 	// The base itself parses: each case's error is its one line's.
 	if _, err := Parse("t.yaml", []byte(strings.Join(syntaxBase, "\n")+"\n")); err != nil {
 		t.Fatalf("base: %v", err)
+	}
+}
+
+// BenchmarkLocateSyntaxError locates a syntax error on the last line of a
+// file of maxRefine bytes, the largest whose errors are located again.
+func BenchmarkLocateSyntaxError(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: x}\ninventory:\n  hosts:\n")
+	for i := 0; sb.Len() < maxRefine-100; i++ {
+		fmt.Fprintf(&sb, "    - name: h%d\n      nics: [{interface: eth0, speed: 400G}]\n", i)
+	}
+	sb.WriteString("      oops: x\n     bad: y\n")
+	data := []byte(sb.String())
+	_, err := Parse("big.yaml", data)
+	if err == nil || !strings.Contains(err.Error(), "`bad:`") {
+		b.Fatalf("want the located error, got %v", err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		_, _ = Parse("big.yaml", data)
 	}
 }
