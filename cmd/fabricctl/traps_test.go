@@ -164,7 +164,7 @@ func TestValidateUDPNetnsNeedsNoSSH(t *testing.T) {
 		sw := netnstest.New(t) // skips unless root
 		mustRun(t, sw.Command("ip", "link", "add", "br0", "type", "bridge"))
 		mustRun(t, sw.Command("ip", "link", "set", "br0", "up"))
-		args := []string{"validate", "--engine", "udp", "--udp-packets", "200", "--no-latency", "--no-incast"}
+		args := []string{"validate", "--engine", "udp", "--udp-packets", "200", "--udp-rate", "2000", "--no-latency", "--no-incast"}
 		for i := 1; i <= 2; i++ {
 			h := netnstest.New(t)
 			port := fmt.Sprintf("swp%d", i)
@@ -184,8 +184,11 @@ func TestValidateUDPNetnsNeedsNoSSH(t *testing.T) {
 		defer cancel()
 		var stdout, stderr bytes.Buffer
 		code := run(ctx, args, strings.NewReader(""), &stdout, &stderr)
-		if code != ExitOK || strings.Contains(stderr.String(), "ssh") {
-			t.Fatalf("exit %d, want 0 without SSH\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+		// The traffic ran here: its verdict (a loss on a loaded machine
+		// fails a check, exit 3) is not what this test is about; asking
+		// for SSH (exit 1 before any traffic) is.
+		if (code != ExitOK && code != ExitCheckFailed) || strings.Contains(strings.ToLower(stderr.String()), "ssh") || !strings.Contains(stdout.String(), "traffic.loss") {
+			t.Fatalf("exit %d, want the traffic run here without SSH\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 		}
 	})
 }
