@@ -83,7 +83,11 @@ func (fl *Fleet) log() *slog.Logger {
 
 func (fl *Fleet) one(ctx context.Context, verb string, h intent.Host, intentYAML []byte) (plan.TargetPlan, error) {
 	fail := func(err error) (plan.TargetPlan, error) {
-		err = fmt.Errorf("host %s: %w", h.Name, err)
+		// Runners name the host in their errors already (remote.NewSSH:
+		// "host gpu1: no ssh credentials"); name it once.
+		if !strings.HasPrefix(err.Error(), "host "+h.Name+":") {
+			err = fmt.Errorf("host %s: %w", h.Name, err)
+		}
 		return plan.TargetPlan{Name: h.Name, Kind: plan.KindHost, Changes: []plan.Change{}, Error: err.Error()}, err
 	}
 	newRunner := fl.Runner

@@ -90,6 +90,16 @@ func (l *errList) add(pos Pos, path, format string, a ...any) {
 	l.errs = append(l.errs, &Error{Pos: pos, Path: clipPath(path), Msg: fmt.Sprintf(format, a...)})
 }
 
+// addText adds an error whose message is written in full: it is fabricctl's
+// own text, which bounds what it quotes from the file.
+func (l *errList) addText(pos Pos, path, msg string) {
+	if l.limit > 0 && len(l.errs) >= l.limit {
+		l.dropped++
+		return
+	}
+	l.errs = append(l.errs, &Error{Pos: pos, Path: clipPath(path), Msg: msg})
+}
+
 // clipPath clips each [name] of a field path that is longer than maxQuoted.
 func clipPath(p string) string {
 	if len(p) <= maxQuoted {

@@ -137,8 +137,8 @@ func decodeSource(s Source, errs *errList) (parts []part) {
 			break
 		}
 		if err != nil {
-			pos := yamlErrPos(s.Name, err)
-			errs.add(pos, "", "invalid YAML: %s%s", yamlErrMsg(err), yamlHint(s, pos.Line))
+			se := locateSyntaxError(s.Data, err)
+			errs.addText(Pos{File: s.Name, Line: se.line, Col: se.col}, "", "invalid YAML: "+se.msg)
 			return nil
 		}
 		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
@@ -167,21 +167,6 @@ func yamlErrPos(file string, err error) Pos {
 var yamlPrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
 
 func yamlErrMsg(err error) string { return yamlPrefix.ReplaceAllString(err.Error(), "") }
-
-// yamlHint explains the most common YAML mistake in intents: a range such as
-// {1..8} inside a flow list or mapping, where braces are YAML syntax.
-func yamlHint(s Source, line int) string {
-	lines := bytes.Split(s.Data, []byte("\n"))
-	for _, l := range []int{line - 1, line - 2} { // yaml.v3 may report the next line
-		if l >= 0 && l < len(lines) && bytes.Contains(lines[l], []byte("..")) && bytes.ContainsAny(lines[l], "[{") {
-			return " (a range like {1..8} inside [ ] or { } must be quoted: \"gpu{1..8}:eth0\")"
-		}
-	}
-	if bytes.Contains(s.Data, []byte("\t")) {
-		return " (YAML does not allow tabs for indentation)"
-	}
-	return ""
-}
 
 func posOfOffset(s Source, off int) Pos {
 	line, col := 1, 1

@@ -173,7 +173,7 @@ func TestErrorsArePositionedAndComplete(t *testing.T) {
 		{"inline secret", header + "policy: {preset: roce-lossless}\ninventory:\n  switches:\n    - {name: s, platform: sonic, address: 'a:1', credentials: {password: hunter2}}\n",
 			[]string{"6:63 inventory.switches[s].credentials"}},
 		{"unknown platform", header + "policy: {preset: roce-lossless}\ninventory:\n  switches:\n    - {name: s, platform: junos, address: 'a:1'}\n",
-			[]string{"6:7 inventory.switches[s].platform"}},
+			[]string{"6:27 inventory.switches[s].platform"}},
 		{"no policy", header + "inventory: {}\n", []string{"1:1 policy"}},
 		{"duplicate names", header + "policy: {preset: roce-lossless}\ninventory:\n  hosts:\n    - {name: h1}\n    - {name: h1}\n",
 			[]string{"7:7 inventory.hosts[h1].name"}},

@@ -23,9 +23,9 @@ func TestSwitchProfileAndASIC(t *testing.T) {
 		t.Errorf("profiles = %q %q asic %q", f.Switches[0].Profile, f.Switches[1].Profile, f.Switches[1].ASIC)
 	}
 	for _, tc := range []struct{ line, want string }{
-		{"    - {name: a, platform: srlinux, address: 'a:1', profile: srlinux-23.10}\n", `t.yaml:6:7: inventory.switches[a].profile: unknown profile "srlinux-23.10" (known: eos, openconfig, sonic-202405, sonic-202411, sonic-202505, sonic-202511, srlinux-24.10, srlinux-25.3)`},
+		{"    - {name: a, platform: srlinux, address: 'a:1', profile: srlinux-23.10}\n", `t.yaml:6:61: inventory.switches[a].profile: unknown profile "srlinux-23.10"; did you mean "srlinux-24.10"? (known: srlinux-24.10, srlinux-25.3)`},
 		{"    - {name: a, platform: sonic, address: 'a:1', profile: srlinux-25.3}\n", `profile "srlinux-25.3" is for platform srlinux, not sonic (known for sonic: sonic-202405, sonic-202411, sonic-202505, sonic-202511)`},
-		{"    - {name: a, platform: sonic, address: 'a:1', asic: tomahawk9}\n", `t.yaml:6:7: inventory.switches[a].asic: unknown asic "tomahawk9" (known: spectrum, spectrum2`},
+		{"    - {name: a, platform: sonic, address: 'a:1', asic: tomahawk9}\n", `t.yaml:6:56: inventory.switches[a].asic: unknown asic "tomahawk9"; did you mean "tomahawk3", "tomahawk4" or "tomahawk5"? (known: spectrum, spectrum2`},
 	} {
 		_, err := intent.Parse("t.yaml", []byte(head+tc.line))
 		var es intent.Errors

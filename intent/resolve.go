@@ -3,6 +3,7 @@ package intent
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,7 +161,7 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 	if rp.Preset != nil {
 		preset = *rp.Preset
 		if preset != PresetRoCELossless && preset != PresetNone {
-			r.errorf(p.Pos, "policy.preset", "unknown preset %q (known: %s)", preset, strings.Join(Presets(), ", "))
+			r.errs.addText(p.Fields.At("preset", p.Pos), "policy.preset", unknownValue("preset", preset, Presets()))
 		}
 	}
 	if preset != PresetNone {
@@ -184,7 +185,7 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 	}
 	p.DCBX = DCBXMode(deref(rp.DCBX, string(DCBXHostStatic)))
 	if p.DCBX != DCBXHostStatic && p.DCBX != DCBXSwitchWilling {
-		r.errorf(p.Pos, "policy.dcbx", "unknown DCBX mode %q (want host-static or switch-willing)", p.DCBX)
+		r.errs.addText(p.Fields.At("dcbx", p.Pos), "policy.dcbx", unknownValue("DCBX mode", string(p.DCBX), []string{string(DCBXHostStatic), string(DCBXSwitchWilling)}))
 	}
 	p.GlobalPause = deref(rp.GlobalPause, false)
 	p.MaxLosslessPriorities = deref(rp.MaxLosslessPriorities, DefaultMaxLosslessPriorities)
@@ -205,7 +206,7 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 		switch p.Watchdog.Action {
 		case WatchdogDrop, WatchdogForward, WatchdogAlert:
 		default:
-			r.errorf(p.Watchdog.Pos, "policy.watchdog.action", "unknown action %q (want drop, forward or alert)", p.Watchdog.Action)
+			r.errs.addText(p.Watchdog.Fields.At("action", p.Watchdog.Pos), "policy.watchdog.action", unknownValue("action", string(p.Watchdog.Action), []string{string(WatchdogDrop), string(WatchdogForward), string(WatchdogAlert)}))
 		}
 	}
 
@@ -234,7 +235,7 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 		p.RoCE.CNPPriority = deref(rr.CNPPriority, p.RoCE.CNPPriority)
 		p.RoCE.Mode = deref(rr.Mode, p.RoCE.Mode)
 		if p.RoCE.Mode != "RoCE v2" && p.RoCE.Mode != "IB/RoCE v1" {
-			r.errorf(p.RoCE.Pos, "policy.roce.mode", "unknown RoCE mode %q (want \"RoCE v2\" or \"IB/RoCE v1\")", p.RoCE.Mode)
+			r.errs.addText(p.RoCE.Fields.At("mode", p.RoCE.Pos), "policy.roce.mode", unknownValue("RoCE mode", p.RoCE.Mode, []string{"RoCE v2", "IB/RoCE v1"}))
 		}
 	}
 }
@@ -498,7 +499,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		for _, k := range Platforms() {
 			ks = append(ks, string(k))
 		}
-		r.errorf(pos, path+".platform", "unknown platform %q (known: %s)", rs.Platform, strings.Join(ks, ", "))
+		r.errs.addText(fieldsIn(rs.Keys, file).At("platform", pos), path+".platform", unknownValue("platform", rs.Platform, ks))
 	}
 	swNames, addrs, ok := r.zip(pos, path, rs.Name, rs.Address, "address")
 	if !ok {
@@ -508,7 +509,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		r.errorf(pos, path+".address", "%d switches share the address %q; give the address a range like 10.0.0.{1..%d}", len(swNames), rs.Address, len(swNames))
 		return
 	}
-	prof, asic := r.profile(pos, path, plat, known, rs)
+	prof, asic := r.profile(pos, fieldsIn(rs.Keys, file), path, plat, known, rs)
 	var creds Credentials
 	if c := rs.Credentials; c != nil {
 		cp := withFile(c.Pos, file)
@@ -561,19 +562,21 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 
 // profile resolves switches[].profile (default: the platform's default profile, profile.Default) and
 // switches[].asic against the profiles and ASICs internal/profile knows.
-func (r *resolver) profile(pos Pos, path string, plat Platform, known bool, rs *rawSwitch) (string, string) {
+func (r *resolver) profile(pos Pos, keys Fields, path string, plat Platform, known bool, rs *rawSwitch) (string, string) {
 	name := rs.Profile
 	if known {
 		p, err := profile.LookupFor(string(plat), rs.Profile)
-		if err != nil {
-			r.errorf(pos, path+".profile", "%v", err)
+		if err != nil && rs.Profile != "" && !slices.Contains(profile.Names(""), rs.Profile) {
+			r.errs.addText(keys.At("profile", pos), path+".profile", unknownValue("profile", rs.Profile, profile.Names(string(plat))))
+		} else if err != nil {
+			r.errorf(keys.At("profile", pos), path+".profile", "%v", err)
 		} else {
 			name = p.Name
 		}
 	}
 	if rs.ASIC != "" {
 		if _, err := profile.LookupASIC(rs.ASIC); err != nil {
-			r.errorf(pos, path+".asic", "%v", err)
+			r.errs.addText(keys.At("asic", pos), path+".asic", unknownValue("asic", rs.ASIC, profile.ASICNames()))
 		}
 	}
 	return name, rs.ASIC

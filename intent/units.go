@@ -24,8 +24,10 @@ type unitGrammar struct {
 	// number is the regular expression of the number (default numberRE).
 	number string
 	units  []unitSpelling
-	// fold: a unit matches in any letter case (150kb = 150KB); lengths and
-	// durations do not fold (M is mega, m is metre).
+	// fold: a unit's prefix matches in any letter case (150kB = 150KB,
+	// 400g = 400G); lengths and durations do not fold (M is mega, m is
+	// metre). B and b never fold: B is a byte and b a bit (150kb is
+	// kilobits, 25GB/s is bytes), as IEC 80000-13 writes them.
 	fold bool
 	// unitOptional: a number alone is a value in the base unit.
 	unitOptional bool
@@ -62,7 +64,7 @@ func (g *unitGrammar) pattern() string {
 		for _, r := range u {
 			lo, up := unicode.ToLower(r), unicode.ToUpper(r)
 			switch {
-			case g.fold && lo != up:
+			case g.fold && lo != up && r != 'b' && r != 'B':
 				b.WriteString("[" + string(lo) + string(up) + "]")
 			default:
 				b.WriteString(regexp.QuoteMeta(string(r)))
@@ -130,11 +132,22 @@ func (g *unitGrammar) split(s string) (num string, mult float64, ok bool) {
 		return num, 1, true
 	}
 	for _, u := range g.units {
-		if u.text == unit || (g.fold && strings.EqualFold(u.text, unit)) {
+		if u.text == unit || (g.fold && foldUnit(u.text) == foldUnit(unit)) {
 			return num, u.mult, true
 		}
 	}
 	return "", 0, false // not reached: the expression names every unit
+}
+
+// foldUnit is a unit's spelling with every letter but B and b in upper
+// case: two spellings of one unit fold to the same string.
+func foldUnit(u string) string {
+	return strings.Map(func(r rune) rune {
+		if r == 'b' || r == 'B' {
+			return r
+		}
+		return unicode.ToUpper(r)
+	}, u)
 }
 
 func (g *unitGrammar) spellings() string {
@@ -180,6 +193,11 @@ func rateSpellings() []unitSpelling {
 func ParseSize(s string) (int64, error) {
 	num, m, ok := sizeGrammar.split(s)
 	if !ok {
+		if n, unit := splitUnit(s); strings.HasSuffix(unit, "b") && n != "" {
+			if _, _, ok := sizeGrammar.split(n + strings.TrimSuffix(unit, "b") + "B"); ok {
+				return 0, fmt.Errorf("size %q: b is a bit, sizes are in bytes: write %sB", s, strings.TrimSuffix(s, "b"))
+			}
+		}
 		return 0, fmt.Errorf("size %q: want a whole number of bytes or a number with a unit: %s (e.g. 150KB, 1.5MB)", s, sizeGrammar.spellings())
 	}
 	return scale(s, num, m, math.MaxInt64)
@@ -189,6 +207,9 @@ func ParseSize(s string) (int64, error) {
 func ParseRate(s string) (int64, error) {
 	num, m, ok := rateGrammar.split(s)
 	if !ok {
+		if _, unit := splitUnit(s); strings.Contains(unit, "B") {
+			return 0, fmt.Errorf("rate %q: B is a byte, rates are in bits per second: write the rate in bits, e.g. 400G (8 x 50 GB/s)", s)
+		}
 		return 0, fmt.Errorf("rate %q: want a number with a unit such as 25G, 100G, 400G or 800G", s)
 	}
 	return scale(s, num, m, 10e12)
@@ -230,6 +251,12 @@ func ParsePercent(s string) (float64, error) {
 // ParseDuration parses a duration with a unit ("200ms", "1.5s", "10us").
 func ParseDuration(s string) (time.Duration, error) {
 	if !durationGrammar.re.MatchString(s) {
+		if t := strings.ReplaceAll(s, " ", ""); t != s && durationGrammar.re.MatchString(t) {
+			return 0, fmt.Errorf("duration %q: no space in a duration (Go's syntax, as in 1h30m): write %s", s, t)
+		}
+		if lo := strings.ToLower(s); lo != s && durationGrammar.re.MatchString(lo) {
+			return 0, fmt.Errorf("duration %q: units are lower case (M is mega, m is minute): write %s", s, lo)
+		}
 		return 0, fmt.Errorf("duration %q: want a number with a unit such as 100ms, 2s or 1m", s)
 	}
 	d, err := time.ParseDuration(s)

@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +160,63 @@ func TestExpandHugeBounds(t *testing.T) {
 func TestNaturalLess(t *testing.T) {
 	if !naturalLess("ethernet-1/2", "ethernet-1/10") || naturalLess("Ethernet10", "Ethernet9") || !naturalLess("a", "b") {
 		t.Error("naturalLess does not order numbers numerically")
+	}
+}
+
+// TestUnitGrammarForms decides each form a user may write, one row each:
+// accepted (with its value) or refused (with the hint the error gives).
+// The grammar is the JSON Schema's too (TestUnitGrammarParserAndSchemaAgree).
+func TestUnitGrammarForms(t *testing.T) {
+	parse := map[string]func(string) (float64, error){
+		"size":     func(s string) (float64, error) { v, err := ParseSize(s); return float64(v), err },
+		"rate":     func(s string) (float64, error) { v, err := ParseRate(s); return float64(v), err },
+		"length":   ParseLength,
+		"percent":  ParsePercent,
+		"duration": func(s string) (float64, error) { v, err := ParseDuration(s); return float64(v), err },
+	}
+	cases := []struct {
+		kind, in string
+		want     float64 // when accepted
+		refused  string  // in the error when refused
+	}{
+		// A space between number and unit is accepted (SI writes one),
+		// except in durations, which are Go's.
+		{"length", "100 m", 100, ""},
+		{"size", "1.5 MB", 1.5e6, ""},
+		{"rate", "400 G", 400e9, ""},
+		{"duration", "200 ms", 0, "no space in a duration (Go's syntax, as in 1h30m): write 200ms"},
+		// A percentage may omit %: it is 0-100 either way.
+		{"percent", "50", 50, ""},
+		{"percent", "50%", 50, ""},
+		{"percent", "0.5", 0.5, ""},
+		// Size and rate prefixes fold (a rate's unit is only a prefix, a
+		// size's prefix is not ambiguous); B and b do not: b is a bit.
+		{"rate", "400g", 400e9, ""},
+		{"rate", "25gbps", 25e9, ""},
+		{"rate", "25Gb/s", 25e9, ""},
+		{"rate", "25GB/s", 0, "B is a byte, rates are in bits per second"},
+		{"rate", "25GBps", 0, "B is a byte"},
+		{"size", "150kB", 150e3, ""},
+		{"size", "150kb", 0, "b is a bit, sizes are in bytes: write 150kB"},
+		{"size", "64kib", 0, "b is a bit, sizes are in bytes: write 64kiB"},
+		{"size", "64kiB", 65536, ""},
+		// Lengths and durations do not fold: M is mega, m is metre or minute.
+		{"length", "100M", 0, "units are lower case (M would be mega): write 100m"},
+		{"length", "2KM", 0, "write 2km"},
+		{"duration", "200MS", 0, "units are lower case (M is mega, m is minute): write 200ms"},
+		{"duration", "200ms", 0.2e9, ""},
+		// A length or rate needs its unit; a size without one is bytes.
+		{"length", "100", 0, "want a number with a unit: m, km or cm"},
+		{"rate", "400", 0, "want a number with a unit such as 25G"},
+		{"size", "19456", 19456, ""},
+	}
+	for _, tc := range cases {
+		got, err := parse[tc.kind](tc.in)
+		switch {
+		case tc.refused == "" && (err != nil || got != tc.want):
+			t.Errorf("%s %q = %v, %v; want %v", tc.kind, tc.in, got, err, tc.want)
+		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
+			t.Errorf("%s %q = %v, %v; want refused with %q", tc.kind, tc.in, got, err, tc.refused)
+		}
 	}
 }

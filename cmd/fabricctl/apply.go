@@ -87,6 +87,9 @@ verified, 64 usage.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.planFile = args[0]
+				if len(o.files) == 0 && isYAMLName(args[0]) {
+					return usagef("apply %s: the intent is given with -f (did you mean fabricctl apply -f %s?); apply's argument is a plan file written by plan --out", args[0], args[0])
+				}
 			}
 			if err := o.validate(); err != nil {
 				return err

@@ -35,6 +35,8 @@ links and PFC deadlock risk. Nothing is contacted.
 
 Each finding reads  file:line:col: severity ID: field path: message  followed by
 how to fix it. Parse errors are reported the same way (ID FC100), all of them.
+Findings a range repeats (speed: 400M on hosts gpu{1..8}) are written once with
+the range and their subjects; -o json keeps one finding per element.
 
 Exit codes: 0 no errors (warnings allowed unless --strict), 3 errors found (or
 warnings with --strict), 1 an intent file could not be read, 64 usage.`,

@@ -23,7 +23,8 @@ var outputFormats = map[string][]string{
 }
 
 // registerCompletions gives shell completion the values of the flags that
-// have a fixed set (-o, --engine, --log-level, --log-format) and the switch
+// have a fixed set (-o, --engine, --log-level, --log-format, --asic,
+// simulate's built-in --scenario values or scenario files) and the switch
 // and host names of the intent named with -f (--switch, --host), on c and
 // every command below it.
 func registerCompletions(c *cobra.Command) {
@@ -45,6 +46,10 @@ func registerCompletions(c *cobra.Command) {
 			_ = c.RegisterFlagCompletionFunc("output", fixed(formats...))
 		case "engine":
 			_ = c.RegisterFlagCompletionFunc("engine", fixed("rdma", "udp"))
+		case "scenario":
+			_ = c.RegisterFlagCompletionFunc("scenario", scenarioCompletion)
+		case "asic":
+			_ = c.RegisterFlagCompletionFunc("asic", asicCompletion)
 		case "switch":
 			_ = c.RegisterFlagCompletionFunc("switch", intentNames(func(f *intent.Fabric) (out []string) {
 				for _, sw := range f.Switches {

@@ -70,6 +70,9 @@ func (o *headroomOptions) input() (intent.HeadroomInput, error) {
 	if err != nil || speed <= 0 {
 		return in, usagef("--speed %q: want a line rate such as 25G, 100G or 400G", o.speed)
 	}
+	if err := check.LineRateTypo(speed); err != nil {
+		return in, usagef("--speed %s: %v", o.speed, err)
+	}
 	cable, err := intent.ParseLength(o.cable)
 	if err != nil {
 		return in, usagef("--cable: %v", err)

@@ -74,7 +74,7 @@ Exit codes: 0 written, 1 the topology cannot be read or imported, 64 usage.`,
 		Example: `  fabricctl inventory import --containerlab srl-leafspine.clab.yml --out inventory.yaml
   fabricctl inventory import --containerlab srl-leafspine.clab.yml --name pod1 --out inventory.yaml
   fabricctl inventory import --containerlab clab-srl-leafspine/topology-data.json --speed 400G
-  fabricctl inventory import --containerlab clab-srl-leafspine   # a deployed lab's directory
+  fabricctl inventory import --containerlab clab-srl-leafspine  # a deployed lab
   fabricctl check -f policy.yaml -f inventory.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

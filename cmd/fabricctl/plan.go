@@ -45,7 +45,7 @@ func (s *switchFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&s.timeout, "timeout", transport.DefaultTimeout, "timeout of each gNMI call to a switch")
 	cmd.Flags().DurationVar(&s.setTimeout, "set-timeout", 0, "timeout of a gNMI Set (default: what the switch's profile says the device may take, e.g. 620s for SONiC, whose gNMI server waits up to 600 s on its config updater; at least --timeout)")
 	cmd.Flags().BoolVar(&s.insecure, "insecure", false, "plaintext gRPC to every switch (no TLS); for labs only")
-	cmd.Flags().IntVar(&s.parallel, "parallel", 8, "switches (and remote hosts) worked on at once")
+	cmd.Flags().IntVar(&s.parallel, "parallel", 8, "switches worked on at once")
 }
 
 // bindHosts adds the flags of the commands that also cover remote hosts.
@@ -53,6 +53,9 @@ func (s *switchFlags) bindHosts(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&s.hosts, "host", nil, "only this remote host (repeatable; with --switch or --host only the named targets are used)")
 	cmd.Flags().BoolVar(&s.skipHosts, "skip-hosts", false, "leave the remote hosts out (switches only)")
 	cmd.Flags().StringVar(&s.hostBinary, "host-binary", "fabricctl", "fabricctl on the remote hosts (run over SSH as: fabricctl host VERB -f -)")
+	if f := cmd.Flags().Lookup("parallel"); f != nil {
+		f.Usage = "switches and remote hosts worked on at once"
+	}
 }
 
 // selectHosts returns the remote hosts this run covers: all of them unless
@@ -94,6 +97,16 @@ func (s *switchFlags) planTargets(ctx context.Context, d *deps, f *intent.Fabric
 	}
 	if len(hosts) > 0 {
 		hp, _ := s.runHosts(ctx, d, f, hostVerb, hosts) // failures are in hp[i].Error
+		failed := 0
+		for _, t := range hp {
+			if t.Error != "" {
+				failed++
+			}
+		}
+		if failed > 0 {
+			fmt.Fprintf(d.stderr, "fabricctl: %d of %d %s failed (their errors are in the plan); --skip-hosts leaves the hosts out, --host NAME picks some\n",
+				failed, len(hp), plural(len(hp), "host", "hosts"))
+		}
 		p.Targets = append(p.Targets, hp...)
 		p.Sort()
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 )
@@ -57,7 +56,8 @@ configuration over netlink, checks it before deployment, detects drift, and
 validates the fabric with RDMA traffic and counters.
 
 Exit codes: 0 ok/in sync, 1 error, 2 changes or drift, 3 check or validation
-failed, 4 apply failed and was rolled back, 64 usage.`,
+failed, 4 apply failed and was rolled back, 5 host apply/restore partly written
+(not rolled back), 64 usage.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -120,7 +120,7 @@ func usageArgs(c *cobra.Command) {
 	if validate := c.Args; validate != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := validate(cmd, args); err != nil {
-				return &usageError{err}
+				return &usageError{fileArgHint(cmd, args, err)}
 			}
 			return nil
 		}
@@ -128,80 +128,6 @@ func usageArgs(c *cobra.Command) {
 	for _, s := range c.Commands() {
 		usageArgs(s)
 	}
-}
-
-// helpWidth is the widest line --help prints: an 80-column terminal.
-const helpWidth = 80
-
-// wrapHelp breaks the lines of a help text that are wider than width at
-// spaces. A continuation is indented like its line, or, on a line of two
-// columns (a flag and its description, a command and its summary, a term of
-// a Long text's table), to where the second column starts.
-// A paragraph of prose (unindented lines) with a line too wide is
-// reflowed as a whole, so it does not turn ragged.
-func wrapHelp(text string, width int) string {
-	lines := strings.Split(text, "\n")
-	var out []string
-	for i := 0; i < len(lines); {
-		j := i
-		wide := false
-		for j < len(lines) && lines[j] != "" && lines[j][0] != ' ' {
-			wide = wide || utf8.RuneCountInString(lines[j]) > width
-			j++
-		}
-		if j > i+1 && wide {
-			out = append(out, wrapLine(strings.Join(lines[i:j], " "), width))
-			i = j
-			continue
-		}
-		if j == i {
-			j = i + 1
-		}
-		for _, l := range lines[i:j] {
-			out = append(out, wrapLine(l, width))
-		}
-		i = j
-	}
-	return strings.Join(out, "\n")
-}
-
-func wrapLine(line string, width int) string {
-	if utf8.RuneCountInString(line) <= width {
-		return line
-	}
-	indent := len(line) - len(strings.TrimLeft(line, " "))
-	hang := indent
-	// A second column starts after a run of two or more spaces.
-	if j := strings.Index(line[indent:], "  "); j > 0 {
-		k := indent + j
-		for k < len(line) && line[k] == ' ' {
-			k++
-		}
-		if k < width*2/3 {
-			hang = k
-		}
-	}
-	var b strings.Builder
-	col := 0
-	prefix := line[:indent]
-	words := strings.Split(line[indent:], " ")
-	b.WriteString(prefix)
-	col = indent
-	for wi, w := range words {
-		n := utf8.RuneCountInString(w)
-		if wi > 0 {
-			if col+1+n > width && col > hang {
-				b.WriteString("\n" + strings.Repeat(" ", hang))
-				col = hang
-			} else {
-				b.WriteByte(' ')
-				col++
-			}
-		}
-		b.WriteString(w)
-		col += n
-	}
-	return b.String()
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

@@ -204,7 +204,15 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 		runners[host] = r
 		return r, nil
 	}
+	if o.engine == "udp" && len(nsOf) > 0 {
+		if err := netnsCoverage(f, nsOf); err != nil {
+			return err
+		}
+	}
 	for _, h := range f.Hosts {
+		if nsOf[h.Name] != "" {
+			continue // runs in a namespace of this machine: no SSH, whatever its address
+		}
 		if _, err := runnerFor(h.Name); err != nil {
 			return withCode(ExitError, err)
 		}

@@ -33,6 +33,9 @@ type versionInfo struct {
 	Time      string `json:"time,omitempty"`
 	Modified  bool   `json:"modified,omitempty"`
 	GoVersion string `json:"goVersion,omitempty"`
+	// Build says how the binary was built and so where Version and
+	// Revision come from (buildFacts).
+	Build string `json:"build,omitempty"`
 	// YANG lists the embedded YANG model sets the payloads are checked
 	// against (render --validate).
 	YANG []yangVersion `json:"yang,omitempty"`
@@ -72,6 +75,7 @@ func readVersion() versionInfo {
 	if v.Version == "dev" && v.ModuleVersion != "" {
 		v.Version = v.ModuleVersion
 	}
+	v.Build = buildFacts(&v, bi, revision != "")
 	return v
 }
 
@@ -81,7 +85,7 @@ func (v versionInfo) writeText(w io.Writer) error {
 	fmt.Fprintf(&b, "fabricctl %s\n", v.Version)
 	line := func(k, val string) {
 		if val != "" {
-			fmt.Fprintf(&b, "  %-9s %s\n", k, val)
+			b.WriteString(wrapLine(fmt.Sprintf("  %-9s %s", k, val), helpWidth) + "\n")
 		}
 	}
 	mod := v.Module
@@ -92,13 +96,14 @@ func (v versionInfo) writeText(w io.Writer) error {
 	rev := v.Revision
 	switch {
 	case rev == "":
-		rev = "unknown (built without VCS information)"
+		rev = "none stamped (see built)"
 	case v.Modified:
 		rev += " (modified)"
 	}
 	line("revision", rev)
 	line("time", v.Time)
 	line("go", v.GoVersion)
+	line("built", v.Build)
 	for _, y := range v.YANG {
 		line("yang", fmt.Sprintf("%s %s (%s)", y.Platform, y.Version, y.Source))
 	}

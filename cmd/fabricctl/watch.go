@@ -84,6 +84,7 @@ Host metrics come from "fabricctl host apply --watch" on each host.`,
 		},
 	}
 	o.bind(cmd)
+	withoutFlags(cmd, "set-timeout", "parallel") // watch never Sets; each switch has its own session
 	cmd.Flags().StringVar(&o.listen, "listen", ":9464", "address to serve /metrics on")
 	cmd.Flags().DurationVar(&o.interval, "interval", watch.DefaultSampleInterval, "counter SAMPLE interval")
 	cmd.Flags().DurationVar(&o.driftInterval, "drift-interval", watch.DefaultDriftInterval, "full drift re-check period")

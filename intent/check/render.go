@@ -52,6 +52,9 @@ const (
 // WriteText renders findings for people: grouped by file (findings are
 // expected sorted, as Run returns them), one `file:line:col: severity ID:
 // path: message` line each with an indented `fix:` line, and a summary line.
+// Findings that one range in the intent repeats are written once, with the
+// range and a line naming their subjects (groupFindings); the summary counts
+// each of them.
 // color adds ANSI colours (use it only on a terminal).
 func WriteText(w io.Writer, fs []Finding, color bool) error {
 	paint := func(code, s string) string {
@@ -62,7 +65,8 @@ func WriteText(w io.Writer, fs []Finding, color bool) error {
 	}
 	var b strings.Builder
 	file := ""
-	for i, f := range fs {
+	for i, g := range groupFindings(fs) {
+		f := g.Finding
 		if i > 0 && f.Pos.File != file {
 			b.WriteString("\n")
 		}
@@ -82,6 +86,9 @@ func WriteText(w io.Writer, fs []Finding, color bool) error {
 		}
 		b.WriteString(f.Message)
 		b.WriteString("\n")
+		if g.subjects != "" {
+			fmt.Fprintf(&b, "  %s\n", paint(ansiDim, g.subjects))
+		}
 		if f.Fix != "" {
 			fmt.Fprintf(&b, "  %s %s\n", paint(ansiDim, "fix:"), f.Fix)
 		}
