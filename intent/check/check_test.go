@@ -116,7 +116,17 @@ func dump(fs []Finding) string {
 
 func class(f *intent.Fabric, name string) *intent.Class { return f.Policy.ClassByName(name) }
 
-func TestRules(t *testing.T) {
+// ruleCase is one fault of goodFabric and the findings it must raise.
+type ruleCase struct {
+	name   string
+	mutate func(f *intent.Fabric)
+	opts   Options
+	want   []got
+}
+
+// ruleCases are TestRules' cases; the fix property test
+// (TestFixesClearTheirFindings) applies every fix they raise.
+func ruleCases() []ruleCase {
 	// lossless adds a lossless class with the RoCE class's ECN setting (one
 	// setting for every lossless class, as FC128 wants for SONiC).
 	lossless := func(f *intent.Fabric, name string, prio, dscp int) {
@@ -128,12 +138,7 @@ func TestRules(t *testing.T) {
 		f.Policy.Classes = append(f.Policy.Classes, intent.Class{Name: name, DSCP: []int{dscp}, Priority: prio, Lossless: true, Strict: true,
 			ECN: &ecn, Pos: at(30)})
 	}
-	tests := []struct {
-		name   string
-		mutate func(f *intent.Fabric)
-		opts   Options
-		want   []got
-	}{
+	return []ruleCase{
 		// FC101
 		{"dscp out of range", func(f *intent.Fabric) { class(f, "roce").DSCP = []int{26, 64} },
 			Options{}, []got{{"FC101", Error, "policy.classes[roce].dscp"}}},
@@ -534,6 +539,10 @@ func TestRules(t *testing.T) {
 			}
 		}, Options{}, nil},
 	}
+}
+
+func TestRules(t *testing.T) {
+	tests := ruleCases()
 	var all strings.Builder // every message, for the golden file
 	covered := map[string]bool{}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fabricctl/fabricctl/intent"
 )
@@ -127,9 +128,15 @@ func (c *checker) losslessReached() {
 		if len(cl.DSCP) > 0 {
 			why = fmt.Sprintf("its DSCPs %s are claimed by another class", ints(cl.DSCP))
 		}
-		c.report(Error, pos(cl.Pos, p.Pos), path,
+		x := c.report(Error, pos(cl.Pos, p.Pos), path,
 			fmt.Sprintf("list the DSCP RDMA traffic is sent with in class %s (dscp: [26] in the preset, with roce.tos 106)", cl.Name),
 			"lossless class %s (priority %d) is reached by no DSCP (%s): no packet is ever classified into it, so PFC protects nothing and RDMA traffic lands in a lossy queue", cl.Name, cl.Priority, why)
+		// The hosts' RDMA DSCP, when no other class lists it, is the one
+		// to list: a person decides otherwise.
+		if d := p.RoCE.ToS >> 2; p.RoCE.ToS >= 0 && p.RoCE.ToS < 256 && c.dscpOwner(d) == nil {
+			x.Fix = fmt.Sprintf("list DSCP %d, which the hosts send RDMA traffic with (roce.tos %d), in class %s", d, p.RoCE.ToS, cl.Name)
+			x.with(set(path, intList(append(slices.Clone(cl.DSCP), d))))
+		}
 	}
 }
 
@@ -155,9 +162,13 @@ func (c *checker) lineRate() {
 		if len(slow) > 1 {
 			ports = fmt.Sprintf("%d ports %s..%s", len(slow), p.Name, slow[len(slow)-1].Name)
 		}
+		var edits []Edit
+		for _, q := range slow {
+			edits = append(edits, set(portPath(sw, q)+".speed", didYouMean(q.Speed)))
+		}
 		c.report(Error, pos(p.Pos, sw.Pos), portPath(sw, p)+".speed",
 			fmt.Sprintf("write the speed with G: speed: %s", didYouMean(p.Speed)),
-			"switch %s, %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", sw.Name, ports, intent.FormatRate(p.Speed), spelledRate(p.Speed), didYouMean(p.Speed))
+			"switch %s, %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", sw.Name, ports, intent.FormatRate(p.Speed), spelledRate(p.Speed), didYouMean(p.Speed)).with(edits...)
 	}
 	for i := range c.f.Hosts {
 		h := &c.f.Hosts[i]
@@ -168,7 +179,8 @@ func (c *checker) lineRate() {
 			}
 			c.report(Error, pos(n.Pos, h.Pos), fmt.Sprintf("inventory.hosts[%s].nics[%s].speed", h.Name, n.Interface),
 				fmt.Sprintf("write the speed with G: speed: %s", didYouMean(n.Speed)),
-				"host %s, NIC %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", h.Name, n.Interface, intent.FormatRate(n.Speed), spelledRate(n.Speed), didYouMean(n.Speed))
+				"host %s, NIC %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", h.Name, n.Interface, intent.FormatRate(n.Speed), spelledRate(n.Speed), didYouMean(n.Speed)).
+				with(set(fmt.Sprintf("inventory.hosts[%s].nics[%s].speed", h.Name, n.Interface), didYouMean(n.Speed)))
 		}
 	}
 }
