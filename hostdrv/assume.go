@@ -69,29 +69,34 @@ func Assume(state string, f *intent.Fabric, h *intent.Host) (*Driver, *Backup, e
 func FreshBackup(h *intent.Host, driver string) *Backup {
 	b := &Backup{Version: BackupVersion, Host: h.Name, Taken: time.Unix(0, 0).UTC()}
 	for i, nic := range h.NICs {
-		o := nicObs{Interface: nic.Interface, Driver: driver, PCI: fmt.Sprintf("0000:00:00.%d", i%8), Index: i + 2,
-			MTU: 1500, SpeedMbps: int(nic.Speed / 1_000_000), Pause: &Pause{Autoneg: true, RX: true, TX: true}}
-		if driver == "mlx5_core" {
-			dcbx := uint8(DCBXVerCEE | DCBXVerIEEE)
-			o.DCBX, o.MaxMTU = &dcbx, 9978
-			o.PFC = &dcbnl.PFC{Cap: 8, Delay: mlx5DefaultCableM}
-			ets := dcbnl.ETS{ETSCap: 8}
-			for tc := range ets.PrioTC {
-				ets.PrioTC[tc], ets.TSA[tc], ets.TCTxBW[tc] = uint8(tc), dcbnl.TSAVendor, 100
-			}
-			ets.PrioTC[0], ets.PrioTC[1] = 1, 0
-			o.ETS = &ets
-			o.Buffer = &dcbnl.Buffer{}
-		} else {
-			dcbx := uint8(DCBXHost | DCBXVerIEEE)
-			o.DCBX = &dcbx
-			o.PFC = &dcbnl.PFC{Cap: 8}
-			o.ETS = &dcbnl.ETS{ETSCap: 8}
-		}
-		o.Apps = []dcbnl.App{}
-		b.NICs = append(b.NICs, o)
+		b.NICs = append(b.NICs, freshObs(i, nic, driver))
 	}
 	return b
+}
+
+// freshObs is FreshBackup's state of the i-th NIC.
+func freshObs(i int, nic intent.NIC, driver string) nicObs {
+	o := nicObs{Interface: nic.Interface, Driver: driver, PCI: fmt.Sprintf("0000:00:00.%d", i%8), Index: i + 2,
+		MTU: 1500, SpeedMbps: int(nic.Speed / 1_000_000), Pause: &Pause{Autoneg: true, RX: true, TX: true}}
+	if driver == "mlx5_core" {
+		dcbx := uint8(DCBXVerCEE | DCBXVerIEEE)
+		o.DCBX, o.MaxMTU = &dcbx, 9978
+		o.PFC = &dcbnl.PFC{Cap: 8, Delay: mlx5DefaultCableM}
+		ets := dcbnl.ETS{ETSCap: 8}
+		for tc := range ets.PrioTC {
+			ets.PrioTC[tc], ets.TSA[tc], ets.TCTxBW[tc] = uint8(tc), dcbnl.TSAVendor, 100
+		}
+		ets.PrioTC[0], ets.PrioTC[1] = 1, 0
+		o.ETS = &ets
+		o.Buffer = &dcbnl.Buffer{}
+	} else {
+		dcbx := uint8(DCBXHost | DCBXVerIEEE)
+		o.DCBX = &dcbx
+		o.PFC = &dcbnl.PFC{Cap: 8}
+		o.ETS = &dcbnl.ETS{ETSCap: 8}
+	}
+	o.Apps = []dcbnl.App{}
+	return o
 }
 
 // assumedKernel answers reads from a saved state and refuses writes.

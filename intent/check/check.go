@@ -166,6 +166,8 @@ type checker struct {
 
 	ends  [][2]end             // per link: its two endpoints, resolved once
 	peers map[*intent.Port]end // switch port -> the other end of its link (peerOf)
+	// nicPeers: host NIC -> the switch port it is cabled to (linkedNIC).
+	nicPeers map[intent.Endpoint]*intent.Port
 
 	findings []Finding
 	// byProfile: platform facts come from each switch's profile.

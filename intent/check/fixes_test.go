@@ -367,6 +367,15 @@ var faults = []func(r *rand.Rand, f *intent.Fabric){
 			ECN: &intent.ECN{MinBytes: int64(50_000 + r.IntN(200_000)), MaxBytes: 1_000_000, Probability: 100}, Pos: at(30)})
 	},
 	func(r *rand.Rand, f *intent.Fabric) { f.Policy.RoCE.Mode = "IB/RoCE v1" },
+	func(r *rand.Rand, f *intent.Fabric) {
+		f.Policy.HostBuffer = hostBuffer(int64(10_000 + r.IntN(200_000)))
+		f.Hosts[r.IntN(len(f.Hosts))].NICs[0].CableMeters = float64(1 + r.IntN(100))
+	},
+	func(r *rand.Rand, f *intent.Fabric) { f.Switches[2+r.IntN(2)].ASIC = "" },
+	func(r *rand.Rand, f *intent.Fabric) {
+		f.Switches[2].ASIC = ""
+		spineAt100G(f, 2)
+	},
 }
 
 // TestJSONCarriesEdits: `check -o json` gives a mechanical fix as edits

@@ -67,6 +67,10 @@ var ruleTable = []Rule{
 	{"FC126", "lossless-reached", Error, "every lossless class is reached by some DSCP (its own list, or every unlisted DSCP as the default class)", (*checker).losslessReached, "edit where the host ToS's DSCP is free; decision otherwise"},
 	{"FC127", "line-rate", Error, "switch ports and RoCE NICs run at 1G or more (speed 400M is 400 Mb/s: did you mean 400G?)", (*checker).lineRate, "edit"},
 	{"FC128", "sonic-one-wred", Warning, "on SONiC 202405/202411, whose config updater creates no WRED profile, every ECN class has the same ECN setting (they share AZURE_LOSSLESS)", (*checker).sonicOneWRED, "edit"},
+	{"FC129", "host-buffer-minimum", Error, "every lossless NIC receive buffer policy.hostBuffers sizes holds the driver's minimum (mlx5: calculate_xoff + max_mtu + cell, the number host plan --assume fresh refuses below)", (*checker).hostBufferMinimum, "edit"},
+	{"FC130", "roce-v1-dscp", Warning, "RDMA-CM mode is RoCE v2 where classes match on DSCP (IB/RoCE v1 frames have no IP header: no DSCP, no ECN)", (*checker).roceMode, "edit"},
+	{"FC131", "port-speed-sku", Warning, "no switch port is faster than the ports of the model its profile stands for (while the switch's ASIC is that model's)", (*checker).portSpeedSKU, "edit"},
+	{"FC132", "shared-buffer-profile", Warning, "plan raises no xoff of a SONiC buffer profile that ports outside the inventory share (releases whose config updater creates no buffer profile)", (*checker).sharedBufferProfile, "decision: list the other ports, or accept the larger xoff on them"},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the
