@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
 )
 
 // Severity says how bad a finding is.
@@ -168,6 +169,8 @@ type checker struct {
 	peers map[*intent.Port]end // switch port -> the other end of its link (peerOf)
 	// nicPeers: host NIC -> the switch port it is cabled to (linkedNIC).
 	nicPeers map[intent.Endpoint]*intent.Port
+	// skuLosslessByProfile: each profile's SKU lossless buffer profile (skuLossless).
+	skuLosslessByProfile map[string]*profile.SONiCLossless
 
 	findings []Finding
 	// byProfile: platform facts come from each switch's profile.

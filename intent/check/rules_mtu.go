@@ -201,6 +201,7 @@ func (c *checker) portMTUFix(sw *intent.Switch, pi PlatformInfo, m int) (string,
 	type group struct {
 		ports, peers []string
 		why          []string
+		peerOwn      string // the peers' MTU in their platform's own meaning, where it differs
 	}
 	byMTU := map[int]*group{}
 	var order []int
@@ -235,6 +236,11 @@ func (c *checker) portMTUFix(sw *intent.Switch, pi PlatformInfo, m int) (string,
 		edits = append(edits, set(portPath(sw, p)+".mtu", t))
 		if peer.kind == endSwitch && peer.port != nil {
 			g.peers = append(g.peers, peer.sw.Name+":"+peer.port.Name)
+			if qi, ok := c.platform(peer.sw); ok && g.peerOwn == "" {
+				if own := ownMTU(qi, t); own != "" {
+					g.peerOwn = strings.Replace(own, " (", " ("+string(peer.sw.Platform)+" ", 1)
+				}
+			}
 			if c.f.PortMTU(*peer.port) != t {
 				edits = append(edits, set(portPath(peer.sw, peer.port)+".mtu", t))
 			}
@@ -252,7 +258,7 @@ func (c *checker) portMTUFix(sw *intent.Switch, pi PlatformInfo, m int) (string,
 		g := byMTU[t]
 		part := fmt.Sprintf("mtu: %d%s on %s", t, ownMTU(pi, t), names(g.ports, 4))
 		if len(g.peers) > 0 {
-			part += fmt.Sprintf(" and on %s %s", plural(len(g.peers), "its link peer", "their link peers"), names(g.peers, 4))
+			part += fmt.Sprintf(" and on %s %s%s", plural(len(g.peers), "its link peer", "their link peers"), names(g.peers, 4), g.peerOwn)
 		}
 		if len(g.why) > 0 {
 			part += " (" + strings.Join(g.why, "; ") + ")"

@@ -34,6 +34,24 @@ func (c *checker) skuProfile(sw *intent.Switch) (*profile.Profile, bool) {
 	return prof, true
 }
 
+// skuLossless is prof.SONiCLosslessProfile, read once per profile and Run.
+func (c *checker) skuLossless(prof *profile.Profile) (profile.SONiCLossless, bool) {
+	if c.skuLosslessByProfile == nil {
+		c.skuLosslessByProfile = map[string]*profile.SONiCLossless{}
+	}
+	l, seen := c.skuLosslessByProfile[prof.Name]
+	if !seen {
+		if v, ok := prof.SONiCLosslessProfile(); ok {
+			l = &v
+		}
+		c.skuLosslessByProfile[prof.Name] = l
+	}
+	if l == nil {
+		return profile.SONiCLossless{}, false
+	}
+	return *l, true
+}
+
 // FC131
 func (c *checker) portSpeedSKU() {
 	for i := range c.f.Switches {
@@ -79,7 +97,7 @@ func (c *checker) portSpeedSKU() {
 			}
 		}
 		then := ""
-		if l, ok := prof.SONiCLosslessProfile(); ok && prof.Write.GCU != nil && l.SpeedMbps*1e6 == top {
+		if l, ok := c.skuLossless(prof); ok && prof.Write.GCU != nil && l.SpeedMbps*1e6 == top {
 			then = fmt.Sprintf("; at %s they share the SKU's lossless buffer profile, FC132", intent.FormatRate(top))
 		}
 		c.report(Warning, pos(p.Pos, sw.Pos), portPath(sw, p)+".speed",
@@ -109,7 +127,7 @@ func (c *checker) sharedBufferProfile() {
 		if !ok || prof.Write.GCU == nil {
 			continue
 		}
-		l, ok := prof.SONiCLosslessProfile()
+		l, ok := c.skuLossless(prof)
 		if !ok {
 			continue
 		}
@@ -120,6 +138,7 @@ func (c *checker) sharedBufferProfile() {
 		listed := map[string]bool{}
 		var need int64
 		var first *intent.Port
+		var heads []int64 // what plan writes per port, computed once per switch
 		for j := range sw.Ports {
 			p := &sw.Ports[j]
 			if !slices.Contains(l.Ports, p.Name) {
@@ -132,7 +151,10 @@ func (c *checker) sharedBufferProfile() {
 			if first == nil {
 				first = p
 			}
-			need = max(need, switchdrv.PortHeadroomFor(c.f, sw, *p))
+			if heads == nil {
+				heads = switchdrv.PortHeadroomsFor(c.f, sw)
+			}
+			need = max(need, heads[j])
 		}
 		if first == nil || need <= l.Xoff {
 			continue
