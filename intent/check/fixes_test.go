@@ -24,26 +24,20 @@ type fixCase struct {
 	build func() (*intent.Fabric, error)
 }
 
-// fixOutcome is what applying one finding's fix did.
-type fixOutcome struct {
-	problems []string
-}
-
 // tryFix applies x's edits to a fresh fabric of fc and checks the promise:
 // x's finding is gone (fewer findings of its rule at its path, none with
 // its message), no error at a rule and path that had none, and no new
 // warning unless the fix names its rule (a consequence said out loud).
-func tryFix(fc fixCase, before []Finding, x Finding) fixOutcome {
-	var out fixOutcome
-	fail := func(format string, a ...any) { out.problems = append(out.problems, fmt.Sprintf(format, a...)) }
+func tryFix(fc fixCase, before []Finding, x Finding) (problems []string) {
+	fail := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	f, err := fc.build()
 	if err != nil {
 		fail("rebuild: %v", err)
-		return out
+		return problems
 	}
 	if err := Apply(f, x.Edits); err != nil {
 		fail("apply %v: %v", x.Edits, err)
-		return out
+		return problems
 	}
 	after := Run(f, Options{})
 	// A rule that aggregates ports (FC112, FC125) names the first port of
@@ -58,9 +52,7 @@ func tryFix(fc fixCase, before []Finding, x Finding) fixOutcome {
 	had := map[string]Severity{}
 	n := 0
 	for _, y := range before {
-		if y.Severity > had[key(y)] || had[key(y)] == 0 {
-			had[key(y)] = max(had[key(y)], y.Severity)
-		}
+		had[key(y)] = max(had[key(y)], y.Severity)
 		if key(y) == key(x) && y.Severity >= Warning {
 			n++
 		}
@@ -87,7 +79,7 @@ func tryFix(fc fixCase, before []Finding, x Finding) fixOutcome {
 	if n > 0 && m >= n {
 		fail("%d findings of %s at %s before, %d after", n, x.ID, x.Path, m)
 	}
-	return out
+	return problems
 }
 
 // checkFixes runs check on each case and applies every fix with edits.
@@ -110,8 +102,8 @@ func checkFixes(t *testing.T, cases []fixCase) map[string]int {
 				continue
 			}
 			applied[x.ID]++
-			if o := tryFix(fc, before, x); len(o.problems) > 0 {
-				t.Errorf("%s: %s\n  fix: %s\n  edits: %v\n  %s", fc.name, x, x.Fix, x.Edits, strings.Join(o.problems, "\n  "))
+			if p := tryFix(fc, before, x); len(p) > 0 {
+				t.Errorf("%s: %s\n  fix: %s\n  edits: %v\n  %s", fc.name, x, x.Fix, x.Edits, strings.Join(p, "\n  "))
 			}
 		}
 	}
