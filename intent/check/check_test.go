@@ -149,6 +149,10 @@ func ruleCases() []ruleCase {
 		// FC102
 		{"dscp in two classes", func(f *intent.Fabric) { class(f, "default").DSCP = []int{0, 26} },
 			Options{}, []got{{"FC102", Error, "policy.classes[roce].dscp"}}},
+		// Each lossless class would be left unreached without DSCP 26
+		// (FC126): which one it belongs to is a person's call (no edits).
+		{"dscp the only one of two lossless classes", func(f *intent.Fabric) { lossless(f, "storage", 4, 26) },
+			Options{}, []got{{"FC126", Error, "policy.classes[roce].dscp"}, {"FC102", Error, "policy.classes[storage].dscp"}}},
 		// FC103
 		{"class priority out of range", func(f *intent.Fabric) { class(f, "cnp").Priority = 8; f.Policy.RoCE.CNPPriority = 8 },
 			Options{}, []got{{"FC103", Error, "policy.classes[cnp].priority"}, {"FC103", Error, "policy.roce.cnpPriority"}}},

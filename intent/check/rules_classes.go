@@ -52,10 +52,16 @@ func (c *checker) dscpUnique() {
 					at = o // point at the list that was written
 				}
 				keep, drop := c.dscpKeeper(d, o, cl)
-				c.report(Error, pos(at.Pos, c.f.Policy.Pos), classPath(at)+".dscp",
-					fmt.Sprintf("remove DSCP %d from class %s (it stays in class %s)", d, drop.Name, keep.Name),
-					"DSCP %d is in both class %s and class %s: a packet can be classified into one queue only", d, o.Name, cl.Name).
-					with(set(classPath(drop)+".dscp", intList(without(drop.DSCP, d))))
+				if !c.reachedWithout(drop, d) {
+					keep, drop = drop, keep
+				}
+				x := c.report(Error, pos(at.Pos, c.f.Policy.Pos), classPath(at)+".dscp",
+					"list each DSCP value in one class only",
+					"DSCP %d is in both class %s and class %s: a packet can be classified into one queue only", d, o.Name, cl.Name)
+				if c.reachedWithout(drop, d) {
+					x.Fix = fmt.Sprintf("remove DSCP %d from class %s (it stays in class %s)", d, drop.Name, keep.Name)
+					x.with(set(classPath(drop)+".dscp", intList(without(drop.DSCP, d))))
+				}
 				continue
 			}
 			owner[d] = cl
@@ -195,11 +201,22 @@ func (c *checker) usedPriorities(but *intent.Class) [8]bool {
 // reachedAfter reports whether every lossless class but the CNP class is
 // still reached by some DSCP (FC126) once class cl has priority prio.
 func (c *checker) reachedAfter(cl *intent.Class, prio int) bool {
+	return c.reachedIf(cl, func(x *intent.Class) { x.Priority = prio })
+}
+
+// reachedWithout is reachedAfter for class cl without DSCP d.
+func (c *checker) reachedWithout(cl *intent.Class, d int) bool {
+	return c.reachedIf(cl, func(x *intent.Class) { x.DSCP = without(x.DSCP, d) })
+}
+
+// reachedIf reports whether every lossless class but the CNP class is still
+// reached by some DSCP (FC126) once change is made to class cl (on a copy).
+func (c *checker) reachedIf(cl *intent.Class, change func(*intent.Class)) bool {
 	p := c.f.Policy
 	p.Classes = slices.Clone(p.Classes)
 	for i := range p.Classes {
 		if p.Classes[i].Name == cl.Name {
-			p.Classes[i].Priority = prio
+			change(&p.Classes[i])
 		}
 	}
 	slices.SortStableFunc(p.Classes, func(a, b intent.Class) int { return a.Priority - b.Priority })
