@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -43,9 +44,14 @@ func tryFix(fc fixCase, before []Finding, x Finding) (problems []string) {
 	// A rule that aggregates ports (FC112, FC125) names the first port of
 	// a group: a fix that moves one port out of the group moves the path
 	// of what is left, which is the same finding, not a new one.
+	// FC102 points at whichever of two classes comes later: a fix that
+	// reorders classes moves it, so it is the same finding by its DSCP.
 	key := func(y Finding) string {
 		if sw, _, ok := strings.Cut(y.Path, "].ports["); ok {
 			return y.ID + " " + sw + "]"
+		}
+		if m := dscpInBoth.FindStringSubmatch(y.Message); y.ID == "FC102" && m != nil {
+			return y.ID + " DSCP " + m[1]
 		}
 		return y.ID + " " + y.Path
 	}
@@ -81,6 +87,8 @@ func tryFix(fc fixCase, before []Finding, x Finding) (problems []string) {
 	}
 	return problems
 }
+
+var dscpInBoth = regexp.MustCompile(`^DSCP (\d+) is in both`)
 
 // checkFixes runs check on each case and applies every fix with edits.
 // It returns, per rule, how many fixes were applied.
@@ -210,7 +218,7 @@ func TestFixesClearTheirFindings(t *testing.T) {
 		}
 		cases = append(cases, fixCase{"rule case " + rc.name, mutated(rc.mutate)})
 	}
-	cases = append(cases, generatedCorpus(1000)...)
+	cases = append(cases, generatedCorpus(2000)...)
 	applied := checkFixes(t, cases)
 	for _, r := range Rules() {
 		if strings.HasPrefix(r.Fix, "edit") && applied[r.ID] == 0 {
@@ -364,6 +372,20 @@ var faults = []func(r *rand.Rand, f *intent.Fabric){
 		f.Hosts[r.IntN(len(f.Hosts))].NICs[0].CableMeters = float64(1 + r.IntN(100))
 	},
 	func(r *rand.Rand, f *intent.Fabric) { f.Switches[2+r.IntN(2)].ASIC = "" },
+	func(r *rand.Rand, f *intent.Fabric) {
+		f.Switches[r.IntN(len(f.Switches))].Platform = intent.PlatformEOS
+	},
+	func(r *rand.Rand, f *intent.Fabric) {
+		sw := &f.Switches[r.IntN(len(f.Switches))]
+		c := float64(1 + r.IntN(300))
+		for j := range sw.Ports {
+			sw.Ports[j].CableMeters = c
+		}
+	},
+	func(r *rand.Rand, f *intent.Fabric) {
+		w := &f.Policy.Watchdog
+		w.Detect, w.Restore, w.Poll = time.Duration(100+r.IntN(400))*time.Millisecond, time.Duration(100+r.IntN(900))*time.Millisecond, time.Duration(50+r.IntN(200))*time.Millisecond
+	},
 	func(r *rand.Rand, f *intent.Fabric) {
 		f.Switches[2].ASIC = ""
 		spineAt100G(f, 2)

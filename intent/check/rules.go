@@ -57,7 +57,7 @@ var ruleTable = []Rule{
 	{"FC116", "global-pause", Error, "802.3x global pause is off where PFC is on", (*checker).globalPause, "edit"},
 	{"FC117", "link-mtu", Error, "MTU is equal on both ends of switch links and the host MTU is not above the switch port MTU", (*checker).linkMTU, "edit"},
 	{"FC118", "roce-path-mtu", Error, "the RoCE path MTU is 256-4096 and fits in the host MTU with the RoCEv2 headers", (*checker).rocePathMTU, "edit"},
-	{"FC119", "host-tos", Error, "host RoCE ToS is the RoCE class DSCP << 2 with ECT(0) (a lossless class; without PFC the ECN class): CE and not-ECT are errors, ECT(1) a warning", (*checker).hostToS, "edit; decision where no DSCP reaches the RoCE class and none is free to list in it"},
+	{"FC119", "host-tos", Error, "host RoCE ToS is the RoCE class DSCP << 2 with ECT(0) (a lossless class; without PFC the ECN class): CE and not-ECT are errors, ECT(1) a warning", (*checker).hostToS, "edit; decision where no DSCP reaches the RoCE class and none can be given back to it or listed in it"},
 	{"FC120", "dcbx-owner", Error, "a single owner of host DCB settings: host-static, or switch-willing only where fabricctl configures the host-facing switches to advertise DCBX", (*checker).dcbxOwner, "edit"},
 	{"FC121", "link-endpoints", Error, "links join existing switch ports and host NICs, never an endpoint to itself", (*checker).linkEndpoints, "decision: which node or port was meant"},
 	{"FC122", "link-port-reuse", Error, "no switch port or host NIC is used by two links", (*checker).linkPortReuse, "decision: which link is wrong"},

@@ -52,13 +52,13 @@ func (c *checker) dscpUnique() {
 					at = o // point at the list that was written
 				}
 				keep, drop := c.dscpKeeper(d, o, cl)
-				if !c.reachedWithout(drop, d) {
+				if !c.canDrop(drop, keep, d) {
 					keep, drop = drop, keep
 				}
 				x := c.report(Error, pos(at.Pos, c.f.Policy.Pos), classPath(at)+".dscp",
 					"list each DSCP value in one class only",
 					"DSCP %d is in both class %s and class %s: a packet can be classified into one queue only", d, o.Name, cl.Name)
-				if c.reachedWithout(drop, d) {
+				if c.canDrop(drop, keep, d) {
 					x.Fix = fmt.Sprintf("remove DSCP %d from class %s (it stays in class %s)", d, drop.Name, keep.Name)
 					x.with(set(classPath(drop)+".dscp", intList(without(drop.DSCP, d))))
 				}
@@ -95,6 +95,21 @@ func (c *checker) dscpKeeper(d int, a, b *intent.Class) (keep, drop *intent.Clas
 		return b, a
 	}
 	return a, b
+}
+
+// canDrop reports whether class drop can give DSCP d up to class keep
+// without another rule failing: every lossless class stays reached (FC126),
+// the hosts' CNP DSCP stays the CNP class's (FC108) and their RDMA DSCP
+// stays lossless (FC119).
+func (c *checker) canDrop(drop, keep *intent.Class, d int) bool {
+	r := &c.f.Policy.RoCE
+	switch {
+	case drop.CNP && d == r.CNPDSCP:
+		return false
+	case d == r.ToS>>2 && drop.Lossless && !keep.Lossless:
+		return false
+	}
+	return c.reachedWithout(drop, d)
 }
 
 // without returns v without x.
@@ -155,6 +170,13 @@ func (c *checker) priorityUnique() {
 			move := cl // the class whose priority the finding points at moves
 			if path == classPath(o)+".priority" {
 				move = o
+			}
+			if cnp, _ := cnpPair(o, cl); cnp != nil {
+				// The CNP class moves with the hosts' CNP priority (FC108).
+				fix, edits := c.cnpMove(cnp)
+				c.report(Error, at, path, fix,
+					"priority %d is used by class %s and class %s: a priority is one queue with one PFC and scheduling setting", cl.Priority, o.Name, cl.Name).with(edits...)
+				continue
 			}
 			free, ok := c.freePriority(move)
 			ok = ok && c.reachedAfter(move, free)

@@ -75,14 +75,15 @@ func (c *checker) hostToS() {
 					break
 				}
 			}
-			other := p.ClassByPriority(m[to.DSCP[0]])
-			if reached >= 0 || other == nil || other == to || to.DSCP[0] < 0 || to.DSCP[0] > 63 {
-				if reached < 0 {
-					reached = to.DSCP[0]
-				}
+			if reached >= 0 {
 				want = reached
 				fix = fmt.Sprintf("use ToS %d (DSCP %d << 2 | ECT(0))", want<<2|2, want)
 				edits = []Edit{set("policy.roce.tos", want<<2|2)}
+				break
+			}
+			other := p.ClassByPriority(m[to.DSCP[0]])
+			if other == nil || other == to || to.DSCP[0] < 0 || to.DSCP[0] > 63 || !c.canDrop(other, to, to.DSCP[0]) {
+				fix = fmt.Sprintf("list a DSCP in class %s that no other class takes (FC102) and send RDMA traffic with it", to.Name)
 				break
 			}
 			// Every DSCP of the class is taken by a later class: give the

@@ -26,20 +26,7 @@ func (c *checker) linkMTU() {
 		switch {
 		case a.kind == endSwitch && b.kind == endSwitch && a.port != nil && b.port != nil:
 			if ma, mb := c.f.PortMTU(*a.port), c.f.PortMTU(*b.port); ma != mb {
-				// Both ends get the smaller MTU, or the larger where the
-				// smaller is below a platform's minimum.
-				fix, edits := "set the same MTU on both ports", []Edit(nil)
-				for _, m := range []int{min(ma, mb), max(ma, mb)} {
-					if c.portTakes(a.sw, m) && c.portTakes(b.sw, m) {
-						to, from := a, b
-						if c.f.PortMTU(*a.port) == m {
-							to, from = b, a
-						}
-						fix = fmt.Sprintf("set the same MTU on both ports: mtu: %d on %s:%s, as on %s:%s", m, to.sw.Name, to.port.Name, from.sw.Name, from.port.Name)
-						edits = []Edit{set(portPath(to.sw, to.port)+".mtu", m)}
-						break
-					}
-				}
+				fix, edits := c.linkMTUFix(a, b)
 				c.report(Error, l.Pos, linkPath(i), fix,
 					"MTU differs across link %s (%d) - %s (%d): frames above %d are dropped one way", l.A, ma, l.B, mb, min(ma, mb)).with(edits...)
 			}
@@ -69,6 +56,47 @@ func (c *checker) hostSwitchMTU(i int, l intent.Link, h intent.Endpoint, sw *int
 		c.report(Error, l.Pos, linkPath(i), fix,
 			"host %s sends frames up to MTU %d but switch port %s:%s has MTU %d", h, p.HostMTU, sw.Name, port.Name, m).with(edits...)
 	}
+}
+
+// linkMTUFix is FC117's fix for a switch link whose ends differ: both ends
+// the smaller MTU, or the larger where the smaller is below a platform's
+// minimum; where neither is taken by both platforms, the largest MTU below
+// the smaller that both take.
+func (c *checker) linkMTUFix(a, b end) (string, []Edit) {
+	ma, mb := c.f.PortMTU(*a.port), c.f.PortMTU(*b.port)
+	cands := []int{min(ma, mb), max(ma, mb)}
+	lo, hi, known := 0, min(ma, mb), true
+	for _, sw := range []*intent.Switch{a.sw, b.sw} {
+		if pi, ok := c.platform(sw); ok && !pi.MTU.IsZero() {
+			lo, hi = max(lo, pi.MTU.Min), min(hi, pi.MTU.Max)
+		} else if !ok {
+			known = false
+		}
+	}
+	if known && lo <= hi {
+		cands = append(cands, hi)
+	}
+	for _, m := range cands {
+		if !c.portTakes(a.sw, m) || !c.portTakes(b.sw, m) {
+			continue
+		}
+		var edits []Edit
+		var on []string
+		why := ""
+		for _, e := range []end{a, b} {
+			if c.f.PortMTU(*e.port) != m {
+				edits = append(edits, set(portPath(e.sw, e.port)+".mtu", m))
+				on = append(on, e.sw.Name+":"+e.port.Name)
+			} else {
+				why = fmt.Sprintf(", as on %s:%s", e.sw.Name, e.port.Name)
+			}
+		}
+		if m != ma && m != mb {
+			why = fmt.Sprintf(", the largest both %s and %s take", a.sw.Platform, b.sw.Platform)
+		}
+		return fmt.Sprintf("set the same MTU on both ports: mtu: %d on %s%s", m, strings.Join(on, " and "), why), edits
+	}
+	return "set the same MTU on both ports", nil
 }
 
 // portTakes reports whether sw's platform takes IP MTU m on a port (an
