@@ -53,6 +53,10 @@ func tryFix(fc fixCase, before []Finding, x Finding) (problems []string) {
 		if m := dscpInBoth.FindStringSubmatch(y.Message); y.ID == "FC102" && m != nil {
 			return y.ID + " DSCP " + m[1]
 		}
+		// FC128 points at the later of two ECN classes: the same by the pair.
+		if m := ecnPair.FindStringSubmatch(y.Message); y.ID == "FC128" && m != nil {
+			return y.ID + " " + min(m[1], m[2]) + " " + max(m[1], m[2])
+		}
 		return y.ID + " " + y.Path
 	}
 	had := map[string]Severity{}
@@ -88,7 +92,10 @@ func tryFix(fc fixCase, before []Finding, x Finding) (problems []string) {
 	return problems
 }
 
-var dscpInBoth = regexp.MustCompile(`^DSCP (\d+) is in both`)
+var (
+	dscpInBoth = regexp.MustCompile(`^DSCP (\d+) is in both`)
+	ecnPair    = regexp.MustCompile(`^classes (\S+) and (\S+) have different ECN settings`)
+)
 
 // checkFixes runs check on each case and applies every fix with edits.
 // It returns, per rule, how many fixes were applied.

@@ -24,10 +24,11 @@ func (c *checker) ecnLossless() {
 				kmin, kmax, prob = o.ECN.MinBytes, o.ECN.MaxBytes, o.ECN.Probability
 				note = fmt.Sprintf(" (class %s's: SONiC 202405/202411 switches give every ECN class one WRED profile, FC128)", o.Name)
 			}
-			c.report(Error, pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".ecn",
+			x := c.report(Error, pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".ecn",
 				fmt.Sprintf("add ecn: {min: %s, max: %s, probability: %d%%}%s", sizeText(kmin), sizeText(kmax), prob, note),
-				"lossless class %s has no ECN marking: without DCQCN every congestion event is resolved by PFC pauses alone (head-of-line blocking, pause storms, deadlock risk)", cl.Name).
-				with(setSize(classPath(cl)+".ecn.min", kmin), setSize(classPath(cl)+".ecn.max", kmax), set(classPath(cl)+".ecn.probability", fmt.Sprintf("%d%%", prob)))
+				"lossless class %s has no ECN marking: without DCQCN every congestion event is resolved by PFC pauses alone (head-of-line blocking, pause storms, deadlock risk)", cl.Name)
+			x.with(setSize(classPath(cl)+".ecn.min", kmin), setSize(classPath(cl)+".ecn.max", kmax), set(classPath(cl)+".ecn.probability", fmt.Sprintf("%d%%", prob)))
+			c.noECNRoom(x, kmin, kmax)
 		}
 	}
 }
@@ -70,22 +71,27 @@ func (c *checker) ecnThresholds() {
 		at := c.ecnPos(cl)
 		if e.MinBytes >= e.MaxBytes {
 			kmin, kmax := c.ecnSuggestion()
-			c.report(Error, at, classPath(cl)+".ecn.min",
+			x := c.report(Error, at, classPath(cl)+".ecn.min",
 				fmt.Sprintf("set min below max (e.g. min %s, max %s)", sizeText(kmin), sizeText(kmax)),
-				"class %s: ECN Kmin %s is not below Kmax %s", cl.Name, bytesStr(e.MinBytes), bytesStr(e.MaxBytes)).
-				with(setSize(classPath(cl)+".ecn.min", kmin), setSize(classPath(cl)+".ecn.max", kmax))
+				"class %s: ECN Kmin %s is not below Kmax %s", cl.Name, bytesStr(e.MinBytes), bytesStr(e.MaxBytes))
+			x.with(setSize(classPath(cl)+".ecn.min", kmin), setSize(classPath(cl)+".ecn.max", kmax))
+			c.noECNRoom(x, kmin, kmax)
 		}
 		if p.MTU > 0 && e.MinBytes < int64(p.MTU) {
 			fix := fmt.Sprintf("set min to at least %s (one MTU)", sizeText(int64(p.MTU)))
 			edits := []Edit{setSize(classPath(cl)+".ecn.min", int64(p.MTU))}
+			kmin, kmax := int64(p.MTU), e.MaxBytes
 			if e.MaxBytes <= int64(p.MTU) {
-				kmin, kmax := c.ecnSuggestion()
+				kmin, kmax = c.ecnSuggestion()
 				fix = fmt.Sprintf("set min to at least one MTU and max above it (e.g. min %s, max %s)", sizeText(kmin), sizeText(kmax))
 				edits = []Edit{setSize(classPath(cl)+".ecn.min", kmin), setSize(classPath(cl)+".ecn.max", kmax)}
 			}
-			c.report(Error, at, classPath(cl)+".ecn.min", fix,
-				"class %s: ECN Kmin %s is below one MTU (%s): a single frame in the queue gets marked, so DCQCN throttles on no congestion", cl.Name, bytesStr(e.MinBytes), bytesStr(int64(p.MTU))).
-				with(edits...)
+			x := c.report(Error, at, classPath(cl)+".ecn.min", fix,
+				"class %s: ECN Kmin %s is below one MTU (%s): a single frame in the queue gets marked, so DCQCN throttles on no congestion", cl.Name, bytesStr(e.MinBytes), bytesStr(int64(p.MTU)))
+			x.with(edits...)
+			if e.MaxBytes <= int64(p.MTU) {
+				c.noECNRoom(x, kmin, kmax)
+			}
 		}
 		if e.Probability < 1 || e.Probability > 100 {
 			c.report(Error, at, classPath(cl)+".ecn.probability",
@@ -132,6 +138,17 @@ func (c *checker) ecnSuggestion() (kmin, kmax int64) {
 	return kmin, kmax
 }
 
+// noECNRoom turns x's suggested thresholds into a decision where they
+// have no room: Kmin (at least one MTU, FC110) not below Kmax (at most the
+// smallest XOFF point, FC111). What frees buffer is a person's choice.
+func (c *checker) noECNRoom(x *Finding, kmin, kmax int64) {
+	if kmin < kmax {
+		return
+	}
+	x.Fix = fmt.Sprintf("shorten cables, use fewer lossless priorities or raise buffer: the smallest XOFF point leaves ECN max at most %s, not above min (at least one MTU, %s)", bytesStr(kmax), bytesStr(int64(c.f.Policy.MTU)))
+	x.Edits = nil
+}
+
 // ecnSuggestionNote says where suggested thresholds come from.
 func ecnSuggestionNote(kmax int64) string {
 	if kmax < defaultKmax {
@@ -152,6 +169,11 @@ func (c *checker) lowerKmaxFix(cl *intent.Class, depth int64) (string, []Edit) {
 	edits := []Edit{setSize(classPath(cl)+".ecn.max", kmax)}
 	if e.MinBytes >= kmax {
 		kmin := max(kmax/10/1000*1000, (int64(c.f.Policy.MTU)+999)/1000*1000)
+		if kmin >= kmax {
+			// Kmin must stay at least one MTU (FC110): below the XOFF
+			// point there is no room for an ECN ramp.
+			return fmt.Sprintf("shorten cables, use fewer lossless priorities or raise buffer: XOFF at %s leaves no room for ECN min (at least one MTU, %s) below max", bytesStr(depth), bytesStr(int64(c.f.Policy.MTU))), nil
+		}
 		fix += fmt.Sprintf(" and min below it (e.g. %s)", sizeText(kmin))
 		edits = append(edits, setSize(classPath(cl)+".ecn.min", kmin))
 	}
@@ -217,17 +239,19 @@ func (c *checker) sonicOneWRED() {
 			e := *src.ECN
 			setting := fmt.Sprintf("class %s's: min %s, max %s, probability %d%%, on class %s", src.Name, sizeText(e.MinBytes), sizeText(e.MaxBytes), e.Probability, dst.Name)
 			var edits []Edit
+			kmin, kmax := e.MinBytes, e.MaxBytes
 			if !c.ecnValid(&e) {
-				kmin, kmax := c.ecnSuggestion()
+				kmin, kmax = c.ecnSuggestion()
 				e = intent.ECN{MinBytes: kmin, MaxBytes: kmax, Probability: 100}
 				setting = fmt.Sprintf("min %s, max %s, probability 100%% on both%s", sizeText(kmin), sizeText(kmax), ecnSuggestionNote(kmax))
 				edits = ecnEdits(src, e)
 			}
 			edits = append(edits, ecnEdits(dst, e)...)
-			c.report(Warning, pos(cl.ECN.Pos, cl.Pos, p.Pos), classPath(cl)+".ecn",
+			x := c.report(Warning, pos(cl.ECN.Pos, cl.Pos, p.Pos), classPath(cl)+".ecn",
 				fmt.Sprintf("give the ECN classes one ECN setting (%s), or accept the earliest marking of them on these switches", setting),
-				"classes %s and %s have different ECN settings but share WRED_PROFILE|AZURE_LOSSLESS on %s (their config updater creates no other WRED profile): both get the earliest marking of the two", first.Name, cl.Name, on).
-				with(edits...)
+				"classes %s and %s have different ECN settings but share WRED_PROFILE|AZURE_LOSSLESS on %s (their config updater creates no other WRED profile): both get the earliest marking of the two", first.Name, cl.Name, on)
+			x.with(edits...)
+			c.noECNRoom(x, kmin, kmax)
 		}
 	}
 }

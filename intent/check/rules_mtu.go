@@ -60,12 +60,12 @@ func (c *checker) hostSwitchMTU(i int, l intent.Link, h intent.Endpoint, sw *int
 
 // linkMTUFix is FC117's fix for a switch link whose ends differ: both ends
 // the smaller MTU, or the larger where the smaller is below a platform's
-// minimum; where neither is taken by both platforms, the largest MTU below
-// the smaller that both take.
+// minimum; where neither is taken by both platforms, the MTU nearest the
+// smaller that both take.
 func (c *checker) linkMTUFix(a, b end) (string, []Edit) {
 	ma, mb := c.f.PortMTU(*a.port), c.f.PortMTU(*b.port)
 	cands := []int{min(ma, mb), max(ma, mb)}
-	lo, hi, known := 0, min(ma, mb), true
+	lo, hi, known := 0, max(ma, mb), true
 	for _, sw := range []*intent.Switch{a.sw, b.sw} {
 		if pi, ok := c.platform(sw); ok && !pi.MTU.IsZero() {
 			lo, hi = max(lo, pi.MTU.Min), min(hi, pi.MTU.Max)
@@ -74,7 +74,7 @@ func (c *checker) linkMTUFix(a, b end) (string, []Edit) {
 		}
 	}
 	if known && lo <= hi {
-		cands = append(cands, hi)
+		cands = append(cands, max(lo, min(ma, mb, hi))) // the smaller, brought into both ranges
 	}
 	for _, m := range cands {
 		if !c.portTakes(a.sw, m) || !c.portTakes(b.sw, m) {
@@ -92,7 +92,7 @@ func (c *checker) linkMTUFix(a, b end) (string, []Edit) {
 			}
 		}
 		if m != ma && m != mb {
-			why = fmt.Sprintf(", the largest both %s and %s take", a.sw.Platform, b.sw.Platform)
+			why = fmt.Sprintf(", the nearest both %s and %s take", a.sw.Platform, b.sw.Platform)
 		}
 		return fmt.Sprintf("set the same MTU on both ports: mtu: %d on %s%s", m, strings.Join(on, " and "), why), edits
 	}
