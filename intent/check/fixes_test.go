@@ -383,6 +383,17 @@ var faults = []func(r *rand.Rand, f *intent.Fabric){
 		f.Switches[r.IntN(len(f.Switches))].Platform = intent.PlatformEOS
 	},
 	func(r *rand.Rand, f *intent.Fabric) {
+		f.Switches[r.IntN(len(f.Switches))].Platform = intent.PlatformOpenConfig
+	},
+	func(r *rand.Rand, f *intent.Fabric) {
+		f.Switches[r.IntN(len(f.Switches))].Profile = []string{"sonic-202405", "sonic-202511", "srlinux-24.10"}[r.IntN(3)]
+	},
+	func(r *rand.Rand, f *intent.Fabric) { f.Policy.MaxLosslessPriorities = r.IntN(3) },
+	func(r *rand.Rand, f *intent.Fabric) {
+		f.Links = append(f.Links, intent.Link{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/5"}, B: intent.Endpoint{Node: "leaf2", Port: "ethernet-1/5"}, Pos: at(120)})
+		f.Switches[0].Ports[4].Speed = []int64{100e9, 400e9}[r.IntN(2)]
+	},
+	func(r *rand.Rand, f *intent.Fabric) {
 		sw := &f.Switches[r.IntN(len(f.Switches))]
 		c := float64(1 + r.IntN(300))
 		for j := range sw.Ports {

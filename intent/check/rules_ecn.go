@@ -18,11 +18,13 @@ func (c *checker) ecnLossless() {
 		if cl.ECN == nil {
 			kmin, kmax := c.ecnSuggestion()
 			prob, note := 100, ecnSuggestionNote(kmax)
-			if o := c.sharedECN(kmax); o != nil {
+			if o, shared := c.sharedECN(kmax); o != nil {
 				// SONiC 202405/202411 give every ECN class one WRED
 				// profile (FC128): take the setting the others have.
 				kmin, kmax, prob = o.ECN.MinBytes, o.ECN.MaxBytes, o.ECN.Probability
 				note = fmt.Sprintf(" (class %s's: SONiC 202405/202411 switches give every ECN class one WRED profile, FC128)", o.Name)
+			} else if shared != nil {
+				note += fmt.Sprintf("; FC128 then warns: class %s's ECN setting does not fit, and SONiC 202405/202411 give both the earliest marking", shared.Name)
 			}
 			x := c.report(Error, pos(cl.Pos, c.f.Policy.Pos), classPath(cl)+".ecn",
 				fmt.Sprintf("add ecn: {min: %s, max: %s, probability: %d%%}%s", sizeText(kmin), sizeText(kmax), prob, note),
@@ -36,8 +38,10 @@ func (c *checker) ecnLossless() {
 // sharedECN returns the class whose ECN setting a new ECN class should
 // copy: on a fabric with SONiC switches that share one WRED profile among
 // the ECN classes (FC128), the first ECN class, when its setting passes
-// FC110 and FC111 (Kmax at most kmax, the suggestion's); nil otherwise.
-func (c *checker) sharedECN(kmax int64) *intent.Class {
+// FC110 and FC111 (Kmax at most kmax, the suggestion's). When that class's
+// setting does not, it is returned as other (FC128 will warn); both nil
+// where no WRED profile is shared or no class has ECN.
+func (c *checker) sharedECN(kmax int64) (use, other *intent.Class) {
 	shared := false
 	for i := range c.f.Switches {
 		if pi, ok := c.platform(&c.f.Switches[i]); ok && pi.ConfigUpdaterLimits {
@@ -45,18 +49,18 @@ func (c *checker) sharedECN(kmax int64) *intent.Class {
 		}
 	}
 	if !shared {
-		return nil
+		return nil, nil
 	}
 	for i := range c.f.Policy.Classes {
 		o := &c.f.Policy.Classes[i]
 		if e := o.ECN; e != nil {
 			if c.ecnValid(e) && e.MaxBytes <= kmax {
-				return o
+				return o, nil
 			}
-			return nil
+			return nil, o
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // FC110
