@@ -96,51 +96,56 @@ const placeholderPCI = "XXXX:XX:00"
 func FreshBackup(h *intent.Host, driver string) *Backup {
 	b := &Backup{Version: BackupVersion, Host: h.Name, Taken: time.Unix(0, 0).UTC()}
 	for i, nic := range h.NICs {
-		pci := fmt.Sprintf("%s.%d", placeholderPCI, i%8)
-		o := nicObs{Interface: nic.Interface, Driver: driver, PCI: pci, Index: i + 2,
-			MTU: 1500, SpeedMbps: int(nic.Speed / 1_000_000), Pause: &Pause{Autoneg: true, RX: true, TX: true}}
-		o.Files = map[string]string{}
-		if nic.RDMADevice != "" {
-			o.Dirs = append(o.Dirs, "sys/kernel/config/rdma_cm", path.Join("sys/class/infiniband", nic.RDMADevice))
-			if a, err := netip.ParseAddr(nic.Address); err == nil && a.Is4() {
-				port := nic.RDMAPort
-				if port == 0 {
-					port = 1
-				}
-				base := path.Join("sys/class/infiniband", nic.RDMADevice, "ports", fmt.Sprint(port))
-				v4 := a.As4()
-				o.Files[path.Join(base, "gids/3")] = fmt.Sprintf("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", v4[0], v4[1], v4[2], v4[3])
-				o.Files[path.Join(base, "gid_attrs/types/3")] = "RoCE v2"
-				o.Files[path.Join(base, "gid_attrs/ndevs/3")] = nic.Interface
-			}
-		}
-		if driver == "mlx5_core" {
-			cc := path.Join("sys/kernel/debug/mlx5", pci, "cc_params")
-			for _, f := range []string{"np_cnp_dscp", "np_cnp_prio_mode", "np_cnp_prio"} {
-				o.Files[path.Join(cc, f)] = "unknown"
-			}
-		}
-		if driver == "mlx5_core" {
-			dcbx := uint8(DCBXVerCEE | DCBXVerIEEE)
-			o.DCBX, o.MaxMTU = &dcbx, 9978
-			o.PFC = &dcbnl.PFC{Cap: 8, Delay: mlx5DefaultCableM}
-			ets := dcbnl.ETS{ETSCap: 8}
-			for tc := range ets.PrioTC {
-				ets.PrioTC[tc], ets.TSA[tc], ets.TCTxBW[tc] = uint8(tc), dcbnl.TSAVendor, 100
-			}
-			ets.PrioTC[0], ets.PrioTC[1] = 1, 0
-			o.ETS = &ets
-			o.Buffer = &dcbnl.Buffer{}
-		} else {
-			dcbx := uint8(DCBXHost | DCBXVerIEEE)
-			o.DCBX = &dcbx
-			o.PFC = &dcbnl.PFC{Cap: 8}
-			o.ETS = &dcbnl.ETS{ETSCap: 8}
-		}
-		o.Apps = []dcbnl.App{}
-		b.NICs = append(b.NICs, o)
+		b.NICs = append(b.NICs, freshObs(i, nic, driver))
 	}
 	return b
+}
+
+// freshObs is FreshBackup's state of the i-th NIC.
+func freshObs(i int, nic intent.NIC, driver string) nicObs {
+	pci := fmt.Sprintf("%s.%d", placeholderPCI, i%8)
+	o := nicObs{Interface: nic.Interface, Driver: driver, PCI: pci, Index: i + 2,
+		MTU: 1500, SpeedMbps: int(nic.Speed / 1_000_000), Pause: &Pause{Autoneg: true, RX: true, TX: true}}
+	o.Files = map[string]string{}
+	if nic.RDMADevice != "" {
+		o.Dirs = append(o.Dirs, "sys/kernel/config/rdma_cm", path.Join("sys/class/infiniband", nic.RDMADevice))
+		if a, err := netip.ParseAddr(nic.Address); err == nil && a.Is4() {
+			port := nic.RDMAPort
+			if port == 0 {
+				port = 1
+			}
+			base := path.Join("sys/class/infiniband", nic.RDMADevice, "ports", fmt.Sprint(port))
+			v4 := a.As4()
+			o.Files[path.Join(base, "gids/3")] = fmt.Sprintf("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", v4[0], v4[1], v4[2], v4[3])
+			o.Files[path.Join(base, "gid_attrs/types/3")] = "RoCE v2"
+			o.Files[path.Join(base, "gid_attrs/ndevs/3")] = nic.Interface
+		}
+	}
+	if driver == "mlx5_core" {
+		cc := path.Join("sys/kernel/debug/mlx5", pci, "cc_params")
+		for _, f := range []string{"np_cnp_dscp", "np_cnp_prio_mode", "np_cnp_prio"} {
+			o.Files[path.Join(cc, f)] = "unknown"
+		}
+	}
+	if driver == "mlx5_core" {
+		dcbx := uint8(DCBXVerCEE | DCBXVerIEEE)
+		o.DCBX, o.MaxMTU = &dcbx, 9978
+		o.PFC = &dcbnl.PFC{Cap: 8, Delay: mlx5DefaultCableM}
+		ets := dcbnl.ETS{ETSCap: 8}
+		for tc := range ets.PrioTC {
+			ets.PrioTC[tc], ets.TSA[tc], ets.TCTxBW[tc] = uint8(tc), dcbnl.TSAVendor, 100
+		}
+		ets.PrioTC[0], ets.PrioTC[1] = 1, 0
+		o.ETS = &ets
+		o.Buffer = &dcbnl.Buffer{}
+	} else {
+		dcbx := uint8(DCBXHost | DCBXVerIEEE)
+		o.DCBX = &dcbx
+		o.PFC = &dcbnl.PFC{Cap: 8}
+		o.ETS = &dcbnl.ETS{ETSCap: 8}
+	}
+	o.Apps = []dcbnl.App{}
+	return o
 }
 
 // assumedKernel answers reads from a saved state and refuses writes.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,5 +137,46 @@ func TestAssumeUnknownFreshDriver(t *testing.T) {
 		if _, _, err := Assume("fresh:"+drv, f, h); err != nil {
 			t.Errorf("Assume(fresh:%s) = %v", drv, err)
 		}
+	}
+}
+
+// TestFreshLosslessMinimumIsHostPlans: the minimum check holds host
+// buffers to (FreshLosslessMinimum, FC129) is the one `host plan --assume
+// fresh` refuses a buffer below, NIC by NIC, for NICs with their own speed
+// and cable and for a NIC that takes them from its link.
+func TestFreshLosslessMinimumIsHostPlans(t *testing.T) {
+	for _, tc := range []struct{ name, nics string }{
+		{"own speed and cable", ""},
+		{"speed and cable from the link", "link"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, h := loadIntent(t, func(s string) string {
+				s = strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n  hostBuffers:\n    - {buffer: 1, size: 60KB, priorities: [3]}\n", 1)
+				if tc.nics == "link" {
+					s = strings.Replace(s, "{interface: ens1f1np1, rdma: mlx5_1, speed: 400G, cable: 2.5m}", "{interface: ens1f1np1, rdma: mlx5_1}", 1)
+					s = strings.Replace(s, "  hosts:\n", "  switches:\n    - name: leaf1\n      platform: sonic\n      address: 127.0.0.1:1\n      credentials: {usernameEnv: U, passwordEnv: P}\n      ports: [{name: Ethernet0, speed: 100G, cable: 7m}]\n  hosts:\n", 1)
+					s += "  links:\n    - [gpu1:ens1f1np1, leaf1:Ethernet0]\n"
+				}
+				return s
+			})
+			d, _, err := Assume("fresh", f, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = d.Plan(context.Background(), f, h)
+			if err == nil {
+				t.Fatal("host plan --assume fresh took a 60 KB lossless buffer")
+			}
+			for _, nic := range h.NICs {
+				m, ok := FreshLosslessMinimum(f, h, nic)
+				if !ok || !slices.Equal(m.Lossless, []int{1}) {
+					t.Fatalf("%s: FreshLosslessMinimum = %+v, %v; want buffer 1 lossless", nic.Interface, m, ok)
+				}
+				want := fmt.Sprintf("%s: buffer: lossless buffer 1 of 60000 B is below mlx5's minimum %d B", nic.Interface, m.Min)
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("host plan says\n%v\nwant %q (check's number)", err, want)
+				}
+			}
+		})
 	}
 }

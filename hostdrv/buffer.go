@@ -161,27 +161,16 @@ func (d *Driver) diffBuffer(p *Plan, q Quirks, ifn string, want Buffer, env buff
 		}
 	}
 	if q.LosslessXoffMLX5 && p.backup == nil {
-		h, src := env.headroom()
-		minSize := h.Min()
-		pfc := uint8(0)
-		if env.want.PFC != nil {
-			pfc = env.want.PFC.Enable
-		}
-		if !env.pauseOff {
-			pfc = 0xff // fill_pfc_en: global pause on -> every priority
-		}
+		m := env.losslessMinimum(want.PrioBuffer)
 		var lossless []string
-		for i := range sizes {
-			if !bufferLossless(want.PrioBuffer, pfc, i) {
-				continue
-			}
+		for _, i := range m.Lossless {
 			lossless = append(lossless, fmt.Sprint(i))
-			if uint64(sizes[i]) < minSize {
-				errs = append(errs, settingErr(ifn, "buffer", fmt.Errorf("lossless buffer %d of %d B is below mlx5's minimum %d B (xoff %d + max_mtu + cell; port_buffer.c calculate_xoff at %s): the driver would refuse it with ENOMEM", i, sizes[i], minSize, h.Xoff(), src)))
+			if uint64(sizes[i]) < m.Min {
+				errs = append(errs, settingErr(ifn, "buffer", fmt.Errorf("lossless buffer %d of %d B is below mlx5's minimum %d B (xoff %d + max_mtu + cell; port_buffer.c calculate_xoff at %s): the driver would refuse it with ENOMEM", i, sizes[i], m.Min, m.Headroom.Xoff(), m.Inputs)))
 			}
 		}
 		if len(lossless) > 0 {
-			reason += fmt.Sprintf("; lossless buffer %s needs >= %d B (mlx5 calculate_xoff: %s)", strings.Join(lossless, ","), minSize, src)
+			reason += fmt.Sprintf("; lossless buffer %s needs >= %d B (mlx5 calculate_xoff: %s)", strings.Join(lossless, ","), m.Min, m.Inputs)
 		}
 	}
 	p.add(plan.Change{Action: a, Path: ifn + "/buffer", Before: bs, After: as, Reason: reason}, false)
@@ -222,6 +211,72 @@ func (d *Driver) diffBuffer(p *Plan, q Quirks, ifn string, want Buffer, env buff
 	set.PrioBuffer = want.PrioBuffer
 	d.dcbStep(p, ifn+"/buffer", kindBuffer, "buffer", fmt.Sprintf("dcb buffer set dev %s %s", ifn, want.String()), dcbnl.SetBuffer(ifn, set))
 	return nil
+}
+
+// LosslessMinimum is what a NIC's lossless receive buffers must each hold
+// on mlx5: MLX5Headroom.Min of the inputs that hold when the buffer step
+// runs.
+type LosslessMinimum struct {
+	Min      uint64       // bytes
+	Headroom MLX5Headroom // its inputs
+	Inputs   string       // where each input came from, in words
+	Lossless []int        // the buffer indexes that will be lossless
+}
+
+// losslessMinimum is the minimum every lossless buffer of the layout
+// prio2buf must hold, and which buffers are lossless: the driver counts a
+// buffer lossless when a priority mapped to it has PFC on, or every one
+// while 802.3x pause is on (fill_pfc_en).
+func (e bufferEnv) losslessMinimum(prio2buf [8]uint8) LosslessMinimum {
+	h, src := e.headroom()
+	m := LosslessMinimum{Min: h.Min(), Headroom: h, Inputs: src}
+	pfc := uint8(0)
+	if e.want.PFC != nil {
+		pfc = e.want.PFC.Enable
+	}
+	if !e.pauseOff {
+		pfc = 0xff // fill_pfc_en: global pause on -> every priority
+	}
+	for i := range 8 {
+		if bufferLossless(prio2buf, pfc, i) {
+			m.Lossless = append(m.Lossless, i)
+		}
+	}
+	return m
+}
+
+// FreshLosslessMinimum is what `host plan --assume fresh` holds the lossless
+// receive buffers of policy.hostBuffers to on NIC nic of host h: a fresh
+// mlx5_core NIC (FreshBackup) after the MTU, pause and PFC steps the intent
+// plans, the speed and cable from the NIC or its link as Plan takes them.
+// check calls it (FC129) so that check and host plan refuse the same
+// buffers with the same number. ok is false when the intent lays out no
+// host buffers.
+func FreshLosslessMinimum(f *intent.Fabric, h *intent.Host, nic intent.NIC) (LosslessMinimum, bool) {
+	if f == nil || f.Policy.HostBuffer == nil {
+		return LosslessMinimum{}, false
+	}
+	i := 0
+	for j := range h.NICs {
+		if h.NICs[j].Interface == nic.Interface {
+			i = j
+			break
+		}
+	}
+	obs := freshObs(i, nic, "mlx5_core")
+	b := &Backup{NICs: []nicObs{obs}}
+	linked := withLink(f, h, nic)
+	want, _ := MLX5{}.Desired(assumedFiles(b), &f.Policy, linked)
+	if want.Buffer == nil {
+		return LosslessMinimum{}, false
+	}
+	// As diff decides it: 802.3x pause as the intent sets it, else as read.
+	pauseOff := !obs.Pause.RX && !obs.Pause.TX
+	if want.Pause != nil {
+		pauseOff = !want.Pause.RX && !want.Pause.TX
+	}
+	env := bufferEnv{nic: linked, want: want, obs: &obs, pauseOff: pauseOff, pfcOn: want.PFC != nil && want.PFC.Enable != 0}
+	return env.losslessMinimum(want.Buffer.PrioBuffer), true
 }
 
 // bufferLossless reports whether buffer i is lossless for pfcEn and

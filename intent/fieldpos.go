@@ -98,6 +98,15 @@ func (f *Fabric) FieldPos(path string) (Pos, bool) {
 			if name, _, ok := next(); ok {
 				key(name)
 			}
+		case "hostBuffers":
+			// policy.hostBuffers[buffer=N]: the entry of buffer index N.
+			b, err := strconv.Atoi(strings.TrimPrefix(idx, "buffer="))
+			if hb := p.HostBuffer; hb != nil && err == nil && b >= 0 && b < len(hb.BufferPos) && hb.BufferPos[b].IsValid() {
+				enter(hb.BufferPos[b], hb.BufferFields[b])
+				if name, _, ok := next(); ok {
+					key(name)
+				}
+			}
 		}
 		return at, true
 	case "validation":

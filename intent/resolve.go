@@ -261,6 +261,9 @@ func (r *resolver) hostBuffers(rbs []rawBuffer, file string) {
 			continue
 		}
 		seenBuf[b] = true
+		if b >= 0 && b < len(hb.BufferPos) {
+			hb.BufferPos[b], hb.BufferFields[b] = pos, fieldsIn(rb.Keys, file)
+		}
 		if rb.Size != nil {
 			hb.Sizes[b] = int64(*rb.Size)
 			if hb.Sizes[b] > 1<<32-1 {

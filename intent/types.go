@@ -109,6 +109,11 @@ type HostBuffer struct {
 	Sizes        [8]int64 // bytes per buffer index; 0 = leave to the driver
 	Fields       Fields   // where each key written for it is (nil: nothing written)
 	Pos          Pos
+	// BufferPos and BufferFields are where the entry of each buffer index
+	// is written and its keys (zero: not listed); field paths name an entry
+	// policy.hostBuffers[buffer=N].
+	BufferPos    [8]Pos
+	BufferFields [8]Fields
 }
 
 // Class is one traffic class: a set of DSCP values mapped to one 802.1p

@@ -3,6 +3,7 @@ package intent
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"regexp"
 	"slices"
 	"strconv"
@@ -279,20 +280,25 @@ func splitUnit(s string) (num, unit string) {
 }
 
 func scale(orig, num string, mult float64, max float64) (int64, error) {
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil {
+	if _, err := strconv.ParseFloat(num, 64); err != nil {
 		return 0, fmt.Errorf("%q: not a number", orig)
 	}
-	v := f * mult
+	// In exact decimal arithmetic: 1.045MB is 1,045,000 B, where the
+	// float product 1.045 x 1e6 is 1,044,999.9999999999 and no whole number.
+	r, ok := new(big.Rat).SetString(num)
+	if !ok {
+		return 0, fmt.Errorf("%q: not a number", orig)
+	}
+	r.Mul(r, new(big.Rat).SetFloat64(mult))
 	// float64(math.MaxInt64) rounds up to 2^63, which int64 cannot hold:
 	// converting it would wrap to a negative size.
-	if v > max || v >= 1<<63 {
+	if v, _ := r.Float64(); v > max || v >= 1<<63 {
 		return 0, fmt.Errorf("%q: too large", orig)
 	}
-	if v != math.Trunc(v) {
+	if !r.IsInt() {
 		return 0, fmt.Errorf("%q: not a whole number of units of 1", orig)
 	}
-	return int64(v), nil
+	return r.Num().Int64(), nil
 }
 
 // FormatSize renders bytes the way the intent writes them (exact when possible).

@@ -33,7 +33,7 @@ func bigFabric(groups int) *intent.Fabric {
 	line := 100
 	for i := range leaves {
 		name := fmt.Sprintf("leaf%d", i+1)
-		f.Switches = append(f.Switches, intent.Switch{Name: name, Platform: intent.PlatformSONiC, BufferBytes: 2_000_000, Ports: ports(line + 1), Pos: at(line)})
+		f.Switches = append(f.Switches, intent.Switch{Name: name, Platform: intent.PlatformSONiC, ASIC: "spectrum3", BufferBytes: 2_000_000, Ports: ports(line + 1), Pos: at(line)})
 		line += 3
 	}
 	for i := range spines {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/profile"
 )
 
 // Severity says how bad a finding is.
@@ -64,6 +65,10 @@ type Finding struct {
 	Path     string     // field path, e.g. policy.classes[roce].ecn.min
 	Message  string     // one line: what is wrong, with the numbers
 	Fix      string     // one line: how to fix it
+	// Edits is Fix as changes of the intent (Apply makes them); nil where
+	// the fix is a decision only a person can make (the rule table says
+	// which rules those are: Rule.Fix).
+	Edits []Edit
 }
 
 func (f Finding) String() string {
@@ -160,7 +165,12 @@ type checker struct {
 
 	headroom map[headroomKey]headroomValue
 
-	ends [][2]end // per link: its two endpoints, resolved once
+	ends  [][2]end             // per link: its two endpoints, resolved once
+	peers map[*intent.Port]end // switch port -> the other end of its link (peerOf)
+	// nicPeers: host NIC -> the switch port it is cabled to (linkedNIC).
+	nicPeers map[intent.Endpoint]*intent.Port
+	// skuLosslessByProfile: each profile's SKU lossless buffer profile (skuLossless).
+	skuLosslessByProfile map[string]*profile.SONiCLossless
 
 	findings []Finding
 	// byProfile: platform facts come from each switch's profile.
@@ -226,7 +236,7 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 // report adds a finding of the current rule. The finding points at the
 // value path names where it is written; pos is where to point when nothing
 // on the path was (a default).
-func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string, a ...any) {
+func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string, a ...any) *Finding {
 	if at, ok := c.f.FieldPos(path); ok && at.IsValid() {
 		pos = at
 	}
@@ -238,7 +248,12 @@ func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string,
 		Message:  fmt.Sprintf(format, a...),
 		Fix:      fix,
 	})
+	return &c.findings[len(c.findings)-1]
 }
+
+// with sets the finding's mechanical fix (use it right after report, before
+// the next report moves the findings).
+func (x *Finding) with(edits ...Edit) { x.Edits = edits }
 
 // platform returns the platform info for sw.
 func (c *checker) platform(sw *intent.Switch) (PlatformInfo, bool) {

@@ -59,8 +59,10 @@ func goodFabric() *intent.Fabric {
 		Switches: []intent.Switch{
 			{Name: "leaf1", Platform: intent.PlatformSRLinux, BufferBytes: 3_000_000, Ports: leafPorts(42), Pos: at(40)},
 			{Name: "leaf2", Platform: intent.PlatformSRLinux, BufferBytes: 3_000_000, Ports: leafPorts(47), Pos: at(45)},
-			{Name: "spine1", Platform: intent.PlatformSONiC, BufferBytes: 3_000_000, Ports: spinePorts(52), Pos: at(50)},
-			{Name: "spine2", Platform: intent.PlatformSONiC, BufferBytes: 3_000_000, Ports: spinePorts(57), Pos: at(55)},
+			// 400G SONiC spines: Spectrum-3 (an SN4700), not the default
+			// profile's 100G SN3800 (FC131, FC132).
+			{Name: "spine1", Platform: intent.PlatformSONiC, ASIC: "spectrum3", BufferBytes: 3_000_000, Ports: spinePorts(52), Pos: at(50)},
+			{Name: "spine2", Platform: intent.PlatformSONiC, ASIC: "spectrum3", BufferBytes: 3_000_000, Ports: spinePorts(57), Pos: at(55)},
 		},
 	}
 	for i := 1; i <= 4; i++ {
@@ -116,7 +118,17 @@ func dump(fs []Finding) string {
 
 func class(f *intent.Fabric, name string) *intent.Class { return f.Policy.ClassByName(name) }
 
-func TestRules(t *testing.T) {
+// ruleCase is one fault of goodFabric and the findings it must raise.
+type ruleCase struct {
+	name   string
+	mutate func(f *intent.Fabric)
+	opts   Options
+	want   []got
+}
+
+// ruleCases are TestRules' cases; the fix property test
+// (TestFixesClearTheirFindings) applies every fix they raise.
+func ruleCases() []ruleCase {
 	// lossless adds a lossless class with the RoCE class's ECN setting (one
 	// setting for every lossless class, as FC128 wants for SONiC).
 	lossless := func(f *intent.Fabric, name string, prio, dscp int) {
@@ -128,12 +140,7 @@ func TestRules(t *testing.T) {
 		f.Policy.Classes = append(f.Policy.Classes, intent.Class{Name: name, DSCP: []int{dscp}, Priority: prio, Lossless: true, Strict: true,
 			ECN: &ecn, Pos: at(30)})
 	}
-	tests := []struct {
-		name   string
-		mutate func(f *intent.Fabric)
-		opts   Options
-		want   []got
-	}{
+	return []ruleCase{
 		// FC101
 		{"dscp out of range", func(f *intent.Fabric) { class(f, "roce").DSCP = []int{26, 64} },
 			Options{}, []got{{"FC101", Error, "policy.classes[roce].dscp"}}},
@@ -142,6 +149,10 @@ func TestRules(t *testing.T) {
 		// FC102
 		{"dscp in two classes", func(f *intent.Fabric) { class(f, "default").DSCP = []int{0, 26} },
 			Options{}, []got{{"FC102", Error, "policy.classes[roce].dscp"}}},
+		// Each lossless class would be left unreached without DSCP 26
+		// (FC126): which one it belongs to is a person's call (no edits).
+		{"dscp the only one of two lossless classes", func(f *intent.Fabric) { lossless(f, "storage", 4, 26) },
+			Options{}, []got{{"FC126", Error, "policy.classes[roce].dscp"}, {"FC102", Error, "policy.classes[storage].dscp"}}},
 		// FC103
 		{"class priority out of range", func(f *intent.Fabric) { class(f, "cnp").Priority = 8; f.Policy.RoCE.CNPPriority = 8 },
 			Options{}, []got{{"FC103", Error, "policy.classes[cnp].priority"}, {"FC103", Error, "policy.roce.cnpPriority"}}},
@@ -527,6 +538,47 @@ func TestRules(t *testing.T) {
 			f.Policy.Classes[0].Weight = 100
 			f.Links = f.Links[:4]
 		}, Options{}, nil},
+		// FC129: 60 KB is below mlx5's 157,386 B at 400G, 3 m (the leaf
+		// ports' cable), MTU 9000; 200 KB is above.
+		{"host lossless buffer below the mlx5 minimum", func(f *intent.Fabric) {
+			f.Policy.HostBuffer = hostBuffer(60_000)
+		}, Options{}, []got{{"FC129", Error, "policy.hostBuffers[buffer=1].size"}}},
+		{"host lossless buffer above the mlx5 minimum", func(f *intent.Fabric) {
+			f.Policy.HostBuffer = hostBuffer(200_000)
+		}, Options{}, nil},
+		{"host buffer minimum: mlx5 NICs only, a size left to the driver unchecked", func(f *intent.Fabric) {
+			f.Policy.HostBuffer = hostBuffer(60_000)
+			for i := range f.Hosts {
+				f.Hosts[i].NICs[0].RDMADevice = "bnxt_re0"
+			}
+			f.Hosts[0].NICs = append(f.Hosts[0].NICs, intent.NIC{Interface: "ens2", RDMADevice: "mlx5_1", Speed: 25e9, CableMeters: 1})
+		}, Options{}, nil},
+		{"host buffer left to the driver", func(f *intent.Fabric) { f.Policy.HostBuffer = hostBuffer(0) }, Options{}, nil},
+		// FC130
+		{"rdma-cm roce v1 with dscp classes", func(f *intent.Fabric) { f.Policy.RoCE.Mode = "IB/RoCE v1" },
+			Options{}, []got{{"FC130", Warning, "policy.roce.mode"}}},
+		// FC131, FC132: without asic, the spines are the default profile's
+		// model, an ACS-MSN3800 (64 x 100G, Spectrum-2).
+		{"sonic ports above the sku speed", func(f *intent.Fabric) { f.Switches[2].ASIC = "" },
+			Options{}, []got{{"FC131", Warning, "inventory.switches[spine1].ports[Ethernet0].speed"}}},
+		{"sonic ports at the sku speed share its lossless profile", func(f *intent.Fabric) {
+			f.Switches[2].ASIC = ""
+			spineAt100G(f, 2)
+		}, Options{}, []got{{"FC132", Warning, "inventory.switches[spine1].ports"}}},
+		{"sonic-202511 writes its own buffer profiles", func(f *intent.Fabric) {
+			f.Switches[2].ASIC, f.Switches[2].Profile = "", "sonic-202511"
+			spineAt100G(f, 2)
+		}, Options{}, nil},
+		{"sonic with every sku port in the inventory", func(f *intent.Fabric) {
+			f.Switches[2].ASIC = ""
+			spineAt100G(f, 2)
+			for i := 4; i < 64; i++ {
+				f.Switches[2].Ports = append(f.Switches[2].Ports, intent.Port{Name: fmt.Sprintf("Ethernet%d", 4*i), Speed: 100e9, CableMeters: 3, Pos: at(52)})
+			}
+		}, Options{}, nil},
+		{"srlinux ports above 400G", func(f *intent.Fabric) {
+			f.Switches[0].Ports[5].Speed = 800e9 // unlinked
+		}, Options{}, []got{{"FC131", Warning, "inventory.switches[leaf1].ports[ethernet-1/6].speed"}}},
 		{"chain of switches without hosts", func(f *intent.Fabric) {
 			f.Links = []intent.Link{
 				{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/3"}, B: intent.Endpoint{Node: "spine1", Port: "Ethernet0"}, Pos: at(100)},
@@ -534,6 +586,34 @@ func TestRules(t *testing.T) {
 			}
 		}, Options{}, nil},
 	}
+}
+
+// hostBuffer puts priority 3 (the RoCE class's) in receive buffer 1 of the
+// given size.
+func hostBuffer(size int64) *intent.HostBuffer {
+	hb := &intent.HostBuffer{Pos: at(8)}
+	hb.PrioToBuffer[3], hb.Sizes[1], hb.BufferPos[1] = 1, size, at(9)
+	return hb
+}
+
+// spineAt100G runs spine sw's ports, and the leaf ports cabled to them, at 100G.
+func spineAt100G(f *intent.Fabric, sw int) {
+	for j := range f.Switches[sw].Ports {
+		f.Switches[sw].Ports[j].Speed = 100e9
+	}
+	for _, l := range f.Links {
+		for _, e := range [][2]intent.Endpoint{{l.A, l.B}, {l.B, l.A}} {
+			if e[1].Node == f.Switches[sw].Name {
+				if p := f.Switch(e[0].Node).Port(e[0].Port); p != nil {
+					p.Speed = 100e9
+				}
+			}
+		}
+	}
+}
+
+func TestRules(t *testing.T) {
+	tests := ruleCases()
 	var all strings.Builder // every message, for the golden file
 	covered := map[string]bool{}
 	for _, tt := range tests {

@@ -59,6 +59,11 @@ func TestEveryRulePointsAtItsField(t *testing.T) {
 		{id: "FC125", old: "platform: sonic", new: "platform: eos", field: "inventory.switches.1.ports.0"},
 		{id: "FC126", old: "    - name: roce\n", new: "    - name: roce\n      dscp: []\n", field: "policy.classes.0.dscp"},
 		{id: "FC128", old: "      ecn: {min: 150KB, max: 1.5MB}\n", new: "      ecn: {min: 150KB, max: 1.5MB}\n    - {name: storage, dscp: [24], priority: 4, lossless: true, ecn: {min: 150KB, max: 1MB}}\n", field: "policy.classes.1.ecn"},
+		{id: "FC129", old: "  roce: {tos: 106}", new: "  roce: {tos: 106}\n  hostBuffers:\n    - {buffer: 1, size: 60KB, priorities: [3]}", field: "policy.hostBuffers.0.size"},
+		{id: "FC130", old: "roce: {tos: 106}", new: "roce: {tos: 106, mode: IB/RoCE v1}", field: "policy.roce.mode"},
+		{id: "FC131", old: "      asic: spectrum3\n", new: "", field: "inventory.switches.1.ports.0.speed"},
+		{id: "FC132", old: "      asic: spectrum3\n", new: "", field: "inventory.switches.1.ports",
+			old2: `{name: "Ethernet{0..12..4}", speed: 400G`, new2: `{name: "Ethernet{0..12..4}", speed: 100G`},
 		{id: "FC127", old: "{name: ethernet-1/5, speed: 400G", new: "{name: ethernet-1/5, speed: 400M", field: "inventory.switches.0.ports.1.speed"},
 	}
 	byID := map[string]bool{}

@@ -121,6 +121,9 @@ type jsonFinding struct {
 	Path     string   `json:"path,omitempty"`
 	Message  string   `json:"message"`
 	Fix      string   `json:"fix,omitempty"`
+	// Edits is the fix as changes of the intent (check.Edit); absent where
+	// the fix is a person's decision.
+	Edits []Edit `json:"edits,omitempty"`
 }
 
 // Report is the JSON document `check -o json` prints.
@@ -141,7 +144,7 @@ func WriteJSON(w io.Writer, files []string, fs []Finding) error {
 	for _, f := range fs {
 		r.Findings = append(r.Findings, jsonFinding{
 			ID: f.ID, Severity: f.Severity, File: f.Pos.File, Line: f.Pos.Line, Col: f.Pos.Col,
-			Path: f.Path, Message: f.Message, Fix: f.Fix,
+			Path: f.Path, Message: f.Message, Fix: f.Fix, Edits: f.Edits,
 		})
 	}
 	r.Errors, r.Warnings, r.Infos = Count(fs)
@@ -157,6 +160,7 @@ type jsonRule struct {
 	Severity Severity `json:"severity"`
 	Summary  string   `json:"summary"`
 	Needs    string   `json:"needs,omitempty"` // the flag that runs it, for FlagRules
+	Fix      string   `json:"fix"`             // Rule.Fix: "edit", or the decision a person makes
 }
 
 // FlagRules are rules that Run does not apply and that check runs under a
@@ -194,16 +198,16 @@ func WriteRules(w io.Writer, format string, extra ...FlagRules) error {
 	case "json":
 		out := make([]jsonRule, 0, len(rows))
 		for _, r := range rows {
-			out = append(out, jsonRule{r.ID, r.Name, r.Severity, r.Summary, r.needs})
+			out = append(out, jsonRule{r.ID, r.Name, r.Severity, r.Summary, r.needs, r.fix()})
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	case "markdown":
 		var b strings.Builder
-		b.WriteString("| ID | name | severity | checks that |\n|---|---|---|---|\n")
+		b.WriteString("| ID | name | severity | checks that | fix |\n|---|---|---|---|---|\n")
 		for _, r := range rows {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.ID, r.Name, r.Severity, summary(r, "`"))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.ID, r.Name, r.Severity, summary(r, "`"), r.fix())
 		}
 		_, err := io.WriteString(w, b.String())
 		return err

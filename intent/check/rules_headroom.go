@@ -162,10 +162,11 @@ func (c *checker) ecnBeforePFC() {
 		if minSw.BufferBytes <= 0 || minSw.BufferBytes-minHead > minDepth {
 			why = fmt.Sprintf("the %s ingress queue's XOFF point", minSw.Platform)
 		}
-		c.report(Error, c.ecnPos(cl), classPath(cl)+".ecn.max", c.lowerKmaxFix(cl.ECN, minDepth),
+		fix, edits := c.lowerKmaxFix(cl, minDepth)
+		c.report(Error, c.ecnPos(cl), classPath(cl)+".ecn.max", fix,
 			"class %s: ECN Kmax %s is above the %s at which PFC XOFF fires on %s (%s; assuming one ingress port feeds the queue), so PFC pauses before ECN marks; %d %s affected: %s",
 			cl.Name, bytesStr(cl.ECN.MaxBytes), bytesStr(minDepth), minSw.Name, why,
-			len(bad), plural(len(bad), "switch", "switches"), names(bad, 5))
+			len(bad), plural(len(bad), "switch", "switches"), names(bad, 5)).with(edits...)
 	}
 }
 

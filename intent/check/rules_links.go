@@ -5,7 +5,9 @@ package check
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/fabricctl/fabricctl/hostdrv"
 	"github.com/fabricctl/fabricctl/intent"
 )
 
@@ -127,9 +129,15 @@ func (c *checker) losslessReached() {
 		if len(cl.DSCP) > 0 {
 			why = fmt.Sprintf("its DSCPs %s are claimed by another class", ints(cl.DSCP))
 		}
-		c.report(Error, pos(cl.Pos, p.Pos), path,
+		x := c.report(Error, pos(cl.Pos, p.Pos), path,
 			fmt.Sprintf("list the DSCP RDMA traffic is sent with in class %s (dscp: [26] in the preset, with roce.tos 106)", cl.Name),
 			"lossless class %s (priority %d) is reached by no DSCP (%s): no packet is ever classified into it, so PFC protects nothing and RDMA traffic lands in a lossy queue", cl.Name, cl.Priority, why)
+		// The hosts' RDMA DSCP, when no other class lists it, is the one
+		// to list: a person decides otherwise.
+		if d := p.RoCE.ToS >> 2; p.RoCE.ToS >= 0 && p.RoCE.ToS < 256 && c.dscpOwner(d) == nil {
+			x.Fix = fmt.Sprintf("list DSCP %d, which the hosts send RDMA traffic with (roce.tos %d), in class %s", d, p.RoCE.ToS, cl.Name)
+			x.with(set(path, intList(append(slices.Clone(cl.DSCP), d))))
+		}
 	}
 }
 
@@ -155,9 +163,17 @@ func (c *checker) lineRate() {
 		if len(slow) > 1 {
 			ports = fmt.Sprintf("%d ports %s..%s", len(slow), p.Name, slow[len(slow)-1].Name)
 		}
+		var edits []Edit
+		over := ""
+		for _, q := range slow {
+			edits = append(edits, set(portPath(sw, q)+".speed", didYouMean(q.Speed)))
+			if prof, ok := c.skuProfile(sw); ok && prof.SKU.MaxSpeedGbps > 0 && q.Speed*1000 > int64(prof.SKU.MaxSpeedGbps)*1e9 {
+				over = fmt.Sprintf(" (FC131 then warns: %s's ports run at most %dG; is that the speed meant?)", prof.SKU.Name, prof.SKU.MaxSpeedGbps)
+			}
+		}
 		c.report(Error, pos(p.Pos, sw.Pos), portPath(sw, p)+".speed",
-			fmt.Sprintf("write the speed with G: speed: %s", didYouMean(p.Speed)),
-			"switch %s, %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", sw.Name, ports, intent.FormatRate(p.Speed), spelledRate(p.Speed), didYouMean(p.Speed))
+			fmt.Sprintf("write the speed with G: speed: %s%s", didYouMean(p.Speed), over),
+			"switch %s, %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", sw.Name, ports, intent.FormatRate(p.Speed), spelledRate(p.Speed), didYouMean(p.Speed)).with(edits...)
 	}
 	for i := range c.f.Hosts {
 		h := &c.f.Hosts[i]
@@ -166,9 +182,26 @@ func (c *checker) lineRate() {
 			if n.Speed <= 0 || n.Speed >= minLineRate {
 				continue
 			}
-			c.report(Error, pos(n.Pos, h.Pos), fmt.Sprintf("inventory.hosts[%s].nics[%s].speed", h.Name, n.Interface),
-				fmt.Sprintf("write the speed with G: speed: %s", didYouMean(n.Speed)),
-				"host %s, NIC %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", h.Name, n.Interface, intent.FormatRate(n.Speed), spelledRate(n.Speed), didYouMean(n.Speed))
+			fix := fmt.Sprintf("write the speed with G: speed: %s", didYouMean(n.Speed))
+			edits := []Edit{set(fmt.Sprintf("inventory.hosts[%s].nics[%s].speed", h.Name, n.Interface), didYouMean(n.Speed))}
+			// At the speed meant, the NIC's lossless buffers need more
+			// (FC129): the fix raises them with it.
+			if hb := c.f.Policy.HostBuffer; hb != nil {
+				meant := *n
+				meant.Speed = n.Speed * 1000
+				if m, ok := hostdrv.FreshLosslessMinimum(c.f, h, c.linkedNIC(h, meant)); ok {
+					for _, b := range m.Lossless {
+						if sz := hb.Sizes[b]; sz > 0 && uint64(sz) < m.Min {
+							want := (int64(m.Min) + 999) / 1000 * 1000
+							fix += fmt.Sprintf(", and size: %s on host buffer %d (FC129: mlx5's minimum at that speed)", sizeText(want), b)
+							edits = append(edits, setSize(fmt.Sprintf("policy.hostBuffers[buffer=%d].size", b), want))
+						}
+					}
+				}
+			}
+			c.report(Error, pos(n.Pos, h.Pos), fmt.Sprintf("inventory.hosts[%s].nics[%s].speed", h.Name, n.Interface), fix,
+				"host %s, NIC %s: speed %s is %s, below 1G: too slow for RoCE and surely a unit typo; did you mean %s?", h.Name, n.Interface, intent.FormatRate(n.Speed), spelledRate(n.Speed), didYouMean(n.Speed)).
+				with(edits...)
 		}
 	}
 }

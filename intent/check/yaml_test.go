@@ -34,6 +34,7 @@ inventory:
         - {name: ethernet-1/5, speed: 400G, cable: 3m, mtu: 9100}
     - name: spine1
       platform: sonic
+      asic: spectrum3
       address: 127.0.0.1:57401
       credentials: {usernameEnv: GNMI_USER, passwordEnv: GNMI_PASS}
       buffer: 2MB

@@ -148,3 +148,37 @@ func cloneFields(m map[string]any) map[string]any {
 	}
 	return out
 }
+
+// SONiCLossless is the lossless buffer profile a SONiC SKU's ports share
+// after boot: buffermgrd gives every port's lossless priority groups the
+// pg_profile_lookup.ini entry of the SKU's port speed and default cable.
+type SONiCLossless struct {
+	SKU     string   // HWSKU, e.g. ACS-MSN3800
+	Profile string   // BUFFER_PROFILE name, e.g. pg_lossless_100000_5m_profile
+	Xoff    int64    // its xoff, bytes
+	Ports   []string // every front-panel port, in port order: they all use it
+	// SpeedMbps is the speed the ports run at and the profile is for.
+	SpeedMbps int64
+}
+
+// SONiCLosslessProfile returns the lossless buffer profile of a SONiC
+// profile's SKU (false for other profiles, or a SKU without one).
+func (p *Profile) SONiCLosslessProfile() (SONiCLossless, bool) {
+	if p.Factory.Kind != "sonic-sku" {
+		return SONiCLossless{}, false
+	}
+	var sku sonicSKU
+	if err := readFactory(p.Factory.File, &sku); err != nil || sku.LosslessPGProfile == "" {
+		return SONiCLossless{}, false
+	}
+	prof := sku.Tables["BUFFER_PROFILE"][sku.LosslessPGProfile]
+	x, err := strconv.ParseInt(fmt.Sprint(prof["xoff"]), 10, 64)
+	if err != nil {
+		return SONiCLossless{}, false
+	}
+	speed, err := strconv.ParseInt(sku.Ports.Speed, 10, 64)
+	if err != nil {
+		return SONiCLossless{}, false
+	}
+	return SONiCLossless{SKU: sku.SKU, Profile: sku.LosslessPGProfile, Xoff: x, Ports: sku.portNames(), SpeedMbps: speed}, true
+}

@@ -41,6 +41,8 @@ type Profile struct {
 	Model string `json:"model"`
 	// ASIC is the model's switching ASIC (a name of ASICs()); "" = unknown.
 	ASIC string `json:"asic"`
+	// SKU is the model's front panel (zero: not one model, not checked).
+	SKU SKU `json:"sku"`
 	// Sources name where every fact of the profile was read.
 	Sources []string `json:"sources"`
 
@@ -82,6 +84,15 @@ type Profile struct {
 	Notes []string `json:"notes"`
 
 	file string
+}
+
+// SKU is the front panel of the model a profile stands for: what check
+// holds port speeds to (FC131) while the switch's ASIC is the model's.
+type SKU struct {
+	Name         string `json:"name"`
+	Ports        int    `json:"ports"`
+	MaxSpeedGbps int    `json:"maxSpeedGbps"` // the fastest a front-panel port runs
+	Source       string `json:"source"`
 }
 
 // MTU is what a platform's interface MTU means and the range it takes.

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -128,5 +129,38 @@ func TestTelemetryAndASIC(t *testing.T) {
 	}
 	if a := p.ASICInfo(); a == nil || a.BufferProfileSize != SizeXonXoff {
 		t.Errorf("ASICInfo = %+v", a)
+	}
+}
+
+// TestSKUMatchesFactory: a SONiC profile's SKU facts (what check holds port
+// speeds to, FC131) are those of its factory data (what the twins boot
+// with): the port count, the port speed, and the lossless buffer profile
+// every port shares (FC132).
+func TestSKUMatchesFactory(t *testing.T) {
+	for _, p := range All() {
+		if p.Platform != "sonic" {
+			continue
+		}
+		l, ok := p.SONiCLosslessProfile()
+		if !ok {
+			t.Fatalf("%s: no lossless buffer profile in its factory data", p.Name)
+		}
+		_, db, err := p.FactoryDatastore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := db["CONFIG_DB"].(map[string]any)["localhost"].(map[string]any)
+		ports, _ := cfg["PORT"].(map[string]any)
+		if p.SKU.Name != l.SKU || p.SKU.Ports != len(l.Ports) || len(ports) != len(l.Ports) {
+			t.Errorf("%s: SKU %+v, factory %s with %d ports (%d in PORT)", p.Name, p.SKU, l.SKU, len(l.Ports), len(ports))
+		}
+		for name, v := range ports {
+			if sp := v.(map[string]any)["speed"]; fmt.Sprint(sp) != fmt.Sprint(p.SKU.MaxSpeedGbps*1000) {
+				t.Errorf("%s: PORT|%s speed %v, SKU max %d G", p.Name, name, sp, p.SKU.MaxSpeedGbps)
+			}
+		}
+		if l.Profile != "pg_lossless_100000_5m_profile" || l.Xoff != 56320 {
+			t.Errorf("%s: lossless profile %s xoff %d, want pg_lossless_100000_5m_profile xoff 56320 (ACS-MSN3800 pg_profile_lookup.ini, 100000 5m)", p.Name, l.Profile, l.Xoff)
+		}
 	}
 }
