@@ -12,6 +12,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
 // ErrAssumed is returned by every write of an assumed driver: it plans only.
@@ -73,7 +74,7 @@ func FreshBackup(h *intent.Host, driver string) *Backup {
 			MTU: 1500, SpeedMbps: int(nic.Speed / 1_000_000), Pause: &Pause{Autoneg: true, RX: true, TX: true}}
 		if driver == "mlx5_core" {
 			dcbx := uint8(DCBXVerCEE | DCBXVerIEEE)
-			o.DCBX, o.MaxMTU = &dcbx, 9978
+			o.DCBX, o.MaxMTU = &dcbx, portfacts.MLX5FreshMaxMTU
 			o.PFC = &dcbnl.PFC{Cap: 8, Delay: mlx5DefaultCableM}
 			ets := dcbnl.ETS{ETSCap: 8}
 			for tc := range ets.PrioTC {

@@ -12,14 +12,14 @@ import (
 )
 
 type headroomOptions struct {
-	speed      string
-	cable      string
-	mtu        int
+	speed  string
+	cable  string
+	mtu    int
+	asic   string
+	output string
+	// cellFactor is --cell-factor (0: the ASIC's, else 1), the flag every
+	// command takes.
 	cellFactor float64
-	asic       string
-	output     string
-	// cellFactorSet: --cell-factor was given (it then wins over the ASIC's).
-	cellFactorSet bool
 }
 
 func newHeadroomCmd(d *deps) *cobra.Command {
@@ -41,7 +41,7 @@ Exit codes: 0 ok, 64 usage.`,
   fabricctl headroom --speed 400G --cable 5m --asic tomahawk4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.cellFactorSet = cmd.Flags().Changed("cell-factor")
+			o.cellFactor = d.cellFactor
 			in, err := o.input()
 			if err != nil {
 				return err
@@ -52,7 +52,6 @@ Exit codes: 0 ok, 64 usage.`,
 	cmd.Flags().StringVar(&o.speed, "speed", "", "port speed, e.g. 100G, 400G (required)")
 	cmd.Flags().StringVar(&o.cable, "cable", "100m", "cable length, e.g. 3m, 100m")
 	cmd.Flags().IntVar(&o.mtu, "mtu", intent.DefaultMTU, "port MTU in bytes")
-	cmd.Flags().Float64Var(&o.cellFactor, "cell-factor", 1, "buffer cell occupancy factor for the SONiC model (small packets: ~2)")
 	cmd.Flags().StringVar(&o.asic, "asic", "", "switch ASIC ("+strings.Join(intent.ASICNames(), ", ")+"): adds the vendor's lookup table as a fourth model and, for NVIDIA Spectrum, its cell factor")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	return cmd
@@ -77,18 +76,16 @@ func (o *headroomOptions) input() (intent.HeadroomInput, error) {
 	if o.mtu < 64 || o.mtu > 65535 {
 		return in, usagef("--mtu %d: want 64 to 65535", o.mtu)
 	}
-	if !(o.cellFactor >= 1 && o.cellFactor <= 10) { // NaN too
-		return in, usagef("--cell-factor %g: want 1 to 10", o.cellFactor)
-	}
-	in = intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: o.mtu, CellFactor: o.cellFactor, ASIC: o.asic}
+	in = intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: o.mtu, CellFactor: 1, ASIC: o.asic}
 	if o.asic != "" {
 		a, ok := intent.LookupASIC(o.asic)
 		if !ok {
 			return in, usagef("--asic %q: want one of %s", o.asic, strings.Join(intent.ASICNames(), ", "))
 		}
-		if !o.cellFactorSet {
-			in.CellFactor = a.CellFactor()
-		}
+		in.CellFactor = a.CellFactor()
+	}
+	if o.cellFactor > 0 {
+		in.CellFactor = o.cellFactor
 	}
 	return in, nil
 }

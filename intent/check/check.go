@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
 // Severity says how bad a finding is.
@@ -88,9 +89,6 @@ type Options struct {
 	// profile (switches[].profile, default the platform's default profile). A
 	// platform it does not know is reported as an error on the switches using it.
 	Platform func(intent.Platform) (PlatformInfo, bool)
-	// CellFactor multiplies in-flight bytes in the SONiC headroom model for
-	// buffer-cell occupancy (0 means 1; small packets can make it ~2).
-	CellFactor float64
 }
 
 // Run applies every rule in Rules to f and returns the findings sorted by
@@ -159,6 +157,9 @@ type checker struct {
 	lossless []*intent.Class                   // lossless classes, by priority
 
 	headroom map[headroomKey]headroomValue
+	// facts are each switch's derived facts (intent/portfacts), the
+	// figures the compilers program and simulate uses.
+	facts map[*intent.Switch]*portfacts.Switch
 
 	ends [][2]end // per link: its two endpoints, resolved once
 
@@ -181,6 +182,7 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 		hosts:     make(map[string]*intent.Host, len(f.Hosts)),
 		nics:      make(map[string]map[string]*intent.NIC, len(f.Hosts)),
 		headroom:  map[headroomKey]headroomValue{},
+		facts:     make(map[*intent.Switch]*portfacts.Switch, len(f.Switches)),
 	}
 	for i := range f.Switches {
 		sw := &f.Switches[i]
@@ -238,6 +240,17 @@ func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string,
 		Message:  fmt.Sprintf(format, a...),
 		Fix:      fix,
 	})
+}
+
+// switchFacts returns sw's derived facts (intent/portfacts), worked out
+// once per Run.
+func (c *checker) switchFacts(sw *intent.Switch) *portfacts.Switch {
+	s := c.facts[sw]
+	if s == nil {
+		s = portfacts.SwitchOf(c.f, sw)
+		c.facts[sw] = s
+	}
+	return s
 }
 
 // platform returns the platform info for sw.

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
 // at returns a position on line n of fabric.yaml.
@@ -266,7 +267,7 @@ func TestRules(t *testing.T) {
 		}, Options{Platform: func(p intent.Platform) (PlatformInfo, bool) {
 			pi, ok := DefaultPlatform(p)
 			if p == intent.PlatformSRLinux {
-				pi.XOFF = func(*intent.Class, int) int64 { return intent.PFCQueueDefaultMBS }
+				pi.XOFF = func(*intent.Class, int) int64 { return portfacts.PFCQueueDefaultMBS }
 			}
 			return pi, ok
 		}}, []got{{"FC111", Error, "policy.classes[roce].ecn.max"}, {"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}, {"FC112", Info, "inventory.switches[spine1].ports[Ethernet0]"}}},
@@ -613,7 +614,7 @@ func TestRunNeverPanics(t *testing.T) {
 		Ports: []intent.Port{{Name: "p", Speed: -1}, {Name: "p", Speed: 1, CableMeters: -3}}})
 	weird.Links = append(weird.Links, intent.Link{}, intent.Link{A: intent.Endpoint{Node: "leaf1"}, B: intent.Endpoint{Node: "leaf1"}})
 	for _, f := range []*intent.Fabric{{}, weird} {
-		fs := Run(f, Options{CellFactor: -1})
+		fs := Run(f.WithDerive(intent.Derive{CellFactor: -1}), Options{})
 		for _, x := range fs {
 			if x.ID == "" || x.Message == "" || x.Fix == "" {
 				t.Errorf("incomplete finding %+v", x)

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
 // HeadroomReport is the three headroom models side by side for one port
@@ -23,18 +24,12 @@ type HeadroomReport struct {
 	Assumptions   []string
 }
 
-// Headroom computes the report for in.
+// Headroom computes the report for in (portfacts.HeadroomOf: the figures
+// check, plan and simulate read).
 func Headroom(in intent.HeadroomInput) HeadroomReport {
-	models, req := intent.Headroom(in)
-	r := HeadroomReport{Input: in, Models: models, Required: req, Assumptions: intent.HeadroomAssumptions(in),
-		Rounded: (req + headroomRound - 1) / headroomRound * headroomRound}
-	for _, m := range models {
-		if m.Bytes == req {
-			r.RequiredModel = m.Model
-			break
-		}
-	}
-	return r
+	h := portfacts.HeadroomOf(in)
+	return HeadroomReport{Input: in, Models: h.Models, Required: h.Required, Assumptions: intent.HeadroomAssumptions(in),
+		Rounded: h.Programmed, RequiredModel: h.Model}
 }
 
 func (r HeadroomReport) cellFactor() float64 {

@@ -11,44 +11,38 @@ import (
 )
 
 type headroomKey struct {
-	speed int64
-	cable float64
-	mtu   int
-	cell  int64
-	asic  string
+	speed      int64
+	cable      float64
+	mtu        int
+	cell       int64
+	asic       string
+	cellFactor float64
 }
-
-// headroomRound is what the compilers round the per-priority headroom up to.
-const headroomRound = 1024
 
 type headroomValue struct {
-	models  []intent.HeadroomResult
-	perPrio int64 // required per lossless priority, rounded up to 1 KiB and the cell
+	models []intent.HeadroomResult
+	// programmed is what the compilers write per lossless priority
+	// (portfacts: the largest model rounded up to 1 KiB); perPrio is
+	// what it takes of the buffer: programmed in whole cells.
+	programmed, perPrio int64
+	cell                int64
 }
 
-// portHeadroom returns the headroom of one lossless priority on p, memoised
-// per (speed, cable, MTU, cell): a 64-port leaf usually has one or two.
+// portHeadroom returns the headroom of one lossless priority on p, as
+// intent/portfacts derives it (the figure plan writes and simulate uses),
+// in whole cells of cell bytes; memoised per (speed, cable, MTU, cell,
+// ASIC, cell factor): a 64-port leaf usually has one or two.
 func (c *checker) portHeadroom(sw *intent.Switch, p *intent.Port, cell int64) (headroomKey, headroomValue) {
-	// The switch's ASIC adds the vendor's table as a fourth model and
-	// gives the SONiC model its cell factor (issue 10 item 15);
-	// --cell-factor overrides the factor.
-	in := c.f.HeadroomInputFor(sw, *p)
-	if c.opts.CellFactor != 0 {
-		in.CellFactor = c.opts.CellFactor
-	}
-	k := headroomKey{p.Speed, p.CableMeters, in.MTU, cell, in.ASIC}
+	s := c.switchFacts(sw)
+	k := headroomKey{p.Speed, p.CableMeters, c.f.PortMTU(*p), cell, s.ASIC, s.CellFactor}
 	if v, ok := c.headroom[k]; ok {
 		return k, v
 	}
-	models, req := intent.Headroom(in)
-	// The switch compilers program the largest model rounded up to 1 KiB
-	// (switchdrv.PortHeadroom; SONiC's buffer_headroom lua rounds xoff the
-	// same way): the buffer must hold that, not the exact figure.
-	req = (req + headroomRound - 1) / headroomRound * headroomRound
-	if cell > 0 && req%cell != 0 {
-		req += cell - req%cell
+	h := s.Port(c.f, *p).Headroom
+	v := headroomValue{models: h.Models, programmed: h.Programmed, perPrio: h.Programmed, cell: cell}
+	if cell > 0 && v.perPrio%cell != 0 {
+		v.perPrio += cell - v.perPrio%cell
 	}
-	v := headroomValue{models: models, perPrio: req}
 	c.headroom[k] = v
 	return k, v
 }
@@ -62,7 +56,11 @@ func (v headroomValue) breakdown() string {
 	for i, m := range v.models {
 		s[i] = fmt.Sprintf("%s %s", modelShort(m.Model), bytesStr(m.Bytes))
 	}
-	return strings.Join(s, ", ") + "; the largest rounded up to 1 KiB, as the switches are programmed"
+	out := strings.Join(s, ", ") + fmt.Sprintf("; the largest rounded up to 1 KiB is programmed: %s", bytesStr(v.programmed))
+	if v.perPrio != v.programmed {
+		out += fmt.Sprintf(", %s in whole %d B buffer cells", bytesStr(v.perPrio), v.cell)
+	}
+	return out
 }
 
 func modelShort(m intent.HeadroomModel) string {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
-	"github.com/fabricctl/fabricctl/switchdrv"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
 // Network is the fabric the simulator runs: nodes and ports from the
@@ -52,8 +52,8 @@ func (n *Network) lossless() []int {
 // FromIntent builds the network of f: every link whose two ends resolve to
 // a switch port or host NIC. Speeds and cables come from the switch side
 // (a host-host link is ignored); the headroom of each lossless priority
-// group of a switch port is switchdrv.PortHeadroomFor, the figure the
-// compilers program; a switch's buffer (intent switches[].buffer) is the
+// group of a switch port is portfacts' (Port.Headroom, the figure the
+// compilers program, in the switch's buffer cells) and so is its XOFF point; a switch's buffer (intent switches[].buffer) is the
 // headroom pool of each of its ports.
 func FromIntent(f *intent.Fabric) (*Network, error) {
 	n := &Network{fabric: f, byName: map[string]*node{}, portInfo: map[*port]portInfo{}, watchdog: f.Policy.Watchdog}
@@ -181,7 +181,7 @@ func (n *Network) newPort(f *intent.Fabric, e linkEnd, speed int64, cable float6
 	p.psByte = 8e12 / p.bps
 	in := intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: f.Policy.MTU}
 	if e.port != nil {
-		in = f.HeadroomInputFor(e.sw, *e.port)
+		in.MTU = f.PortMTU(*e.port)
 	}
 	var ifDelayBytes float64
 	for _, t := range intent.HeadroomIEEE(in).Terms {
@@ -192,10 +192,20 @@ func (n *Network) newPort(f *intent.Fabric, e linkEnd, speed int64, cable float6
 	p.delay = Time(math.Round(cable*5000)) + Time(math.Round(ifDelayBytes*p.psByte))
 	p.quantum = Time(math.Round(512 * 1e12 / p.bps))
 	p.resp = Time(intent.PauseQuanta(speed)) * p.quantum
+	p.factsXOFF = -1
 	if e.sw != nil {
+		// The port's derived facts (portfacts) at the link's speed and
+		// cable: the headroom the compilers program, in the switch's
+		// buffer cells, and the XOFF point check reports.
 		port := *e.port
 		port.Speed, port.CableMeters = speed, cable
-		p.headroom = switchdrv.PortHeadroomFor(f, e.sw, port)
+		pf := portfacts.SwitchOf(f, e.sw).Port(f, port)
+		p.headroom = pf.Headroom.Occupied
+		for _, l := range pf.Lossless {
+			if l.XOFF >= 0 && (p.factsXOFF < 0 || l.XOFF < p.factsXOFF) {
+				p.factsXOFF = l.XOFF
+			}
+		}
 		p.buffer = e.sw.BufferBytes
 	} else {
 		// a NIC computes its own: mlx5 port_buffer.c (intent.HeadroomMLX5)

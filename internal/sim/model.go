@@ -136,9 +136,12 @@ type port struct {
 	headroom int64 // per lossless priority group, bytes beyond XOFF
 	hrPool   int64 // per port headroom pool
 	buffer   int64 // the switch's buffer per port (intent switches[].buffer), 0 = unknown
-	hrUsed   int64
-	xoff     int64 // PG occupancy at which XOFF is sent
-	xon      int64 // PG occupancy at which XON is sent
+	// factsXOFF is the port's XOFF point as portfacts derives it (the
+	// smallest of its lossless classes'), -1 when unknown.
+	factsXOFF int64
+	hrUsed    int64
+	xoff      int64 // PG occupancy at which XOFF is sent
+	xon       int64 // PG occupancy at which XON is sent
 	// sampling
 	sampledPaused [8]Time
 }

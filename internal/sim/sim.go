@@ -133,21 +133,24 @@ func New(net *Network, opt Options) *Sim {
 	return s
 }
 
-// xoffOf is the priority-group occupancy at which p sends XOFF. The port's
-// buffer as check's FC111/FC112 read switches[].buffer: headroom for every
-// lossless priority (nLossless), the rest fills before XOFF (one ingress
-// port feeding the queue). Without a buffer, XOFF is DefaultXOFF and the
-// headroom pool is what the priorities need. Options.XOFF overrides both.
+// xoffOf is the priority-group occupancy at which p sends XOFF: the port's
+// XOFF point as portfacts derives it and check's FC111 reports it (the
+// platform's static point, SR Linux 7220's pfc-queue maximum-burst-size,
+// or the switch's buffer less the headroom of every lossless priority,
+// one ingress port feeding the queue). With Options.Headroom the buffer
+// is shared out with that headroom instead. Without either, XOFF is
+// DefaultXOFF and the headroom pool is what the priorities need.
+// Options.XOFF overrides all.
 func xoffOf(p *port, opt Options, nLossless int64) int64 {
-	if opt.XOFF > 0 {
+	switch {
+	case opt.XOFF > 0:
 		return opt.XOFF
-	}
-	if p.buffer > 0 {
-		hr := p.headroom
-		if opt.Headroom > 0 && !p.n.host {
-			hr = opt.Headroom
-		}
-		return max(p.buffer-hr*nLossless, 0)
+	case opt.Headroom > 0 && !p.n.host && p.buffer > 0:
+		return max(p.buffer-opt.Headroom*nLossless, 0)
+	case p.factsXOFF >= 0 && !p.n.host:
+		return p.factsXOFF
+	case p.buffer > 0:
+		return max(p.buffer-p.headroom*nLossless, 0)
 	}
 	return DefaultXOFF
 }

@@ -37,6 +37,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
@@ -103,6 +104,17 @@ type compiler struct {
 	f  *intent.Fabric
 	sw *intent.Switch
 	d  *switchdrv.Desired
+	// ports are the switch's ports' derived facts (portfacts.Ports), in
+	// sw.Ports' order, worked out at the first need.
+	ports []portfacts.Port
+}
+
+// facts returns the derived facts of the switch's ports.
+func (c *compiler) facts() []portfacts.Port {
+	if c.ports == nil {
+		c.ports = portfacts.Ports(c.f, c.sw)
+	}
+	return c.ports
 }
 
 func path(elems ...string) *gnmipb.Path {
@@ -358,13 +370,16 @@ func (c *compiler) compile() error {
 		specs := map[string]spec{}
 		var names []string
 		var vendorSizes []string
-		for _, port := range c.sw.Ports {
-			x := switchdrv.PortHeadroomFor(c.f, c.sw, port)
+		for i, port := range c.sw.Ports {
+			// The port's programmed headroom (portfacts: the figure
+			// check reports and simulate uses).
+			pf := &c.facts()[i]
+			x := pf.Headroom.Programmed
 			// Static headroom: xon is two frames (resume after draining
 			// two MTUs below xoff).
-			sp := spec{xoff: x, xon: int64(2 * c.f.PortMTU(port))}
+			sp := spec{xoff: x, xon: int64(2 * pf.IPMTU)}
 			name := bufferPrefix + strconv.FormatInt(x, 10)
-			switch row, src, ok := intent.VendorRow(c.f.HeadroomInputFor(c.sw, port)); {
+			switch row, src, ok := intent.VendorRow(pf.Headroom.Input); {
 			case conv.guaranteedMin && ok:
 				// Broadcom: size is the PG's guaranteed minimum, the
 				// headroom is xoff on top of it.

@@ -36,6 +36,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 	"github.com/fabricctl/fabricctl/internal/memo"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
@@ -265,17 +266,18 @@ type compiler struct {
 	f  *intent.Fabric
 	sw *intent.Switch
 	d  *switchdrv.Desired
-	// headroom is each port's (switchdrv.PortHeadroomFor), in
+	// facts are each port's derived facts (portfacts.Ports), in
 	// sw.Ports' order, worked out at the first need.
-	headroom []int64
+	facts []portfacts.Port
 }
 
-// portHeadroom is the headroom of the switch's port i.
+// portHeadroom is the programmed headroom of the switch's port i
+// (portfacts: the figure check reports and simulate uses).
 func (c *compiler) portHeadroom(i int) int64 {
-	if c.headroom == nil {
-		c.headroom = switchdrv.PortHeadroomsFor(c.f, c.sw)
+	if c.facts == nil {
+		c.facts = portfacts.Ports(c.f, c.sw)
 	}
-	return c.headroom[i]
+	return c.facts[i].Headroom.Programmed
 }
 
 func (c *compiler) compile() error {
@@ -587,9 +589,10 @@ func (c *compiler) namedObjects(lossless []int) error {
 // 7220 IXR the pfc-queue sends pause when it holds more (srl_nokia-qos
 // buffer-allocation-profile pfc-queue maximum-burst-size, feature
 // qos-pfc-xgs, default 51200), so it sits above the class's ECN Kmax
-// (intent.PFCQueueMBS): the queue marks before its ingress pauses.
+// (portfacts.PFCQueueMBS, the port's XOFF point): the queue marks before
+// its ingress pauses.
 func (c *compiler) pfcMBS(prio int) int64 {
-	return intent.PFCQueueMBS(c.f.Policy.ClassByPriority(prio), c.f.Policy.MTU)
+	return portfacts.PFCQueueMBS(c.f.Policy.ClassByPriority(prio), c.f.Policy.MTU)
 }
 
 // maxMBS is the largest maximum-burst-size srl_nokia-qos takes (uint32).
