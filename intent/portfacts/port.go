@@ -100,6 +100,10 @@ type Lossless struct {
 	// in the intent). XOFFSource says which bound it is.
 	XOFF       int64
 	XOFFSource string
+	// StaticXOFF is the platform's own XOFF point as programmed (SR Linux
+	// 7220: the pfc-queue maximum-burst-size, PFCQueueMBS), -1 on a
+	// shared-buffer platform. XOFF is the smaller of it and the buffer.
+	StaticXOFF int64
 	// ECN is the class's thresholds as programmed (nil: no ECN).
 	ECN *ECN
 }
@@ -192,9 +196,10 @@ func (s *Switch) port(f *intent.Fabric, p intent.Port) Port {
 	n := int64(len(s.lossless))
 	pt.Lossless = make([]Lossless, 0, n)
 	for _, cl := range s.lossless {
-		l := Lossless{Class: cl, Priority: cl.Priority, XOFF: -1, XOFFSource: "unknown: no buffer in the intent"}
+		l := Lossless{Class: cl, Priority: cl.Priority, XOFF: -1, StaticXOFF: -1, XOFFSource: "unknown: no buffer in the intent"}
 		if s.StaticXOFF {
-			l.XOFF, l.XOFFSource = PFCQueueMBS(cl, f.Policy.MTU), "pfc-queue maximum-burst-size"
+			l.StaticXOFF = PFCQueueMBS(cl, f.Policy.MTU)
+			l.XOFF, l.XOFFSource = l.StaticXOFF, "pfc-queue maximum-burst-size"
 		}
 		if s.BufferBytes > 0 && p.Speed > 0 {
 			shared := max(s.BufferBytes-pt.Headroom.Occupied*n, 0)

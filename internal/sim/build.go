@@ -194,11 +194,17 @@ func (n *Network) newPort(f *intent.Fabric, e linkEnd, speed int64, cable float6
 	p.resp = Time(intent.PauseQuanta(speed)) * p.quantum
 	p.factsXOFF = -1
 	if e.sw != nil {
-		// The port's derived facts (portfacts) at the link's speed and
-		// cable: the headroom the compilers program, in the switch's
-		// buffer cells, and the XOFF point check reports.
+		// The port's derived facts (portfacts): the headroom the
+		// compilers program, in the switch's buffer cells, and the XOFF
+		// point check reports; the link's speed and cable where the port
+		// has none of its own.
 		port := *e.port
-		port.Speed, port.CableMeters = speed, cable
+		if port.Speed <= 0 {
+			port.Speed = speed
+		}
+		if port.CableMeters <= 0 {
+			port.CableMeters = cable
+		}
 		pf := portfacts.SwitchOf(f, e.sw).Port(f, port)
 		p.headroom = pf.Headroom.Occupied
 		for _, l := range pf.Lossless {
