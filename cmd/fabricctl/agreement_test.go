@@ -32,7 +32,8 @@ import (
 //     port's programmed headroom, and SR Linux's pfc-queue
 //     maximum-burst-size its XOFF point (intent/portfacts);
 //   - simulate runs the port with that headroom (in the switch's buffer
-//     cells) and that XOFF point;
+//     cells) and that XOFF point, and each host NIC with the headroom
+//     mlx5 computes for the cable host plan gives it (what FC141 reads);
 //   - check's FC112 (through the CLI, as a user runs it) holds the buffer
 //     to exactly that figure: the switch's buffer set to the lossless
 //     priorities x the headroom passes, one byte less is an FC112 error
@@ -271,6 +272,14 @@ func agreeSimulate(t *testing.T, name string, f *intent.Fabric) {
 	lossless := len(f.Policy.LosslessPriorities())
 	for _, th := range sim.New(n, sim.Options{}).Thresholds() {
 		if th.Host {
+			// A NIC: mlx5's headroom with the cable host plan gives
+			// the driver (portfacts.NIC), as check's FC141 reads it.
+			h := f.Host(th.Node)
+			for _, nic := range h.NICs {
+				if nf := portfacts.NICOf(f, h, nic); nic.Interface == th.Port && th.Headroom != nf.Headroom {
+					t.Errorf("%s: host %s %s: simulate's NIC headroom %d B, the NIC's %d B", name, th.Node, th.Port, th.Headroom, nf.Headroom)
+				}
+			}
 			continue
 		}
 		sw := f.Switch(th.Node)

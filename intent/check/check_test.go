@@ -175,6 +175,15 @@ func TestRules(t *testing.T) {
 		}, Options{}, []got{{"FC127", Error, "inventory.switches[leaf1].ports[ethernet-1/2].speed"}, {"FC124", Warning, "inventory.links[1]"}, {"FC124", Warning, "inventory.links[4]"}, {"FC124", Warning, "inventory.links[5]"}}},
 		{"nic speed 400M", func(f *intent.Fabric) { f.Hosts[1].NICs[0].Speed = 400e6 },
 			Options{}, []got{{"FC127", Error, "inventory.hosts[gpu2].nics[ens1f0np0].speed"}, {"FC124", Warning, "inventory.links[1]"}}},
+		// FC141: the NIC has no cable of its own (mlx5 keeps 7 m), its
+		// link's switch port says 100 m.
+		{"nic headroom for 7m on a 100m link", func(f *intent.Fabric) {
+			f.Switch(f.Links[0].B.Node).Port(f.Links[0].B.Port).CableMeters = 100
+		}, Options{}, []got{{"FC141", Warning, "inventory.hosts[gpu1].nics[ens1f0np0]"}}},
+		{"nic given its 100m cable", func(f *intent.Fabric) {
+			f.Switch(f.Links[0].B.Node).Port(f.Links[0].B.Port).CableMeters = 100
+			f.Host(f.Links[0].A.Node).NICs[0].CableMeters = 100
+		}, Options{}, nil},
 		// FC128
 		{"sonic: ecn classes with different settings", func(f *intent.Fabric) {
 			lossless(f, "storage", 4, 24)

@@ -59,6 +59,7 @@ func TestEveryRulePointsAtItsField(t *testing.T) {
 		{id: "FC125", old: "platform: sonic", new: "platform: eos", field: "inventory.switches.1.ports.0"},
 		{id: "FC126", old: "    - name: roce\n", new: "    - name: roce\n      dscp: []\n", field: "policy.classes.0.dscp"},
 		{id: "FC128", old: "      ecn: {min: 150KB, max: 1.5MB}\n", new: "      ecn: {min: 150KB, max: 1.5MB}\n    - {name: storage, dscp: [24], priority: 4, lossless: true, ecn: {min: 150KB, max: 1MB}}\n", field: "policy.classes.1.ecn"},
+		{id: "FC141", old: "{name: \"ethernet-1/{1..4}\", speed: 400G, cable: 3m}", new: "{name: \"ethernet-1/{1..4}\", speed: 400G, cable: 30m}", field: "inventory.hosts.0.nics.0"},
 		{id: "FC127", old: "{name: ethernet-1/5, speed: 400G", new: "{name: ethernet-1/5, speed: 400M", field: "inventory.switches.0.ports.1.speed"},
 	}
 	byID := map[string]bool{}

@@ -54,6 +54,7 @@ var ruleTable = []Rule{
 	{"FC126", "lossless-reached", Error, "every lossless class is reached by some DSCP (its own list, or every unlisted DSCP as the default class)", (*checker).losslessReached},
 	{"FC127", "line-rate", Error, "switch ports and RoCE NICs run at 1G or more (speed 400M is 400 Mb/s: did you mean 400G?)", (*checker).lineRate},
 	{"FC128", "sonic-one-wred", Warning, "on SONiC 202405/202411, whose config updater creates no WRED profile, every ECN class has the same ECN setting (they share AZURE_LOSSLESS)", (*checker).sonicOneWRED},
+	{"FC141", "nic-headroom", Warning, "a host NIC's PFC headroom, as its driver computes it (mlx5 calculate_xoff) with the cable host plan gives it, covers its link's cable", (*checker).nicHeadroom},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the

@@ -3,6 +3,7 @@ package portfacts
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
 )
@@ -60,6 +61,20 @@ func (h MLX5) Min() uint64 {
 	return h.Xoff() + uint64(max(h.MaxMTU, MLX5MinMaxMTU)) + uint64(cell)
 }
 
+// MLX5PeerBudget is the time calculate_xoff allows the link partner,
+// beyond the cable, from the NIC's pause to the last byte it sends: its
+// fixed term, 301 B per Gb/s of the link (the speed floored at 40G), at
+// the link's rate: 2,408 ns at 40G and above. The cable's term (2.16 B
+// per metre per Gb/s, 17.28 ns/m) covers the round trip on the cable
+// (about 10 ns/m), and 2.72 MTU the frames in progress at both ends.
+func MLX5PeerBudget(speed int64) time.Duration {
+	g := float64(speed) / 1e9
+	if g <= 0 {
+		g = MLX5MinSpeedMbps / 1000
+	}
+	return time.Duration(math.Round(301 * 8 * max(g, MLX5MinSpeedMbps/1000) / g))
+}
+
 // MLX5DriverCable is the cable length host plan gives mlx5 for a NIC
 // cable of m metres (ceil; 0 < m < MLX5MaxCableM) and ok; otherwise the
 // driver keeps its own (MLX5DefaultCableM after load) and ok is false.
@@ -78,7 +93,8 @@ type NIC struct {
 	// = unknown: mlx5 then computes with 40G).
 	Speed       int64
 	SpeedSource string
-	// Cable is the link's real cable: the NIC's, else its switch port's.
+	// Cable is the link's real cable: the longer of the NIC's and its
+	// switch port's.
 	Cable       float64
 	CableSource string
 	// MTU is the host netdev MTU (policy.hostMTU).
@@ -112,7 +128,9 @@ func NICOf(f *intent.Fabric, h *intent.Host, nic intent.NIC) NIC {
 		if n.Speed <= 0 && p.Speed > 0 {
 			n.Speed, n.SpeedSource = p.Speed, fmt.Sprintf("switch %s port %s", sw.Name, p.Name)
 		}
-		if n.Cable <= 0 && p.CableMeters > 0 {
+		if p.CableMeters > n.Cable {
+			// The longer end: a link has one cable (FC124 warns when
+			// the ends disagree).
 			n.Cable, n.CableSource = p.CableMeters, fmt.Sprintf("switch %s port %s", sw.Name, p.Name)
 		}
 	}
@@ -126,7 +144,7 @@ func NICOf(f *intent.Fabric, h *intent.Host, nic intent.NIC) NIC {
 	n.DriverCable, ok = MLX5DriverCable(nic.CableMeters)
 	n.DriverCableSource = "intent (host plan writes it as the PFC delay)"
 	if !ok {
-		n.DriverCableSource = "mlx5's default (the intent gives the NIC no cable below 1000 m)"
+		n.DriverCableSource = "mlx5's default: the intent gives the NIC no cable below 1000 m"
 	}
 	in := MLX5{SpeedMbps: int(n.Speed / 1_000_000), CableM: n.DriverCable, MTU: n.MTU, MaxMTU: MLX5FreshMaxMTU}
 	n.Headroom, n.BufferMinimum = int64(in.Xoff()), int64(in.Min())

@@ -113,6 +113,8 @@ type linkEnd struct {
 	cable float64
 	sw    *intent.Switch
 	port  *intent.Port
+	host  *intent.Host
+	nic   *intent.NIC
 	pos   intent.Pos
 	path  string
 }
@@ -133,8 +135,9 @@ func (n *Network) end(f *intent.Fabric, e intent.Endpoint) (linkEnd, error) {
 		return le, nil
 	}
 	h := f.Host(e.Node)
-	for _, nic := range h.NICs {
+	for i, nic := range h.NICs {
 		if nic.Interface == e.Port {
+			le.host, le.nic = h, &h.NICs[i]
 			le.speed, le.cable, le.pos = nic.Speed, nic.CableMeters, nic.Pos
 			le.path = fmt.Sprintf("inventory.hosts[%s].nics[%s]", h.Name, nic.Interface)
 			return le, nil
@@ -166,17 +169,35 @@ func (n *Network) addLink(f *intent.Fabric, li int, l intent.Link) error {
 	if speed <= 0 {
 		return fmt.Errorf("%s: link %s - %s: no speed on either end", l.Pos, l.A, l.B)
 	}
-	pa := n.newPort(f, a, speed, cable, li)
-	pb := n.newPort(f, b, speed, cable, li)
+	nicLink := a.sw == nil || b.sw == nil
+	pa := n.newPort(f, a, nicLink, speed, cable, li)
+	pb := n.newPort(f, b, nicLink, speed, cable, li)
 	pa.peer, pb.peer = pb, pa
 	return nil
 }
 
-// newPort makes one end of a link. The delay to the peer is the cable's
-// propagation (5 ns/m) plus one interface delay as the IEEE 802.1Qbb model
-// counts it (intent.HeadroomIEEE's "2 x interface delay" term, halved), so
-// the simulated pause loop has every term the analytical model adds.
-func (n *Network) newPort(f *intent.Fabric, e linkEnd, speed int64, cable float64, li int) *port {
+// newPort makes one end of a link. Between two switches the delay to the
+// peer is the cable's propagation (5 ns/m) plus one interface delay as the
+// IEEE 802.1Qbb model counts it (intent.HeadroomIEEE's "2 x interface
+// delay" term, halved), and a port answers a pause in PauseQuanta: the
+// simulated pause loop has every term the switches' headroom models add.
+//
+// On a link to a host NIC (nicLink) the loop of the NIC's pause is the
+// NIC's own: a ConnectX NIC reserves calculate_xoff's headroom (mlx5
+// en/port_buffer.c, portfacts.MLX5.Xoff: (301 + 2.16 x cable) B per Gb/s
+// + 2.72 MTU) above its XOFF threshold (update_xoff_threshold: xoff
+// threshold = size - xoff): it counts on its link partner stopping within
+// 301 B per Gb/s of line rate (2,408 ns at 40G and above, the speed
+// floored at 40G) plus the cable. That is what the NIC programs; IEEE's
+// interface delays (122,880 bit times per end at 100G) are worst-case
+// bounds, and with both of them and a PauseQuanta response no ConnectX
+// headroom would hold at 100G (59,562 B against 55,815 B at 3 m). So the
+// NIC's pause reaches the switch after the cable's propagation, and the
+// switch port answers it within what the NIC's budget leaves after its own
+// interface delay (portfacts.MLX5PeerBudget), when its PauseQuanta
+// response is longer. The switch's pause to the NIC keeps the IEEE loop
+// its headroom models assume.
+func (n *Network) newPort(f *intent.Fabric, e linkEnd, nicLink bool, speed int64, cable float64, li int) *port {
 	p := &port{n: e.node, name: e.name, idx: len(n.ports), bps: float64(speed)}
 	p.psByte = 8e12 / p.bps
 	in := intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: f.Policy.MTU}
@@ -192,6 +213,14 @@ func (n *Network) newPort(f *intent.Fabric, e linkEnd, speed int64, cable float6
 	p.delay = Time(math.Round(cable*5000)) + Time(math.Round(ifDelayBytes*p.psByte))
 	p.quantum = Time(math.Round(512 * 1e12 / p.bps))
 	p.resp = Time(intent.PauseQuanta(speed)) * p.quantum
+	p.ctrlDelay = p.delay
+	if nicLink && e.sw == nil {
+		p.ctrlDelay = Time(math.Round(cable * 5000))
+	}
+	if nicLink && e.sw != nil {
+		ifDelay := p.delay - Time(math.Round(cable*5000))
+		p.resp = min(p.resp, max(Time(portfacts.MLX5PeerBudget(speed).Nanoseconds())*Nanosecond-ifDelay, 0))
+	}
 	p.factsXOFF = -1
 	if e.sw != nil {
 		// The port's derived facts (portfacts): the headroom the
@@ -214,8 +243,12 @@ func (n *Network) newPort(f *intent.Fabric, e linkEnd, speed int64, cable float6
 		}
 		p.buffer = e.sw.BufferBytes
 	} else {
-		// a NIC computes its own: mlx5 port_buffer.c (intent.HeadroomMLX5)
+		// a NIC computes its own: mlx5's calculate_xoff with the cable
+		// and MTU host plan gives the driver (portfacts.NIC.Headroom).
 		p.headroom = intent.HeadroomMLX5(in).Bytes
+		if e.nic != nil {
+			p.headroom = portfacts.NICOf(f, e.host, *e.nic).Headroom
+		}
 	}
 	n.ports = append(n.ports, p)
 	e.node.ports = append(e.node.ports, p)

@@ -117,21 +117,24 @@ type prioState struct {
 // port is one end of a link: the egress queues and transmitter towards the
 // peer, and the ingress accounting of what arrives from it.
 type port struct {
-	n       *node
-	name    string
-	idx     int // global index
-	peer    *port
-	down    bool
-	bps     float64
-	psByte  float64 // picoseconds per byte
-	delay   Time    // propagation (5 ns/m) + one interface delay (IEEE bound)
-	resp    Time    // this port's response time to a received pause (PauseQuanta x 512 bit times)
-	quantum Time    // one pause quantum (512 bit times)
-	busy    bool
-	wakeAt  Time
-	ctrl    []ctrlFrame
-	pr      [8]prioState
-	rr      int
+	n      *node
+	name   string
+	idx    int // global index
+	peer   *port
+	down   bool
+	bps    float64
+	psByte float64 // picoseconds per byte
+	delay  Time    // propagation (5 ns/m) + one interface delay (IEEE bound)
+	// ctrlDelay is delay for the pause frames p sends: a NIC's reach its
+	// switch after the cable's propagation alone (newPort).
+	ctrlDelay Time
+	resp      Time // this port's response time to a received pause (PauseQuanta x 512 bit times)
+	quantum   Time // one pause quantum (512 bit times)
+	busy      bool
+	wakeAt    Time
+	ctrl      []ctrlFrame
+	pr        [8]prioState
+	rr        int
 	// lossless accounting
 	headroom int64 // per lossless priority group, bytes beyond XOFF
 	hrPool   int64 // per port headroom pool

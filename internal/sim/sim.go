@@ -272,7 +272,7 @@ func (s *Sim) tryTx(p *port) {
 		p.busy = true
 		d := p.txTime(pauseWire)
 		s.at(s.now+d, event{kind: evTxDone, p: p})
-		s.at(s.now+d+p.delay, event{kind: evArrive, p: p.peer, prio: c.prio, gen: uint32(c.quanta)})
+		s.at(s.now+d+p.ctrlDelay, event{kind: evArrive, p: p.peer, prio: c.prio, gen: uint32(c.quanta)})
 		return
 	}
 	if p.n.host {
