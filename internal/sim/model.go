@@ -112,6 +112,12 @@ type prioState struct {
 	st        PrioStats
 	qIntegral float64 // bytes x ps
 	qChanged  Time
+	// a host's receive buffer (slow receiver): the bytes of this
+	// priority that arrived on this port and wait to be drained, and
+	// their time integral, for a time-averaged mean.
+	rxBytes    int64
+	rxIntegral float64 // bytes x ps
+	rxChanged  Time
 }
 
 // port is one end of a link: the egress queues and transmitter towards the
@@ -170,6 +176,14 @@ func (p *port) accountPause(prio int, now Time) {
 		s.st.PausedTime += to - from
 	}
 	s.pauseAcct = now
+}
+
+// accountRx adds the receive buffer's bytes of prio since the last change
+// to its time integral.
+func (p *port) accountRx(prio int, now Time) {
+	s := &p.pr[prio]
+	s.rxIntegral += float64(s.rxBytes) * float64(now-s.rxChanged)
+	s.rxChanged = now
 }
 
 func (p *port) accountQueue(prio int, now Time) {

@@ -75,7 +75,9 @@ type Sim struct {
 	cand                                  *candidate
 	keys                                  []trackKey
 	pathPorts                             map[*port]bool
-	deadlock                              *Deadlock
+	deadlock                              *Deadlock   // the current (or last) episode
+	deadlocks                             []*Deadlock // every episode, in order
+	wdTriggers                            int64       // watchdog triggers so far
 	wall                                  time.Duration
 	ran                                   bool
 }
@@ -647,6 +649,8 @@ func (s *Sim) hostRx(p *port, pkt *packet) {
 	}
 	n.rx.push(pkt)
 	n.rxBytes += int64(pkt.wire)
+	p.accountRx(prio, s.now)
+	p.pr[prio].rxBytes += int64(pkt.wire)
 	p.pr[prio].st.MaxQueue = max(p.pr[prio].st.MaxQueue, n.rxBytes)
 	if !n.draining && n.drainBps > 0 {
 		n.draining = true
@@ -658,6 +662,9 @@ func (s *Sim) drain(p *port) {
 	n := p.n
 	pkt := n.rx.pop()
 	n.rxBytes -= int64(pkt.wire)
+	// the frame arrived on p (one receiving NIC per slow receiver)
+	p.accountRx(int(pkt.prio), s.now)
+	p.pr[pkt.prio].rxBytes -= int64(pkt.wire)
 	if pkt.in != nil {
 		s.releasePG(pkt.in, int(pkt.prio), int64(pkt.wire))
 		pkt.in = nil
@@ -722,6 +729,7 @@ func (s *Sim) poll() {
 			st.storm = true
 			st.wdStuck = 0
 			st.st.WatchdogTriggers++
+			s.wdTriggers++
 			if st.st.WatchdogAt == 0 {
 				st.st.WatchdogAt = s.now
 			}
