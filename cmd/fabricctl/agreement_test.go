@@ -579,3 +579,41 @@ func formatThousands(n int64) string {
 	}
 	return s
 }
+
+// TestAgreementHostBufferMinimum: the smallest lossless receive buffer a
+// ConnectX NIC takes is one figure (portfacts.NIC.BufferMinimum): `host
+// plan --assume fresh` refuses a policy.hostBuffers size below it and
+// names it, and takes one of exactly that size, at every speed and cable.
+func TestAgreementHostBufferMinimum(t *testing.T) {
+	for _, tc := range []struct{ speed, cable string }{{"100G", "3m"}, {"25G", "1m"}, {"400G", "30m"}, {"800G", "150m"}} {
+		t.Run(tc.speed+"/"+tc.cable, func(t *testing.T) {
+			src := func(size string) string {
+				return fmt.Sprintf(`apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+metadata: {name: pod1}
+policy:
+  preset: roce-lossless
+  hostBuffers: [{buffer: 1, size: %s, priorities: [3]}]
+inventory:
+  hosts:
+    - name: gpu1
+      address: local
+      nics:
+        - {interface: ens1f0np0, rdma: mlx5_0, speed: %s, cable: %s}
+`, size, tc.speed, tc.cable)
+			}
+			f, err := intent.Parse("fabric.yaml", []byte(src("1MB")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			minimum := portfacts.NICOf(f, &f.Hosts[0], f.Hosts[0].NICs[0]).BufferMinimum
+			code, out, errOut := runHost(t, src(strconv.FormatInt(minimum-1, 10)), "host", "plan", "-f", "-", "--host", "gpu1", "--assume", "fresh")
+			if code == ExitOK || !strings.Contains(out+errOut, fmt.Sprintf("minimum %d B", minimum)) {
+				t.Errorf("a buffer of %d B: exit %d, want a refusal naming the minimum %d B\n%s%s", minimum-1, code, minimum, out, errOut)
+			}
+			if code, out, errOut := runHost(t, src(strconv.FormatInt(minimum, 10)), "host", "plan", "-f", "-", "--host", "gpu1", "--assume", "fresh"); code != ExitOK && code != ExitChanges {
+				t.Errorf("a buffer of the minimum %d B: exit %d\n%s%s", minimum, code, out, errOut)
+			}
+		})
+	}
+}

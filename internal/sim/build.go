@@ -245,10 +245,8 @@ func (n *Network) newPort(f *intent.Fabric, e linkEnd, nicLink bool, speed int64
 	} else {
 		// a NIC computes its own: mlx5's calculate_xoff with the cable
 		// and MTU host plan gives the driver (portfacts.NIC.Headroom).
-		p.headroom = intent.HeadroomMLX5(in).Bytes
-		if e.nic != nil {
-			p.headroom = portfacts.NICOf(f, e.host, *e.nic).Headroom
-		}
+		// (end gives every host end its NIC)
+		p.headroom = portfacts.NICOf(f, e.host, *e.nic).Headroom
 	}
 	n.ports = append(n.ports, p)
 	e.node.ports = append(e.node.ports, p)
