@@ -313,12 +313,17 @@ func agreeCheck(t *testing.T, c agreeCase, f *intent.Fabric) bool {
 			need[sw.Name] = max(need[sw.Name], n*pf.Headroom.Occupied)
 		}
 	}
-	write := func(less int64) string {
+	// write sets each switch's buffer to its need plus more (and, with
+	// kmax > 0, the roce class's ECN max to kmax).
+	write := func(more, kmax int64) string {
 		y := c.yaml
 		for _, sw := range c.switches {
-			y = strings.ReplaceAll(y, "BUFFER_"+sw, strconv.FormatInt(need[sw]-less, 10))
+			y = strings.ReplaceAll(y, "BUFFER_"+sw, strconv.FormatInt(need[sw]+more, 10))
 		}
-		file := strings.TrimSuffix(c.files[0], ".yaml") + fmt.Sprintf("-buffer%d.yaml", less)
+		if kmax > 0 {
+			y = strings.Replace(y, "  preset: roce-lossless\n", fmt.Sprintf("  preset: roce-lossless\n  classes:\n    - {name: roce, ecn: {min: 150KB, max: %d}}\n", kmax), 1)
+		}
+		file := strings.TrimSuffix(c.files[0], ".yaml") + fmt.Sprintf("-buffer%d-kmax%d.yaml", more, kmax)
 		if err := os.WriteFile(file, []byte(y), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +333,7 @@ func agreeCheck(t *testing.T, c agreeCase, f *intent.Fabric) bool {
 	if c.derive.CellFactor > 0 {
 		cf = []string{"--cell-factor", strconv.FormatFloat(c.derive.CellFactor, 'g', -1, 64)}
 	}
-	checkJSON := func(file string) (map[string]bool, int) {
+	checkJSON := func(file string, id string) (map[string]bool, int) {
 		out, errOut, code := runFabricctl(t, append(cf, "check", "-f", file, "-o", "json")...)
 		var r struct {
 			Findings []struct {
@@ -342,23 +347,44 @@ func agreeCheck(t *testing.T, c agreeCase, f *intent.Fabric) bool {
 		}
 		fc112 := map[string]bool{}
 		for _, x := range r.Findings {
-			if x.ID == "FC112" && x.Severity == "error" {
+			if x.ID == id && x.Severity == "error" {
 				sw, _, _ := strings.Cut(strings.TrimPrefix(x.Path, "inventory.switches["), "]")
 				fc112[sw] = true
 			}
 		}
 		return fc112, code
 	}
-	fits := write(0)
-	fc112, code := checkJSON(fits)
+	fits := write(0, 0)
+	fc112, code := checkJSON(fits, "FC112")
 	if len(fc112) > 0 {
 		t.Errorf("%s: buffers at the programmed headroom x %d: check reports FC112 on %v (the buffer holds exactly what plan writes)", c.name, n, keys(fc112))
 	}
-	short, _ := checkJSON(write(1))
+	short, _ := checkJSON(write(-1, 0), "FC112")
 	for _, sw := range c.switches {
 		if prof := portfacts.SwitchProfile(f.Switch(sw)); prof != nil && prof.PFC && n > 0 && !short[sw] {
 			t.Errorf("%s: switch %s buffer one byte below %d x its programmed headroom: check reports no FC112", c.name, sw, n)
 		}
+	}
+	// The XOFF point check holds ECN max to is the port's: with a
+	// megabyte of buffer beyond the headroom (on SR Linux the pfc-queue's
+	// maximum-burst-size is above Kmax by construction), Kmax at it
+	// passes FC111 and one byte more does not.
+	pfc := false
+	for _, sw := range c.switches {
+		if prof := portfacts.SwitchProfile(f.Switch(sw)); prof != nil && prof.PFC && n > 0 && len(f.Switch(sw).Ports) > 0 {
+			pfc = true
+		}
+	}
+	withBuffer := write(1_000_000, 1_000_000)
+	if g, err := intent.Load(withBuffer); err == nil {
+		// simulate's XOFF with buffers in the intent: 1,000,000 B.
+		agreeSimulate(t, c.name+" (buffers)", g.WithDerive(c.derive))
+	}
+	if fc111, _ := checkJSON(withBuffer, "FC111"); len(fc111) > 0 {
+		t.Errorf("%s: ECN max at the XOFF point (1,000,000 B of buffer beyond the headroom): check reports FC111", c.name)
+	}
+	if fc111, _ := checkJSON(write(1_000_000, 1_000_001), "FC111"); pfc && len(fc111) == 0 {
+		t.Errorf("%s: ECN max one byte above the XOFF point: check reports no FC111", c.name)
 	}
 	if code != ExitOK {
 		return false
