@@ -433,26 +433,34 @@ func agreementCorpus(t *testing.T, dir string, seed int64) func(i int) agreeCase
 		prefix string
 	}
 	plats := []plat{
-		{intent.PlatformSONiC, []string{"", "spectrum", "spectrum2", "spectrum3", "spectrum4", "tomahawk4", "trident4"}, []int{1500, 4200, 9000, 9100, 9216}, "Ethernet"},
-		{intent.PlatformSRLinux, []string{"", "tomahawk4", "tomahawk5", "trident4"}, []int{1500, 4200, 9000, 9100, 9216, 9398}, "ethernet-1/"},
-		{intent.PlatformEOS, []string{"", "tomahawk4", "trident3", "jericho2"}, []int{1500, 9000, 9100, 9214}, "Ethernet"},
-		{intent.PlatformOpenConfig, []string{""}, []int{1500, 9000}, "Ethernet"},
+		{intent.PlatformSONiC, []string{"", "spectrum", "spectrum2", "spectrum3", "spectrum4", "tomahawk4", "trident4"}, []int{9000, 9100, 9216}, "Ethernet"},
+		{intent.PlatformSRLinux, []string{"", "tomahawk4", "tomahawk5", "trident4"}, []int{9000, 9100, 9216, 9398}, "ethernet-1/"},
+		{intent.PlatformEOS, []string{"", "tomahawk4", "trident3", "jericho2"}, []int{9000, 9100, 9214}, "Ethernet"},
+		{intent.PlatformOpenConfig, []string{""}, []int{9000}, "Ethernet"},
 	}
 	speeds := []string{"25G", "50G", "100G", "200G", "400G", "800G"}
 	return func(i int) agreeCase {
 		var b strings.Builder
 		fmt.Fprintf(&b, "apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: corpus%d}\npolicy:\n  preset: roce-lossless\n", i)
-		mtu := []int{1500, 4200, 9000, 9100, 9214}[rng.Intn(5)]
-		fmt.Fprintf(&b, "  mtu: %d\n  hostMTU: %d\n", mtu, min(mtu, 9000))
+		// Port MTUs at or above the host MTU and the RoCE frame (FC117,
+		// FC118 hold the rest), up to each platform's maximum.
+		mtu := []int{4200, 9000, 9100, 9214}[rng.Intn(4)]
+		hostMTU := min(mtu, 9000)
+		if mtu == 4200 {
+			hostMTU = 4200
+		}
+		fmt.Fprintf(&b, "  mtu: %d\n  hostMTU: %d\n", mtu, hostMTU)
 		b.WriteString("inventory:\n  switches:\n")
 		nsw := 1 + rng.Intn(3)
 		var names []string
 		type swPort struct{ sw, port, speed, cable string }
 		var ports []swPort
 		for s := range nsw {
-			pl := plats[rng.Intn(len(plats))]
-			if i%len(plats) == 0 && s == 0 {
-				pl = plats[(i/len(plats))%len(plats)]
+			// OpenConfig (no PFC: check refuses a lossless policy on it,
+			// FC106) in every eighth intent only.
+			pl := plats[rng.Intn(len(plats)-1)]
+			if i%8 == 7 && s == 0 {
+				pl = plats[len(plats)-1]
 			}
 			name := fmt.Sprintf("sw%d", s+1)
 			names = append(names, name)
