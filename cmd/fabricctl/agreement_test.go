@@ -575,8 +575,10 @@ inventory:
 		{"sonic-202411 400G/5m buffer 200KB: check", []string{"check", "-f", sonic200KB}, ExitCheckFailed, "FC112", "inventory.switches[leaf1].ports[Ethernet0]", 219_136},
 		{"sonic-202411 400G/5m buffer 200KB: plan", []string{"plan", "-f", sonic200KB}, ExitCheckFailed, "FC112", "inventory.switches[leaf1].ports[Ethernet0]", 219_136},
 		// --cell-factor 1 changes it for every command alike: the
-		// headroom fits and leaves 49,472 B before XOFF (FC111).
+		// headroom fits (150,528 B programmed, 150,624 B in Spectrum-2's
+		// 144 B cells) and leaves 49,376 B before XOFF (FC111).
 		{"--cell-factor 1: check", []string{"--cell-factor", "1", "check", "-f", sonic200KB}, ExitCheckFailed, "FC111", "policy.classes[roce].ecn.max", 150_528},
+		{"--cell-factor 1: check, in cells", []string{"--cell-factor", "1", "check", "-f", sonic200KB}, ExitCheckFailed, "FC111", "policy.classes[roce].ecn.max", 150_624},
 		{"--cell-factor 1: plan", []string{"--cell-factor", "1", "plan", "-f", sonic200KB}, ExitCheckFailed, "FC111", "policy.classes[roce].ecn.max", 150_528},
 		// check said leaf2 needs 75,776 B, lab's check 113,664 B.
 		{"lab.yaml leaf2: check", []string{"check", "-f", lab}, ExitOK, "FC112", "inventory.switches[leaf2].ports[Ethernet0]", 113_664},
@@ -649,5 +651,58 @@ inventory:
 				t.Errorf("a buffer of the minimum %d B: exit %d\n%s%s", minimum, code, out, errOut)
 			}
 		})
+	}
+}
+
+// TestHeadroomExplainsPort: `headroom -f INTENT --port` prints a port's
+// and a NIC's figures as every command reads them (portfacts), and refuses
+// what it cannot explain.
+func TestHeadroomExplainsPort(t *testing.T) {
+	lab := "../../examples/lab.yaml"
+	f, err := intent.Load(lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := f.Switch("leaf2")
+	pf := portfacts.PortOf(f, sw, sw.Ports[0])
+	out, errOut, code := runFabricctl(t, "headroom", "-f", lab, "--port", "leaf2:"+sw.Ports[0].Name, "-o", "json")
+	var got struct {
+		Programmed int64   `json:"programmedBytes"`
+		Occupied   int64   `json:"occupiedBytes"`
+		CellFactor float64 `json:"cellFactor"`
+	}
+	if code != ExitOK || json.Unmarshal([]byte(out), &got) != nil {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if got.Programmed != pf.Headroom.Programmed || got.Occupied != pf.Headroom.Occupied || got.CellFactor != pf.Switch.CellFactor {
+		t.Errorf("headroom --port: %+v, the port's facts: programmed %d, occupied %d, cell factor %g", got, pf.Headroom.Programmed, pf.Headroom.Occupied, pf.Switch.CellFactor)
+	}
+	// --cell-factor changes the explanation as it changes every command.
+	out, _, _ = runFabricctl(t, "--cell-factor", "1", "headroom", "-f", lab, "--port", "leaf2:"+sw.Ports[0].Name, "-o", "json")
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.CellFactor != 1 || got.Programmed != portfacts.PortOf(f.WithDerive(intent.Derive{CellFactor: 1}), sw, sw.Ports[0]).Headroom.Programmed {
+		t.Errorf("--cell-factor 1: %+v (%v)", got, err)
+	}
+	h := f.Host("host1")
+	nf := portfacts.NICOf(f, h, h.NICs[0])
+	out, errOut, code = runFabricctl(t, "headroom", "-f", lab, "--port", "host1:"+h.NICs[0].Interface, "-o", "json")
+	var nic struct {
+		Headroom int64 `json:"headroomBytes"`
+		Minimum  int64 `json:"bufferMinimumBytes"`
+	}
+	if code != ExitOK || json.Unmarshal([]byte(out), &nic) != nil || nic.Headroom != nf.Headroom || nic.Minimum != nf.BufferMinimum {
+		t.Errorf("NIC: exit %d, %+v, want headroom %d and minimum %d\n%s%s", code, nic, nf.Headroom, nf.BufferMinimum, out, errOut)
+	}
+	for _, args := range [][]string{
+		{"headroom", "-f", lab},
+		{"headroom", "--port", "leaf2:Ethernet0"},
+		{"headroom", "-f", lab, "--port", "leaf2"},
+		{"headroom", "-f", lab, "--port", "leaf9:Ethernet0"},
+		{"headroom", "-f", lab, "--port", "leaf2:Ethernet99"},
+		{"headroom", "-f", lab, "--port", "host1:eth9"},
+		{"headroom", "-f", lab, "--port", "leaf2:Ethernet0", "--speed", "100G"},
+	} {
+		if _, _, code := runFabricctl(t, args...); code != ExitUsage {
+			t.Errorf("fabricctl %s: exit %d, want %d", strings.Join(args, " "), code, ExitUsage)
+		}
 	}
 }

@@ -83,7 +83,7 @@ func (r HeadroomReport) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "\nrequired: %s per lossless priority (the largest model, %s)\n", bytesStr(r.Required), r.RequiredModel)
-	fmt.Fprintf(&b, "programmed: %s (rounded up to 1 KiB, as the switches are programmed and fabricctl check counts it)\n", bytesStr(r.Rounded))
+	fmt.Fprintf(&b, "programmed: %s (rounded up to 1 KiB: what plan writes; check counts it in the switch's buffer cells)\n", bytesStr(r.Rounded))
 	if len(r.Assumptions) > 0 {
 		b.WriteString("assumptions:\n")
 		for _, a := range r.Assumptions {

@@ -34,6 +34,9 @@ type headroomValue struct {
 // ASIC, cell factor): a 64-port leaf usually has one or two.
 func (c *checker) portHeadroom(sw *intent.Switch, p *intent.Port, cell int64) (headroomKey, headroomValue) {
 	s := c.switchFacts(sw)
+	if c.byProfile {
+		cell = s.CellBytes // the cell every command counts (a test's Options.Platform gives its own)
+	}
 	k := headroomKey{p.Speed, p.CableMeters, c.f.PortMTU(*p), cell, s.ASIC, s.CellFactor}
 	if v, ok := c.headroom[k]; ok {
 		return k, v
@@ -119,6 +122,7 @@ func (c *checker) ecnBeforePFC() {
 			minDepth int64 = -1
 			minSw    *intent.Switch
 			minHead  int64
+			minProg  int64 // the programmed headroom of minHead, before cells
 		)
 		for i := range c.f.Switches {
 			sw := &c.f.Switches[i]
@@ -126,7 +130,7 @@ func (c *checker) ecnBeforePFC() {
 			if !ok || !pi.PFC || (sw.BufferBytes <= 0 && pi.XOFF == nil) {
 				continue
 			}
-			depth, head := int64(-1), int64(0)
+			depth, head, prog := int64(-1), int64(0), int64(0)
 			if pi.XOFF != nil {
 				depth = pi.XOFF(cl, c.f.Policy.MTU)
 			}
@@ -136,7 +140,7 @@ func (c *checker) ecnBeforePFC() {
 					continue
 				}
 				if wp != nil {
-					head = wv.perPrio * n
+					head, prog = wv.perPrio*n, wv.programmed*n
 					shared := sw.BufferBytes - head
 					if shared <= 0 {
 						continue // FC112: the headroom alone does not fit
@@ -149,7 +153,7 @@ func (c *checker) ecnBeforePFC() {
 			if cl.ECN.MaxBytes > depth {
 				bad = append(bad, sw.Name)
 				if minDepth < 0 || depth < minDepth {
-					minDepth, minSw, minHead = depth, sw, head
+					minDepth, minSw, minHead, minProg = depth, sw, head, prog
 				}
 			}
 		}
@@ -157,6 +161,9 @@ func (c *checker) ecnBeforePFC() {
 			continue
 		}
 		why := fmt.Sprintf("buffer %s - headroom %s", bytesStr(minSw.BufferBytes), bytesStr(minHead))
+		if minProg != minHead {
+			why += fmt.Sprintf(" (%s programmed, in whole buffer cells)", bytesStr(minProg))
+		}
 		if minSw.BufferBytes <= 0 || minSw.BufferBytes-minHead > minDepth {
 			why = fmt.Sprintf("the %s ingress queue's XOFF point", minSw.Platform)
 		}
@@ -246,8 +253,8 @@ func (c *checker) headroomFits() {
 		a, v := unknown[k], c.headroom[k]
 		c.report(Info, pos(a.port.Pos, a.sw.Pos), portPath(a.sw, a.port),
 			"set buffer on the switches to check headroom (FC112) and ECN-before-PFC (FC111) against the ASIC's buffer",
-			"PFC headroom at %s: %s per lossless priority (%s), x %d = %s per port; %d %s on %d %s (%s) have no buffer, so it is not checked",
-			k, bytesStr(v.perPrio), v.breakdown(), n, bytesStr(v.perPrio*n),
+			"PFC headroom at %s: %s per lossless priority (%s), x %d = %s of buffer per port; %d %s on %d %s (%s) have no buffer, so it is not checked",
+			k, bytesStr(v.programmed), v.breakdown(), n, bytesStr(v.perPrio*n),
 			a.ports, plural(a.ports, "port", "ports"), len(a.switches), plural(len(a.switches), "switch", "switches"), names(a.switches, 3))
 	}
 }

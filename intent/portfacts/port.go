@@ -26,7 +26,8 @@ type Switch struct {
 	// ASIC is the switch's ASIC: the intent's, else its profile's ("" when
 	// neither says).
 	ASIC string
-	// CellBytes is the buffer cell the ASIC allocates in (0 = exact).
+	// CellBytes is the buffer cell the ASIC allocates in: the ASIC's
+	// published cell, else the profile's (0 = exact).
 	CellBytes int64
 	// CellFactor is the SONiC headroom model's cell occupancy factor,
 	// from CellFactorSource.
@@ -123,6 +124,12 @@ func SwitchOf(f *intent.Fabric, sw *intent.Switch) *Switch {
 	s.Profile = SwitchProfile(sw)
 	if s.Profile != nil {
 		s.CellBytes = s.Profile.BufferCellBytes
+		// The ASIC's own cell where it is published (asics.json), as
+		// profile.WithASIC gives a switch that names its asic: a switch
+		// that leaves its profile's ASIC implicit has the same cell.
+		if a := s.Profile.ASICInfo(); a != nil && a.CellBytes > 0 && s.CellBytes > 0 {
+			s.CellBytes = a.CellBytes
+		}
 		s.MTUMeaning = s.Profile.MTU.Meaning
 		s.StaticXOFF = s.Profile.Platform == string(intent.PlatformSRLinux) && s.Profile.PFC
 		wd := s.Profile.Watchdog

@@ -54,16 +54,17 @@ func TestIssue27Headroom(t *testing.T) {
 		// buffer 200KB on sonic-202411 at 400G/5 m: check said 150,528 B
 		// (cell factor 1), plan refused with 219,136 B (the ASIC's 3).
 		{"sonic-202411 400G 5m", intent.Switch{Name: "s", Platform: intent.PlatformSONiC, Profile: "sonic-202411"},
-			intent.Port{Name: "Ethernet0", Speed: 400e9, CableMeters: 5}, intent.Derive{}, 219_136, 219_136, 3},
+			intent.Port{Name: "Ethernet0", Speed: 400e9, CableMeters: 5}, intent.Derive{}, 219_136, 219_168, 3},
 		// lab.yaml leaf2 (SONiC, 100G, 3 m): check said 75,776 B, lab's
 		// check 113,664 B.
 		{"lab leaf2 100G 3m", intent.Switch{Name: "leaf2", Platform: intent.PlatformSONiC},
-			intent.Port{Name: "Ethernet0", Speed: 100e9, CableMeters: 3}, intent.Derive{}, 113_664, 113_664, 3},
+			intent.Port{Name: "Ethernet0", Speed: 100e9, CableMeters: 3}, intent.Derive{}, 113_664, 113_760, 3},
 		// --cell-factor 1 changes it for every command alike.
 		{"--cell-factor 1", intent.Switch{Name: "leaf2", Platform: intent.PlatformSONiC},
-			intent.Port{Name: "Ethernet0", Speed: 100e9, CableMeters: 3}, intent.Derive{CellFactor: 1}, 75_776, 75_776, 1},
-		// asic: spectrum2 (144 B cells): the programmed figure is a
-		// multiple of 1 KiB, what it occupies a multiple of the cell.
+			intent.Port{Name: "Ethernet0", Speed: 100e9, CableMeters: 3}, intent.Derive{CellFactor: 1}, 75_776, 75_888, 1},
+		// asic: spectrum2 (144 B cells, as the profile's implicit
+		// Spectrum-2 above): the programmed figure is a multiple of 1
+		// KiB, what it occupies a multiple of the cell.
 		{"asic spectrum2 cell factor 1", intent.Switch{Name: "s", Platform: intent.PlatformSONiC, Profile: "sonic-202411", ASIC: "spectrum2"},
 			intent.Port{Name: "Ethernet0", Speed: 400e9, CableMeters: 5}, intent.Derive{CellFactor: 1}, 150_528, 150_624, 1},
 	} {
@@ -106,7 +107,7 @@ func TestXOFF(t *testing.T) {
 	if got, want := sonic.LosslessAt(3).XOFF, 1_000_000-2*sonic.Headroom.Occupied; got != want {
 		t.Errorf("SONiC with buffer: XOFF %d, want %d", got, want)
 	}
-	if sonic.LosslessAt(3).ECN == nil || sonic.LosslessAt(3).ECN.MaxCells != (1_500_000+255)/256 || sonic.LosslessAt(4).ECN != nil {
+	if sonic.LosslessAt(3).ECN == nil || sonic.LosslessAt(3).ECN.MaxCells != (1_500_000+143)/144 || sonic.LosslessAt(4).ECN != nil {
 		t.Errorf("ECN facts %+v %+v", sonic.LosslessAt(3).ECN, sonic.LosslessAt(4).ECN)
 	}
 }
