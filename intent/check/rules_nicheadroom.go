@@ -6,6 +6,7 @@ package check
 import (
 	"fmt"
 
+	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
@@ -20,10 +21,26 @@ func (c *checker) nicHeadroom() {
 	if len(c.lossless) == 0 {
 		return
 	}
+	// each NIC's switch port, from the links resolved once
+	type peer struct {
+		sw   *intent.Switch
+		port *intent.Port
+	}
+	peers := make(map[*intent.NIC]peer, len(c.ends))
+	for _, e := range c.ends {
+		for k, x := range e {
+			if y := e[1-k]; x.kind == endHost && x.nic != nil && y.kind == endSwitch && y.port != nil {
+				if _, seen := peers[x.nic]; !seen {
+					peers[x.nic] = peer{y.sw, y.port}
+				}
+			}
+		}
+	}
 	for i := range c.f.Hosts {
 		h := &c.f.Hosts[i]
 		for j, nic := range h.NICs {
-			n := portfacts.NICOf(c.f, h, nic)
+			pr := peers[c.nics[h.Name][nic.Interface]]
+			n := portfacts.NICOn(c.f, h, nic, pr.sw, pr.port)
 			if n.Headroom >= n.Needed {
 				continue
 			}
@@ -34,7 +51,15 @@ func (c *checker) nicHeadroom() {
 			}
 			c.report(Warning, pos(h.NICs[j].Pos, h.Pos), path, fix,
 				"host %s %s: mlx5 reserves %s of PFC headroom per lossless buffer, computed for a %d m cable (%s), but its link is %g m (%s): the NIC's own formula needs %s there, so it drops lossless frames before its pause takes effect",
-				h.Name, nic.Interface, bytesStr(n.Headroom), n.DriverCable, n.DriverCableSource, n.Cable, n.CableSource, bytesStr(n.Needed))
+				h.Name, nic.Interface, bytesStr(n.Headroom), n.DriverCable, n.DriverCableSource, n.Cable, cableFrom(n), bytesStr(n.Needed))
 		}
 	}
+}
+
+// cableFrom says where a NIC's link cable comes from.
+func cableFrom(n portfacts.NIC) string {
+	if n.PeerSwitch != "" && n.CableSource != "the NIC's cable" {
+		return fmt.Sprintf("switch %s port %s", n.PeerSwitch, n.PeerPort)
+	}
+	return n.CableSource
 }

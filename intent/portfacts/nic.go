@@ -1,7 +1,6 @@
 package portfacts
 
 import (
-	"fmt"
 	"math"
 	"time"
 
@@ -115,23 +114,31 @@ type NIC struct {
 	// policy.hostBuffers size below it is refused by the driver, and by
 	// host plan before it.
 	BufferMinimum int64
-	// Peer is the switch port at the NIC's other end (nil without one).
-	Peer *Port
+	// PeerSwitch and PeerPort name the switch port at the NIC's other
+	// end ("" without one).
+	PeerSwitch, PeerPort string
 }
 
-// NICOf derives the facts of nic on host h.
+// NICOf derives the facts of nic on host h, finding its link in f.
 func NICOf(f *intent.Fabric, h *intent.Host, nic intent.NIC) NIC {
+	sw, p := peerPort(f, h.Name, nic.Interface)
+	return NICOn(f, h, nic, sw, p)
+}
+
+// NICOn is NICOf with the switch port at the NIC's other end given (sw
+// and p nil: none), for a caller that has resolved the links already
+// (NICOf looks through every link).
+func NICOn(f *intent.Fabric, h *intent.Host, nic intent.NIC, sw *intent.Switch, p *intent.Port) NIC {
 	n := NIC{Host: h.Name, Interface: nic.Interface, Speed: nic.Speed, SpeedSource: "the NIC's speed", Cable: nic.CableMeters, CableSource: "the NIC's cable", MTU: f.Policy.HostMTU}
-	if sw, p := peerPort(f, h.Name, nic.Interface); sw != nil {
-		pt := PortOf(f, sw, *p)
-		n.Peer = &pt
+	if sw != nil && p != nil {
+		n.PeerSwitch, n.PeerPort = sw.Name, p.Name
 		if n.Speed <= 0 && p.Speed > 0 {
-			n.Speed, n.SpeedSource = p.Speed, fmt.Sprintf("switch %s port %s", sw.Name, p.Name)
+			n.Speed, n.SpeedSource = p.Speed, "its switch port's (PeerSwitch, PeerPort)"
 		}
 		if p.CableMeters > n.Cable {
 			// The longer end: a link has one cable (FC124 warns when
 			// the ends disagree).
-			n.Cable, n.CableSource = p.CableMeters, fmt.Sprintf("switch %s port %s", sw.Name, p.Name)
+			n.Cable, n.CableSource = p.CableMeters, "its switch port's (PeerSwitch, PeerPort)"
 		}
 	}
 	if n.Speed <= 0 {

@@ -46,7 +46,10 @@ type Switch struct {
 	// Watchdog is the policy's PFC watchdog as the platform takes it.
 	Watchdog Watchdog
 
-	lossless []*intent.Class // the policy's lossless classes by priority
+	// lossless is each lossless class's facts that do not depend on
+	// the port (its static XOFF point, its ECN as programmed), by
+	// priority: a port's Lossless starts as a copy.
+	lossless []Lossless
 }
 
 // Watchdog is the PFC watchdog's timers as a platform takes them: whole
@@ -142,7 +145,17 @@ func SwitchOf(f *intent.Fabric, sw *intent.Switch) *Switch {
 		s.CellFactor, s.CellFactorSource = f.Derive.CellFactor, "--cell-factor"
 	}
 	for _, prio := range f.Policy.LosslessPriorities() {
-		s.lossless = append(s.lossless, f.Policy.ClassByPriority(prio))
+		cl := f.Policy.ClassByPriority(prio)
+		l := Lossless{Class: cl, Priority: cl.Priority, XOFF: -1, StaticXOFF: -1, XOFFSource: "unknown: no buffer in the intent"}
+		if s.StaticXOFF {
+			l.StaticXOFF = PFCQueueMBS(cl, f.Policy.MTU)
+			l.XOFF, l.XOFFSource = l.StaticXOFF, "pfc-queue maximum-burst-size"
+		}
+		if cl.ECN != nil {
+			l.ECN = &ECN{MinBytes: cl.ECN.MinBytes, MaxBytes: cl.ECN.MaxBytes, Probability: cl.ECN.Probability,
+				MinCells: cells(cl.ECN.MinBytes, s.CellBytes), MaxCells: cells(cl.ECN.MaxBytes, s.CellBytes)}
+		}
+		s.lossless = append(s.lossless, l)
 	}
 	w := f.Policy.Watchdog
 	s.Watchdog.Enabled, s.Watchdog.Detect, s.Watchdog.Restore, s.Watchdog.Poll = w.Enabled, w.Detect, w.Restore, w.Poll
@@ -172,25 +185,38 @@ func SwitchProfile(sw *intent.Switch) *profile.Profile {
 func Ports(f *intent.Fabric, sw *intent.Switch) []Port {
 	s := SwitchOf(f, sw)
 	out := make([]Port, len(sw.Ports))
+	// one array holds every port's lossless classes (a compile asks for
+	// the ports of thousands of switches)
+	n := len(s.lossless)
+	buf := make([]Lossless, len(sw.Ports)*n)
 	for i := range sw.Ports {
-		out[i] = s.port(f, sw.Ports[i])
+		out[i] = s.port(f, sw.Ports[i], buf[i*n:i*n:(i+1)*n])
 	}
 	return out
 }
 
 // PortOf derives the facts of port p of sw.
 func PortOf(f *intent.Fabric, sw *intent.Switch, p intent.Port) Port {
-	return SwitchOf(f, sw).port(f, p)
+	return SwitchOf(f, sw).Port(f, p)
 }
 
 // Port derives the facts of port p of switch s (f is s's fabric): for a
 // caller that asks about many ports of one switch, or about a port with
 // the speed and cable of the link it is on.
 func (s *Switch) Port(f *intent.Fabric, p intent.Port) Port {
-	return s.port(f, p)
+	return s.port(f, p, make([]Lossless, 0, len(s.lossless)))
 }
 
-func (s *Switch) port(f *intent.Fabric, p intent.Port) Port {
+// PortHeadroom is the headroom of port p of switch s (Port(f,
+// p).Headroom without the rest of the port's facts): for the compilers,
+// which write it for every port of thousands of switches.
+func (s *Switch) PortHeadroom(f *intent.Fabric, p intent.Port) Headroom {
+	return s.headroom(intent.HeadroomInput{Speed: p.Speed, CableMeters: p.CableMeters, MTU: f.PortMTU(p), CellFactor: s.CellFactor, ASIC: s.ASIC})
+}
+
+// port derives p's facts, its Lossless appended to buf (room for every
+// lossless class).
+func (s *Switch) port(f *intent.Fabric, p intent.Port, buf []Lossless) Port {
 	pt := Port{Switch: s, Name: p.Name, Speed: p.Speed, Cable: p.CableMeters, IPMTU: f.PortMTU(p)}
 	pt.PlatformMTU = pt.IPMTU
 	if s.MTUMeaning == profile.MTUL2NoFCS {
@@ -199,26 +225,16 @@ func (s *Switch) port(f *intent.Fabric, p intent.Port) Port {
 			pt.PlatformMTU += 4 // one VLAN tag
 		}
 	}
-	pt.Headroom = s.headroom(intent.HeadroomInput{Speed: p.Speed, CableMeters: p.CableMeters, MTU: pt.IPMTU, CellFactor: s.CellFactor, ASIC: s.ASIC})
+	pt.Headroom = s.PortHeadroom(f, p)
 	n := int64(len(s.lossless))
-	pt.Lossless = make([]Lossless, 0, n)
-	for _, cl := range s.lossless {
-		l := Lossless{Class: cl, Priority: cl.Priority, XOFF: -1, StaticXOFF: -1, XOFFSource: "unknown: no buffer in the intent"}
-		if s.StaticXOFF {
-			l.StaticXOFF = PFCQueueMBS(cl, f.Policy.MTU)
-			l.XOFF, l.XOFFSource = l.StaticXOFF, "pfc-queue maximum-burst-size"
-		}
-		if s.BufferBytes > 0 && p.Speed > 0 {
-			shared := max(s.BufferBytes-pt.Headroom.Occupied*n, 0)
-			if l.XOFF < 0 || shared < l.XOFF {
-				l.XOFF, l.XOFFSource = shared, fmt.Sprintf("buffer %d B - %d x headroom %d B", s.BufferBytes, n, pt.Headroom.Occupied)
+	pt.Lossless = append(buf, s.lossless...)
+	if s.BufferBytes > 0 && p.Speed > 0 {
+		shared := max(s.BufferBytes-pt.Headroom.Occupied*n, 0)
+		for i := range pt.Lossless {
+			if l := &pt.Lossless[i]; l.XOFF < 0 || shared < l.XOFF {
+				l.XOFF, l.XOFFSource = shared, "the switch's buffer less every lossless priority's headroom (in cells)"
 			}
 		}
-		if cl.ECN != nil {
-			l.ECN = &ECN{MinBytes: cl.ECN.MinBytes, MaxBytes: cl.ECN.MaxBytes, Probability: cl.ECN.Probability,
-				MinCells: cells(cl.ECN.MinBytes, s.CellBytes), MaxCells: cells(cl.ECN.MaxBytes, s.CellBytes)}
-		}
-		pt.Lossless = append(pt.Lossless, l)
 	}
 	return pt
 }

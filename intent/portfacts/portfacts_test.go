@@ -126,7 +126,7 @@ func TestNIC(t *testing.T) {
 	// e1: 100G, 3 m, MTU 9000: (301 + 216*3/100) * 100000/1000 + 272*9000/100
 	// = 30,700 + 24,480; minimum + max_mtu 9978 + cell 128 = 65,286 B
 	// (host plan --assume fresh's figure).
-	if n := nics[1]; n.Headroom != 55_180 || n.Needed != 55_180 || n.BufferMinimum != 65_286 || n.DriverCable != 3 || n.Peer == nil || n.Peer.Name != "Ethernet4" {
+	if n := nics[1]; n.Headroom != 55_180 || n.Needed != 55_180 || n.BufferMinimum != 65_286 || n.DriverCable != 3 || n.PeerSwitch != "leaf1" || n.PeerPort != "Ethernet4" {
 		t.Errorf("e1: %+v", n)
 	}
 	// e0: no speed or cable of its own: the switch port's 100G and 100 m;

@@ -170,8 +170,8 @@ func (n *Network) addLink(f *intent.Fabric, li int, l intent.Link) error {
 		return fmt.Errorf("%s: link %s - %s: no speed on either end", l.Pos, l.A, l.B)
 	}
 	nicLink := a.sw == nil || b.sw == nil
-	pa := n.newPort(f, a, nicLink, speed, cable, li)
-	pb := n.newPort(f, b, nicLink, speed, cable, li)
+	pa := n.newPort(f, a, b, nicLink, speed, cable, li)
+	pb := n.newPort(f, b, a, nicLink, speed, cable, li)
 	pa.peer, pb.peer = pb, pa
 	return nil
 }
@@ -197,7 +197,7 @@ func (n *Network) addLink(f *intent.Fabric, li int, l intent.Link) error {
 // interface delay (portfacts.MLX5PeerBudget), when its PauseQuanta
 // response is longer. The switch's pause to the NIC keeps the IEEE loop
 // its headroom models assume.
-func (n *Network) newPort(f *intent.Fabric, e linkEnd, nicLink bool, speed int64, cable float64, li int) *port {
+func (n *Network) newPort(f *intent.Fabric, e, peer linkEnd, nicLink bool, speed int64, cable float64, li int) *port {
 	p := &port{n: e.node, name: e.name, idx: len(n.ports), bps: float64(speed)}
 	p.psByte = 8e12 / p.bps
 	in := intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: f.Policy.MTU}
@@ -246,7 +246,7 @@ func (n *Network) newPort(f *intent.Fabric, e linkEnd, nicLink bool, speed int64
 		// a NIC computes its own: mlx5's calculate_xoff with the cable
 		// and MTU host plan gives the driver (portfacts.NIC.Headroom).
 		// (end gives every host end its NIC)
-		p.headroom = portfacts.NICOf(f, e.host, *e.nic).Headroom
+		p.headroom = portfacts.NICOn(f, e.host, *e.nic, peer.sw, peer.port).Headroom
 	}
 	n.ports = append(n.ports, p)
 	e.node.ports = append(e.node.ports, p)

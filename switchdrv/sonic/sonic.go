@@ -104,17 +104,6 @@ type compiler struct {
 	f  *intent.Fabric
 	sw *intent.Switch
 	d  *switchdrv.Desired
-	// ports are the switch's ports' derived facts (portfacts.Ports), in
-	// sw.Ports' order, worked out at the first need.
-	ports []portfacts.Port
-}
-
-// facts returns the derived facts of the switch's ports.
-func (c *compiler) facts() []portfacts.Port {
-	if c.ports == nil {
-		c.ports = portfacts.Ports(c.f, c.sw)
-	}
-	return c.ports
 }
 
 func path(elems ...string) *gnmipb.Path {
@@ -370,16 +359,17 @@ func (c *compiler) compile() error {
 		specs := map[string]spec{}
 		var names []string
 		var vendorSizes []string
-		for i, port := range c.sw.Ports {
+		facts := portfacts.SwitchOf(c.f, c.sw)
+		for _, port := range c.sw.Ports {
 			// The port's programmed headroom (portfacts: the figure
 			// check reports and simulate uses).
-			pf := &c.facts()[i]
-			x := pf.Headroom.Programmed
+			h := facts.PortHeadroom(c.f, port)
+			x := h.Programmed
 			// Static headroom: xon is two frames (resume after draining
 			// two MTUs below xoff).
-			sp := spec{xoff: x, xon: int64(2 * pf.IPMTU)}
+			sp := spec{xoff: x, xon: int64(2 * h.Input.MTU)}
 			name := bufferPrefix + strconv.FormatInt(x, 10)
-			switch row, src, ok := intent.VendorRow(pf.Headroom.Input); {
+			switch row, src, ok := intent.VendorRow(h.Input); {
 			case conv.guaranteedMin && ok:
 				// Broadcom: size is the PG's guaranteed minimum, the
 				// headroom is xoff on top of it.

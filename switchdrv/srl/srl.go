@@ -266,18 +266,22 @@ type compiler struct {
 	f  *intent.Fabric
 	sw *intent.Switch
 	d  *switchdrv.Desired
-	// facts are each port's derived facts (portfacts.Ports), in
+	// headroom is each port's programmed headroom (portfacts), in
 	// sw.Ports' order, worked out at the first need.
-	facts []portfacts.Port
+	headroom []int64
 }
 
 // portHeadroom is the programmed headroom of the switch's port i
 // (portfacts: the figure check reports and simulate uses).
 func (c *compiler) portHeadroom(i int) int64 {
-	if c.facts == nil {
-		c.facts = portfacts.Ports(c.f, c.sw)
+	if c.headroom == nil {
+		s := portfacts.SwitchOf(c.f, c.sw)
+		c.headroom = make([]int64, len(c.sw.Ports))
+		for j, p := range c.sw.Ports {
+			c.headroom[j] = s.PortHeadroom(c.f, p).Programmed
+		}
 	}
-	return c.facts[i].Headroom.Programmed
+	return c.headroom[i]
 }
 
 func (c *compiler) compile() error {
