@@ -27,6 +27,7 @@ type Network struct {
 	portInfo   map[*port]portInfo
 	scenario   string
 	dist       map[*node]map[*node]int // BFS distances to each destination
+	swFacts    map[*intent.Switch]*portfacts.Switch
 	// Synthetic is set when the topology was made up (the intent had no
 	// hosts for the scenario); Notes say how.
 	Synthetic bool
@@ -56,7 +57,7 @@ func (n *Network) lossless() []int {
 // compilers program, in the switch's buffer cells) and so is its XOFF point; a switch's buffer (intent switches[].buffer) is the
 // headroom pool of each of its ports.
 func FromIntent(f *intent.Fabric) (*Network, error) {
-	n := &Network{fabric: f, byName: map[string]*node{}, portInfo: map[*port]portInfo{}, watchdog: f.Policy.Watchdog}
+	n := &Network{fabric: f, byName: map[string]*node{}, portInfo: map[*port]portInfo{}, watchdog: f.Policy.Watchdog, swFacts: map[*intent.Switch]*portfacts.Switch{}}
 	n.policy(&f.Policy)
 	for i := range f.Switches {
 		n.addNode(f.Switches[i].Name, false)
@@ -234,7 +235,12 @@ func (n *Network) newPort(f *intent.Fabric, e, peer linkEnd, nicLink bool, speed
 		if port.CableMeters <= 0 {
 			port.CableMeters = cable
 		}
-		pf := portfacts.SwitchOf(f, e.sw).Port(f, port)
+		sf := n.swFacts[e.sw]
+		if sf == nil {
+			sf = portfacts.SwitchOf(f, e.sw)
+			n.swFacts[e.sw] = sf
+		}
+		pf := sf.Port(f, port)
 		p.headroom = pf.Headroom.Occupied
 		for _, l := range pf.Lossless {
 			if l.XOFF >= 0 && (p.factsXOFF < 0 || l.XOFF < p.factsXOFF) {
