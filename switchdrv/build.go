@@ -8,6 +8,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
@@ -223,4 +224,21 @@ func KeyPart(class string, max int) string {
 		b = b[:max]
 	}
 	return string(b)
+}
+
+// PortHeadroomFor is the programmed headroom of port on sw: the port's
+// derived fact (intent/portfacts Headroom.Programmed, the figure check and
+// simulate read), for callers that want the number alone.
+func PortHeadroomFor(f *intent.Fabric, sw *intent.Switch, port intent.Port) int64 {
+	return portfacts.SwitchOf(f, sw).PortHeadroom(f, port).Programmed
+}
+
+// PortHeadroomsFor is PortHeadroomFor of each of sw's ports, in order.
+func PortHeadroomsFor(f *intent.Fabric, sw *intent.Switch) []int64 {
+	s := portfacts.SwitchOf(f, sw)
+	out := make([]int64, len(sw.Ports))
+	for i, p := range sw.Ports {
+		out[i] = s.PortHeadroom(f, p).Programmed
+	}
+	return out
 }

@@ -89,6 +89,10 @@ type Options struct {
 	// profile (switches[].profile, default the platform's default profile). A
 	// platform it does not know is reported as an error on the switches using it.
 	Platform func(intent.Platform) (PlatformInfo, bool)
+	// CellFactor, when > 0, sets the fabric's derived cell factor
+	// (intent.Fabric.Derive, what --cell-factor sets for every command)
+	// for this run: the headroom is still portfacts', as plan's is.
+	CellFactor float64
 }
 
 // Run applies every rule in Rules to f and returns the findings sorted by
@@ -97,6 +101,9 @@ type Options struct {
 func Run(f *intent.Fabric, opts Options) []Finding {
 	if f == nil {
 		return nil
+	}
+	if opts.CellFactor > 0 {
+		f = f.WithDerive(intent.Derive{CellFactor: opts.CellFactor})
 	}
 	c := newChecker(f, opts)
 	for i := range ruleTable {

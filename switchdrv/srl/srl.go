@@ -275,11 +275,7 @@ type compiler struct {
 // (portfacts: the figure check reports and simulate uses).
 func (c *compiler) portHeadroom(i int) int64 {
 	if c.headroom == nil {
-		s := portfacts.SwitchOf(c.f, c.sw)
-		c.headroom = make([]int64, len(c.sw.Ports))
-		for j, p := range c.sw.Ports {
-			c.headroom[j] = s.PortHeadroom(c.f, p).Programmed
-		}
+		c.headroom = switchdrv.PortHeadroomsFor(c.f, c.sw)
 	}
 	return c.headroom[i]
 }
