@@ -113,8 +113,9 @@ type Lossless struct {
 }
 
 // ECN is a class's ECN thresholds as a platform programs them: every
-// built-in compiler writes bytes as the intent gives them; the ASIC holds
-// them in whole cells (rounded up).
+// built-in compiler writes bytes as the intent gives them; the cells are
+// those bytes in the switch's buffer cells, rounded up (which way an ASIC
+// rounds a WRED threshold is not verified here).
 type ECN struct {
 	MinBytes, MaxBytes int64
 	MinCells, MaxCells int64 // 0 when the cell is not known
