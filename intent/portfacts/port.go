@@ -60,6 +60,14 @@ type Watchdog struct {
 	Detect, Restore, Poll   time.Duration
 	DetectStep, RestoreStep time.Duration
 	PollStep                time.Duration
+	// Action is what the platform does on a stuck queue: the intent's,
+	// except on SR Linux, whose deadlock recovery ignores received pause
+	// frames on the queue for the recovery timer and keeps transmitting
+	// whatever the intent asks (forward; switchdrv/srl notes it, the
+	// action is not configurable in srl_nokia-qos). ActionSource says
+	// which.
+	Action       intent.WatchdogAction
+	ActionSource string
 }
 
 // Port is the derived facts of one switch port.
@@ -160,6 +168,10 @@ func SwitchOf(f *intent.Fabric, sw *intent.Switch) *Switch {
 	}
 	w := f.Policy.Watchdog
 	s.Watchdog.Enabled, s.Watchdog.Detect, s.Watchdog.Restore, s.Watchdog.Poll = w.Enabled, w.Detect, w.Restore, w.Poll
+	s.Watchdog.Action, s.Watchdog.ActionSource = w.Action, "the intent's"
+	if sw.Platform == intent.PlatformSRLinux {
+		s.Watchdog.Action, s.Watchdog.ActionSource = intent.WatchdogForward, "SR Linux deadlock recovery: forward, whatever the intent asks"
+	}
 	return s
 }
 

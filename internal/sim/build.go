@@ -248,6 +248,7 @@ func (n *Network) newPort(f *intent.Fabric, e, peer linkEnd, nicLink bool, speed
 			}
 		}
 		p.buffer = e.sw.BufferBytes
+		p.wdAction = sf.Watchdog.Action
 	} else {
 		// a NIC computes its own: mlx5's calculate_xoff with the cable
 		// and MTU host plan gives the driver (portfacts.NIC.Headroom).

@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 	"math/rand"
+
+	"github.com/fabricctl/fabricctl/intent"
 )
 
 // Frame sizes on the wire.
@@ -145,6 +147,9 @@ type port struct {
 	headroom int64 // per lossless priority group, bytes beyond XOFF
 	hrPool   int64 // per port headroom pool
 	buffer   int64 // the switch's buffer per port (intent switches[].buffer), 0 = unknown
+	// wdAction is what the PFC watchdog does on this switch port's stuck
+	// queues, as its platform takes the intent's (portfacts).
+	wdAction intent.WatchdogAction
 	// factsXOFF is the port's XOFF point as portfacts derives it (the
 	// smallest of its lossless classes'), -1 when unknown.
 	factsXOFF int64

@@ -288,7 +288,7 @@ func (s *Sim) tryTx(p *port) {
 // until says when the pause ends.
 func (s *Sim) eligible(p *port, prio int) (ok bool, until Time) {
 	st := &p.pr[prio]
-	if !p.paused(prio, s.now) || st.storm && s.wd.Action != intent.WatchdogAlert {
+	if !p.paused(prio, s.now) || st.storm && p.wdAction != intent.WatchdogAlert {
 		return true, 0
 	}
 	return false, st.pauseEnd
@@ -548,7 +548,7 @@ func (s *Sim) switchRx(in *port, pkt *packet) {
 	prio := int(pkt.prio)
 	c := &s.net.classes[prio]
 	ost := &out.pr[prio]
-	if ost.storm && s.wd.Action == intent.WatchdogDrop {
+	if ost.storm && out.wdAction == intent.WatchdogDrop {
 		ost.st.Drops++
 		ost.st.WatchdogDrops++
 		s.drop(pkt)
@@ -733,7 +733,7 @@ func (s *Sim) poll() {
 			if st.st.WatchdogAt == 0 {
 				st.st.WatchdogAt = s.now
 			}
-			if s.wd.Action == intent.WatchdogDrop {
+			if p.wdAction == intent.WatchdogDrop {
 				p.accountQueue(prio, s.now)
 				for st.q.n > 0 {
 					pkt := st.q.pop()
