@@ -14,6 +14,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
 // ErrAssumed is returned by every write of an assumed driver: it plans only.
@@ -129,7 +130,7 @@ func freshObs(i int, nic intent.NIC, driver string) nicObs {
 	}
 	if driver == "mlx5_core" {
 		dcbx := uint8(DCBXVerCEE | DCBXVerIEEE)
-		o.DCBX, o.MaxMTU = &dcbx, 9978
+		o.DCBX, o.MaxMTU = &dcbx, portfacts.MLX5FreshMaxMTU
 		o.PFC = &dcbnl.PFC{Cap: 8, Delay: mlx5DefaultCableM}
 		ets := dcbnl.ETS{ETSCap: 8}
 		for tc := range ets.PrioTC {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
 // Backend turns the policy into the desired state of one NIC for one driver
@@ -158,10 +159,12 @@ func (m MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, [
 	// 0 < delay < 1000 (MLX5E_MAX_CABLE_LENGTH) and ignores it otherwise.
 	switch {
 	case st.PFC == nil || nic.CableMeters <= 0:
-	case nic.CableMeters >= 1000:
+	case nic.CableMeters >= portfacts.MLX5MaxCableM:
 		notes = append(notes, fmt.Sprintf("%s: cable %g m: mlx5 accepts a PFC cable length below 1000 m only; the driver's value is left as it is", nic.Interface, nic.CableMeters))
 	default:
-		st.PFC.Delay = uint16(math.Ceil(nic.CableMeters))
+		// The cable portfacts' NIC headroom is computed with.
+		c, _ := portfacts.MLX5DriverCable(nic.CableMeters)
+		st.PFC.Delay = uint16(c)
 		st.PFC.ManageDelay = true
 	}
 	var ecnPrios []int

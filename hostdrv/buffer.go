@@ -9,51 +9,22 @@ import (
 
 	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 	"github.com/fabricctl/fabricctl/plan"
 )
 
-// mlx5 constants from drivers/net/ethernet/mellanox/mlx5/core: the default
-// cable length (MLX5E_DEFAULT_CABLE_LEN, en/port_buffer.h, set by
-// mlx5e_dcbnl_initialize), the floor of max_mtu in the headroom check
-// (MINIMUM_MAX_MTU, port_buffer.c), the slowest speed calculate_xoff
-// assumes (SPEED_40000) and the fallback buffer cell (1 <<
-// MLX5E_BUFFER_CELL_SHIFT, en_dcbnl.c mlx5e_query_port_buffers_cell_size).
+// The mlx5 figures are portfacts' (the one home of a NIC's derived
+// facts): the driver's constants and its calculate_xoff / minimum.
 const (
-	mlx5DefaultCableM = 7
-	mlx5MinMaxMTU     = 9216
-	mlx5MinSpeedMbps  = 40000
-	mlx5CellFallback  = 128
+	mlx5DefaultCableM = portfacts.MLX5DefaultCableM
+	mlx5MinMaxMTU     = portfacts.MLX5MinMaxMTU
+	mlx5MinSpeedMbps  = portfacts.MLX5MinSpeedMbps
+	mlx5CellFallback  = portfacts.MLX5CellFallback
 )
 
-// MLX5Headroom is the input of mlx5's lossless buffer minimum.
-type MLX5Headroom struct {
-	SpeedMbps int // port speed, Mb/s (what mlx5e_port_linkspeed returns)
-	CableM    int // priv->dcbx.cable_len, metres
-	MTU       int // dev->mtu
-	MaxMTU    int // netdev max_mtu
-	Cell      int // port_buff_cell_sz, bytes
-}
-
-// Xoff is mlx5's calculate_xoff (en/port_buffer.c), in the driver's integer
-// arithmetic: xoff = (301 + 216 * cable_len / 100) * speed / 1000 +
-// 272 * mtu / 100, speed in Mb/s and at least 40000 (the comment above it:
-// "xoff = ((301+2.16 * len [m]) * speed [Gbps] + 2.72 MTU [B])").
-func (h MLX5Headroom) Xoff() uint64 {
-	speed := uint64(max(h.SpeedMbps, mlx5MinSpeedMbps))
-	return (301+216*uint64(max(h.CableM, 0))/100)*speed/1000 + 272*uint64(max(h.MTU, 0))/100
-}
-
-// Min is the smallest size of a lossless buffer mlx5 accepts:
-// update_xoff_threshold refuses (ENOMEM) a non-lossy buffer smaller than
-// xoff + max_mtu + port_buff_cell_sz, max_mtu being the netdev's max_mtu
-// but at least MINIMUM_MAX_MTU (mlx5e_port_manual_buffer_config).
-func (h MLX5Headroom) Min() uint64 {
-	cell := h.Cell
-	if cell <= 0 {
-		cell = mlx5CellFallback
-	}
-	return h.Xoff() + uint64(max(h.MaxMTU, mlx5MinMaxMTU)) + uint64(cell)
-}
+// MLX5Headroom is the input of mlx5's lossless buffer minimum
+// (portfacts.MLX5: Xoff is calculate_xoff, Min the driver's minimum).
+type MLX5Headroom = portfacts.MLX5
 
 // linkSpeed reads /sys/class/net/<if>/speed (Mb/s); 0 when unknown (link
 // down reads -1 or fails with EINVAL).

@@ -5,5 +5,7 @@
 // file, line, column and field path. The package does no network I/O.
 //
 // The static pre-deployment rules live in the check subpackage; the headroom
-// models in headroom.go are shared by check and the switch compilers.
+// models in headroom.go are combined per port and per NIC, with the
+// platforms' roundings, by the portfacts subpackage, which every command
+// reads.
 package intent

@@ -252,44 +252,6 @@ func SwitchASIC(sw *Switch) string {
 	return ""
 }
 
-// HeadroomInputFor is the headroom input of port on sw: the port's speed,
-// cable and MTU, the switch's ASIC (a fourth model when the vendor
-// publishes a table) and that ASIC's cell factor for the SONiC model.
-func (f *Fabric) HeadroomInputFor(sw *Switch, port Port) HeadroomInput {
-	return f.portHeadroomInput(switchHeadroomInput(sw), port)
-}
-
-// HeadroomInputsFor is HeadroomInputFor of each of sw's ports, in order,
-// with the switch's ASIC looked up once.
-func (f *Fabric) HeadroomInputsFor(sw *Switch) []HeadroomInput {
-	base := switchHeadroomInput(sw)
-	ins := make([]HeadroomInput, len(sw.Ports))
-	for i, port := range sw.Ports {
-		ins[i] = f.portHeadroomInput(base, port)
-	}
-	return ins
-}
-
-// switchHeadroomInput is the part of a headroom input that is sw's: its
-// ASIC and that ASIC's cell factor (none for a nil switch).
-func switchHeadroomInput(sw *Switch) HeadroomInput {
-	var in HeadroomInput
-	if sw != nil {
-		in.ASIC = SwitchASIC(sw)
-		if a, ok := LookupASIC(in.ASIC); ok {
-			in.CellFactor = a.CellFactor()
-		}
-	}
-	return in
-}
-
-// portHeadroomInput is base (a switch's part) with port's speed, cable
-// and MTU.
-func (f *Fabric) portHeadroomInput(base HeadroomInput, port Port) HeadroomInput {
-	base.Speed, base.CableMeters, base.MTU = port.Speed, port.CableMeters, f.PortMTU(port)
-	return base
-}
-
 // VendorRow is the row of in.ASIC's lookup table the vendor model uses,
 // with the table's source; ok is false without one.
 func VendorRow(in HeadroomInput) (row LookupRow, source string, ok bool) {

@@ -66,7 +66,28 @@ type Fabric struct {
 	Hosts      []Host   // sorted by name
 	Links      []Link
 	Validation Validation
-	Pos        Pos
+	// Derive is what the command line changes in the facts derived from
+	// the fabric (intent/portfacts reads it; the zero value derives from
+	// the intent alone). Set it with WithDerive, before any command
+	// reads the fabric, so every command sees the same facts.
+	Derive Derive
+	Pos    Pos
+}
+
+// Derive holds the command-line inputs of the derived facts.
+type Derive struct {
+	// CellFactor, when > 0, is the SONiC headroom model's buffer-cell
+	// occupancy factor on every switch (--cell-factor), in place of each
+	// switch ASIC's own (intent.ASIC.CellFactor; 1 without a known ASIC).
+	CellFactor float64
+}
+
+// WithDerive returns a copy of f whose derived facts take d. The copy
+// shares f's slices (a Fabric is read-only).
+func (f *Fabric) WithDerive(d Derive) *Fabric {
+	g := *f
+	g.Derive = d
+	return &g
 }
 
 // Policy is the fabric-wide QoS policy that every switch and host implements.

@@ -1,7 +1,9 @@
 package intent
 
 // Static XOFF points: where a platform's ingress sends PFC pause at a fixed
-// per-queue depth rather than at whatever is left of a shared buffer.
+// per-queue depth rather than at whatever is left of a shared buffer. The
+// formula lives here with the headroom models; a port's XOFF point is
+// intent/portfacts' (Lossless.XOFF), which every command reads.
 
 // PFCQueueDefaultMBS is the SR Linux pfc-queue maximum-burst-size default on
 // 7220 IXR (Broadcom XGS, feature qos-pfc-xgs): srl_nokia-qos.yang

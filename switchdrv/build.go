@@ -3,13 +3,12 @@ package switchdrv
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
-	"github.com/fabricctl/fabricctl/internal/memo"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
@@ -227,42 +226,19 @@ func KeyPart(class string, max int) string {
 	return string(b)
 }
 
-// PortHeadroom is the XOFF headroom one lossless priority of port needs:
-// the largest of the published models (intent.Headroom), rounded up to 1 KiB.
-// It knows nothing of the switch's ASIC: compilers use PortHeadroomFor.
-func PortHeadroom(f *intent.Fabric, port intent.Port) int64 {
-	return PortHeadroomFor(f, nil, port)
-}
-
-// PortHeadroomFor is PortHeadroom on switch sw: with sw's ASIC (named in
-// the intent, else its profile's) the SONiC model uses the ASIC's cell
-// factor and the vendor's lookup table is a fourth model (issue 10 item 15).
+// PortHeadroomFor is the programmed headroom of port on sw: the port's
+// derived fact (intent/portfacts Headroom.Programmed, the figure check and
+// simulate read), for callers that want the number alone.
 func PortHeadroomFor(f *intent.Fabric, sw *intent.Switch, port intent.Port) int64 {
-	return headroomOf(f.HeadroomInputFor(sw, port))
+	return portfacts.SwitchOf(f, sw).PortHeadroom(f, port).Programmed
 }
 
-// PortHeadroomsFor is PortHeadroomFor of each of sw's ports, in order
-// (the switch's ASIC looked up once).
+// PortHeadroomsFor is PortHeadroomFor of each of sw's ports, in order.
 func PortHeadroomsFor(f *intent.Fabric, sw *intent.Switch) []int64 {
-	ins := f.HeadroomInputsFor(sw)
-	out := make([]int64, len(ins))
-	for i, in := range ins {
-		out[i] = headroomOf(in)
+	s := portfacts.SwitchOf(f, sw)
+	out := make([]int64, len(sw.Ports))
+	for i, p := range sw.Ports {
+		out[i] = s.PortHeadroom(f, p).Programmed
 	}
 	return out
 }
-
-// headroomOf is the headroom of input in, rounded up to 1 KiB.
-func headroomOf(in intent.HeadroomInput) int64 {
-	return headroomMemo.Get(in, func() int64 {
-		_, req := intent.Headroom(in)
-		return int64(math.Ceil(float64(req)/1024) * 1024)
-	})
-}
-
-// headroomMemo holds PortHeadroomFor's answers by input: the models are
-// functions of the input alone (and of intent's fixed ASIC tables), and
-// the ports of a fabric share a few inputs, so each is worked out once
-// per process (a compile of 200 switches x 32 ports did it 12,800 times).
-// At most 4096 are kept.
-var headroomMemo = memo.Bounded[intent.HeadroomInput, int64]{Max: 4096}

@@ -7,18 +7,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/check"
 	"github.com/fabricctl/fabricctl/internal/sim"
 )
 
 type checkOptions struct {
-	files      []string
-	output     string
-	strict     bool
-	listRules  bool
-	cellFactor float64
-	simulate   bool
+	files     []string
+	output    string
+	strict    bool
+	listRules bool
+	simulate  bool
 }
 
 func newCheckCmd(d *deps) *cobra.Command {
@@ -48,7 +46,7 @@ warnings with --strict), 1 an intent file could not be read, 64 usage.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			return o.run(cmd.InOrStdin(), cmd.OutOrStdout(), d.color)
+			return o.run(d, cmd.InOrStdin(), cmd.OutOrStdout(), d.color)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&o.files, "file", "f", nil, "intent file (repeatable; - reads stdin)")
@@ -56,7 +54,6 @@ warnings with --strict), 1 an intent file could not be read, 64 usage.`,
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail (exit 3) on warnings too")
 	cmd.Flags().BoolVar(&o.listRules, "list-rules", false, "print the rule table and exit")
 	cmd.Flags().BoolVar(&o.simulate, "simulate", false, "also simulate a standard incast per lossless class (fabricctl simulate): drops, pause spread, watchdog, deadlock become findings FC150-FC153")
-	cmd.Flags().Float64Var(&o.cellFactor, "cell-factor", 1, "buffer cell occupancy factor for the SONiC headroom model (small packets: ~2)")
 	return cmd
 }
 
@@ -74,17 +71,14 @@ func (o *checkOptions) validate() error {
 	if len(o.files) == 0 {
 		return usagef("no intent file given: use -f FILE (or --list-rules)")
 	}
-	if !(o.cellFactor >= 1 && o.cellFactor <= 10) { // NaN too
-		return usagef("--cell-factor %g: want 1 to 10", o.cellFactor)
-	}
 	return nil
 }
 
-func (o *checkOptions) run(stdin io.Reader, out io.Writer, color bool) error {
+func (o *checkOptions) run(d *deps, stdin io.Reader, out io.Writer, color bool) error {
 	if o.listRules {
 		return check.WriteRules(out, o.output, simulateRules)
 	}
-	f, err := intent.LoadFrom(stdin, o.files...)
+	f, err := d.loadIntent(stdin, o.files...)
 	var findings []check.Finding
 	switch {
 	case err != nil:
@@ -93,7 +87,7 @@ func (o *checkOptions) run(stdin io.Reader, out io.Writer, color bool) error {
 			return withCode(ExitError, err) // unreadable file, not a bad intent
 		}
 	default:
-		findings = check.Run(f, check.Options{CellFactor: o.cellFactor})
+		findings = check.Run(f, check.Options{})
 		if o.simulate {
 			findings = append(findings, sim.Findings(f)...)
 			check.Sort(findings)

@@ -12,14 +12,18 @@ import (
 )
 
 type headroomOptions struct {
-	speed      string
-	cable      string
-	mtu        int
+	speed  string
+	cable  string
+	mtu    int
+	asic   string
+	output string
+	// cellFactor is --cell-factor (0: the ASIC's, else 1), the flag every
+	// command takes.
 	cellFactor float64
-	asic       string
-	output     string
-	// cellFactorSet: --cell-factor was given (it then wins over the ASIC's).
-	cellFactorSet bool
+	// files and port: --port NODE:PORT of the intent in files explains
+	// that port's (or host NIC's) derived facts.
+	files []string
+	port  string
 }
 
 func newHeadroomCmd(d *deps) *cobra.Command {
@@ -35,13 +39,26 @@ vendor's validated lookup table for that ASIC. The largest is what check (FC112)
 requires; multiply by the lossless priorities per port. The assumptions behind
 the numbers are printed with them.
 
+With -f INTENT --port SWITCH:PORT it explains that port's figures as every
+command reads them (intent/portfacts): the inputs with where each comes from
+(speed, cable, MTU, ASIC, cell and cell factor), the models, the headroom
+programmed and what it takes of the buffer, the XOFF point and ECN thresholds
+of each lossless class. --port HOST:INTERFACE explains a host NIC's: mlx5's
+headroom, the cable the driver is given, what the link needs and the smallest
+lossless receive buffer the driver takes.
+
 Exit codes: 0 ok, 64 usage.`,
 		Example: `  fabricctl headroom --speed 400G --cable 100m --mtu 9216
   fabricctl headroom --speed 100G --cable 3m --mtu 9216 --cell-factor 2 -o json
-  fabricctl headroom --speed 400G --cable 5m --asic tomahawk4`,
+  fabricctl headroom --speed 400G --cable 5m --asic tomahawk4
+  fabricctl headroom -f fabric.yaml --port leaf2:Ethernet0
+  fabricctl headroom -f fabric.yaml --port gpu1:ens1f0np0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.cellFactorSet = cmd.Flags().Changed("cell-factor")
+			o.cellFactor = d.cellFactor
+			if o.port != "" || len(o.files) > 0 {
+				return o.explain(d, cmd.InOrStdin(), cmd.OutOrStdout())
+			}
 			in, err := o.input()
 			if err != nil {
 				return err
@@ -52,9 +69,10 @@ Exit codes: 0 ok, 64 usage.`,
 	cmd.Flags().StringVar(&o.speed, "speed", "", "port speed, e.g. 100G, 400G (required)")
 	cmd.Flags().StringVar(&o.cable, "cable", "100m", "cable length, e.g. 3m, 100m")
 	cmd.Flags().IntVar(&o.mtu, "mtu", intent.DefaultMTU, "port MTU in bytes")
-	cmd.Flags().Float64Var(&o.cellFactor, "cell-factor", 1, "buffer cell occupancy factor for the SONiC model (small packets: ~2)")
 	cmd.Flags().StringVar(&o.asic, "asic", "", "switch ASIC ("+strings.Join(intent.ASICNames(), ", ")+"): adds the vendor's lookup table as a fourth model and, for NVIDIA Spectrum, its cell factor")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringArrayVarP(&o.files, "file", "f", nil, "intent file (repeatable; - reads stdin): with --port, explain that port's figures")
+	cmd.Flags().StringVar(&o.port, "port", "", "SWITCH:PORT or HOST:INTERFACE of the intent (-f) whose derived figures to explain")
 	return cmd
 }
 
@@ -80,18 +98,16 @@ func (o *headroomOptions) input() (intent.HeadroomInput, error) {
 	if o.mtu < 64 || o.mtu > 65535 {
 		return in, usagef("--mtu %d: want 64 to 65535", o.mtu)
 	}
-	if !(o.cellFactor >= 1 && o.cellFactor <= 10) { // NaN too
-		return in, usagef("--cell-factor %g: want 1 to 10", o.cellFactor)
-	}
-	in = intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: o.mtu, CellFactor: o.cellFactor, ASIC: o.asic}
+	in = intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: o.mtu, CellFactor: 1, ASIC: o.asic}
 	if o.asic != "" {
 		a, ok := intent.LookupASIC(o.asic)
 		if !ok {
 			return in, usagef("--asic %q: want one of %s", o.asic, strings.Join(intent.ASICNames(), ", "))
 		}
-		if !o.cellFactorSet {
-			in.CellFactor = a.CellFactor()
-		}
+		in.CellFactor = a.CellFactor()
+	}
+	if o.cellFactor > 0 {
+		in.CellFactor = o.cellFactor
 	}
 	return in, nil
 }

@@ -19,6 +19,8 @@ import (
 )
 
 type hostOptions struct {
+	// d gives loadIntent (the derived-fact flags).
+	d                *deps
 	files            []string
 	host             string
 	root             string
@@ -66,7 +68,7 @@ written (--partial or --no-rollback, or a rollback that did not complete);
 }
 
 func newHostSubCmd(d *deps, verb string) *cobra.Command {
-	o := &hostOptions{}
+	o := &hostOptions{d: d}
 	short := map[string]string{
 		"plan":  "Show what host apply would change on this host",
 		"diff":  "Report drift of this host from the intent (exit 2 on drift)",
@@ -151,7 +153,7 @@ func (o *hostOptions) backupFile(host string) string {
 }
 
 func (o *hostOptions) load(stdin io.Reader) (*intent.Fabric, error) {
-	return intent.LoadFrom(stdin, o.files...)
+	return o.d.loadIntent(stdin, o.files...)
 }
 
 func (o *hostOptions) run(ctx context.Context, d *deps, verb string, stdin io.Reader, out io.Writer) error {
@@ -260,7 +262,7 @@ func applyExit(res *hostdrv.ApplyResult, err error) error {
 }
 
 func newHostRestoreCmd(d *deps) *cobra.Command {
-	o := &hostOptions{}
+	o := &hostOptions{d: d}
 	cmd := &cobra.Command{
 		Use:   "restore --backup FILE",
 		Short: "Put this host's NIC QoS back to a backup saved by host apply, and read back",

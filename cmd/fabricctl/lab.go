@@ -273,6 +273,8 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 		return withCode(ExitError, err)
 	}
 	defer l.close()
+	// Every step reads the facts the flags change (--cell-factor) alike.
+	l.fabric = d.derive(l.fabric)
 
 	fmt.Fprintf(out, "fabricctl lab: %d DEVICE TWINS started (in-process gNMI simulators on loopback, NOT switches)\n", len(l.twins))
 	for _, t := range l.twins {

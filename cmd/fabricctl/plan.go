@@ -178,7 +178,7 @@ func (s *switchFlags) validate() error {
 
 // load reads the intent and builds the engine.
 func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
-	f, err := intent.LoadFrom(d.stdin, s.files...)
+	f, err := d.loadIntent(d.stdin, s.files...)
 	if err != nil {
 		return nil, nil, withCode(ExitError, fmt.Errorf("load intent (run fabricctl check for details): %w", err))
 	}

@@ -20,6 +20,8 @@ import (
 )
 
 type renderOptions struct {
+	// d gives loadIntent (the derived-fact flags).
+	d         *deps
 	files     []string
 	switches  []string
 	output    string
@@ -34,7 +36,7 @@ type renderOptions struct {
 }
 
 func newRenderCmd(d *deps) *cobra.Command {
-	o := &renderOptions{}
+	o := &renderOptions{d: d}
 	cmd := &cobra.Command{
 		Use:   "render -f INTENT [-f MORE] [--switch NAME] [-o prototext|json]",
 		Short: "Print the gNMI SetRequest each switch would get, without dialing anything",
@@ -109,7 +111,7 @@ func (o *renderOptions) validate() error {
 }
 
 func (o *renderOptions) run(stdin io.Reader, out, errw io.Writer) error {
-	f, err := intent.LoadFrom(stdin, o.files...)
+	f, err := o.d.loadIntent(stdin, o.files...)
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("load intent (run fabricctl check for details): %w", err))
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fabricctl/fabricctl/intent"
 )
 
 // deps is everything commands need from the outside world. main builds one
@@ -23,6 +25,28 @@ type deps struct {
 	// guard tells main about writes in progress (signal.go); nil in tests
 	// that build deps by hand.
 	guard *guard
+	// cellFactor is --cell-factor: the SONiC headroom model's cell
+	// occupancy on every switch (0 = each ASIC's), a derived fact every
+	// command takes the same way (loadIntent).
+	cellFactor float64
+}
+
+// loadIntent reads the intent as every command does: intent.LoadFrom,
+// then the flags that change derived facts (--cell-factor) applied, so
+// check, plan, simulate and the others see one set of facts
+// (intent/portfacts). A partly read fabric comes back with the error, as
+// from intent.LoadFrom.
+func (d *deps) loadIntent(stdin io.Reader, files ...string) (*intent.Fabric, error) {
+	f, err := intent.LoadFrom(stdin, files...)
+	if f != nil {
+		f = d.derive(f)
+	}
+	return f, err
+}
+
+// derive applies the flags that change derived facts to f.
+func (d *deps) derive(f *intent.Fabric) *intent.Fabric {
+	return f.WithDerive(intent.Derive{CellFactor: d.cellFactor})
 }
 
 // commands lists every subcommand constructor. One file per command.
@@ -66,6 +90,9 @@ failed, 4 apply failed and was rolled back, 5 host apply/restore partly written
 				return err
 			}
 			d.log = l
+			if d.cellFactor != 0 && !(d.cellFactor >= 1 && d.cellFactor <= 10) { // NaN too
+				return usagef("--cell-factor %g: want 1 to 10 (or 0: each switch ASIC's own)", d.cellFactor)
+			}
 			return nil
 		},
 	}
@@ -75,6 +102,7 @@ failed, 4 apply failed and was rolled back, 5 host apply/restore partly written
 	root.SetErr(d.stderr)
 	root.PersistentFlags().StringVar(&d.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&d.logFormat, "log-format", "text", "log format: text or json (logs go to stderr)")
+	root.PersistentFlags().Float64Var(&d.cellFactor, "cell-factor", 0, "buffer cell occupancy factor of the SONiC headroom model on every switch, for every command (small packets: ~2; 0 = each switch ASIC's own)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	for _, f := range commands {
 		root.AddCommand(f(d))

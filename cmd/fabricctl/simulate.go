@@ -15,6 +15,8 @@ import (
 )
 
 type simulateOptions struct {
+	// d gives loadIntent (the derived-fact flags).
+	d        *deps
 	files    []string
 	scenario string
 	duration time.Duration
@@ -34,7 +36,7 @@ type simulateOptions struct {
 }
 
 func newSimulateCmd(d *deps) *cobra.Command {
-	o := &simulateOptions{}
+	o := &simulateOptions{d: d}
 	cmd := &cobra.Command{
 		Use:   "simulate -f INTENT --scenario incast:16:1",
 		Short: "Simulate traffic through the fabric as configured: drops, pause spread, storms, DCQCN",
@@ -142,7 +144,7 @@ func (o *simulateOptions) run(stdin io.Reader, out, errw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f, err := intent.LoadFrom(stdin, o.files...)
+	f, err := o.d.loadIntent(stdin, o.files...)
 	if err != nil {
 		if fs := check.FromErrors(err); fs != nil {
 			_ = check.WriteText(errw, fs, false)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 	"github.com/fabricctl/fabricctl/internal/profile"
 )
 
@@ -93,8 +94,9 @@ type Options struct {
 	// profile (switches[].profile, default the platform's default profile). A
 	// platform it does not know is reported as an error on the switches using it.
 	Platform func(intent.Platform) (PlatformInfo, bool)
-	// CellFactor multiplies in-flight bytes in the SONiC headroom model for
-	// buffer-cell occupancy (0 means 1; small packets can make it ~2).
+	// CellFactor, when > 0, sets the fabric's derived cell factor
+	// (intent.Fabric.Derive, what --cell-factor sets for every command)
+	// for this run: the headroom is still portfacts', as plan's is.
 	CellFactor float64
 }
 
@@ -104,6 +106,9 @@ type Options struct {
 func Run(f *intent.Fabric, opts Options) []Finding {
 	if f == nil {
 		return nil
+	}
+	if opts.CellFactor > 0 {
+		f = f.WithDerive(intent.Derive{CellFactor: opts.CellFactor})
 	}
 	c := newChecker(f, opts)
 	for i := range ruleTable {
@@ -164,6 +169,9 @@ type checker struct {
 	lossless []*intent.Class                   // lossless classes, by priority
 
 	headroom map[headroomKey]headroomValue
+	// facts are each switch's derived facts (intent/portfacts), the
+	// figures the compilers program and simulate uses.
+	facts map[*intent.Switch]*portfacts.Switch
 
 	ends  [][2]end             // per link: its two endpoints, resolved once
 	peers map[*intent.Port]end // switch port -> the other end of its link (peerOf)
@@ -191,6 +199,7 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 		hosts:     make(map[string]*intent.Host, len(f.Hosts)),
 		nics:      make(map[string]map[string]*intent.NIC, len(f.Hosts)),
 		headroom:  map[headroomKey]headroomValue{},
+		facts:     make(map[*intent.Switch]*portfacts.Switch, len(f.Switches)),
 	}
 	for i := range f.Switches {
 		sw := &f.Switches[i]
@@ -254,6 +263,17 @@ func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string,
 // with sets the finding's mechanical fix (use it right after report, before
 // the next report moves the findings).
 func (x *Finding) with(edits ...Edit) { x.Edits = edits }
+
+// switchFacts returns sw's derived facts (intent/portfacts), worked out
+// once per Run.
+func (c *checker) switchFacts(sw *intent.Switch) *portfacts.Switch {
+	s := c.facts[sw]
+	if s == nil {
+		s = portfacts.SwitchOf(c.f, sw)
+		c.facts[sw] = s
+	}
+	return s
+}
 
 // platform returns the platform info for sw.
 func (c *checker) platform(sw *intent.Switch) (PlatformInfo, bool) {

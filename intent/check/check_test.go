@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
 // at returns a position on line n of fabric.yaml.
@@ -185,6 +186,15 @@ func ruleCases() []ruleCase {
 		}, Options{}, []got{{"FC127", Error, "inventory.switches[leaf1].ports[ethernet-1/2].speed"}, {"FC124", Warning, "inventory.links[1]"}, {"FC124", Warning, "inventory.links[4]"}, {"FC124", Warning, "inventory.links[5]"}}},
 		{"nic speed 400M", func(f *intent.Fabric) { f.Hosts[1].NICs[0].Speed = 400e6 },
 			Options{}, []got{{"FC127", Error, "inventory.hosts[gpu2].nics[ens1f0np0].speed"}, {"FC124", Warning, "inventory.links[1]"}}},
+		// FC141: the NIC has no cable of its own (mlx5 keeps 7 m), its
+		// link's switch port says 100 m.
+		{"nic headroom for 7m on a 100m link", func(f *intent.Fabric) {
+			f.Switch(f.Links[0].B.Node).Port(f.Links[0].B.Port).CableMeters = 100
+		}, Options{}, []got{{"FC141", Warning, "inventory.hosts[gpu1].nics[ens1f0np0]"}}},
+		{"nic given its 100m cable", func(f *intent.Fabric) {
+			f.Switch(f.Links[0].B.Node).Port(f.Links[0].B.Port).CableMeters = 100
+			f.Host(f.Links[0].A.Node).NICs[0].CableMeters = 100
+		}, Options{}, nil},
 		// FC128
 		{"sonic: ecn classes with different settings", func(f *intent.Fabric) {
 			lossless(f, "storage", 4, 24)
@@ -277,7 +287,7 @@ func ruleCases() []ruleCase {
 		}, Options{Platform: func(p intent.Platform) (PlatformInfo, bool) {
 			pi, ok := DefaultPlatform(p)
 			if p == intent.PlatformSRLinux {
-				pi.XOFF = func(*intent.Class, int) int64 { return intent.PFCQueueDefaultMBS }
+				pi.XOFF = func(*intent.Class, int) int64 { return portfacts.PFCQueueDefaultMBS }
 			}
 			return pi, ok
 		}}, []got{{"FC111", Error, "policy.classes[roce].ecn.max"}, {"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}, {"FC112", Info, "inventory.switches[spine1].ports[Ethernet0]"}}},
@@ -693,7 +703,7 @@ func TestRunNeverPanics(t *testing.T) {
 		Ports: []intent.Port{{Name: "p", Speed: -1}, {Name: "p", Speed: 1, CableMeters: -3}}})
 	weird.Links = append(weird.Links, intent.Link{}, intent.Link{A: intent.Endpoint{Node: "leaf1"}, B: intent.Endpoint{Node: "leaf1"}})
 	for _, f := range []*intent.Fabric{{}, weird} {
-		fs := Run(f, Options{CellFactor: -1})
+		fs := Run(f.WithDerive(intent.Derive{CellFactor: -1}), Options{})
 		for _, x := range fs {
 			if x.ID == "" || x.Message == "" || x.Fix == "" {
 				t.Errorf("incomplete finding %+v", x)

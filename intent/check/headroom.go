@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
 // HeadroomReport is the three headroom models side by side for one port
@@ -23,18 +24,12 @@ type HeadroomReport struct {
 	Assumptions   []string
 }
 
-// Headroom computes the report for in.
+// Headroom computes the report for in (portfacts.HeadroomOf: the figures
+// check, plan and simulate read).
 func Headroom(in intent.HeadroomInput) HeadroomReport {
-	models, req := intent.Headroom(in)
-	r := HeadroomReport{Input: in, Models: models, Required: req, Assumptions: intent.HeadroomAssumptions(in),
-		Rounded: (req + headroomRound - 1) / headroomRound * headroomRound}
-	for _, m := range models {
-		if m.Bytes == req {
-			r.RequiredModel = m.Model
-			break
-		}
-	}
-	return r
+	h := portfacts.HeadroomOf(in)
+	return HeadroomReport{Input: in, Models: h.Models, Required: h.Required, Assumptions: intent.HeadroomAssumptions(in),
+		Rounded: h.Programmed, RequiredModel: h.Model}
 }
 
 func (r HeadroomReport) cellFactor() float64 {
@@ -88,7 +83,7 @@ func (r HeadroomReport) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "\nrequired: %s per lossless priority (the largest model, %s)\n", bytesStr(r.Required), r.RequiredModel)
-	fmt.Fprintf(&b, "programmed: %s (rounded up to 1 KiB, as the switches are programmed and fabricctl check counts it)\n", bytesStr(r.Rounded))
+	fmt.Fprintf(&b, "programmed: %s (rounded up to 1 KiB: what plan writes; check counts it in the switch's buffer cells)\n", bytesStr(r.Rounded))
 	if len(r.Assumptions) > 0 {
 		b.WriteString("assumptions:\n")
 		for _, a := range r.Assumptions {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 	"github.com/fabricctl/fabricctl/internal/profile"
 )
 
@@ -109,8 +110,8 @@ func InfoFor(p *profile.Profile) PlatformInfo {
 	if p.Platform == string(intent.PlatformSRLinux) && p.PFC {
 		// 7220 IXR (qos-pfc-xgs): the pfc-queue pauses above its
 		// maximum-burst-size (srl_nokia-qos, default 51200 B), which
-		// switchdrv/srl programs as intent.PFCQueueMBS.
-		pi.XOFF = intent.PFCQueueMBS
+		// switchdrv/srl programs as portfacts.PFCQueueMBS.
+		pi.XOFF = portfacts.PFCQueueMBS
 	}
 	return pi
 }
@@ -129,14 +130,12 @@ func DefaultPlatform(p intent.Platform) (PlatformInfo, bool) {
 }
 
 // switchPlatform returns the facts of sw's profile (its platform's default
-// when it names none or an unknown one, which the parser reported).
+// when it names none or an unknown one, which the parser reported), with
+// the intent's asic applied: portfacts.SwitchProfile, the profile every
+// command derives sw's facts from.
 func switchPlatform(sw *intent.Switch) (PlatformInfo, bool) {
-	if sw.Profile != "" {
-		if prof, err := profile.LookupFor(string(sw.Platform), sw.Profile); err == nil {
-			if prof, err = prof.WithASIC(sw.ASIC); err == nil {
-				return InfoFor(prof), true
-			}
-		}
+	if prof := portfacts.SwitchProfile(sw); prof != nil {
+		return InfoFor(prof), true
 	}
 	return DefaultPlatform(sw.Platform)
 }

@@ -64,6 +64,7 @@ func TestEveryRulePointsAtItsField(t *testing.T) {
 		{id: "FC131", old: "      asic: spectrum3\n", new: "", field: "inventory.switches.1.ports.0.speed"},
 		{id: "FC132", old: "      asic: spectrum3\n", new: "", field: "inventory.switches.1.ports",
 			old2: `{name: "Ethernet{0..12..4}", speed: 400G`, new2: `{name: "Ethernet{0..12..4}", speed: 100G`},
+		{id: "FC141", old: "{name: \"ethernet-1/{1..4}\", speed: 400G, cable: 3m}", new: "{name: \"ethernet-1/{1..4}\", speed: 400G, cable: 30m}", field: "inventory.hosts.0.nics.0"},
 		{id: "FC127", old: "{name: ethernet-1/5, speed: 400G", new: "{name: ethernet-1/5, speed: 400M", field: "inventory.switches.0.ports.1.speed"},
 	}
 	byID := map[string]bool{}

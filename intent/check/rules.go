@@ -71,6 +71,7 @@ var ruleTable = []Rule{
 	{"FC130", "roce-v1-dscp", Warning, "RDMA-CM mode is RoCE v2 where classes match on DSCP (IB/RoCE v1 frames have no IP header: no DSCP, no ECN)", (*checker).roceMode, "edit"},
 	{"FC131", "port-speed-sku", Warning, "no switch port is faster than the ports of the model its profile stands for (while the switch's ASIC is that model's)", (*checker).portSpeedSKU, "edit"},
 	{"FC132", "shared-buffer-profile", Warning, "plan raises no xoff of a SONiC buffer profile that ports outside the inventory share (releases whose config updater creates no buffer profile)", (*checker).sharedBufferProfile, "decision: list the other ports, or accept the larger xoff on them"},
+	{"FC141", "nic-headroom", Warning, "a host NIC's PFC headroom, as its driver computes it (mlx5 calculate_xoff) with the cable host plan gives it, covers its link's cable", (*checker).nicHeadroom, "edit"},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the

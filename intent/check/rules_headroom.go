@@ -11,44 +11,41 @@ import (
 )
 
 type headroomKey struct {
-	speed int64
-	cable float64
-	mtu   int
-	cell  int64
-	asic  string
+	speed      int64
+	cable      float64
+	mtu        int
+	cell       int64
+	asic       string
+	cellFactor float64
 }
-
-// headroomRound is what the compilers round the per-priority headroom up to.
-const headroomRound = 1024
 
 type headroomValue struct {
-	models  []intent.HeadroomResult
-	perPrio int64 // required per lossless priority, rounded up to 1 KiB and the cell
+	models []intent.HeadroomResult
+	// programmed is what the compilers write per lossless priority
+	// (portfacts: the largest model rounded up to 1 KiB); perPrio is
+	// what it takes of the buffer: programmed in whole cells.
+	programmed, perPrio int64
+	cell                int64
 }
 
-// portHeadroom returns the headroom of one lossless priority on p, memoised
-// per (speed, cable, MTU, cell): a 64-port leaf usually has one or two.
+// portHeadroom returns the headroom of one lossless priority on p, as
+// intent/portfacts derives it (the figure plan writes and simulate uses),
+// in whole cells of cell bytes; memoised per (speed, cable, MTU, cell,
+// ASIC, cell factor): a 64-port leaf usually has one or two.
 func (c *checker) portHeadroom(sw *intent.Switch, p *intent.Port, cell int64) (headroomKey, headroomValue) {
-	// The switch's ASIC adds the vendor's table as a fourth model and
-	// gives the SONiC model its cell factor (issue 10 item 15);
-	// --cell-factor overrides the factor.
-	in := c.f.HeadroomInputFor(sw, *p)
-	if c.opts.CellFactor != 0 {
-		in.CellFactor = c.opts.CellFactor
+	s := c.switchFacts(sw)
+	if c.byProfile {
+		cell = s.CellBytes // the cell every command counts (a test's Options.Platform gives its own)
 	}
-	k := headroomKey{p.Speed, p.CableMeters, in.MTU, cell, in.ASIC}
+	k := headroomKey{p.Speed, p.CableMeters, c.f.PortMTU(*p), cell, s.ASIC, s.CellFactor}
 	if v, ok := c.headroom[k]; ok {
 		return k, v
 	}
-	models, req := intent.Headroom(in)
-	// The switch compilers program the largest model rounded up to 1 KiB
-	// (switchdrv.PortHeadroom; SONiC's buffer_headroom lua rounds xoff the
-	// same way): the buffer must hold that, not the exact figure.
-	req = (req + headroomRound - 1) / headroomRound * headroomRound
-	if cell > 0 && req%cell != 0 {
-		req += cell - req%cell
+	h := s.Port(c.f, *p).Headroom
+	v := headroomValue{models: h.Models, programmed: h.Programmed, perPrio: h.Programmed, cell: cell}
+	if cell > 0 && v.perPrio%cell != 0 {
+		v.perPrio += cell - v.perPrio%cell
 	}
-	v := headroomValue{models: models, perPrio: req}
 	c.headroom[k] = v
 	return k, v
 }
@@ -62,7 +59,11 @@ func (v headroomValue) breakdown() string {
 	for i, m := range v.models {
 		s[i] = fmt.Sprintf("%s %s", modelShort(m.Model), bytesStr(m.Bytes))
 	}
-	return strings.Join(s, ", ") + "; the largest rounded up to 1 KiB, as the switches are programmed"
+	out := strings.Join(s, ", ") + fmt.Sprintf("; the largest rounded up to 1 KiB is programmed: %s", bytesStr(v.programmed))
+	if v.perPrio != v.programmed {
+		out += fmt.Sprintf(", %s in whole %d B buffer cells", bytesStr(v.perPrio), v.cell)
+	}
+	return out
 }
 
 func modelShort(m intent.HeadroomModel) string {
@@ -121,6 +122,7 @@ func (c *checker) ecnBeforePFC() {
 			minDepth int64 = -1
 			minSw    *intent.Switch
 			minHead  int64
+			minProg  int64 // the programmed headroom of minHead, before cells
 		)
 		for i := range c.f.Switches {
 			sw := &c.f.Switches[i]
@@ -128,7 +130,7 @@ func (c *checker) ecnBeforePFC() {
 			if !ok || !pi.PFC || (sw.BufferBytes <= 0 && pi.XOFF == nil) {
 				continue
 			}
-			depth, head := int64(-1), int64(0)
+			depth, head, prog := int64(-1), int64(0), int64(0)
 			if pi.XOFF != nil {
 				depth = pi.XOFF(cl, c.f.Policy.MTU)
 			}
@@ -138,7 +140,7 @@ func (c *checker) ecnBeforePFC() {
 					continue
 				}
 				if wp != nil {
-					head = wv.perPrio * n
+					head, prog = wv.perPrio*n, wv.programmed*n
 					shared := sw.BufferBytes - head
 					if shared <= 0 {
 						continue // FC112: the headroom alone does not fit
@@ -151,7 +153,7 @@ func (c *checker) ecnBeforePFC() {
 			if cl.ECN.MaxBytes > depth {
 				bad = append(bad, sw.Name)
 				if minDepth < 0 || depth < minDepth {
-					minDepth, minSw, minHead = depth, sw, head
+					minDepth, minSw, minHead, minProg = depth, sw, head, prog
 				}
 			}
 		}
@@ -159,6 +161,9 @@ func (c *checker) ecnBeforePFC() {
 			continue
 		}
 		why := fmt.Sprintf("buffer %s - headroom %s", bytesStr(minSw.BufferBytes), bytesStr(minHead))
+		if minProg != minHead {
+			why += fmt.Sprintf(" (%s programmed, in whole buffer cells)", bytesStr(minProg))
+		}
 		if minSw.BufferBytes <= 0 || minSw.BufferBytes-minHead > minDepth {
 			why = fmt.Sprintf("the %s ingress queue's XOFF point", minSw.Platform)
 		}
@@ -249,8 +254,8 @@ func (c *checker) headroomFits() {
 		a, v := unknown[k], c.headroom[k]
 		c.report(Info, pos(a.port.Pos, a.sw.Pos), portPath(a.sw, a.port),
 			"set buffer on the switches to check headroom (FC112) and ECN-before-PFC (FC111) against the ASIC's buffer",
-			"PFC headroom at %s: %s per lossless priority (%s), x %d = %s per port; %d %s on %d %s (%s) have no buffer, so it is not checked",
-			k, bytesStr(v.perPrio), v.breakdown(), n, bytesStr(v.perPrio*n),
+			"PFC headroom at %s: %s per lossless priority (%s), x %d = %s of buffer per port; %d %s on %d %s (%s) have no buffer, so it is not checked",
+			k, bytesStr(v.programmed), v.breakdown(), n, bytesStr(v.perPrio*n),
 			a.ports, plural(a.ports, "port", "ports"), len(a.switches), plural(len(a.switches), "switch", "switches"), names(a.switches, 3))
 	}
 }

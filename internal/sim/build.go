@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
-	"github.com/fabricctl/fabricctl/switchdrv"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
 // Network is the fabric the simulator runs: nodes and ports from the
@@ -27,6 +27,7 @@ type Network struct {
 	portInfo   map[*port]portInfo
 	scenario   string
 	dist       map[*node]map[*node]int // BFS distances to each destination
+	swFacts    map[*intent.Switch]*portfacts.Switch
 	// Synthetic is set when the topology was made up (the intent had no
 	// hosts for the scenario); Notes say how.
 	Synthetic bool
@@ -52,11 +53,11 @@ func (n *Network) lossless() []int {
 // FromIntent builds the network of f: every link whose two ends resolve to
 // a switch port or host NIC. Speeds and cables come from the switch side
 // (a host-host link is ignored); the headroom of each lossless priority
-// group of a switch port is switchdrv.PortHeadroomFor, the figure the
-// compilers program; a switch's buffer (intent switches[].buffer) is the
+// group of a switch port is portfacts' (Port.Headroom, the figure the
+// compilers program, in the switch's buffer cells) and so is its XOFF point; a switch's buffer (intent switches[].buffer) is the
 // headroom pool of each of its ports.
 func FromIntent(f *intent.Fabric) (*Network, error) {
-	n := &Network{fabric: f, byName: map[string]*node{}, portInfo: map[*port]portInfo{}, watchdog: f.Policy.Watchdog}
+	n := &Network{fabric: f, byName: map[string]*node{}, portInfo: map[*port]portInfo{}, watchdog: f.Policy.Watchdog, swFacts: map[*intent.Switch]*portfacts.Switch{}}
 	n.policy(&f.Policy)
 	for i := range f.Switches {
 		n.addNode(f.Switches[i].Name, false)
@@ -113,6 +114,8 @@ type linkEnd struct {
 	cable float64
 	sw    *intent.Switch
 	port  *intent.Port
+	host  *intent.Host
+	nic   *intent.NIC
 	pos   intent.Pos
 	path  string
 }
@@ -133,8 +136,9 @@ func (n *Network) end(f *intent.Fabric, e intent.Endpoint) (linkEnd, error) {
 		return le, nil
 	}
 	h := f.Host(e.Node)
-	for _, nic := range h.NICs {
+	for i, nic := range h.NICs {
 		if nic.Interface == e.Port {
+			le.host, le.nic = h, &h.NICs[i]
 			le.speed, le.cable, le.pos = nic.Speed, nic.CableMeters, nic.Pos
 			le.path = fmt.Sprintf("inventory.hosts[%s].nics[%s]", h.Name, nic.Interface)
 			return le, nil
@@ -166,22 +170,40 @@ func (n *Network) addLink(f *intent.Fabric, li int, l intent.Link) error {
 	if speed <= 0 {
 		return fmt.Errorf("%s: link %s - %s: no speed on either end", l.Pos, l.A, l.B)
 	}
-	pa := n.newPort(f, a, speed, cable, li)
-	pb := n.newPort(f, b, speed, cable, li)
+	nicLink := a.sw == nil || b.sw == nil
+	pa := n.newPort(f, a, b, nicLink, speed, cable, li)
+	pb := n.newPort(f, b, a, nicLink, speed, cable, li)
 	pa.peer, pb.peer = pb, pa
 	return nil
 }
 
-// newPort makes one end of a link. The delay to the peer is the cable's
-// propagation (5 ns/m) plus one interface delay as the IEEE 802.1Qbb model
-// counts it (intent.HeadroomIEEE's "2 x interface delay" term, halved), so
-// the simulated pause loop has every term the analytical model adds.
-func (n *Network) newPort(f *intent.Fabric, e linkEnd, speed int64, cable float64, li int) *port {
+// newPort makes one end of a link. Between two switches the delay to the
+// peer is the cable's propagation (5 ns/m) plus one interface delay as the
+// IEEE 802.1Qbb model counts it (intent.HeadroomIEEE's "2 x interface
+// delay" term, halved), and a port answers a pause in PauseQuanta: the
+// simulated pause loop has every term the switches' headroom models add.
+//
+// On a link to a host NIC (nicLink) the loop of the NIC's pause is the
+// NIC's own: a ConnectX NIC reserves calculate_xoff's headroom (mlx5
+// en/port_buffer.c, portfacts.MLX5.Xoff: (301 + 2.16 x cable) B per Gb/s
+// + 2.72 MTU) above its XOFF threshold (update_xoff_threshold: xoff
+// threshold = size - xoff): it counts on its link partner stopping within
+// 301 B per Gb/s of line rate (2,408 ns at 40G and above, the speed
+// floored at 40G) plus the cable. That is what the NIC programs; IEEE's
+// interface delays (122,880 bit times per end at 100G) are worst-case
+// bounds, and with both of them and a PauseQuanta response no ConnectX
+// headroom would hold at 100G (59,562 B against 55,815 B at 3 m). So the
+// NIC's pause reaches the switch after the cable's propagation, and the
+// switch port answers it within what the NIC's budget leaves after its own
+// interface delay (portfacts.MLX5PeerBudget), when its PauseQuanta
+// response is longer. The switch's pause to the NIC keeps the IEEE loop
+// its headroom models assume.
+func (n *Network) newPort(f *intent.Fabric, e, peer linkEnd, nicLink bool, speed int64, cable float64, li int) *port {
 	p := &port{n: e.node, name: e.name, idx: len(n.ports), bps: float64(speed)}
 	p.psByte = 8e12 / p.bps
 	in := intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: f.Policy.MTU}
 	if e.port != nil {
-		in = f.HeadroomInputFor(e.sw, *e.port)
+		in.MTU = f.PortMTU(*e.port)
 	}
 	var ifDelayBytes float64
 	for _, t := range intent.HeadroomIEEE(in).Terms {
@@ -192,14 +214,46 @@ func (n *Network) newPort(f *intent.Fabric, e linkEnd, speed int64, cable float6
 	p.delay = Time(math.Round(cable*5000)) + Time(math.Round(ifDelayBytes*p.psByte))
 	p.quantum = Time(math.Round(512 * 1e12 / p.bps))
 	p.resp = Time(intent.PauseQuanta(speed)) * p.quantum
+	p.ctrlDelay = p.delay
+	if nicLink && e.sw == nil {
+		p.ctrlDelay = Time(math.Round(cable * 5000))
+	}
+	if nicLink && e.sw != nil {
+		ifDelay := p.delay - Time(math.Round(cable*5000))
+		p.resp = min(p.resp, max(Time(portfacts.MLX5PeerBudget(speed).Nanoseconds())*Nanosecond-ifDelay, 0))
+	}
+	p.factsXOFF = -1
 	if e.sw != nil {
+		// The port's derived facts (portfacts): the headroom the
+		// compilers program, in the switch's buffer cells, and the XOFF
+		// point check reports; the link's speed and cable where the port
+		// has none of its own.
 		port := *e.port
-		port.Speed, port.CableMeters = speed, cable
-		p.headroom = switchdrv.PortHeadroomFor(f, e.sw, port)
+		if port.Speed <= 0 {
+			port.Speed = speed
+		}
+		if port.CableMeters <= 0 {
+			port.CableMeters = cable
+		}
+		sf := n.swFacts[e.sw]
+		if sf == nil {
+			sf = portfacts.SwitchOf(f, e.sw)
+			n.swFacts[e.sw] = sf
+		}
+		pf := sf.Port(f, port)
+		p.headroom = pf.Headroom.Occupied
+		for _, l := range pf.Lossless {
+			if l.XOFF >= 0 && (p.factsXOFF < 0 || l.XOFF < p.factsXOFF) {
+				p.factsXOFF = l.XOFF
+			}
+		}
 		p.buffer = e.sw.BufferBytes
+		p.wdAction = sf.Watchdog.Action
 	} else {
-		// a NIC computes its own: mlx5 port_buffer.c (intent.HeadroomMLX5)
-		p.headroom = intent.HeadroomMLX5(in).Bytes
+		// a NIC computes its own: mlx5's calculate_xoff with the cable
+		// and MTU host plan gives the driver (portfacts.NIC.Headroom).
+		// (end gives every host end its NIC)
+		p.headroom = portfacts.NICOn(f, e.host, *e.nic, peer.sw, peer.port).Headroom
 	}
 	n.ports = append(n.ports, p)
 	e.node.ports = append(e.node.ports, p)

@@ -115,10 +115,20 @@ func (r *Result) findings(n *Network, cl intent.Class, spec string) []check.Find
 			Message: fmt.Sprintf("simulated %s: pause spreads beyond the congested switch %s: %s also send PFC pause on priority %d", where, r.CongestedSwitch, names(spread), cl.Priority),
 			Fix:     "let ECN act before PFC (lower ECN Kmin/Kmax below the XOFF point, FC111) so congestion stays at the edge"})
 	}
-	if r.Deadlock != nil {
+	if len(r.Deadlocks) > 0 {
+		first := r.Deadlocks[0]
+		var triggers int64
+		for _, d := range r.Deadlocks {
+			triggers += d.WatchdogTriggers
+		}
+		end := "the last one held to the end of the run"
+		if !r.Deadlocks[len(r.Deadlocks)-1].AtEnd {
+			end = "each resolved"
+		}
 		out = append(out, check.Finding{ID: RuleDeadlock, Severity: check.Error, Pos: cl.Pos, Path: "policy.classes[" + cl.Name + "]",
-			Message: fmt.Sprintf("simulated %s: pause cycle %v stopped lossless traffic at %s", where, r.Deadlock.Cycle, dur(r.Deadlock.At)),
-			Fix:     "remove the cyclic buffer dependency (an up-down Clos, FC123) and keep the PFC watchdog on"})
+			Message: fmt.Sprintf("simulated %s: pause cycle %v stopped lossless traffic at %s; %d %s (%s), PFC watchdog triggers meanwhile: %d",
+				where, first.Cycle, dur(first.At), len(r.Deadlocks), map[bool]string{true: "episode", false: "episodes"}[len(r.Deadlocks) == 1], end, triggers),
+			Fix: "remove the cyclic buffer dependency (an up-down Clos, FC123) and keep the PFC watchdog on"})
 	}
 	return out
 }

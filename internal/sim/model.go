@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 	"math/rand"
+
+	"github.com/fabricctl/fabricctl/intent"
 )
 
 // Frame sizes on the wire.
@@ -112,33 +114,48 @@ type prioState struct {
 	st        PrioStats
 	qIntegral float64 // bytes x ps
 	qChanged  Time
+	// a host's receive buffer (slow receiver): the bytes of this
+	// priority that arrived on this port and wait to be drained, and
+	// their time integral, for a time-averaged mean.
+	rxBytes    int64
+	rxIntegral float64 // bytes x ps
+	rxChanged  Time
 }
 
 // port is one end of a link: the egress queues and transmitter towards the
 // peer, and the ingress accounting of what arrives from it.
 type port struct {
-	n       *node
-	name    string
-	idx     int // global index
-	peer    *port
-	down    bool
-	bps     float64
-	psByte  float64 // picoseconds per byte
-	delay   Time    // propagation (5 ns/m) + one interface delay (IEEE bound)
-	resp    Time    // this port's response time to a received pause (PauseQuanta x 512 bit times)
-	quantum Time    // one pause quantum (512 bit times)
-	busy    bool
-	wakeAt  Time
-	ctrl    []ctrlFrame
-	pr      [8]prioState
-	rr      int
+	n      *node
+	name   string
+	idx    int // global index
+	peer   *port
+	down   bool
+	bps    float64
+	psByte float64 // picoseconds per byte
+	delay  Time    // propagation (5 ns/m) + one interface delay (IEEE bound)
+	// ctrlDelay is delay for the pause frames p sends: a NIC's reach its
+	// switch after the cable's propagation alone (newPort).
+	ctrlDelay Time
+	resp      Time // this port's response time to a received pause (PauseQuanta x 512 bit times)
+	quantum   Time // one pause quantum (512 bit times)
+	busy      bool
+	wakeAt    Time
+	ctrl      []ctrlFrame
+	pr        [8]prioState
+	rr        int
 	// lossless accounting
 	headroom int64 // per lossless priority group, bytes beyond XOFF
 	hrPool   int64 // per port headroom pool
 	buffer   int64 // the switch's buffer per port (intent switches[].buffer), 0 = unknown
-	hrUsed   int64
-	xoff     int64 // PG occupancy at which XOFF is sent
-	xon      int64 // PG occupancy at which XON is sent
+	// wdAction is what the PFC watchdog does on this switch port's stuck
+	// queues, as its platform takes the intent's (portfacts).
+	wdAction intent.WatchdogAction
+	// factsXOFF is the port's XOFF point as portfacts derives it (the
+	// smallest of its lossless classes'), -1 when unknown.
+	factsXOFF int64
+	hrUsed    int64
+	xoff      int64 // PG occupancy at which XOFF is sent
+	xon       int64 // PG occupancy at which XON is sent
 	// sampling
 	sampledPaused [8]Time
 }
@@ -164,6 +181,14 @@ func (p *port) accountPause(prio int, now Time) {
 		s.st.PausedTime += to - from
 	}
 	s.pauseAcct = now
+}
+
+// accountRx adds the receive buffer's bytes of prio since the last change
+// to its time integral.
+func (p *port) accountRx(prio int, now Time) {
+	s := &p.pr[prio]
+	s.rxIntegral += float64(s.rxBytes) * float64(now-s.rxChanged)
+	s.rxChanged = now
 }
 
 func (p *port) accountQueue(prio int, now Time) {

@@ -85,8 +85,12 @@ func (r *Result) header(b *strings.Builder, md string) {
 		fmt.Fprintf(b, "%snote: %s\n", md, n)
 	}
 	fmt.Fprintf(b, "%s%s\n", md, r.Verdict())
-	if r.Deadlock != nil && !r.Deadlock.AtEnd {
-		fmt.Fprintf(b, "%sdeadlock at %s (cycle %s) resolved at %s\n", md, dur(r.Deadlock.At), strings.Join(r.Deadlock.Cycle, " -> "), dur(r.Deadlock.Resolved))
+	for i, d := range r.Deadlocks {
+		end := "not resolved by the end of the run"
+		if !d.AtEnd {
+			end = "resolved at " + dur(d.Resolved)
+		}
+		fmt.Fprintf(b, "%sdeadlock %d of %d at %s (cycle %s) %s; PFC watchdog triggers meanwhile: %d\n", md, i+1, len(r.Deadlocks), dur(d.At), strings.Join(d.Cycle, " -> "), end, d.WatchdogTriggers)
 	}
 	t := r.Totals(true)
 	fmt.Fprintf(b, "%slossless: paused %s in all, %d pause frames, %d ECN marks, max queue %s; flows: %d, Jain fairness %.4f\n",
@@ -162,31 +166,62 @@ type Plot struct {
 	SVG   string
 }
 
-// Plots returns the queue depth, sending rate and pause charts.
+// Plots returns the queue depth, sending rate and pause charts. Each
+// draws at most maxPlotted lines (the busiest queues, the first flows)
+// and leaves out series that stayed at zero in every sample; its legend
+// says how many it left out (the JSON result holds every series).
 func (r *Result) Plots() []Plot {
 	var out []Plot
 	if len(r.Queues) > 0 {
-		out = append(out, Plot{"queue", "Egress queue depth (bytes), busiest queues", svgChart("Egress queue depth", "bytes", r.Times, r.Queues)})
+		out = append(out, Plot{"queue", "Egress queue depth (bytes), busiest queues", svgChart("Egress queue depth", "queue depth (bytes)", "bytes", r.Times, r.Queues)})
 	}
 	if len(r.Rates) > 0 {
-		out = append(out, Plot{"rate", "DCQCN sending rate (bit/s), first flows", svgChart("Sending rate", "bit/s", r.Times, r.Rates)})
+		out = append(out, Plot{"rate", "DCQCN sending rate (Gb/s) of the flows", svgChart("Sending rate", "sending rate (Gb/s)", "Gb/s", r.Times, r.Rates)})
 	}
 	if len(r.Paused) > 0 {
-		out = append(out, Plot{"pause", "Share of each interval paused by PFC, most paused queues", svgChart("Time paused", "share", r.Times, r.Paused)})
+		out = append(out, Plot{"pause", "Share of each interval paused by PFC, most paused queues", svgChart("Time paused", "share of the interval paused", "share", r.Times, r.Paused)})
 	}
 	return out
 }
 
-var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"}
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939"}
 
-// svgChart draws series as polylines over time: a small self-contained SVG
-// writer (no plotting dependency).
-func svgChart(title, unit string, times []Time, series []Series) string {
-	const W, H, L, R, T, B = 720, 300, 70, 170, 30, 40
+// drawn returns the series a chart draws: those with a non-zero sample,
+// at most maxPlotted, and how many non-empty ones it left out.
+func drawn(series []Series) (out []Series, left int) {
+	for _, s := range series {
+		empty := true
+		for _, v := range s.Values {
+			if v != 0 {
+				empty = false
+				break
+			}
+		}
+		switch {
+		case empty:
+		case len(out) < maxPlotted:
+			out = append(out, s)
+		default:
+			left++
+		}
+	}
+	return out, left
+}
+
+// svgChart draws series as polylines over time, with the axes titled (the
+// y axis in unit) and a legend: a small self-contained SVG writer (no
+// plotting dependency).
+func svgChart(title, yTitle, unit string, times []Time, all []Series) string {
+	const W, H, L, R, T, B = 760, 320, 84, 190, 30, 52
+	series, left := drawn(all)
+	scale := 1.0
+	if unit == "Gb/s" {
+		scale = 1e-9
+	}
 	var ymax float64
 	for _, s := range series {
 		for _, v := range s.Values {
-			ymax = max(ymax, v)
+			ymax = max(ymax, v*scale)
 		}
 	}
 	if ymax == 0 {
@@ -210,16 +245,21 @@ func svgChart(title, unit string, times []Time, series []Series) string {
 		tt := Time(float64(tmax) * float64(i) / 4)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, x(tt), H-B+16, dur(tt))
 	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">time (simulated)</text>`, (L+W-R)/2, H-B+34)
+	fmt.Fprintf(&b, `<text x="14" y="%d" text-anchor="middle" transform="rotate(-90 14 %d)">%s</text>`, (T+H-B)/2, (T+H-B)/2, xmlEscape(yTitle))
 	for i, s := range series {
 		c := palette[i%len(palette)]
 		var pts strings.Builder
 		for j, v := range s.Values {
 			if j < len(times) {
-				fmt.Fprintf(&pts, "%.1f,%.1f ", x(times[j]), y(v))
+				fmt.Fprintf(&pts, "%.1f,%.1f ", x(times[j]), y(v*scale))
 			}
 		}
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.2" points="%s"/>`, c, strings.TrimSpace(pts.String()))
 		fmt.Fprintf(&b, `<text x="%d" y="%d" fill="%s">%s</text>`, W-R+8, T+12+14*i, c, xmlEscape(s.Name))
+	}
+	if left > 0 {
+		fmt.Fprintf(&b, `<text x="%d" y="%d">+%d more series not drawn</text>`, W-R+8, T+12+14*len(series), left)
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
@@ -229,8 +269,8 @@ func axisLabel(v float64, unit string) string {
 	switch unit {
 	case "bytes":
 		return bytesStr(int64(math.Round(v)))
-	case "bit/s":
-		return rateStr(v)
+	case "Gb/s":
+		return fmt.Sprintf("%.3g Gb/s", v)
 	}
 	return fmt.Sprintf("%.2g", v)
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -87,6 +88,10 @@ type Deadlock struct {
 	Cycle    []string `json:"cycle"` // switch:port whose lossless queue waits on the next switch
 	Resolved Time     `json:"resolvedPs,omitempty"`
 	AtEnd    bool     `json:"atEnd"`
+	// WatchdogTriggers counts the PFC watchdog's triggers (every port)
+	// from the cycle's start to its end (or to the end of the run).
+	WatchdogTriggers int64 `json:"watchdogTriggers"`
+	wdAtStart        int64
 }
 
 // Series is a sampled time series for the plots.
@@ -109,16 +114,22 @@ type Result struct {
 	Flows        []FlowResult  `json:"flows"`
 	Jain         float64       `json:"jainFairness"`
 	Conservation Conservation  `json:"conservation"`
-	Deadlock     *Deadlock     `json:"deadlock,omitempty"`
-	DCQCN        DCQCN         `json:"dcqcn"`
-	// Sampled series: times (ps), then queue depth (bytes), paused share and
-	// flow rates (bits/s) of the busiest ports and first flows.
+	// Deadlock is the last deadlock episode; Deadlocks holds every one.
+	Deadlock  *Deadlock  `json:"deadlock,omitempty"`
+	Deadlocks []Deadlock `json:"deadlocks"`
+	DCQCN     DCQCN      `json:"dcqcn"`
+	// Sampled series: times (ps), then queue depth (bytes) and paused
+	// share of every queue that held or paused anything (busiest first),
+	// and the rate and goodput (bits/s) of the first 64 flows
+	// (FlowSeriesLeftOut: how many more there are).
 	Times    []Time    `json:"samplesPs"`
 	Queues   []Series  `json:"queueSeries"`
 	Paused   []Series  `json:"pausedSeries"`
 	Rates    []Series  `json:"rateSeries"`
 	Goodputs []Series  `json:"goodputSeries"`
 	JainAt   []float64 `json:"jainSeries"`
+	// FlowSeriesLeftOut is the flows without rate and goodput series.
+	FlowSeriesLeftOut int `json:"flowSeriesLeftOut"`
 	// FlowRates[i][k] is flow i's mean DCQCN current rate (bits/s) over
 	// sample interval k (Options.FlowRates; 0 while it is not sending).
 	FlowRates [][]float64 `json:"flowRates,omitempty"`
@@ -194,10 +205,10 @@ func (s *Sim) sample() {
 		sm.paused[i] = float64(st.st.PausedTime-k.p.sampledPaused[k.prio]) / float64(s.every)
 		k.p.sampledPaused[k.prio] = st.st.PausedTime
 	}
-	// rates and goodputs are kept for the plotted flows only; the fairness
-	// of every active flow is computed here, so memory does not grow with
-	// the flow count
-	nf := min(len(s.flows), maxSeries)
+	// rates and goodputs are kept for the first maxFlowSeries flows (the
+	// result says how many it left out); the fairness of every active
+	// flow is computed here, so memory does not grow with the flow count
+	nf := min(len(s.flows), maxFlowSeries)
 	sm.rate = make([]float64, nf)
 	sm.good = make([]float64, nf)
 	var sum, sum2 float64
@@ -248,6 +259,7 @@ func (s *Sim) checkDeadlock() {
 		s.cand = nil
 		if s.deadlock != nil && s.deadlock.Resolved == 0 {
 			s.deadlock.Resolved = s.now
+			s.deadlock.WatchdogTriggers = s.wdTriggers - s.deadlock.wdAtStart
 		}
 		return
 	}
@@ -266,11 +278,12 @@ func (s *Sim) checkDeadlock() {
 		return
 	}
 	if s.now-s.cand.since >= stallTime && (s.deadlock == nil || s.deadlock.Resolved != 0) {
-		d := &Deadlock{At: s.cand.since}
+		d := &Deadlock{At: s.cand.since, wdAtStart: s.wdTriggers}
 		for _, p := range cyc {
 			d.Cycle = append(d.Cycle, p.n.name+":"+p.name)
 		}
 		s.deadlock = d
+		s.deadlocks = append(s.deadlocks, d)
 	}
 }
 
@@ -330,7 +343,7 @@ func (s *Sim) pauseCycle() []*port {
 }
 
 func (s *Sim) result() *Result {
-	r := &Result{Scenario: s.net.scenario, Seed: s.opt.Seed, Duration: s.end, Synthetic: s.net.Synthetic, Notes: s.net.Notes,
+	r := &Result{Scenario: s.net.scenario, Seed: s.opt.Seed, Duration: s.end, Synthetic: s.net.Synthetic, Notes: slices.Clone(s.net.Notes),
 		Events: s.events, Wall: s.wall, DCQCN: s.dc, Deadlock: s.deadlock, portByName: map[string]*PortResult{}}
 	if r.Notes == nil {
 		r.Notes = []string{}
@@ -340,6 +353,11 @@ func (s *Sim) result() *Result {
 	}
 	if s.deadlock != nil && s.deadlock.Resolved == 0 {
 		s.deadlock.AtEnd = true
+		s.deadlock.WatchdogTriggers = s.wdTriggers - s.deadlock.wdAtStart
+	}
+	r.Deadlocks = []Deadlock{}
+	for _, d := range s.deadlocks {
+		r.Deadlocks = append(r.Deadlocks, *d)
 	}
 	var queued int64
 	var deepest int64
@@ -354,12 +372,13 @@ func (s *Sim) result() *Result {
 			queued += st.qBytes
 			p.accountQueue(prio, s.now)
 			p.accountPause(prio, s.now)
+			p.accountRx(prio, s.now)
 			c := s.net.classes[prio]
 			if !c.used {
 				continue
 			}
 			pr := PortResult{Node: p.n.name, Port: p.name, Peer: peer, Host: p.n.host, Priority: prio, Class: c.name,
-				Lossless: c.lossless, MeanQueue: st.qIntegral / float64(s.end), Pos: info.pos, Path: info.path, PrioStats: st.st}
+				Lossless: c.lossless, MeanQueue: (st.qIntegral + st.rxIntegral) / float64(s.end), Pos: info.pos, Path: info.path, PrioStats: st.st}
 			if c.lossless {
 				pr.Headroom = p.headroom
 			}
@@ -411,8 +430,13 @@ func (s *Sim) result() *Result {
 	return r
 }
 
-// maxSeries bounds how many ports and flows the plots show.
-const maxSeries = 8
+// maxPlotted bounds how many lines a plot draws; its legend says how
+// many series it left out.
+const maxPlotted = 12
+
+// maxFlowSeries bounds the flows whose rate and goodput are sampled
+// (memory: flows x samples); Result.FlowSeriesLeftOut counts the others.
+const maxFlowSeries = 64
 
 func (s *Sim) series(r *Result) {
 	keys := s.tracked()
@@ -432,7 +456,7 @@ func (s *Sim) series(r *Result) {
 	}
 	top := func(v []idx) []idx {
 		sort.SliceStable(v, func(a, b int) bool { return v[a].score > v[b].score })
-		return v[:min(len(v), maxSeries)]
+		return v
 	}
 	name := func(k trackKey) string { return fmt.Sprintf("%s:%s/%d", k.p.n.name, k.p.name, k.prio) }
 	for _, sm := range s.samples {
@@ -452,8 +476,12 @@ func (s *Sim) series(r *Result) {
 		}
 		r.Paused = append(r.Paused, se)
 	}
+	if n := len(s.flows) - maxFlowSeries; n > 0 {
+		r.FlowSeriesLeftOut = n
+		r.Notes = append(r.Notes, fmt.Sprintf("rate and goodput series hold the first %d of %d flows (%d left out)", maxFlowSeries, len(s.flows), n))
+	}
 	for i, f := range s.flows {
-		if i >= maxSeries {
+		if i >= maxFlowSeries {
 			break
 		}
 		se := Series{Name: fmt.Sprintf("%s>%s", f.src.name, f.dst.name)}

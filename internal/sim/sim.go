@@ -75,7 +75,9 @@ type Sim struct {
 	cand                                  *candidate
 	keys                                  []trackKey
 	pathPorts                             map[*port]bool
-	deadlock                              *Deadlock
+	deadlock                              *Deadlock   // the current (or last) episode
+	deadlocks                             []*Deadlock // every episode, in order
+	wdTriggers                            int64       // watchdog triggers so far
 	wall                                  time.Duration
 	ran                                   bool
 }
@@ -133,21 +135,24 @@ func New(net *Network, opt Options) *Sim {
 	return s
 }
 
-// xoffOf is the priority-group occupancy at which p sends XOFF. The port's
-// buffer as check's FC111/FC112 read switches[].buffer: headroom for every
-// lossless priority (nLossless), the rest fills before XOFF (one ingress
-// port feeding the queue). Without a buffer, XOFF is DefaultXOFF and the
-// headroom pool is what the priorities need. Options.XOFF overrides both.
+// xoffOf is the priority-group occupancy at which p sends XOFF: the port's
+// XOFF point as portfacts derives it and check's FC111 reports it (the
+// platform's static point, SR Linux 7220's pfc-queue maximum-burst-size,
+// or the switch's buffer less the headroom of every lossless priority,
+// one ingress port feeding the queue). With Options.Headroom the buffer
+// is shared out with that headroom instead. Without either, XOFF is
+// DefaultXOFF and the headroom pool is what the priorities need.
+// Options.XOFF overrides all.
 func xoffOf(p *port, opt Options, nLossless int64) int64 {
-	if opt.XOFF > 0 {
+	switch {
+	case opt.XOFF > 0:
 		return opt.XOFF
-	}
-	if p.buffer > 0 {
-		hr := p.headroom
-		if opt.Headroom > 0 && !p.n.host {
-			hr = opt.Headroom
-		}
-		return max(p.buffer-hr*nLossless, 0)
+	case opt.Headroom > 0 && !p.n.host && p.buffer > 0:
+		return max(p.buffer-opt.Headroom*nLossless, 0)
+	case p.factsXOFF >= 0 && !p.n.host:
+		return p.factsXOFF
+	case p.buffer > 0:
+		return max(p.buffer-p.headroom*nLossless, 0)
 	}
 	return DefaultXOFF
 }
@@ -269,7 +274,7 @@ func (s *Sim) tryTx(p *port) {
 		p.busy = true
 		d := p.txTime(pauseWire)
 		s.at(s.now+d, event{kind: evTxDone, p: p})
-		s.at(s.now+d+p.delay, event{kind: evArrive, p: p.peer, prio: c.prio, gen: uint32(c.quanta)})
+		s.at(s.now+d+p.ctrlDelay, event{kind: evArrive, p: p.peer, prio: c.prio, gen: uint32(c.quanta)})
 		return
 	}
 	if p.n.host {
@@ -283,7 +288,7 @@ func (s *Sim) tryTx(p *port) {
 // until says when the pause ends.
 func (s *Sim) eligible(p *port, prio int) (ok bool, until Time) {
 	st := &p.pr[prio]
-	if !p.paused(prio, s.now) || st.storm && s.wd.Action != intent.WatchdogAlert {
+	if !p.paused(prio, s.now) || st.storm && p.wdAction != intent.WatchdogAlert {
 		return true, 0
 	}
 	return false, st.pauseEnd
@@ -543,7 +548,7 @@ func (s *Sim) switchRx(in *port, pkt *packet) {
 	prio := int(pkt.prio)
 	c := &s.net.classes[prio]
 	ost := &out.pr[prio]
-	if ost.storm && s.wd.Action == intent.WatchdogDrop {
+	if ost.storm && out.wdAction == intent.WatchdogDrop {
 		ost.st.Drops++
 		ost.st.WatchdogDrops++
 		s.drop(pkt)
@@ -644,6 +649,8 @@ func (s *Sim) hostRx(p *port, pkt *packet) {
 	}
 	n.rx.push(pkt)
 	n.rxBytes += int64(pkt.wire)
+	p.accountRx(prio, s.now)
+	p.pr[prio].rxBytes += int64(pkt.wire)
 	p.pr[prio].st.MaxQueue = max(p.pr[prio].st.MaxQueue, n.rxBytes)
 	if !n.draining && n.drainBps > 0 {
 		n.draining = true
@@ -655,6 +662,9 @@ func (s *Sim) drain(p *port) {
 	n := p.n
 	pkt := n.rx.pop()
 	n.rxBytes -= int64(pkt.wire)
+	// the frame arrived on p (one receiving NIC per slow receiver)
+	p.accountRx(int(pkt.prio), s.now)
+	p.pr[pkt.prio].rxBytes -= int64(pkt.wire)
 	if pkt.in != nil {
 		s.releasePG(pkt.in, int(pkt.prio), int64(pkt.wire))
 		pkt.in = nil
@@ -719,10 +729,11 @@ func (s *Sim) poll() {
 			st.storm = true
 			st.wdStuck = 0
 			st.st.WatchdogTriggers++
+			s.wdTriggers++
 			if st.st.WatchdogAt == 0 {
 				st.st.WatchdogAt = s.now
 			}
-			if s.wd.Action == intent.WatchdogDrop {
+			if p.wdAction == intent.WatchdogDrop {
 				p.accountQueue(prio, s.now)
 				for st.q.n > 0 {
 					pkt := st.q.pop()

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
-	"github.com/fabricctl/fabricctl/switchdrv"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 )
 
 // TestConservation: bytes sent = delivered + queued + in flight + dropped
@@ -100,7 +100,7 @@ func TestHeadroomBelowNeedDrops(t *testing.T) {
 			t.Errorf("cable %gm: the simulation needs %d, more than the IEEE figure %d", cable, hi, ieee)
 		}
 		best = min(best, ieee-hi)
-		if req := switchdrv.PortHeadroomFor(star, &star.Switches[0], star.Switches[0].Ports[0]); req < hi {
+		if req := portfacts.PortOf(star, &star.Switches[0], star.Switches[0].Ports[0]).Headroom.Programmed; req < hi {
 			t.Errorf("cable %gm: compiled headroom %d is below the simulated need %d", cable, req, hi)
 		}
 	}
@@ -198,8 +198,8 @@ func TestDCQCNConverges(t *testing.T) {
 func TestHeadroomEachModel(t *testing.T) {
 	f := parse(t, minimalIntent)
 	star := Star(f, 8, StarOptions{Cable: 100})
-	in := star.HeadroomInputFor(&star.Switches[0], star.Switches[0].Ports[0])
-	models, req := intent.Headroom(in)
+	h := portfacts.PortOf(star, &star.Switches[0], star.Switches[0].Ports[0]).Headroom
+	models, req := h.Models, h.Required
 	for _, m := range append(models, intent.HeadroomResult{Model: "required (max)", Bytes: req}) {
 		sc, err := ParseScenarioYAML("hr.yaml", []byte(hrScenario))
 		if err != nil {

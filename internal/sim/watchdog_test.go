@@ -45,3 +45,40 @@ func TestWatchdog(t *testing.T) {
 		t.Errorf("default watchdog fired %d times within 600us", n)
 	}
 }
+
+// TestWatchdogAsThePlatformTakesIt: the simulator runs the watchdog's
+// action as the switch's platform performs it (portfacts): SR Linux's
+// deadlock recovery keeps transmitting whatever the intent asks, so an
+// intent's drop drops nothing there (the NIC's buffer takes the frames),
+// while SONiC drops.
+func TestWatchdogAsThePlatformTakesIt(t *testing.T) {
+	const srl = `apiVersion: fabricctl.io/v1alpha1
+kind: Fabric
+metadata: {name: t}
+policy:
+  preset: roce-lossless
+inventory:
+  switches:
+    - name: leaf1
+      platform: srlinux
+      address: "192.0.2.1:57400"
+      ports:
+        - {name: ethernet-1/1, speed: 100G, cable: 3m}
+`
+	for _, tc := range []struct {
+		name         string
+		src          string
+		watchdogDrop bool
+	}{{"sonic", minimalIntent, true}, {"srlinux", srl, false}} {
+		f := parse(t, tc.src)
+		f.Policy.Watchdog = intent.Watchdog{Enabled: true, Detect: 200 * time.Microsecond, Restore: 400 * time.Microsecond, Poll: 50 * time.Microsecond, Action: intent.WatchdogDrop}
+		r := run(t, f, "slow-receiver:0", StarOptions{}, Options{Duration: 600 * time.Microsecond})
+		q := r.Port("sim-leaf:p5", 3)
+		if q == nil || q.WatchdogTriggers == 0 {
+			t.Fatalf("%s: the watchdog never fired (%+v)", tc.name, q)
+		}
+		if (q.WatchdogDrops > 0) != tc.watchdogDrop {
+			t.Errorf("%s, action drop: %d watchdog drops, want drops: %v", tc.name, q.WatchdogDrops, tc.watchdogDrop)
+		}
+	}
+}

@@ -37,6 +37,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
@@ -358,13 +359,17 @@ func (c *compiler) compile() error {
 		specs := map[string]spec{}
 		var names []string
 		var vendorSizes []string
+		facts := portfacts.SwitchOf(c.f, c.sw)
 		for _, port := range c.sw.Ports {
-			x := switchdrv.PortHeadroomFor(c.f, c.sw, port)
+			// The port's programmed headroom (portfacts: the figure
+			// check reports and simulate uses).
+			h := facts.PortHeadroom(c.f, port)
+			x := h.Programmed
 			// Static headroom: xon is two frames (resume after draining
 			// two MTUs below xoff).
-			sp := spec{xoff: x, xon: int64(2 * c.f.PortMTU(port))}
+			sp := spec{xoff: x, xon: int64(2 * h.Input.MTU)}
 			name := bufferPrefix + strconv.FormatInt(x, 10)
-			switch row, src, ok := intent.VendorRow(c.f.HeadroomInputFor(c.sw, port)); {
+			switch row, src, ok := intent.VendorRow(h.Input); {
 			case conv.guaranteedMin && ok:
 				// Broadcom: size is the PG's guaranteed minimum, the
 				// headroom is xoff on top of it.

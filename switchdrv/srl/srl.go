@@ -36,6 +36,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 	"github.com/fabricctl/fabricctl/internal/memo"
 	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/switchdrv"
@@ -299,12 +300,13 @@ type compiler struct {
 	// prof is the switch's release profile (switches[].profile): the
 	// release's JSON shapes.
 	prof *profile.Profile
-	// headroom is each port's (switchdrv.PortHeadroomFor), in
+	// headroom is each port's programmed headroom (portfacts), in
 	// sw.Ports' order, worked out at the first need.
 	headroom []int64
 }
 
-// portHeadroom is the headroom of the switch's port i.
+// portHeadroom is the programmed headroom of the switch's port i
+// (portfacts: the figure check reports and simulate uses).
 func (c *compiler) portHeadroom(i int) int64 {
 	if c.headroom == nil {
 		c.headroom = switchdrv.PortHeadroomsFor(c.f, c.sw)
@@ -620,9 +622,10 @@ func (c *compiler) namedObjects(lossless []int) error {
 // 7220 IXR the pfc-queue sends pause when it holds more (srl_nokia-qos
 // buffer-allocation-profile pfc-queue maximum-burst-size, feature
 // qos-pfc-xgs, default 51200), so it sits above the class's ECN Kmax
-// (intent.PFCQueueMBS): the queue marks before its ingress pauses.
+// (portfacts.PFCQueueMBS, the port's XOFF point): the queue marks before
+// its ingress pauses.
 func (c *compiler) pfcMBS(prio int) int64 {
-	return intent.PFCQueueMBS(c.f.Policy.ClassByPriority(prio), c.f.Policy.MTU)
+	return portfacts.PFCQueueMBS(c.f.Policy.ClassByPriority(prio), c.f.Policy.MTU)
 }
 
 // maxMBS is the largest maximum-burst-size srl_nokia-qos takes (uint32).

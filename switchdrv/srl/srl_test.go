@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/portfacts"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
@@ -73,7 +74,7 @@ func TestHeadroomProfiles(t *testing.T) {
 			portProfile[qi.ID] = qi.Input.PFCBufferProfile
 		}
 	}
-	published400 := switchdrv.PortHeadroom(f, f.Switches[0].Ports[0])
+	published400 := portfacts.HeadroomOf(intent.HeadroomInput{Speed: 400e9, CableMeters: 3, MTU: 9216}).Programmed
 	_, req := intent.Headroom(intent.HeadroomInput{Speed: 400e9, CableMeters: 3, MTU: 9216})
 	if published400 < req || published400-req >= 1024 {
 		t.Errorf("headroom(400G, 3m) = %d, want the largest model %d rounded up to 1 KiB", published400, req)
@@ -81,8 +82,8 @@ func TestHeadroomProfiles(t *testing.T) {
 	// The compiler programs the headroom for the switch's ASIC (its profile's
 	// Tomahawk 4 on a 7220 IXR-H4): the vendor lookup table, when larger.
 	sw := &f.Switches[0]
-	want400 := switchdrv.PortHeadroomFor(f, sw, sw.Ports[0])
-	want100 := switchdrv.PortHeadroomFor(f, sw, sw.Ports[2])
+	want400 := portfacts.PortOf(f, sw, sw.Ports[0]).Headroom.Programmed
+	want100 := portfacts.PortOf(f, sw, sw.Ports[2]).Headroom.Programmed
 	if want400 < published400 {
 		t.Errorf("ASIC headroom %d below the published models' %d", want400, published400)
 	}
