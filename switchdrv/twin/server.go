@@ -85,6 +85,7 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 	now := time.Now().UnixNano()
 	var notes []*gnmipb.Notification
 	var finder jtree.Finder // the tree does not change during this Get (t.mu)
+	views := map[string]map[string]any{}
 	for _, rp := range paths {
 		p := join(req.GetPrefix(), rp)
 		if err := t.check(p, false); err != nil {
@@ -103,7 +104,12 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 			notes = append(notes, n)
 			continue
 		}
-		v, ok := finder.Get(t.readTree(ns), p.GetElem())
+		view, ok := views[ns]
+		if !ok {
+			view = t.view(ns, req.GetType())
+			views[ns] = view
+		}
+		v, ok := finder.Get(view, p.GetElem())
 		if ok {
 			tv, err := encode(v, req.GetEncoding())
 			if err != nil {
@@ -336,7 +342,7 @@ func (s *server) Subscribe(stream gnmipb.GNMI_SubscribeServer) error {
 			t.mu.Unlock()
 			return err
 		}
-		v, ok := jtree.Get(t.readTree(t.namespace(p)), p.GetElem())
+		v, ok := jtree.Get(t.view(t.namespace(p), gnmipb.GetRequest_ALL), p.GetElem())
 		if !ok {
 			continue
 		}

@@ -155,7 +155,12 @@ type Twin struct {
 
 	mu   sync.Mutex
 	data map[string]any // namespace -> tree (map[string]any) or CLI lines ([]string)
-	sets int            // committed SetRequests
+	// state is the config false data (counters, Play and Rate), namespace
+	// -> tree, kept apart from data as a device keeps its state apart from
+	// its configuration datastore: a Set never copies, validates or changes
+	// it, and a Get of type CONFIG does not see it (see view).
+	state map[string]map[string]any
+	sets  int // committed SetRequests
 	// flaps counts port flaps caused by port-critical changes (SONiC).
 	flaps map[string]int
 	// faults
@@ -399,7 +404,8 @@ func (t *Twin) Delete(p *gnmipb.Path) error {
 	return jtree.Delete(t.tree(t.namespace(p)), p.GetElem())
 }
 
-// Value returns a copy of the node at p.
+// Value returns a copy of the node at p, configuration and state (a Get
+// of type ALL).
 func (t *Twin) Value(p *gnmipb.Path) (any, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -407,8 +413,55 @@ func (t *Twin) Value(p *gnmipb.Path) (any, bool) {
 	if lines, ok := t.data[ns].([]string); ok {
 		return jtree.CLIText(lines), true
 	}
-	v, ok := jtree.Get(t.tree(ns), p.GetElem())
+	v, ok := jtree.Get(t.view(ns, gnmipb.GetRequest_ALL), p.GetElem())
 	return jtree.Clone(v), ok
+}
+
+// view is the tree of ns that a Get of type typ reads (the caller holds
+// t.mu; the result is only read). The gNMI specification (3.3.1) defines
+// the types: CONFIG the read-write (config true) data, STATE the read-only
+// (config false) data, OPERATIONAL the read-only data that is operational
+// state (counters are), ALL both. SR Linux keeps config and state apart
+// (its running and state datastores) and its state datastore also holds
+// the configuration in effect (`info from state` shows both), so on SR
+// Linux STATE and OPERATIONAL read configuration and state. EOS and
+// OpenConfig targets answer STATE and OPERATIONAL with the state alone.
+// SONiC's state is in other databases (targets COUNTERS_DB, STATE_DB),
+// not in CONFIG_DB, so every type reads the namespace whole there.
+func (t *Twin) view(ns string, typ gnmipb.GetRequest_DataType) map[string]any {
+	cfg := t.readTree(ns)
+	st := t.state[ns]
+	switch {
+	case t.opts.Platform == intent.PlatformSONiC || typ == gnmipb.GetRequest_ALL:
+	case typ == gnmipb.GetRequest_CONFIG:
+		return cfg
+	case t.opts.Platform != intent.PlatformSRLinux:
+		if st == nil {
+			return map[string]any{}
+		}
+		return st
+	}
+	if len(st) == 0 {
+		return cfg
+	}
+	merged, _ := jtree.Clone(cfg).(map[string]any)
+	if err := jtree.Update(merged, nil, jtree.Clone(st)); err != nil {
+		return cfg
+	}
+	return merged
+}
+
+// stateTree is the state tree of ns, created when missing.
+func (t *Twin) stateTree(ns string) map[string]any {
+	if t.state == nil {
+		t.state = map[string]map[string]any{}
+	}
+	m := t.state[ns]
+	if m == nil {
+		m = map[string]any{}
+		t.state[ns] = m
+	}
+	return m
 }
 
 // CLI returns the twin's CLI configuration lines (EOS origin cli).
