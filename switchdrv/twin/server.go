@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
@@ -199,7 +200,11 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 		t.mu.Unlock()
 		return &gnmipb.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: ts}, nil
 	}
-	if t.opts.CellBytes > 0 {
+	if t.opts.CellBytes > 0 && t.opts.Platform != intent.PlatformSONiC {
+		// Not on SONiC: CONFIG_DB is a redis hash and keeps the string
+		// that was written; buffermgrd/orchagent hand it to the SAI and
+		// the ASIC's cell rounding happens there, below CONFIG_DB (a
+		// 150000 threshold reads back 150000, not 150016).
 		for _, v := range data {
 			roundThresholds(v, t.opts.CellBytes)
 		}

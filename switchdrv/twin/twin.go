@@ -40,9 +40,11 @@ type Options struct {
 	// the whole Set with InvalidArgument, as a device rejects a payload its
 	// schema does not allow.
 	Validate func(prefix *gnmipb.Path, u *gnmipb.Update) error
-	// CellBytes, when > 0, rounds every stored buffer leaf (thresholds,
-	// SONiC xoff/xon/size) up to a multiple of it, as buffer hardware does
-	// (read-back differs from the written value).
+	// CellBytes, when > 0, rounds every stored buffer leaf (thresholds)
+	// up to a multiple of it on each Set, as buffer hardware does
+	// (read-back differs from the written value). SONiC twins ignore it:
+	// CONFIG_DB keeps the string that was written and the cell rounding
+	// happens below it (see Set).
 	CellBytes int64
 
 	// Profile, when set, makes the twin DEVICE-FAITHFUL for that release
