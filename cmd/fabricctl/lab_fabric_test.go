@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const lab9 = "testdata/lab9.yaml"
+
+// TestLabOfYourFabric: `lab -f` runs the user's fabric (nine switches on
+// SR Linux, SONiC and EOS, TEST-NET addresses and credentials that do not
+// exist here) on one profiled twin per switch: check, plan, apply and diff
+// pass, each twin with its switch's profile.
+func TestLabOfYourFabric(t *testing.T) {
+	out := runCLIWant(t, ExitOK, "lab", "-f", lab9, "--dir", t.TempDir())
+	for _, want := range []string{"9 DEVICE TWINS started", "In sync: 9 targets.", "twin srl3 ", "twin sonic2 ", "twin eos1 ",
+		"profile srlinux-25.3 (", "profile sonic-202411 (", "profile eos (", "intent " + lab9 + ", unchanged"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lab -f output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// startKeptLab runs `lab ARGS --keep` until the test ends (Ctrl-C) and
+// returns once the twins serve.
+func startKeptLab(t *testing.T, args ...string) *lockedBuffer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append(append([]string{"lab"}, args...), "--keep"), strings.NewReader(""), &out, io.Discard)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != ExitOK {
+			t.Errorf("lab --keep exited %d:\n%s", code, out.String())
+		}
+	})
+	// Generous: the machine is shared; the lab is ready when it says so.
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), "until Ctrl-C") {
+		select {
+		case code := <-done:
+			t.Fatalf("lab exited %d before it was ready:\n%s", code, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lab --keep never got ready:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return &out
+}
+
+// TestLabDirectoryServesEveryCommand: `lab -f --keep --fresh --dir D`
+// leaves fresh twins and a lab directory (0700, files 0600); plan, apply,
+// diff and restore then reach them with the user's unchanged intent through
+// --lab D or FABRICCTL_LAB=D; an intent the lab was not started from is
+// refused naming the switch.
+func TestLabDirectoryServesEveryCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lab")
+	out := startKeptLab(t, "-f", lab9, "--fresh", "--dir", dir)
+	if !strings.Contains(out.String(), "export FABRICCTL_LAB="+dir) {
+		t.Errorf("lab --keep does not say how to use the lab directory:\n%s", out.String())
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o700 {
+		t.Errorf("lab directory mode %v, want 0700", st.Mode().Perm())
+	}
+	for _, f := range []string{"lab.json", "ca.pem", "username", "password"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v, want 0600", f, st.Mode().Perm())
+		}
+	}
+	password, err := os.ReadFile(filepath.Join(dir, "password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	backups := filepath.Join(dir, "b")
+	// Fresh twins: the plan has changes.
+	runCLIWant(t, ExitChanges, "plan", "-f", lab9, "--lab", dir, "--detailed-exitcode")
+	t.Setenv(labEnv, dir)
+	got := runCLIWant(t, ExitOK, "apply", "-f", lab9, "--backup-dir", backups)
+	if !strings.Contains(got, "DEVICE TWINS") || !strings.Contains(got, "switch sonic3: applied") {
+		t.Errorf("apply through FABRICCTL_LAB:\n%s", got)
+	}
+	if strings.Contains(got, strings.TrimSpace(string(password))) {
+		t.Error("apply's output shows the lab password")
+	}
+	runCLIWant(t, ExitOK, "diff", "-f", lab9)
+	runCLIWant(t, ExitOK, "restore", "-f", lab9, "--backup", backups, "--switch", "srl2")
+	runCLIWant(t, ExitChanges, "diff", "-f", lab9, "--switch", "srl2")
+	// An intent the lab was not started from.
+	code, _, errOut := runCLI(t, t.Context(), "plan", "-f", "../../examples/srl-pod.yaml")
+	if code != ExitError || !strings.Contains(errOut, "start the lab again from this intent") {
+		t.Errorf("plan of another intent against the lab: exit %d\n%s", code, errOut)
+	}
+	code, _, errOut = runCLI(t, t.Context(), "plan", "-f", lab9, "--lab", filepath.Join(dir, "nope"))
+	if code != ExitError || !strings.Contains(errOut, "no lab.json there") {
+		t.Errorf("plan with a lab directory that is none: exit %d\n%s", code, errOut)
+	}
+}
