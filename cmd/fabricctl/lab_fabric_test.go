@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
 
 const lab9 = "testdata/lab9.yaml"
@@ -112,4 +115,47 @@ func TestLabDirectoryServesEveryCommand(t *testing.T) {
 	if code != ExitError || !strings.Contains(errOut, "no lab.json there") {
 		t.Errorf("plan with a lab directory that is none: exit %d\n%s", code, errOut)
 	}
+}
+
+// TestCountersAreNotDrift: once counters move on the twins (SR Linux state
+// tree, EOS OpenConfig state, SONiC COUNTERS_DB), diff still finds the lab
+// in sync (it reads with Get type CONFIG, which does not see state) and a
+// later Set (restore) commits (the twins validate configuration only). On
+// the twins before, the counters showed as drift under the owned /qos
+// subtrees and every Set failed "config false (state) node cannot be set",
+// so apply reported ROLLBACK FAILED.
+func TestCountersAreNotDrift(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lab")
+	reg, err := newRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := intent.Load(lab9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := startLabFor(dir, reg, f, labProfiles{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	t.Setenv(labEnv, dir)
+	backups := filepath.Join(dir, "b")
+	runCLIWant(t, ExitOK, "apply", "-f", lab9, "--backup-dir", backups)
+	for _, tc := range []struct{ sw, port string }{{"srl1", "ethernet-1/1"}, {"sonic1", "Ethernet0"}, {"eos1", "Ethernet1/1"}} {
+		if err := twinByName(t, l, tc.sw).Play(tc.port, 3, twin.Traffic{Packets: 1000, Drops: 3, ECNMarked: 40, PauseTx: 7, PauseRx: 9, Storms: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runCLIWant(t, ExitOK, "diff", "-f", lab9)
+	sets := twinByName(t, l, "srl1").Sets()
+	runCLIWant(t, ExitOK, "restore", "-f", lab9, "--backup", backups, "--switch", "srl1", "--switch", "eos1")
+	if twinByName(t, l, "srl1").Sets() == sets {
+		t.Fatal("restore sent no Set to srl1")
+	}
+	runCLIWant(t, ExitOK, "apply", "-f", lab9, "--backup-dir", backups)
+	runCLIWant(t, ExitOK, "diff", "-f", lab9)
 }
