@@ -543,7 +543,7 @@ func seedUnderlay(tw *twin.Twin, sw *intent.Switch) error {
 			v, ok := tw.Value(path)
 			entry, _ := v.(map[string]any)
 			if !ok || entry == nil {
-				return fmt.Errorf("lab: switch %s: port %s is not a port of SKU %s (profile %s's CONFIG_DB has no PORT|%s)",
+				return fmt.Errorf("lab: switch %s: port %s is not a port of the %s (profile %s: its CONFIG_DB has no PORT|%s)",
 					sw.Name, p.Name, tw.Profile().Model, tw.Profile().Name, p.Name)
 			}
 			if p.Speed <= 0 {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
@@ -158,4 +160,51 @@ func TestCountersAreNotDrift(t *testing.T) {
 	}
 	runCLIWant(t, ExitOK, "apply", "-f", lab9, "--backup-dir", backups)
 	runCLIWant(t, ExitOK, "diff", "-f", lab9)
+}
+
+// TestLabSeedsSONiCPorts: a SONiC twin of `lab -f` carries each inventory
+// port's PORT entry at the intent's speed (the operator's breakout; fec as
+// minigraph.py sets it: rs at 100G only), ports outside the inventory keep
+// the SKU's; a port the SKU does not have is refused naming it.
+func TestLabSeedsSONiCPorts(t *testing.T) {
+	reg, err := newRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const head = "apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: s}\npolicy: {preset: roce-lossless}\ninventory:\n  switches:\n"
+	f, err := intent.Parse("s.yaml", []byte(head+
+		"    - {name: leaf1, platform: sonic, address: \"192.0.2.1:8080\", portDefaults: {speed: 50G, cable: 3m}, ports: [{name: Ethernet0}, {name: Ethernet4, speed: 100G}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := startLabFor(t.TempDir(), reg, f, labProfiles{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	port := func(name string) map[string]any {
+		v, _ := l.twins[0].Value(&gnmipb.Path{Origin: "sonic-db", Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: "localhost"}, {Name: "PORT"}, {Name: name}}})
+		m, _ := v.(map[string]any)
+		return m
+	}
+	if p := port("Ethernet0"); p["speed"] != "50000" || p["fec"] != nil {
+		t.Errorf("PORT|Ethernet0 = %v, want speed 50000 without fec", p)
+	}
+	if p := port("Ethernet4"); p["speed"] != "100000" || p["fec"] != "rs" {
+		t.Errorf("PORT|Ethernet4 = %v, want speed 100000 fec rs", p)
+	}
+	if p := port("Ethernet8"); p["speed"] != "100000" || p["fec"] != "rs" {
+		t.Errorf("PORT|Ethernet8 (not in the inventory) = %v, want the SKU's", p)
+	}
+	f, err = intent.Parse("s.yaml", []byte(head+
+		"    - {name: leaf1, platform: sonic, address: \"192.0.2.1:8080\", portDefaults: {speed: 100G, cable: 3m}, ports: [{name: Ethernet2}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := startLabFor(t.TempDir(), reg, f, labProfiles{}); err == nil || !strings.Contains(err.Error(), "port Ethernet2 is not a port of the ") {
+		if l != nil {
+			l.close()
+		}
+		t.Errorf("a port the SKU does not have: %v", err)
+	}
 }
