@@ -138,6 +138,6 @@ func useLab(f *intent.Fabric, dir string) (*labDir, error) {
 
 // sayLab tells w that the switches are twins (stderr of every --lab run).
 func sayLab(w io.Writer, dir string, l *labDir, n int) {
-	fmt.Fprintf(w, "fabricctl: --lab %s: the %d %s are DEVICE TWINS of lab %q (pid %d), not switches; remote hosts are left out\n",
+	fmt.Fprintf(w, "fabricctl: --lab %s: the %d %s are DEVICE TWINS of lab %q (pid %d), not switches; plan, diff and apply leave the remote hosts out\n",
 		dir, n, plural(n, "switch", "switches"), l.Fabric, l.PID)
 }

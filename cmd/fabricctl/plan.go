@@ -50,6 +50,7 @@ func (s *switchFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&s.insecure, "insecure", false, "plaintext gRPC to every switch (no TLS); for labs only")
 	cmd.Flags().IntVar(&s.parallel, "parallel", 8, "switches (and remote hosts) worked on at once")
 	cmd.Flags().StringVar(&s.lab, "lab", "", "reach every switch at its DEVICE TWIN in this lab directory (written by `fabricctl lab -f INTENT --keep`; default $"+labEnv+")")
+	_ = cmd.MarkFlagDirname("lab")
 }
 
 // bindHosts adds the flags of the commands that also cover remote hosts.
