@@ -86,7 +86,6 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 	now := time.Now().UnixNano()
 	var notes []*gnmipb.Notification
 	var finder jtree.Finder // the tree does not change during this Get (t.mu)
-	views := map[string]map[string]any{}
 	for _, rp := range paths {
 		p := join(req.GetPrefix(), rp)
 		if err := t.check(p, false); err != nil {
@@ -105,12 +104,7 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 			notes = append(notes, n)
 			continue
 		}
-		view, ok := views[ns]
-		if !ok {
-			view = t.view(ns, req.GetType())
-			views[ns] = view
-		}
-		v, ok := finder.Get(view, p.GetElem())
+		v, ok := t.lookup(ns, p.GetElem(), req.GetType(), &finder)
 		if ok {
 			tv, err := encode(v, req.GetEncoding())
 			if err != nil {
@@ -347,7 +341,7 @@ func (s *server) Subscribe(stream gnmipb.GNMI_SubscribeServer) error {
 			t.mu.Unlock()
 			return err
 		}
-		v, ok := jtree.Get(t.view(t.namespace(p), gnmipb.GetRequest_ALL), p.GetElem())
+		v, ok := t.lookup(t.namespace(p), p.GetElem(), gnmipb.GetRequest_ALL, nil)
 		if !ok {
 			continue
 		}

@@ -54,6 +54,14 @@ func TestSRLinuxStateApartFromConfig(t *testing.T) {
 					}
 				}
 			}
+			// A Get of the counter leaf itself: state, not configuration.
+			leaf := "/qos/interfaces/interface[interface-id=ethernet-1/1]/pfc/statistics/pfc-priority[index=3]/pfc-pause-frames-received"
+			if got := getText(t, c, leaf, gnmipb.GetRequest_CONFIG); got != "" {
+				t.Errorf("Get CONFIG %s = %s, want nothing", leaf, got)
+			}
+			if got := getText(t, c, leaf, gnmipb.GetRequest_STATE); got != "5" {
+				t.Errorf("Get STATE %s = %q, want 5", leaf, got)
+			}
 			// The configuration a Set must be validated on: a valid Set
 			// after traffic commits.
 			if _, err := c.Set(context.Background(), srlPFCSet(t, map[string]string{"srlinux-24.10": "[3]", "srlinux-25.3": "3"}[name])); err != nil {

@@ -415,42 +415,53 @@ func (t *Twin) Value(p *gnmipb.Path) (any, bool) {
 	if lines, ok := t.data[ns].([]string); ok {
 		return jtree.CLIText(lines), true
 	}
-	v, ok := jtree.Get(t.view(ns, gnmipb.GetRequest_ALL), p.GetElem())
+	v, ok := t.lookup(ns, p.GetElem(), gnmipb.GetRequest_ALL, nil)
 	return jtree.Clone(v), ok
 }
 
-// view is the tree of ns that a Get of type typ reads (the caller holds
-// t.mu; the result is only read). The gNMI specification (3.3.1) defines
-// the types: CONFIG the read-write (config true) data, STATE the read-only
-// (config false) data, OPERATIONAL the read-only data that is operational
-// state (counters are), ALL both. SR Linux keeps config and state apart
-// (its running and state datastores) and its state datastore also holds
-// the configuration in effect (`info from state` shows both), so on SR
-// Linux STATE and OPERATIONAL read configuration and state. EOS and
-// OpenConfig targets answer STATE and OPERATIONAL with the state alone.
-// SONiC's state is in other databases (targets COUNTERS_DB, STATE_DB),
-// not in CONFIG_DB, so every type reads the namespace whole there.
-func (t *Twin) view(ns string, typ gnmipb.GetRequest_DataType) map[string]any {
-	cfg := t.readTree(ns)
-	st := t.state[ns]
+// lookup reads the node at elems of namespace ns as a Get of type typ sees
+// it (the caller holds t.mu; the result is only read; f, when set, speeds
+// up the configuration lookups of a Get of many paths). The gNMI
+// specification (3.3.1) defines the types: CONFIG the read-write (config
+// true) data, STATE the read-only (config false) data, OPERATIONAL the
+// read-only data that is operational state (counters are), ALL both. SR
+// Linux keeps config and state apart (its running and state datastores)
+// and its state datastore also holds the configuration in effect (`info
+// from state` shows both), so on SR Linux STATE and OPERATIONAL read
+// configuration and state. EOS and OpenConfig targets answer STATE and
+// OPERATIONAL with the state alone. SONiC's state is in other databases
+// (targets COUNTERS_DB, STATE_DB), not in CONFIG_DB, so every type reads
+// the namespace whole there. Only the node asked for is merged, so a read
+// of configuration that has no counters below it copies nothing.
+func (t *Twin) lookup(ns string, elems []*gnmipb.PathElem, typ gnmipb.GetRequest_DataType, f *jtree.Finder) (any, bool) {
+	var cfg, st map[string]any
 	switch {
-	case t.opts.Platform == intent.PlatformSONiC || typ == gnmipb.GetRequest_ALL:
+	case t.opts.Platform == intent.PlatformSONiC || typ == gnmipb.GetRequest_ALL || t.opts.Platform == intent.PlatformSRLinux && typ != gnmipb.GetRequest_CONFIG:
+		cfg, st = t.readTree(ns), t.state[ns]
 	case typ == gnmipb.GetRequest_CONFIG:
-		return cfg
-	case t.opts.Platform != intent.PlatformSRLinux:
-		if st == nil {
-			return map[string]any{}
+		cfg = t.readTree(ns)
+	default:
+		st = t.state[ns]
+	}
+	var cv, sv any
+	var okC, okS bool
+	if cfg != nil {
+		if f != nil {
+			cv, okC = f.Get(cfg, elems)
+		} else {
+			cv, okC = jtree.Get(cfg, elems)
 		}
-		return st
 	}
-	if len(st) == 0 {
-		return cfg
+	if len(st) > 0 {
+		sv, okS = jtree.Get(st, elems)
 	}
-	merged, _ := jtree.Clone(cfg).(map[string]any)
-	if err := jtree.Update(merged, nil, jtree.Clone(st)); err != nil {
-		return cfg
+	switch {
+	case okC && okS:
+		return jtree.Merge(jtree.Clone(cv), jtree.Clone(sv)), true
+	case okS:
+		return sv, true
 	}
-	return merged
+	return cv, okC
 }
 
 // stateTree is the state tree of ns, created when missing.
