@@ -105,3 +105,41 @@ func TestEOSStateTypeReadsStateOnly(t *testing.T) {
 		t.Errorf("ALL = %s, want both", all)
 	}
 }
+
+// TestSONiC202411StreamsConfigDBChanges: a change a Set makes to CONFIG_DB
+// reaches an ON_CHANGE subscription of origin sonic-db, for a key and for
+// a field, as sonic-gnmi on 202411 streams it (sonic-buildimage 202411's
+// src/sonic-gnmi, d04415890d8b: sonic_data_client/mixed_db_client.go
+// StreamRun -> streamOnChangeSubscription: a field path polls the field
+// every 200 ms and sends it when it changed, a table or key path follows
+// the redis keyspace, dbTableKeySubscribe). (On 202405's sonic-gnmi,
+// 47a3b00e481a, MixedDbClient.StreamRun returns at once: the twin does not
+// model that branch's silence.)
+func TestSONiC202411StreamsConfigDBChanges(t *testing.T) {
+	_, c := sonicTwin(t, "sonic-202411", nil)
+	sub := func(path string) *gnmipb.Subscription {
+		return &gnmipb.Subscription{Path: &gnmipb.Path{Elem: cfg(t, path).GetElem()}, Mode: gnmipb.SubscriptionMode_ON_CHANGE}
+	}
+	st, cancel := streamOf(t, c, &gnmipb.SubscriptionList{Prefix: &gnmipb.Path{Origin: "sonic-db"}, Mode: gnmipb.SubscriptionList_STREAM,
+		Subscription: []*gnmipb.Subscription{sub("SCHEDULER/scheduler.0"), sub("PORT_QOS_MAP/Ethernet0/pfc_enable")}})
+	defer cancel()
+	first, _ := recvLeaves(t, st, true)
+	if first["/CONFIG_DB/localhost/SCHEDULER/scheduler.0"] == "" || first["/CONFIG_DB/localhost/PORT_QOS_MAP/Ethernet0/pfc_enable"] != "3,4" {
+		t.Fatalf("initial values: %v", first)
+	}
+	if code, msg := set(context.Background(), c, &gnmipb.SetRequest{Update: []*gnmipb.Update{
+		{Path: cfg(t, "SCHEDULER/scheduler.0/weight"), Val: ietf(`"20"`)},
+		{Path: cfg(t, "PORT_QOS_MAP/Ethernet0/pfc_enable"), Val: ietf(`"3"`)}}}); code != 0 {
+		t.Fatalf("Set: %v %s", code, msg)
+	}
+	got := map[string]string{}
+	for len(got) < 2 {
+		u, _ := recvLeaves(t, st, false)
+		for k, v := range u {
+			got[k] = v
+		}
+	}
+	if !strings.Contains(got["/CONFIG_DB/localhost/SCHEDULER/scheduler.0"], `"weight":"20"`) || got["/CONFIG_DB/localhost/PORT_QOS_MAP/Ethernet0/pfc_enable"] != "3" {
+		t.Errorf("streamed after the Set: %v", got)
+	}
+}
