@@ -325,6 +325,19 @@ func (s *server) Subscribe(stream gnmipb.GNMI_SubscribeServer) error {
 	if !slices.Contains(t.prof.encodings, enc) {
 		return status.Errorf(codes.InvalidArgument, "encoding %s is not supported", enc)
 	}
+	if t.profiled() && t.opts.Profile.Write.NoNativeSubscribe {
+		// sonic-gnmi before 202411 (profile write.noNativeSubscribeSource):
+		// Subscribe knows origin openconfig and targets, not sonic-db.
+		origin := sl.GetPrefix().GetOrigin()
+		for _, sub := range sl.GetSubscription() {
+			if origin == "" {
+				origin = sub.GetPath().GetOrigin()
+			}
+		}
+		if origin != "" && origin != "openconfig" {
+			return status.Errorf(codes.Unimplemented, "Unsupported origin: %s", origin)
+		}
+	}
 	switch sl.GetMode() {
 	case gnmipb.SubscriptionList_ONCE:
 	case gnmipb.SubscriptionList_STREAM:

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
@@ -141,5 +143,29 @@ func TestSONiC202411StreamsConfigDBChanges(t *testing.T) {
 	}
 	if !strings.Contains(got["/CONFIG_DB/localhost/SCHEDULER/scheduler.0"], `"weight":"20"`) || got["/CONFIG_DB/localhost/PORT_QOS_MAP/Ethernet0/pfc_enable"] != "3" {
 		t.Errorf("streamed after the Set: %v", got)
+	}
+}
+
+// TestSONiC202405RefusesNativeSubscribe: sonic-gnmi of 202405 subscribes by
+// target only: a Subscribe on origin sonic-db is "Unsupported origin"
+// (gnmi_server/client_subscribe.go at 47a3b00e481a), while target
+// COUNTERS_DB (no origin) still streams.
+func TestSONiC202405RefusesNativeSubscribe(t *testing.T) {
+	tw, c := sonicTwin(t, "sonic-202405", nil)
+	st, cancel := streamOf(t, c, &gnmipb.SubscriptionList{Prefix: &gnmipb.Path{Origin: "sonic-db"}, Mode: gnmipb.SubscriptionList_STREAM,
+		Subscription: []*gnmipb.Subscription{{Path: &gnmipb.Path{Elem: cfg(t, "SCHEDULER/scheduler.0").GetElem()}, Mode: gnmipb.SubscriptionMode_ON_CHANGE}}})
+	defer cancel()
+	_, err := st.Recv()
+	if s, _ := status.FromError(err); s.Code() != codes.Unimplemented || s.Message() != "Unsupported origin: sonic-db" {
+		t.Fatalf("Subscribe on origin sonic-db: %v, want Unimplemented \"Unsupported origin: sonic-db\"", err)
+	}
+	if err := tw.Play("Ethernet0", 3, twin.Traffic{Drops: 2}); err != nil {
+		t.Fatal(err)
+	}
+	st2, cancel2 := streamOf(t, c, &gnmipb.SubscriptionList{Prefix: &gnmipb.Path{Target: "COUNTERS_DB"}, Mode: gnmipb.SubscriptionList_STREAM,
+		Subscription: []*gnmipb.Subscription{{Path: p(t, "/COUNTERS/Ethernet0/Queues"), Mode: gnmipb.SubscriptionMode_SAMPLE}}})
+	defer cancel2()
+	if got, _ := recvLeaves(t, st2, true); len(got) == 0 {
+		t.Error("target COUNTERS_DB streamed nothing")
 	}
 }
