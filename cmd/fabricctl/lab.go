@@ -55,7 +55,7 @@ const labStrictDefault = true
 func newLabCmd(d *deps) *cobra.Command {
 	o := &labOptions{}
 	cmd := &cobra.Command{
-		Use:   "lab",
+		Use:   "lab [-f INTENT]...",
 		Short: "Try fabricctl on DEVICE TWINS: check -> plan -> apply -> diff, no switches needed",
 		Long: `Lab starts one DEVICE TWIN per switch of the embedded lab intent (SR Linux,
 SONiC and EOS): in-process gNMI targets on 127.0.0.1 that announce the platform's
@@ -100,7 +100,8 @@ Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed,
 		Example: `  fabricctl lab
   fabricctl lab --keep
   fabricctl lab -f fabric.yaml --keep --dir ./lab
-  fabricctl lab -f fabric.yaml --keep --fresh --dir ./lab   # then: fabricctl apply -f fabric.yaml --lab ./lab
+  fabricctl lab -f fabric.yaml --keep --fresh --dir ./lab
+  fabricctl apply -f fabric.yaml --lab ./lab
   fabricctl lab --profile srlinux-24.10 --profile sonic-202405
   fabricctl lab --empty`,
 		Args: cobra.NoArgs,
