@@ -114,9 +114,8 @@ func TestEOSStateTypeReadsStateOnly(t *testing.T) {
 // src/sonic-gnmi, d04415890d8b: sonic_data_client/mixed_db_client.go
 // StreamRun -> streamOnChangeSubscription: a field path polls the field
 // every 200 ms and sends it when it changed, a table or key path follows
-// the redis keyspace, dbTableKeySubscribe). (On 202405's sonic-gnmi,
-// 47a3b00e481a, MixedDbClient.StreamRun returns at once: the twin does not
-// model that branch's silence.)
+// the redis keyspace, dbTableKeySubscribe). 202405's sonic-gnmi refuses
+// the origin before any client runs: TestSONiC202405RefusesNativeSubscribe.
 func TestSONiC202411StreamsConfigDBChanges(t *testing.T) {
 	_, c := sonicTwin(t, "sonic-202411", nil)
 	sub := func(path string) *gnmipb.Subscription {
