@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
@@ -80,8 +81,18 @@ func seedUnderlay(tw *twin.Twin, f *intent.Fabric, sw *intent.Switch, watchdog b
 		return fmt.Sprintf("its %d inventory port(s) %s as routed interfaces with subinterface %s, ip-mtu %s (the operator's, which plan reads from the switch)",
 			len(sw.Ports), portSpan(sw), joinKeys(subs), joinKeys(mtus)), nil
 	case intent.PlatformSONiC:
+		var said []string
+		if prof := tw.Profile(); prof != nil {
+			n, err := seedSONiCPorts(tw, prof, sw)
+			if err != nil {
+				return "", err
+			}
+			if n > 0 {
+				said = append(said, fmt.Sprintf("%d inventory port(s) at the intent's speed (PORT; breakout and speed are the operator's)", n))
+			}
+		}
 		if !watchdog {
-			return "", nil
+			return strings.Join(said, "; "), nil
 		}
 		tab := map[string]any{"GLOBAL": map[string]any{"POLL_INTERVAL": "200"}}
 		for _, p := range sw.Ports {
@@ -91,9 +102,47 @@ func seedUnderlay(tw *twin.Twin, f *intent.Fabric, sw *intent.Switch, watchdog b
 		if err := tw.Put(path, tab); err != nil {
 			return "", fmt.Errorf("switch %s: seed PFC_WD: %w", sw.Name, err)
 		}
-		return "the PFC watchdog started at boot (PFC_WD as `pfcwd start_default` leaves it)", nil
+		said = append(said, "the PFC watchdog started at boot (PFC_WD as `pfcwd start_default` leaves it)")
+		return strings.Join(said, "; "), nil
 	}
 	return "", nil
+}
+
+// seedSONiCPorts sets each inventory port's PORT entry of SONiC twin tw to
+// the intent's speed: the SKU's port_config.ini names the ports, breakout
+// and speed are the operator's. A port the SKU does not have is an error, as
+// it would be on the switch. A 100G port keeps fec rs (sonic-buildimage
+// src/sonic-config-engine/minigraph.py), another speed has none. It returns
+// how many entries it changed.
+func seedSONiCPorts(tw *twin.Twin, prof *profile.Profile, sw *intent.Switch) (int, error) {
+	n := 0
+	for _, p := range sw.Ports {
+		path := &gnmipb.Path{Origin: "sonic-db", Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: "localhost"}, {Name: "PORT"}, {Name: p.Name}}}
+		v, ok := tw.Value(path)
+		entry, _ := v.(map[string]any)
+		if !ok || entry == nil {
+			return n, fmt.Errorf("switch %s: port %s is not a port of the %s (profile %s: its CONFIG_DB has no PORT|%s)",
+				sw.Name, p.Name, prof.Model, prof.Name, p.Name)
+		}
+		if p.Speed <= 0 {
+			continue
+		}
+		speed := strconv.FormatInt(p.Speed/1_000_000, 10)
+		if entry["speed"] == speed {
+			continue
+		}
+		entry["speed"] = speed
+		if speed == "100000" {
+			entry["fec"] = "rs"
+		} else {
+			delete(entry, "fec")
+		}
+		if err := tw.Put(path, entry); err != nil {
+			return n, fmt.Errorf("switch %s: seed PORT|%s: %w", sw.Name, p.Name, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // portSpan names a switch's ports: the one, or first .. last.

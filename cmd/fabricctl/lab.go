@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,11 @@ type labOptions struct {
 	empty, strict bool
 	// profiles choose the release profile per platform (--profile).
 	profiles []string
+	// files are the user's intent (-f): one twin per switch of it instead
+	// of the embedded lab intent.
+	files []string
+	// fresh starts the twins and stops there (no check/plan/apply/diff).
+	fresh bool
 }
 
 // labStrictDefault: lab runs profiled twins (factory defaults, full
@@ -47,7 +53,7 @@ const labStrictDefault = true
 func newLabCmd(d *deps) *cobra.Command {
 	o := &labOptions{}
 	cmd := &cobra.Command{
-		Use:   "lab",
+		Use:   "lab [-f INTENT]...",
 		Short: "Try fabricctl on DEVICE TWINS: check -> plan -> apply -> diff, no switches needed",
 		Long: `Lab starts one DEVICE TWIN per switch of the embedded lab intent (SR Linux,
 SONiC and EOS): in-process gNMI targets on 127.0.0.1 that announce the platform's
@@ -67,21 +73,42 @@ configuration fabricctl builds on). --empty runs bare twins instead: empty
 datastores, each payload checked against the YANG alone. Lab prints which
 profile each twin runs.
 
+With -f INTENT (repeatable, as elsewhere) lab runs YOUR fabric: one profiled
+twin per switch of your inventory, each with its own profile (switches[].profile
+or the platform's default), ASIC and ports, from the factory datastore plus the
+operator's configuration the intent assumes (SR Linux: the ports' routed
+subinterfaces; SONiC: the ports' PORT entries at the intent's speed). Hosts are
+not started: they are simulated endpoints.
+
 It then runs the main job against them: check the intent, plan, apply (with
 backups), and diff to show the fabric is in sync. --keep leaves the twins
-running, writes the intent that points at them and prints commands to try,
-until Ctrl-C.
+running until Ctrl-C and prints commands to try; --fresh (with --keep) starts
+the twins and stops there, so that you apply yourself.
+
+The LAB DIRECTORY (--dir, default a new temporary one; 0700, files 0600) holds
+lab.json (each switch's twin address, platform and profile), the lab CA
+(ca.pem) and the credentials files (username, password). Every command that
+talks to switches takes --lab DIR (or $FABRICCTL_LAB=DIR) and then reaches each
+switch of your unchanged intent at its twin: plan, diff, apply, restore, watch,
+validate. Without -f, lab also writes lab.yaml, the embedded lab intent pointed
+at the twins.
 
 Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed,
 4 apply failed and the twins were rolled back, 64 usage.`,
 		Example: `  fabricctl lab
   fabricctl lab --keep
+  fabricctl lab -f fabric.yaml --keep --dir ./lab
+  fabricctl lab -f fabric.yaml --keep --fresh --dir ./lab
+  fabricctl apply -f fabric.yaml --lab ./lab
   fabricctl lab --profile srlinux-24.10 --profile sonic-202405
   fabricctl lab --empty`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.timeout <= 0 {
 				return usagef("--timeout %s: want a positive duration", o.timeout)
+			}
+			if o.fresh && !o.keep {
+				return usagef("--fresh starts the twins and stops there: it needs --keep")
 			}
 			if o.empty && (o.strict || len(o.profiles) > 0) {
 				return usagef("--empty runs bare twins: it does not go with --strict or --profile")
@@ -97,8 +124,10 @@ Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed,
 			return o.run(cmd.Context(), d, cmd.OutOrStdout())
 		},
 	}
+	cmd.Flags().StringArrayVarP(&o.files, "file", "f", nil, "your intent file (repeatable): one twin per switch of its inventory (default: the embedded lab intent)")
 	cmd.Flags().BoolVar(&o.keep, "keep", false, "keep the twins running (until Ctrl-C) and print how to use them")
-	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for the lab intent, CA, password and backups (default: a new temporary directory)")
+	cmd.Flags().BoolVar(&o.fresh, "fresh", false, "with --keep: start the twins and stop there (no check, plan, apply, diff)")
+	cmd.Flags().StringVar(&o.dir, "dir", "", "the lab directory: lab.json, CA, credentials, backups (and lab.yaml without -f) (default: a new temporary directory)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of each gNMI call")
 	cmd.Flags().BoolVar(&o.empty, "empty", false, "bare twins: no release profile, empty datastores, each payload checked against the schema only")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "profiled twins (the default unless --empty): each switch's release profile, its factory-default datastore and full validation of every Set (leafref, must, when, mandatory, features)")
@@ -108,7 +137,10 @@ Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed,
 
 // labTwins is a running lab: twins plus the intent that points at them.
 type labTwins struct {
-	dir    string
+	dir string
+	// file is the lab intent written for the embedded lab (lab.yaml); ""
+	// for a lab of the user's intent (lab -f), which is used unchanged
+	// through the lab directory (--lab).
 	file   string
 	fabric *intent.Fabric
 	twins  []*twin.Twin
@@ -147,75 +179,14 @@ func startLabWith(dir string, reg *switchdrv.Registry, strict labProfiles) (*lab
 	if err != nil {
 		return nil, fmt.Errorf("lab: embedded intent: %w", err)
 	}
-	pki, err := twin.NewPKI("fabricctl-lab")
+	l, err := startTwins(dir, reg, base, strict)
 	if err != nil {
 		return nil, err
 	}
-	pass := make([]byte, 12)
-	if _, err := rand.Read(pass); err != nil {
-		return nil, err
-	}
-	password := hex.EncodeToString(pass)
-	for name, b := range map[string][]byte{"ca.pem": pki.CAPEM, "username": []byte("admin\n"), "password": []byte(password + "\n")} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			return nil, fmt.Errorf("lab: %w", err)
-		}
-	}
-	serverTLS, err := pki.ServerTLS(false)
-	if err != nil {
-		return nil, err
-	}
-	l := &labTwins{dir: dir, file: filepath.Join(dir, "lab.yaml")}
-	// The twins reject what the vendors' YANG rejects: the embedded modules,
-	// or $FABRICCTL_YANG_DIR.
-	tree, err := yangcheck.Open("")
-	if err != nil {
-		return nil, fmt.Errorf("lab: %w", err)
-	}
-	l.yang = tree.String()
+	l.file = filepath.Join(dir, "lab.yaml")
 	text := string(src)
-	for _, sw := range base.Switches {
-		p, err := reg.Lookup(sw.Platform)
-		if err != nil {
-			l.close()
-			return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
-		}
-		// The twin speaks the YANG of the switch's release profile (the
-		// --strict one, else switches[].profile): never another release's.
-		prof := strict[sw.Platform]
-		if prof == nil {
-			if prof, err = profile.LookupFor(string(sw.Platform), sw.Profile); err != nil {
-				l.close()
-				return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
-			}
-		}
-		schema, err := tree.LoadRelease(prof.YANG.Release)
-		if err != nil {
-			l.close()
-			return nil, fmt.Errorf("lab: switch %s (profile %s): %w", sw.Name, prof.Name, err)
-		}
-		opts := twin.Options{Name: sw.Name, Platform: sw.Platform, TLS: serverTLS,
-			Username: "admin", Password: password, CellBytes: p.Quirks().BufferCellBytes}
-		if strict != nil {
-			opts.Profile, opts.Factory, opts.Validator, opts.Schema = prof, true, twin.YANGValidator(schema, prof), schema
-			l.profiles = append(l.profiles, prof.Name)
-		} else {
-			opts.Validate = schema.CheckUpdate
-		}
-		tw, err := twin.Start(opts)
-		if err != nil {
-			l.close()
-			return nil, err
-		}
-		l.twins = append(l.twins, tw)
-		seeded, err := seedUnderlay(tw, base, &sw, true)
-		if err != nil {
-			l.close()
-			return nil, fmt.Errorf("lab: %w", err)
-		}
-		if seeded != "" {
-			l.seeded = append(l.seeded, sw.Name+": "+seeded)
-		}
+	for i, sw := range base.Switches {
+		tw := l.twins[i]
 		// Point the switch at its twin: same indentation as its address line.
 		re := regexp.MustCompile(`(?m)^([ \t]*)address:[ \t]*"?` + regexp.QuoteMeta(sw.Address) + `"?[ \t]*$`)
 		if len(re.FindAllStringIndex(text, -1)) != 1 {
@@ -237,6 +208,116 @@ func startLabWith(dir string, reg *switchdrv.Registry, strict labProfiles) (*lab
 	if l.fabric, err = intent.Load(l.file); err != nil {
 		l.close()
 		return nil, fmt.Errorf("lab: generated intent %s: %w", l.file, err)
+	}
+	return l, nil
+}
+
+// startLabFor starts one twin per switch of the user's intent f and points
+// f at them through the lab directory dir (useLab), as `--lab dir` does for
+// every later command.
+func startLabFor(dir string, reg *switchdrv.Registry, f *intent.Fabric, strict labProfiles) (*labTwins, error) {
+	l, err := startTwins(dir, reg, f, strict)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := useLab(f, dir); err != nil {
+		l.close()
+		return nil, err
+	}
+	l.fabric = f
+	return l, nil
+}
+
+// startTwins starts one twin per switch of f on loopback (TLS with a fresh
+// CA, a generated password; profiled twins from the factory datastore plus
+// the operator's base configuration when strict is not nil) and writes the
+// lab directory dir: ca.pem, username, password and lab.json (labdir.go).
+func startTwins(dir string, reg *switchdrv.Registry, f *intent.Fabric, strict labProfiles) (*labTwins, error) {
+	pki, err := twin.NewPKI("fabricctl-lab")
+	if err != nil {
+		return nil, err
+	}
+	pass := make([]byte, 12)
+	if _, err := rand.Read(pass); err != nil {
+		return nil, err
+	}
+	password := hex.EncodeToString(pass)
+	for name, b := range map[string][]byte{"ca.pem": pki.CAPEM, "username": []byte("admin\n"), "password": []byte(password + "\n")} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return nil, fmt.Errorf("lab: %w", err)
+		}
+	}
+	serverTLS, err := pki.ServerTLS(false)
+	if err != nil {
+		return nil, err
+	}
+	l := &labTwins{dir: dir}
+	// The twins reject what the vendors' YANG rejects: the embedded modules,
+	// or $FABRICCTL_YANG_DIR.
+	tree, err := yangcheck.Open("")
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	l.yang = tree.String()
+	// One schema per release, shared by its twins (read-only once loaded).
+	schemas := map[string]*yangcheck.Schema{}
+	ld := &labDir{Version: labFormat, Fabric: f.Name, CA: "ca.pem", UsernameFile: "username", PasswordFile: "password",
+		PID: os.Getpid(), Switches: map[string]labSwitch{}}
+	for i := range f.Switches {
+		sw := &f.Switches[i]
+		p, err := reg.Lookup(sw.Platform)
+		if err != nil {
+			l.close()
+			return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
+		}
+		// The twin speaks the YANG of the switch's release profile (the
+		// --strict one, else switches[].profile): never another release's.
+		prof := strict[sw.Platform]
+		if prof == nil {
+			if prof, err = profile.LookupFor(string(sw.Platform), sw.Profile); err != nil {
+				l.close()
+				return nil, fmt.Errorf("lab: switch %s: %w", sw.Name, err)
+			}
+		}
+		schema := schemas[prof.YANG.Release]
+		if schema == nil {
+			if schema, err = tree.LoadRelease(prof.YANG.Release); err != nil {
+				l.close()
+				return nil, fmt.Errorf("lab: switch %s (profile %s): %w", sw.Name, prof.Name, err)
+			}
+			schemas[prof.YANG.Release] = schema
+		}
+		opts := twin.Options{Name: sw.Name, Platform: sw.Platform, TLS: serverTLS,
+			Username: "admin", Password: password, CellBytes: p.Quirks().BufferCellBytes}
+		if strict != nil {
+			opts.Profile, opts.Factory, opts.Validator, opts.Schema = prof, true, twin.YANGValidator(schema, prof), schema
+			l.profiles = append(l.profiles, prof.Name)
+		} else {
+			opts.Validate = schema.CheckUpdate
+		}
+		tw, err := twin.Start(opts)
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		l.twins = append(l.twins, tw)
+		seeded, err := seedUnderlay(tw, f, sw, true)
+		if err != nil {
+			l.close()
+			return nil, fmt.Errorf("lab: %w", err)
+		}
+		if seeded != "" {
+			l.seeded = append(l.seeded, sw.Name+": "+seeded)
+		}
+		ls := labSwitch{Address: tw.Addr(), Platform: string(sw.Platform)}
+		if tp := tw.Profile(); tp != nil {
+			ls.Profile = tp.Name
+		}
+		ld.Switches[sw.Name] = ls
+	}
+	if err := writeLabDir(dir, ld); err != nil {
+		l.close()
+		return nil, err
 	}
 	return l, nil
 }
@@ -268,8 +349,17 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 			strict[intent.Platform(prof.Platform)] = prof
 		}
 	}
-	l, err := startLabWith(dir, reg, strict)
-	if err != nil {
+	var l *labTwins
+	if len(o.files) > 0 {
+		f, err := intent.LoadFrom(d.stdin, o.files...)
+		if err != nil {
+			return withCode(ExitError, fmt.Errorf("load intent (run fabricctl check for details): %w", err))
+		}
+		l, err = startLabFor(dir, reg, f, strict)
+		if err != nil {
+			return withCode(ExitError, err)
+		}
+	} else if l, err = startLabWith(dir, reg, strict); err != nil {
 		return withCode(ExitError, err)
 	}
 	defer l.close()
@@ -277,14 +367,37 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 	l.fabric = d.derive(l.fabric)
 
 	fmt.Fprintf(out, "fabricctl lab: %d DEVICE TWINS started (in-process gNMI simulators on loopback, NOT switches)\n", len(l.twins))
-	for _, t := range l.twins {
-		prof := "bare twin (no profile)"
-		if p := t.Profile(); p != nil {
-			prof = "profile " + p.Name + " (" + p.Model + ")"
+	if len(l.twins) <= labListMax {
+		for _, t := range l.twins {
+			prof := "bare twin (no profile)"
+			if p := t.Profile(); p != nil {
+				prof = "profile " + p.Name + " (" + p.Model + ")"
+			}
+			fmt.Fprintf(out, "  twin %-8s %-10s gnmi %s (TLS, lab CA), %s\n", t.Name(), t.Platform(), t.Addr(), prof)
 		}
-		fmt.Fprintf(out, "  twin %-8s %-10s gnmi %s (TLS, lab CA), %s\n", t.Name(), t.Platform(), t.Addr(), prof)
+	} else {
+		count := map[string]int{}
+		var kinds []string
+		for _, t := range l.twins {
+			k := string(t.Platform()) + " bare twin (no profile)"
+			if p := t.Profile(); p != nil {
+				k = string(t.Platform()) + " profile " + p.Name + " (" + p.Model + ")"
+			}
+			if count[k] == 0 {
+				kinds = append(kinds, k)
+			}
+			count[k]++
+		}
+		for _, k := range kinds {
+			fmt.Fprintf(out, "  %4d twins %s\n", count[k], k)
+		}
+		fmt.Fprintf(out, "  each on 127.0.0.1 with TLS (lab CA); addresses in %s\n", filepath.Join(dir, labFile))
 	}
-	fmt.Fprintf(out, "  intent %s\n", l.file)
+	if l.file != "" {
+		fmt.Fprintf(out, "  intent %s\n", l.file)
+	} else {
+		fmt.Fprintf(out, "  intent %s, unchanged, reaches the twins through the lab directory %s (--lab)\n", strings.Join(o.files, ", "), dir)
+	}
 	for _, s := range l.seeded {
 		fmt.Fprintf(out, "  the operator's configuration fabricctl builds on and does not write, on twin %s\n", s)
 	}
@@ -295,7 +408,10 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 		fmt.Fprintf(out, "  bare twins (--empty; without it lab runs profiled ones): empty datastores, each payload checked against the YANG (%s) alone\n", l.yang)
 	}
 
-	fmt.Fprintf(out, "\n== 1/4 check %s\n", l.file)
+	if o.fresh {
+		return o.hold(ctx, out, l, dir, filepath.Join(dir, "backups"))
+	}
+	fmt.Fprintf(out, "\n== 1/4 check %s\n", l.intentName(o.files))
 	findings := check.Run(l.fabric, check.Options{})
 	if err := check.WriteText(out, findings, d.color); err != nil {
 		return withCode(ExitError, err)
@@ -349,16 +465,53 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 	}
 	fmt.Fprintf(out, "\nAll four steps passed against DEVICE TWINS, not switches.\n")
 	if !o.keep {
-		fmt.Fprintf(out, "Run `fabricctl lab --keep` to keep the twins and try the commands yourself.\n")
+		fs := ""
+		for _, f := range o.files {
+			fs += " -f " + f
+		}
+		fmt.Fprintf(out, "Run `fabricctl lab%s --keep` to keep the twins and try the commands yourself.\n", fs)
 		return nil
 	}
-	fmt.Fprintf(out, `
+	return o.hold(ctx, out, l, dir, eng.BackupDir)
+}
+
+// labListMax is the most twins lab lists one by one.
+const labListMax = 16
+
+// intentName names the lab's intent in its output.
+func (l *labTwins) intentName(files []string) string {
+	if l.file != "" {
+		return l.file
+	}
+	return strings.Join(files, ", ")
+}
+
+// hold keeps the twins running until ctx ends (Ctrl-C), after saying how
+// to use them.
+func (o *labOptions) hold(ctx context.Context, out io.Writer, l *labTwins, dir, backups string) error {
+	if l.file != "" {
+		fmt.Fprintf(out, `
 The twins keep running until Ctrl-C. Try:
   fabricctl plan  -f %[1]s
   fabricctl diff  -f %[1]s
   fabricctl apply -f %[1]s --backup-dir %[2]s
-The intent uses the lab CA (ca.pem) and the generated password file next to it.
-`, l.file, eng.BackupDir)
+The intent uses the lab CA (ca.pem) and the generated password file next to it;
+the lab directory %[3]s also serves --lab (e.g. fabricctl plan -f examples/lab.yaml --lab %[3]s).
+`, l.file, backups, dir)
+	} else {
+		fs := ""
+		for _, f := range o.files {
+			fs += " -f " + f
+		}
+		fmt.Fprintf(out, `
+The twins keep running until Ctrl-C. Your intent, unchanged, reaches them with --lab:
+  export %[3]s=%[2]s     # or add --lab %[2]s to each command
+  fabricctl plan %[1]s
+  fabricctl apply%[1]s --backup-dir %[4]s
+  fabricctl diff %[1]s
+  fabricctl watch%[1]s --listen 127.0.0.1:9464
+`, fs, dir, labEnv, backups)
+	}
 	<-ctx.Done()
 	if o.dir == "" {
 		fmt.Fprintf(out, "stopping the twins; removing %s\n", dir)

@@ -37,6 +37,9 @@ type switchFlags struct {
 	// device: plan asks a twin of each switch's release profile, loaded with
 	// the observed state, whether the switch would accept the SetRequest.
 	device bool
+	// lab is --lab DIR; labDir the directory in use (--lab or $FABRICCTL_LAB,
+	// "" = none): every switch is reached at its twin (labdir.go).
+	lab, labDir string
 }
 
 func (s *switchFlags) bind(cmd *cobra.Command) {
@@ -46,6 +49,8 @@ func (s *switchFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&s.setTimeout, "set-timeout", 0, "timeout of a gNMI Set (default: what the switch's profile says the device may take, e.g. 620s for SONiC, whose gNMI server waits up to 600 s on its config updater; at least --timeout)")
 	cmd.Flags().BoolVar(&s.insecure, "insecure", false, "plaintext gRPC to every switch (no TLS); for labs only")
 	cmd.Flags().IntVar(&s.parallel, "parallel", 8, "switches worked on at once")
+	cmd.Flags().StringVar(&s.lab, "lab", "", "reach every switch at its DEVICE TWIN in this lab directory (written by `fabricctl lab -f INTENT --keep`; default $"+labEnv+")")
+	_ = cmd.MarkFlagDirname("lab")
 }
 
 // bindHosts adds the flags of the commands that also cover remote hosts.
@@ -61,7 +66,7 @@ func (s *switchFlags) bindHosts(cmd *cobra.Command) {
 // selectHosts returns the remote hosts this run covers: all of them unless
 // --skip-hosts, or --switch without --host, or --host names some.
 func (s *switchFlags) selectHosts(f *intent.Fabric) ([]intent.Host, error) {
-	if s.skipHosts || (len(s.switches) > 0 && len(s.hosts) == 0) {
+	if s.skipHosts || s.labDir != "" || (len(s.switches) > 0 && len(s.hosts) == 0) {
 		return nil, nil
 	}
 	remotes := hostdrv.RemoteHosts(f)
@@ -178,9 +183,16 @@ func (s *switchFlags) validate() error {
 
 // load reads the intent and builds the engine.
 func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
-	f, err := d.loadIntent(d.stdin, s.files...)
+	f, err := s.loadIntent(d, d.stdin)
 	if err != nil {
-		return nil, nil, withCode(ExitError, fmt.Errorf("load intent (run fabricctl check for details): %w", err))
+		return nil, nil, err
+	}
+	if s.labDir != "" {
+		if len(s.hosts) > 0 {
+			return nil, nil, usagef("--host with --lab: the lab's hosts are simulated endpoints, not reached over SSH")
+		}
+		l, _ := readLabDir(s.labDir)
+		sayLab(d.stderr, s.labDir, l, len(f.Switches))
 	}
 	s.warnDowngrades(d.stderr, f)
 	reg, err := newRegistry()
@@ -198,6 +210,21 @@ func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
 		eng.DeviceCheck = planDeviceCheck
 	}
 	return f, eng, nil
+}
+
+// loadIntent reads the intent files, pointed at the lab's twins when a lab
+// directory is in use (--lab, $FABRICCTL_LAB).
+func (s *switchFlags) loadIntent(d *deps, stdin io.Reader) (*intent.Fabric, error) {
+	f, err := d.loadIntent(stdin, s.files...)
+	if err != nil {
+		return nil, withCode(ExitError, fmt.Errorf("load intent (run fabricctl check for details): %w", err))
+	}
+	if s.labDir = labDirFor(s.lab); s.labDir != "" {
+		if _, err := useLab(f, s.labDir); err != nil {
+			return nil, withCode(ExitError, err)
+		}
+	}
+	return f, nil
 }
 
 // yangDefaults gives plan, diff and apply's verify the YANG defaults of a

@@ -197,7 +197,7 @@ func (o *watchOptions) fingerprint() string {
 }
 
 func (o *watchOptions) reload(d *deps, w *watch.Watcher, why string) {
-	r, err := w.ReloadFrom(func() (*intent.Fabric, error) { return d.loadIntent(nil, o.files...) })
+	r, err := w.ReloadFrom(func() (*intent.Fabric, error) { return o.loadIntent(d, nil) })
 	if err != nil {
 		d.log.Error("intent reload refused; the previous intent keeps running", "reason", why, "err", err)
 		return

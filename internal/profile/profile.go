@@ -207,6 +207,12 @@ type Write struct {
 	// NativeWrite is false on sonic-gnmi's telemetry container
 	// (gnmi_native_write=false): every Set is refused.
 	NativeWrite *bool `json:"nativeWrite"`
+	// NoNativeSubscribe: the gNMI server refuses a Subscribe on the native
+	// origin (sonic-db) as an unsupported origin; CONFIG_DB can then be
+	// subscribed only by target (CONFIG_DB, no origin).
+	NoNativeSubscribe bool `json:"noNativeSubscribe,omitempty"`
+	// NoNativeSubscribeSource cites NoNativeSubscribe.
+	NoNativeSubscribeSource string `json:"noNativeSubscribeSource,omitempty"`
 	// Defaults is how Get reports YANG default leaves: "" (as written),
 	// "populate-defaults" or "trim-defaults".
 	Defaults string `json:"defaults"`

@@ -121,7 +121,9 @@ func (t *Twin) counterLeaves(port string, prio int) []counterLeaf {
 
 // Play plays traffic through port and priority: each counter of the
 // platform's model moves by the matching Traffic field (counters only ever
-// grow, as hardware counters do until they are cleared).
+// grow, as hardware counters do until they are cleared). Counters are
+// state (config false): they live apart from the configuration datastore,
+// so a Set never validates them and a Get of type CONFIG never sees them.
 func (t *Twin) Play(port string, prio int, tr Traffic) error {
 	if prio < 0 || prio > 7 {
 		return fmt.Errorf("twin %s: priority %d is not 0-7", t.opts.Name, prio)
@@ -133,8 +135,12 @@ func (t *Twin) Play(port string, prio int, tr Traffic) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, l := range leaves {
-		root := t.tree(t.namespace(l.path))
+		root := t.stateTree(t.namespace(l.path))
 		var cur uint64
+		if v, ok := jtree.Get(t.tree(t.namespace(l.path)), l.path.GetElem()); ok {
+			// A counter set with Put (tests) counts on from there.
+			cur, _ = strconv.ParseUint(jtree.Text(v), 10, 64)
+		}
 		if v, ok := jtree.Get(root, l.path.GetElem()); ok {
 			cur, _ = strconv.ParseUint(jtree.Text(v), 10, 64)
 		}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
@@ -103,7 +104,7 @@ func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetRe
 			notes = append(notes, n)
 			continue
 		}
-		v, ok := finder.Get(t.readTree(ns), p.GetElem())
+		v, ok := t.lookup(ns, p.GetElem(), req.GetType(), &finder)
 		if ok {
 			tv, err := encode(v, req.GetEncoding())
 			if err != nil {
@@ -193,7 +194,11 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 		t.mu.Unlock()
 		return &gnmipb.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: ts}, nil
 	}
-	if t.opts.CellBytes > 0 {
+	if t.opts.CellBytes > 0 && t.opts.Platform != intent.PlatformSONiC {
+		// Not on SONiC: CONFIG_DB is a redis hash and keeps the string
+		// that was written; buffermgrd/orchagent hand it to the SAI and
+		// the ASIC's cell rounding happens there, below CONFIG_DB (a
+		// 150000 threshold reads back 150000, not 150016).
 		for _, v := range data {
 			roundThresholds(v, t.opts.CellBytes)
 		}
@@ -320,6 +325,19 @@ func (s *server) Subscribe(stream gnmipb.GNMI_SubscribeServer) error {
 	if !slices.Contains(t.prof.encodings, enc) {
 		return status.Errorf(codes.InvalidArgument, "encoding %s is not supported", enc)
 	}
+	if t.profiled() && t.opts.Profile.Write.NoNativeSubscribe {
+		// sonic-gnmi before 202411 (profile write.noNativeSubscribeSource):
+		// Subscribe knows origin openconfig and targets, not sonic-db.
+		origin := sl.GetPrefix().GetOrigin()
+		for _, sub := range sl.GetSubscription() {
+			if origin == "" {
+				origin = sub.GetPath().GetOrigin()
+			}
+		}
+		if origin != "" && origin != "openconfig" {
+			return status.Errorf(codes.Unimplemented, "Unsupported origin: %s", origin)
+		}
+	}
 	switch sl.GetMode() {
 	case gnmipb.SubscriptionList_ONCE:
 	case gnmipb.SubscriptionList_STREAM:
@@ -336,7 +354,7 @@ func (s *server) Subscribe(stream gnmipb.GNMI_SubscribeServer) error {
 			t.mu.Unlock()
 			return err
 		}
-		v, ok := jtree.Get(t.readTree(t.namespace(p)), p.GetElem())
+		v, ok := t.lookup(t.namespace(p), p.GetElem(), gnmipb.GetRequest_ALL, nil)
 		if !ok {
 			continue
 		}

@@ -179,7 +179,7 @@ func (t *Twin) current(sl *gnmipb.SubscriptionList, sub *gnmipb.Subscription) (m
 	p := join(sl.GetPrefix(), sub.GetPath())
 	out := map[string]*gnmipb.Update{}
 	var order []string
-	v, ok := jtree.Get(t.readTree(t.namespace(p)), p.GetElem())
+	v, ok := t.lookup(t.namespace(p), p.GetElem(), gnmipb.GetRequest_ALL, nil)
 	if !ok {
 		return out, order, nil
 	}

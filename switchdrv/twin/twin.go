@@ -40,9 +40,11 @@ type Options struct {
 	// the whole Set with InvalidArgument, as a device rejects a payload its
 	// schema does not allow.
 	Validate func(prefix *gnmipb.Path, u *gnmipb.Update) error
-	// CellBytes, when > 0, rounds every stored buffer leaf (thresholds,
-	// SONiC xoff/xon/size) up to a multiple of it, as buffer hardware does
-	// (read-back differs from the written value).
+	// CellBytes, when > 0, rounds every stored buffer leaf (thresholds)
+	// up to a multiple of it on each Set, as buffer hardware does
+	// (read-back differs from the written value). SONiC twins ignore it:
+	// CONFIG_DB keeps the string that was written and the cell rounding
+	// happens below it (see Set).
 	CellBytes int64
 
 	// Profile, when set, makes the twin DEVICE-FAITHFUL for that release
@@ -155,7 +157,12 @@ type Twin struct {
 
 	mu   sync.Mutex
 	data map[string]any // namespace -> tree (map[string]any) or CLI lines ([]string)
-	sets int            // committed SetRequests
+	// state is the config false data (counters, Play and Rate), namespace
+	// -> tree, kept apart from data as a device keeps its state apart from
+	// its configuration datastore: a Set never copies, validates or changes
+	// it, and a Get of type CONFIG does not see it (see view).
+	state map[string]map[string]any
+	sets  int // committed SetRequests
 	// flaps counts port flaps caused by port-critical changes (SONiC).
 	flaps map[string]int
 	// faults
@@ -399,7 +406,8 @@ func (t *Twin) Delete(p *gnmipb.Path) error {
 	return jtree.Delete(t.tree(t.namespace(p)), p.GetElem())
 }
 
-// Value returns a copy of the node at p.
+// Value returns a copy of the node at p, configuration and state (a Get
+// of type ALL).
 func (t *Twin) Value(p *gnmipb.Path) (any, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -407,8 +415,66 @@ func (t *Twin) Value(p *gnmipb.Path) (any, bool) {
 	if lines, ok := t.data[ns].([]string); ok {
 		return jtree.CLIText(lines), true
 	}
-	v, ok := jtree.Get(t.tree(ns), p.GetElem())
+	v, ok := t.lookup(ns, p.GetElem(), gnmipb.GetRequest_ALL, nil)
 	return jtree.Clone(v), ok
+}
+
+// lookup reads the node at elems of namespace ns as a Get of type typ sees
+// it (the caller holds t.mu; the result is only read; f, when set, speeds
+// up the configuration lookups of a Get of many paths). The gNMI
+// specification (3.3.1) defines the types: CONFIG the read-write (config
+// true) data, STATE the read-only (config false) data, OPERATIONAL the
+// read-only data that is operational state (counters are), ALL both. SR
+// Linux keeps config and state apart (its running and state datastores)
+// and its state datastore also holds the configuration in effect (`info
+// from state` shows both), so on SR Linux STATE and OPERATIONAL read
+// configuration and state. EOS and OpenConfig targets answer STATE and
+// OPERATIONAL with the state alone. SONiC's state is in other databases
+// (targets COUNTERS_DB, STATE_DB), not in CONFIG_DB, so every type reads
+// the namespace whole there. Only the node asked for is merged, so a read
+// of configuration that has no counters below it copies nothing.
+func (t *Twin) lookup(ns string, elems []*gnmipb.PathElem, typ gnmipb.GetRequest_DataType, f *jtree.Finder) (any, bool) {
+	var cfg, st map[string]any
+	switch {
+	case t.opts.Platform == intent.PlatformSONiC || typ == gnmipb.GetRequest_ALL || t.opts.Platform == intent.PlatformSRLinux && typ != gnmipb.GetRequest_CONFIG:
+		cfg, st = t.readTree(ns), t.state[ns]
+	case typ == gnmipb.GetRequest_CONFIG:
+		cfg = t.readTree(ns)
+	default:
+		st = t.state[ns]
+	}
+	var cv, sv any
+	var okC, okS bool
+	if cfg != nil {
+		if f != nil {
+			cv, okC = f.Get(cfg, elems)
+		} else {
+			cv, okC = jtree.Get(cfg, elems)
+		}
+	}
+	if len(st) > 0 {
+		sv, okS = jtree.Get(st, elems)
+	}
+	switch {
+	case okC && okS:
+		return jtree.Merge(jtree.Clone(cv), jtree.Clone(sv)), true
+	case okS:
+		return sv, true
+	}
+	return cv, okC
+}
+
+// stateTree is the state tree of ns, created when missing.
+func (t *Twin) stateTree(ns string) map[string]any {
+	if t.state == nil {
+		t.state = map[string]map[string]any{}
+	}
+	m := t.state[ns]
+	if m == nil {
+		m = map[string]any{}
+		t.state[ns] = m
+	}
+	return m
 }
 
 // CLI returns the twin's CLI configuration lines (EOS origin cli).

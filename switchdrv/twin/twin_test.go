@@ -171,15 +171,32 @@ func TestCLIOrigin(t *testing.T) {
 }
 
 func TestThresholdRounding(t *testing.T) {
-	tw, c := client(t, twin.Options{Name: "leaf2", Platform: intent.PlatformSONiC, CellBytes: 1088})
-	path := p(t, "sonic-db:/CONFIG_DB/localhost/WRED_PROFILE/ROCE")
+	tw, c := client(t, twin.Options{Name: "leaf1", Platform: intent.PlatformSRLinux, CellBytes: 1088})
+	path := p(t, "/qos/buffer-management/queue-management-profile[name=ROCE]/wred/slope[drop-probability=all][traffic-type=all]/slope")
 	if _, err := c.Set(t.Context(), &gnmipb.SetRequest{Replace: []*gnmipb.Update{{Path: path,
-		Val: ietf(`{"green_min_threshold":"1084","green_max_threshold":"150000","ecn":"ecn_all"}`)}}}); err != nil {
+		Val: ietf(`{"min-threshold-bytes":1084,"max-threshold-bytes":150000,"max-probability":100}`)}}}); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"ecn":"ecn_all","green_max_threshold":"150144","green_min_threshold":"1088"}`
+	want := `{"max-probability":100,"max-threshold-bytes":150144,"min-threshold-bytes":1088}`
 	if diff := cmp.Diff(want, jsonOf(t, tw, path)); diff != "" {
 		t.Errorf("rounding mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestSONiCConfigDBKeepsWrittenStrings: a SONiC CONFIG_DB is a redis hash
+// and keeps the string that was written, whatever the ASIC's cell: buffer
+// thresholds are rounded by the SAI below CONFIG_DB (the twin used to round
+// them, so 150000 read back 150016, and every later Set rounded the factory
+// BUFFER_POOL sizes too).
+func TestSONiCConfigDBKeepsWrittenStrings(t *testing.T) {
+	tw, c := client(t, twin.Options{Name: "leaf2", Platform: intent.PlatformSONiC, CellBytes: 256})
+	path := p(t, "sonic-db:/CONFIG_DB/localhost/WRED_PROFILE/ROCE")
+	val := `{"ecn":"ecn_all","green_max_threshold":"1500000","green_min_threshold":"150000"}`
+	if _, err := c.Set(t.Context(), &gnmipb.SetRequest{Replace: []*gnmipb.Update{{Path: path, Val: ietf(val)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(val, jsonOf(t, tw, path)); diff != "" {
+		t.Errorf("CONFIG_DB read-back (-written +read):\n%s", diff)
 	}
 }
 
