@@ -14,6 +14,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -34,12 +35,13 @@ const image = "ghcr.io/fabricctl/fabricctl"
 // ServiceMonitor is the Prometheus Operator's own Go type.
 var kinds = map[string]func() any{
 	"monitoring.coreos.com/v1/ServiceMonitor": func() any { return &monitoringv1.ServiceMonitor{} },
-	"v1/Namespace":       func() any { return &corev1.Namespace{} },
-	"v1/ConfigMap":       func() any { return &corev1.ConfigMap{} },
-	"v1/ServiceAccount":  func() any { return &corev1.ServiceAccount{} },
-	"v1/Service":         func() any { return &corev1.Service{} },
-	"apps/v1/DaemonSet":  func() any { return &appsv1.DaemonSet{} },
-	"apps/v1/Deployment": func() any { return &appsv1.Deployment{} },
+	"v1/Namespace":                       func() any { return &corev1.Namespace{} },
+	"v1/ConfigMap":                       func() any { return &corev1.ConfigMap{} },
+	"v1/ServiceAccount":                  func() any { return &corev1.ServiceAccount{} },
+	"v1/Service":                         func() any { return &corev1.Service{} },
+	"apps/v1/DaemonSet":                  func() any { return &appsv1.DaemonSet{} },
+	"apps/v1/Deployment":                 func() any { return &appsv1.Deployment{} },
+	"networking.k8s.io/v1/NetworkPolicy": func() any { return &networkingv1.NetworkPolicy{} },
 }
 
 type object struct {

@@ -80,8 +80,9 @@ type Watcher struct {
 	shapes  map[intent.Platform]*shapeCache // kept across reloads
 	running *runState                       // nil until Run
 
-	scrapeMu     sync.Mutex // one scrape at a time; guards scrapeCopies
-	scrapeCopies []countersCopy
+	// scrapeCopies pools the per-scrape copies of the switches' counters
+	// (a *[]countersCopy).
+	scrapeCopies sync.Pool
 }
 
 type runState struct {
@@ -101,6 +102,7 @@ type target struct {
 	drift atomic.Pointer[driftState]
 
 	up         atomic.Bool
+	lastSample atomic.Int64 // when the last counter update arrived, Unix ns; 0 = never
 	reconnects atomic.Uint64
 	driftPaths atomic.Int64 // -1 = unknown
 	driftFails atomic.Uint64
@@ -489,7 +491,9 @@ func (t *target) session(ctx context.Context) (synced bool, err error) {
 				t.log.Info("switch streaming", "paths", len(paths), "interval", t.w.opts.SampleInterval)
 			}
 		case respUpdate:
-			last.Store(time.Now().UnixNano())
+			now := time.Now().UnixNano()
+			last.Store(now)
+			t.lastSample.Store(now)
 			t.w.updates.Add(uint64(n))
 		}
 	}
