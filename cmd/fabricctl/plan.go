@@ -214,6 +214,7 @@ type planOptions struct {
 	guard    guardFlags
 	output   string
 	out      string
+	planKey  planKeyFlag
 	detailed bool
 }
 
@@ -254,6 +255,7 @@ Exit codes: 0 planned (no changes, or changes without --detailed-exitcode),
 	o.guard.bind(cmd)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().StringVar(&o.out, "out", "", "also save the plan (JSON) to this file, for apply")
+	o.planKey.bind(cmd, "with --out, sign the saved plan with the key in this file (or $"+planKeyEnv+"): HMAC-SHA256, which apply verifies")
 	cmd.Flags().BoolVar(&o.detailed, "detailed-exitcode", false, "exit 2 when there are changes")
 	o.bindDevice(cmd)
 	return cmd
@@ -267,6 +269,13 @@ func (o *planOptions) validate() error {
 }
 
 func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
+	var key []byte
+	if o.out != "" {
+		var err error
+		if key, err = o.planKey.load(); err != nil {
+			return err
+		}
+	}
 	f, eng, err := o.load(d)
 	if err != nil {
 		return err
@@ -287,6 +296,11 @@ func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return withCode(ExitError, fmt.Errorf("write plan: %w", err))
 	}
 	if o.out != "" {
+		if key != nil {
+			if err := p.Sign(key); err != nil {
+				return withCode(ExitError, err)
+			}
+		}
 		b, err := p.Marshal()
 		if err != nil {
 			return withCode(ExitError, err)
