@@ -31,7 +31,9 @@ type switchFlags struct {
 	timeout    time.Duration
 	setTimeout time.Duration
 	insecure   bool
-	parallel   int
+	// plaintextCreds lets credentials go over plaintext gRPC (refused otherwise).
+	plaintextCreds bool
+	parallel       int
 	// hostRunner reaches a remote host (nil = SSH); tests set a double.
 	hostRunner func(intent.Host) (remote.Runner, error)
 	// device: plan asks a twin of each switch's release profile, loaded with
@@ -45,6 +47,7 @@ func (s *switchFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&s.timeout, "timeout", transport.DefaultTimeout, "timeout of each gNMI call to a switch")
 	cmd.Flags().DurationVar(&s.setTimeout, "set-timeout", 0, "timeout of a gNMI Set (default: what the switch's profile says the device may take, e.g. 620s for SONiC, whose gNMI server waits up to 600 s on its config updater; at least --timeout)")
 	cmd.Flags().BoolVar(&s.insecure, "insecure", false, "plaintext gRPC to every switch (no TLS); for labs only")
+	cmd.Flags().BoolVar(&s.plaintextCreds, "plaintext-credentials", false, "send switch usernames and passwords over plaintext gRPC (tls.insecure, --insecure) instead of refusing; for labs only")
 	cmd.Flags().IntVar(&s.parallel, "parallel", 8, "switches (and remote hosts) worked on at once")
 }
 
@@ -138,8 +141,12 @@ func (s *switchFlags) warnDowngrades(w io.Writer, f *intent.Fabric) {
 		if s.insecure {
 			why = "--insecure"
 		}
-		fmt.Fprintf(w, "fabricctl: warning: plaintext gRPC without TLS (%s) to %d %s: %s; configuration and any credentials travel unencrypted\n",
-			why, len(plain), plural(len(plain), "switch", "switches"), list(plain))
+		creds := "credentials are refused over it (--plaintext-credentials sends them)"
+		if s.plaintextCreds {
+			creds = "--plaintext-credentials: credentials travel unencrypted too"
+		}
+		fmt.Fprintf(w, "fabricctl: warning: plaintext gRPC without TLS (%s) to %d %s: %s; configuration travels unencrypted, %s\n",
+			why, len(plain), plural(len(plain), "switch", "switches"), list(plain), creds)
 	}
 	if len(skip) > 0 {
 		fmt.Fprintf(w, "fabricctl: warning: TLS without verifying the switch certificate (tls.skipVerify) for %d %s: %s; anyone on the path can pose as the switch\n",
@@ -178,7 +185,7 @@ func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
 		Registry:  reg,
 		Log:       d.log,
 		Parallel:  s.parallel,
-		Transport: transport.Options{Timeout: s.timeout, SetTimeout: s.setTimeout, Insecure: s.insecure, Log: d.log},
+		Transport: transport.Options{Timeout: s.timeout, SetTimeout: s.setTimeout, Insecure: s.insecure, PlaintextCredentials: s.plaintextCreds, Log: d.log},
 		Defaults:  yangDefaults,
 	}
 	if s.device {

@@ -493,7 +493,7 @@ func (o *validateOptions) sources(ctx context.Context, d *deps, f *intent.Fabric
 		for i, p := range sw.Ports {
 			ports[i] = p.Name
 		}
-		c, err := transport.Dial(ctx, sw, transport.Options{Timeout: o.timeout, Insecure: o.insecure, Log: d.log})
+		c, err := transport.Dial(ctx, sw, transport.Options{Timeout: o.timeout, Insecure: o.insecure, PlaintextCredentials: o.plaintextCreds, Log: d.log})
 		if err != nil {
 			srcs = append(srcs, errSource{name: "switch " + sw.Name, err: err})
 			continue

@@ -217,8 +217,8 @@ func (w *Watcher) build(f *intent.Fabric) ([]int, []*target, error) {
 func sessionKey(sw *intent.Switch) string {
 	c, tl := sw.Credentials, sw.TLS
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%s|%q|%q|%q|%q|%q|%q|%q|%q|%q|%v|%v|", sw.Name, sw.Platform, sw.Address,
-		c.UsernameEnv, c.PasswordEnv, c.UsernameFile, c.PasswordFile, tl.CA, tl.Cert, tl.Key, tl.ServerName, sw.Profile, tl.Insecure, tl.SkipVerify)
+	fmt.Fprintf(&b, "%s|%s|%s|%q|%q|%q|%q|%q|%q|%q|%q|%q|%v|%v|%q|", sw.Name, sw.Platform, sw.Address,
+		c.UsernameEnv, c.PasswordEnv, c.UsernameFile, c.PasswordFile, tl.CA, tl.Cert, tl.Key, tl.ServerName, sw.Profile, tl.Insecure, tl.SkipVerify, sw.Proxy)
 	for _, p := range sw.Ports {
 		fmt.Fprintf(&b, "%q,", p.Name)
 	}
