@@ -20,6 +20,7 @@ import (
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/validate"
+	"github.com/fabricctl/fabricctl/validate/udpflow"
 	"github.com/fabricctl/fabricctl/validate/perftest"
 )
 
@@ -153,8 +154,8 @@ func (o *validateOptions) validate() error {
 	if o.duration != 0 && o.duration < time.Second {
 		return usagef("--duration %s: perftest runs whole seconds (at least 1s)", o.duration)
 	}
-	if o.udpPackets < 1 || !(o.udpRate > 0) || math.IsInf(o.udpRate, 0) || o.udpSize < 32 || o.udpSize > 65000 {
-		return usagef("--udp-packets, --udp-rate and --udp-size must be positive and finite (size 32..65000)")
+	if o.udpPackets < 1 || !(o.udpRate > 0) || math.IsInf(o.udpRate, 0) || o.udpSize < udpflow.MinSize || o.udpSize > udpflow.MaxSize {
+		return usagef("--udp-packets, --udp-rate and --udp-size must be positive and finite (size 40..65000)")
 	}
 	if o.perftestBase < 1024 || o.perftestBase > 65000 {
 		return usagef("--perftest-port %d: want 1024..65000", o.perftestBase)
