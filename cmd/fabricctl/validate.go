@@ -20,8 +20,8 @@ import (
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/validate"
-	"github.com/fabricctl/fabricctl/validate/udpflow"
 	"github.com/fabricctl/fabricctl/validate/perftest"
+	"github.com/fabricctl/fabricctl/validate/udpflow"
 )
 
 type validateOptions struct {
