@@ -28,6 +28,10 @@ type switchFlags struct {
 	hosts      []string
 	skipHosts  bool
 	hostBinary string
+	// hostSkew lets remote hosts run another fabricctl build.
+	hostSkew bool
+	// hostsBound: the command has the remote-host flags (bindHosts).
+	hostsBound bool
 	timeout    time.Duration
 	setTimeout time.Duration
 	insecure   bool
@@ -55,7 +59,28 @@ func (s *switchFlags) bind(cmd *cobra.Command) {
 func (s *switchFlags) bindHosts(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&s.hosts, "host", nil, "only this remote host (repeatable; with --switch or --host only the named targets are used)")
 	cmd.Flags().BoolVar(&s.skipHosts, "skip-hosts", false, "leave the remote hosts out (switches only)")
-	cmd.Flags().StringVar(&s.hostBinary, "host-binary", "fabricctl", "fabricctl on the remote hosts (run over SSH as: fabricctl host VERB -f -)")
+	bindHostBinary(cmd, &s.hostBinary, &s.hostSkew)
+	s.hostsBound = true
+}
+
+// bindHostBinary adds --host-binary and --host-version-skew, which every
+// command that runs fabricctl on remote hosts shares.
+func bindHostBinary(cmd *cobra.Command, bin *string, skew *bool) {
+	cmd.Flags().StringVar(bin, "host-binary", "fabricctl", "fabricctl on the remote hosts, one or more words (\"sudo -n /usr/local/bin/fabricctl\": a login without root runs it through sudo)")
+	cmd.Flags().BoolVar(skew, "host-version-skew", false, "run on remote hosts whose fabricctl is another version or revision (refused by default)")
+}
+
+// hostCommand is --host-binary as argv words: the same on every command.
+func hostCommand(s string) []string { return strings.Fields(s) }
+
+// hostVersion is what the hosts' fabricctl must report: this build's
+// version and revision (nil with --host-version-skew).
+func hostVersion(skew bool) *hostdrv.Stamp {
+	if skew {
+		return nil
+	}
+	v := readVersion()
+	return &hostdrv.Stamp{Version: v.Version, Revision: v.Revision}
 }
 
 // selectHosts returns the remote hosts this run covers: all of them unless
@@ -106,7 +131,7 @@ func (s *switchFlags) planTargets(ctx context.Context, d *deps, f *intent.Fabric
 
 // runHosts runs `fabricctl host VERB` on hosts (over SSH, intent on stdin).
 func (s *switchFlags) runHosts(ctx context.Context, d *deps, f *intent.Fabric, verb string, hosts []intent.Host) ([]plan.TargetPlan, error) {
-	fl := &hostdrv.Fleet{Runner: s.hostRunner, Binary: s.hostBinary, Parallel: s.parallel, Log: d.log}
+	fl := &hostdrv.Fleet{Runner: s.hostRunner, Command: hostCommand(s.hostBinary), Version: hostVersion(s.hostSkew), Parallel: s.parallel, Log: d.log}
 	return fl.Run(ctx, verb, hosts, f.Bundle())
 }
 
@@ -163,6 +188,9 @@ func (s *switchFlags) validate() error {
 	}
 	if s.setTimeout < 0 {
 		return usagef("--set-timeout %s: want a positive duration (0: the switch profile's)", s.setTimeout)
+	}
+	if s.hostsBound && len(hostCommand(s.hostBinary)) == 0 {
+		return usagef("--host-binary: want a command")
 	}
 	if s.parallel < 1 || s.parallel > 1024 {
 		return usagef("--parallel %d: want 1 to 1024", s.parallel)
