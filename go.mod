@@ -2,6 +2,8 @@ module github.com/fabricctl/fabricctl
 
 go 1.26.8
 
+toolchain go1.26.11
+
 require (
 	github.com/antchfx/xpath v1.3.9
 	github.com/google/go-cmp v0.7.0

@@ -3,12 +3,15 @@ package hostdrv
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
@@ -23,8 +26,14 @@ type Fleet struct {
 	// Runner returns the runner for a host; nil = remote.ForHost with
 	// default SSH options (known_hosts verification on).
 	Runner func(h intent.Host) (remote.Runner, error)
-	// Binary is fabricctl's path on the hosts ("" = "fabricctl" on $PATH).
-	Binary string
+	// Command is fabricctl on the hosts, as argv words (nil = "fabricctl" on
+	// $PATH): e.g. ["sudo", "-n", "/usr/local/bin/fabricctl"], so that a
+	// login without root runs it through sudo.
+	Command []string
+	// Version, when set, is the release and revision the hosts' fabricctl
+	// must report (`fabricctl version -o json`), checked once per host
+	// before its first command: a host running another build is refused.
+	Version *Stamp
 	// ExtraArgs are appended to every remote command (e.g. --root /host).
 	ExtraArgs []string
 	// Parallel bounds the hosts worked on at once (0 = 16).
@@ -32,6 +41,55 @@ type Fleet struct {
 	// Timeout bounds each host (0 = 5 minutes).
 	Timeout time.Duration
 	Log     *slog.Logger
+
+	checked sync.Map // host name -> true once its version matched
+}
+
+// Stamp is a fabricctl build's release version and VCS revision, as
+// `fabricctl version -o json` prints them.
+type Stamp struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"`
+}
+
+func (s Stamp) String() string {
+	if s.Revision == "" {
+		return s.Version + " (no revision)"
+	}
+	return s.Version + " (" + s.Revision + ")"
+}
+
+// ErrVersionSkew is returned when a host's fabricctl is another build.
+var ErrVersionSkew = errors.New("fabricctl on the host is another build")
+
+// CheckVersion runs `COMMAND version -o json` through r and compares the
+// host's fabricctl with want: the release version and the revision must be
+// equal (a host that writes NIC settings from the same intent must compute
+// them as this build does).
+func CheckVersion(ctx context.Context, r remote.Runner, command []string, want Stamp) error {
+	res, err := r.Run(ctx, append(slices.Clone(command), "version", "-o", "json"), nil)
+	if err != nil {
+		return fmt.Errorf("%s version: %w", strings.Join(command, " "), err)
+	}
+	var got Stamp
+	if err := json.Unmarshal(bytes.TrimSpace(res.Stdout), &got); err != nil || got.Version == "" {
+		return fmt.Errorf("%s version -o json: not fabricctl's version output", strings.Join(command, " "))
+	}
+	if got != want {
+		return fmt.Errorf("%w: %s there, %s here; install this build on the host (or pass --host-version-skew)", ErrVersionSkew, got, want)
+	}
+	return nil
+}
+
+func (fl *Fleet) checkVersion(ctx context.Context, r remote.Runner, host string, cmd []string) error {
+	if _, ok := fl.checked.Load(host); ok {
+		return nil
+	}
+	if err := CheckVersion(ctx, r, cmd, *fl.Version); err != nil {
+		return err
+	}
+	fl.checked.Store(host, true)
+	return nil
 }
 
 // RemoteHosts returns the hosts of f that are reached over SSH.
@@ -109,11 +167,17 @@ func (fl *Fleet) one(ctx context.Context, verb string, h intent.Host, intentYAML
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	bin := fl.Binary
-	if bin == "" {
-		bin = "fabricctl"
+	cmd := fl.Command
+	if len(cmd) == 0 {
+		cmd = []string{"fabricctl"}
 	}
-	argv := append([]string{bin, "host", verb, "-f", "-", "--host", h.Name, "-o", "json"}, fl.ExtraArgs...)
+	bin := strings.Join(cmd, " ")
+	if fl.Version != nil {
+		if err := fl.checkVersion(ctx, r, h.Name, cmd); err != nil {
+			return fail(err)
+		}
+	}
+	argv := append(append(slices.Clone(cmd), "host", verb, "-f", "-", "--host", h.Name, "-o", "json"), fl.ExtraArgs...)
 	fl.log().Info("fleet host command", "target", h.Name, "verb", verb)
 	res, rerr := r.Run(ctx, argv, bytes.NewReader(intentYAML))
 	var ee *remote.ExitError

@@ -51,7 +51,7 @@ inventory:
     - {name: gpu2, address: 10.0.1.2, nics: [{interface: ens1f1np1}]}
 `
 	hosts := sshHosts(t, srv, keyFile, kh, "gpu1", "gpu2")
-	fl := &Fleet{Binary: bin, ExtraArgs: []string{"--netns", ns.Name, "--root", t.TempDir(), "--partial", "--backup", filepath.Join(t.TempDir(), "backup.json")}, Parallel: 2}
+	fl := &Fleet{Command: []string{bin}, ExtraArgs: []string{"--netns", ns.Name, "--root", t.TempDir(), "--partial", "--backup", filepath.Join(t.TempDir(), "backup.json")}, Parallel: 2}
 	got, err := fl.Run(context.Background(), "apply", hosts, []byte(src))
 	if err == nil {
 		t.Errorf("fleet apply on veths = nil error, want the DCB EOPNOTSUPP failures")

@@ -57,8 +57,8 @@ func TestFleetOutputs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			fl := &Fleet{
-				Binary: fakeFabricctl(t, dir, tc.body, tc.code),
-				Runner: func(h intent.Host) (remote.Runner, error) { return remote.Local{Name: h.Name}, nil },
+				Command: []string{fakeFabricctl(t, dir, tc.body, tc.code)},
+				Runner:  func(h intent.Host) (remote.Runner, error) { return remote.Local{Name: h.Name}, nil },
 			}
 			got, err := fl.Run(context.Background(), tc.verb, []intent.Host{{Name: "gpu1", Address: "10.0.1.1"}}, []byte(testIntent))
 			if (err != nil) != tc.wantErr {
@@ -104,7 +104,7 @@ func TestFleetHostKeyMismatch(t *testing.T) {
 	// known_hosts names srv's address with the other server's key.
 	line := strings.Replace(other.KnownHostsLine(), hostPortBracket(other.Addr), hostPortBracket(srv.Addr), 1)
 	kh := sshtest.WriteKnownHosts(t, line)
-	fl := &Fleet{Binary: "/bin/false"}
+	fl := &Fleet{Command: []string{"/bin/false"}}
 	got, err := fl.Run(context.Background(), "apply", sshHosts(t, srv, keyFile, kh, "gpu1"), []byte(testIntent))
 	var hk *remote.HostKeyError
 	if !errors.As(err, &hk) {
@@ -130,4 +130,61 @@ func sshHosts(t *testing.T, srv *sshtest.Server, keyFile, knownHosts string, nam
 			SSH: intent.SSH{User: "root", KeyFile: keyFile, KnownHosts: knownHosts}})
 	}
 	return hs
+}
+
+// versionFabricctl is a TEST DOUBLE of fabricctl on a host that answers
+// `version -o json` with stamp and `host plan` with okPlan, logging every
+// argv to dir/calls.
+func versionFabricctl(t *testing.T, dir, stamp string) string {
+	t.Helper()
+	p := filepath.Join(dir, "fabricctl")
+	script := "#!/bin/sh\necho \"$0 $*\" >> " + dir + "/calls\nif [ \"$1\" = version ]; then echo '" + stamp + "'; exit 0; fi\ncat >/dev/null\ncat <<'JSON'\n" + okPlan + "\nJSON\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFleetCommandWordsAndVersion: the host command is argv words (here
+// "env FOO=1 /path/fabricctl", as "sudo -n fabricctl" would be), used for
+// every remote command; with Version set, a host whose fabricctl reports
+// another version or revision is refused before any host command runs, and
+// a matching one is asked once per host.
+func TestFleetCommandWordsAndVersion(t *testing.T) {
+	want := Stamp{Version: "v1.2.3", Revision: "0123abcd"}
+	for _, tc := range []struct {
+		name, stamp string
+		ok          bool
+	}{
+		{"same build", `{"version":"v1.2.3","revision":"0123abcd","goVersion":"go1.26"}`, true},
+		{"other revision", `{"version":"v1.2.3","revision":"ffffffff"}`, false},
+		{"other version", `{"version":"v1.2.4","revision":"0123abcd"}`, false},
+		{"not fabricctl", `hello`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := versionFabricctl(t, dir, tc.stamp)
+			fl := &Fleet{Command: []string{"env", "FOO=1", bin}, Version: &want,
+				Runner: func(h intent.Host) (remote.Runner, error) { return remote.Local{Name: h.Name}, nil }}
+			hosts := []intent.Host{{Name: "gpu1", Address: "10.0.1.1"}}
+			for range 2 {
+				got, err := fl.Run(context.Background(), "plan", hosts, []byte(testIntent))
+				if (err == nil) != tc.ok || len(got) != 1 || (got[0].Error == "") != tc.ok {
+					t.Fatalf("Run: %v, %+v; want ok=%v", err, got, tc.ok)
+				}
+				if !tc.ok && !errors.Is(err, ErrVersionSkew) && tc.name != "not fabricctl" {
+					t.Errorf("error %v, want ErrVersionSkew", err)
+				}
+			}
+			calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
+			lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
+			wantCalls := []string{bin + " version -o json", bin + " host plan -f - --host gpu1 -o json", bin + " host plan -f - --host gpu1 -o json"}
+			if !tc.ok {
+				wantCalls = []string{bin + " version -o json", bin + " version -o json"}
+			}
+			if strings.Join(lines, "\n") != strings.Join(wantCalls, "\n") {
+				t.Errorf("remote calls:\n%s\nwant:\n%s", calls, strings.Join(wantCalls, "\n"))
+			}
+		})
+	}
 }

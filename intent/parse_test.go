@@ -576,3 +576,27 @@ inventory:
 		}
 	}
 }
+
+// TestSwitchProxy: switches[].proxy is an HTTP CONNECT proxy as
+// http://host:port; anything else (credentials in it above all) is an
+// error at its line, and the credentials are not echoed.
+func TestSwitchProxy(t *testing.T) {
+	base := "apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: p}\npolicy: {preset: roce-lossless}\ninventory:\n  switches:\n    - name: leaf1\n      platform: srlinux\n      address: leaf1:57400\n      proxy: %s\n"
+	f, err := Parse("fabric.yaml", []byte(fmt.Sprintf(base, "http://proxy.mgmt:3128")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Switches[0].Proxy; got != "http://proxy.mgmt:3128" {
+		t.Errorf("proxy %q", got)
+	}
+	for _, bad := range []string{"socks5://p:1080", "http://user:hunter2@p:3128", "http://p", "p:3128", "http://p:3128/x"} {
+		_, err := Parse("fabric.yaml", []byte(fmt.Sprintf(base, bad)))
+		if err == nil {
+			t.Errorf("proxy %q accepted", bad)
+			continue
+		}
+		if !strings.Contains(err.Error(), "fabric.yaml:10:") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("proxy %q: %v (want fabric.yaml:10, no secret)", bad, err)
+		}
+	}
+}

@@ -108,6 +108,7 @@ type rawSwitch struct {
 	Address               string          `yaml:"address" required:"true" doc:"gNMI host:port (ranges zip with the name)"`
 	Credentials           *rawCredentials `yaml:"credentials" doc:"where to read the gNMI username/password; never the values themselves"`
 	TLS                   *rawTLS         `yaml:"tls" doc:"gNMI TLS settings (TLS is on by default)"`
+	Proxy                 string          `yaml:"proxy" doc:"HTTP CONNECT proxy to reach the switch's gNMI through, http://host:port; default none (HTTPS_PROXY and the like are ignored)"`
 	Profile               string          `yaml:"profile" enumfrom:"profiles" doc:"platform release profile (internal/profile), e.g. srlinux-25.3 or sonic-202411; default: the platform's newest, except SONiC's: sonic-202411, whose payloads later releases accept too"`
 	ASIC                  string          `yaml:"asic" enumfrom:"asics" doc:"switching ASIC, e.g. spectrum2, tomahawk4, trident4, jericho2 (default: the profile's model)"`
 	MaxLosslessPriorities *int            `yaml:"maxLosslessPriorities" range:"1,8" doc:"override the platform's lossless priorities per port"`

@@ -1,7 +1,9 @@
 package intent
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -542,6 +544,11 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		}
 	}
 	swFields := fieldsIn(rs.Keys, file)
+	if rs.Proxy != "" {
+		if err := checkProxy(rs.Proxy); err != nil {
+			r.errorf(swFields.At("proxy", pos), path+".proxy", "%v", err)
+		}
+	}
 	ports := r.ports(rs, file, path)
 	if r.over || !r.spend(len(swNames)*max(1, len(ports)), pos, path) {
 		return
@@ -550,7 +557,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		if !r.claim(names, n, pos, path+".name") {
 			continue
 		}
-		sw := Switch{Name: n, Platform: plat, Address: addrs[min(i, len(addrs)-1)], Credentials: creds, TLS: tls,
+		sw := Switch{Name: n, Platform: plat, Address: addrs[min(i, len(addrs)-1)], Credentials: creds, TLS: tls, Proxy: rs.Proxy,
 			Profile: prof, ASIC: asic, MaxLosslessPriorities: deref(rs.MaxLosslessPriorities, 0), Pos: pos, Fields: swFields}
 		if rs.Buffer != nil {
 			sw.BufferBytes = int64(*rs.Buffer)
@@ -850,4 +857,24 @@ func fieldsIn(keys Fields, file string) Fields {
 		out[k] = withFile(p, file)
 	}
 	return out
+}
+
+// checkProxy holds switches[].proxy to what the transport dials: an HTTP
+// CONNECT proxy as http://host:port, without credentials (secrets never go
+// in the intent) or a path.
+func checkProxy(v string) error {
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q: not a URL", v)
+	case u.User != nil:
+		return errors.New("a proxy URL must not hold credentials (secrets never go in the intent; value not shown)")
+	case u.Scheme != "http":
+		return fmt.Errorf("%q: want http://host:port (an HTTP CONNECT proxy)", v)
+	case u.Port() == "" || u.Hostname() == "":
+		return fmt.Errorf("%q: want http://host:port", v)
+	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("%q: want http://host:port, nothing after it", v)
+	}
+	return nil
 }

@@ -217,6 +217,9 @@ type Switch struct {
 	Address     string // gNMI host:port
 	Credentials Credentials
 	TLS         TLS
+	// Proxy is the HTTP CONNECT proxy gNMI goes through (http://host:port),
+	// "" for none: the proxy environment variables are never used.
+	Proxy string
 	// Profile is the platform release profile (internal/profile); the
 	// parser fills in the platform's default (profile.Default) when the intent names none.
 	Profile string

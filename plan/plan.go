@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -164,6 +165,10 @@ type Plan struct {
 	// plan says so to whoever reviews or applies it.
 	ForcedFindings []string     `json:"forcedFindings,omitempty"`
 	Targets        []TargetPlan `json:"targets"`
+	// MAC authenticates the rest of the plan with a key only the planning
+	// and applying jobs hold ("hmac-sha256:<hex>", Sign); empty when the
+	// plan was made without a key.
+	MAC string `json:"mac,omitempty"`
 }
 
 // ForcedNote is the sentence that names the forced findings, "" when
@@ -263,6 +268,71 @@ func (p *Plan) Summarize() Summary {
 		}
 	}
 	return s
+}
+
+// macPrefix names the MAC's algorithm in Plan.MAC.
+const macPrefix = "hmac-sha256:"
+
+// MinKeyLen is the shortest plan key Sign and Verify accept.
+const MinKeyLen = 16
+
+// ErrMAC is returned by Verify when a plan's MAC is missing or does not
+// match (the plan was edited, or made with another key).
+var ErrMAC = errors.New("plan MAC does not verify")
+
+// mac is the HMAC-SHA256 of the plan without its MAC, over its compact JSON
+// (struct fields in order, RawMessage payloads compacted: the same bytes
+// before saving and after loading the file).
+func (p *Plan) mac(key []byte) ([]byte, error) {
+	c := *p
+	c.MAC = ""
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return nil, err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(b)
+	return m.Sum(nil), nil
+}
+
+// Sign sets p.MAC with key. The key itself is never part of the plan.
+func (p *Plan) Sign(key []byte) error {
+	if len(key) < MinKeyLen {
+		return fmt.Errorf("plan key is %d bytes: want at least %d", len(key), MinKeyLen)
+	}
+	if p.Version == 0 {
+		p.Version = FormatVersion
+	}
+	sum, err := p.mac(key)
+	if err != nil {
+		return err
+	}
+	p.MAC = macPrefix + hex.EncodeToString(sum)
+	return nil
+}
+
+// Verify checks p.MAC with key: nil when the plan is exactly what was
+// signed, else an error wrapping ErrMAC.
+func (p *Plan) Verify(key []byte) error {
+	if len(key) < MinKeyLen {
+		return fmt.Errorf("plan key is %d bytes: want at least %d", len(key), MinKeyLen)
+	}
+	got, ok := strings.CutPrefix(p.MAC, macPrefix)
+	if !ok {
+		if p.MAC == "" {
+			return fmt.Errorf("%w: the plan has no MAC (made without a plan key)", ErrMAC)
+		}
+		return fmt.Errorf("%w: unknown MAC algorithm", ErrMAC)
+	}
+	sum, err := p.mac(key)
+	if err != nil {
+		return err
+	}
+	g, err := hex.DecodeString(got)
+	if err != nil || !hmac.Equal(g, sum) {
+		return fmt.Errorf("%w: the plan was changed after it was made, or made with another key", ErrMAC)
+	}
+	return nil
 }
 
 // Hash returns a stable hex digest of b, for Basis and IntentHash.

@@ -239,7 +239,7 @@ func TestSwitchCredentialsNotInReport(t *testing.T) {
 		sw := intent.Switch{Name: "leaf1", Platform: intent.PlatformSRLinux, Address: tw.Addr(), TLS: intent.TLS{Insecure: true},
 			Credentials: intent.Credentials{UsernameEnv: "GNMI_USER", PasswordEnv: "GNMI_PASS"}}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := transport.Dial(ctx, sw, transport.Options{Attempts: 1, Timeout: 5 * time.Second, Getenv: func(k string) string { return env[k] }})
+		c, err := transport.Dial(ctx, sw, transport.Options{Attempts: 1, Timeout: 5 * time.Second, PlaintextCredentials: true, Getenv: func(k string) string { return env[k] }})
 		if err != nil {
 			cancel()
 			t.Fatal(err)

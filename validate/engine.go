@@ -315,6 +315,16 @@ func (e *UDPEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowRe
 	size, packets, rate, base, idle := u.size, u.packets, u.rate, u.base, u.idle
 	out := make([]FlowResult, len(flows))
 	recv := make([]*udpflow.Receiver, len(flows))
+	// One token per run: a receiver counts only packets that carry it,
+	// come from its flow's client NIC and have its flow id.
+	token, err := udpflow.NewToken()
+	if err != nil {
+		for i, f := range flows {
+			out[i] = newResult(f, e.ToS)
+			out[i].Err = fmt.Sprintf("udp run token: %v", err)
+		}
+		return out
+	}
 	for i, f := range flows {
 		out[i] = newResult(f, e.ToS)
 		addr, err := netip.ParseAddr(f.Server.NIC.Address)
@@ -322,8 +332,15 @@ func (e *UDPEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowRe
 			out[i].Err = fmt.Sprintf("host %s nic %s: address %q: the udp engine needs the NIC's IPv4 address", f.Server.Host, f.Server.NIC.Interface, f.Server.NIC.Address)
 			continue
 		}
+		filter := udpflow.Filter{Token: token, Flows: []uint32{uint32(i + 1)}, Packets: uint64(packets)}
+		if src, err := netip.ParseAddr(f.Client.NIC.Address); err == nil {
+			filter.Sources = []netip.Addr{src}
+		}
 		err = e.exec(f.Server.Host, func() error {
 			r, err := udpflow.Listen(netip.AddrPortFrom(addr, uint16(base+i)))
+			if err == nil {
+				r.SetFilter(filter)
+			}
 			recv[i] = r
 			return err
 		})
@@ -383,7 +400,7 @@ func (e *UDPEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowRe
 				return
 			}
 			defer c.Close()
-			st, err := udpflow.Send(rctx, c, udpflow.SendConfig{Flow: uint32(i + 1), ToS: e.ToS, Size: size, Count: packets, Rate: rate})
+			st, err := udpflow.Send(rctx, c, udpflow.SendConfig{Flow: uint32(i + 1), ToS: e.ToS, Size: size, Count: packets, Rate: rate, Token: token})
 			sent[i] = st
 			if err != nil {
 				out[i].Err = fmt.Sprintf("host %s: %v", f.Client.Host, err)
@@ -403,6 +420,9 @@ func (e *UDPEngine) Run(ctx context.Context, kind string, flows []Flow) []FlowRe
 
 func fillUDP(r *FlowResult, sent udpflow.SendStats, stats []udpflow.FlowStats, id uint32, tos int) {
 	r.Sent = sent.Sent
+	for _, s := range stats {
+		r.Rejected = max(r.Rejected, s.Rejected)
+	}
 	for _, s := range stats {
 		if s.Flow != id {
 			continue

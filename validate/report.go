@@ -74,6 +74,9 @@ type FlowResult struct {
 	// SocketDrops were dropped by the receiving host's socket buffer, not by
 	// the network.
 	SocketDrops uint64 `json:"socketDrops,omitempty"`
+	// Rejected counts packets the flow's receiver dropped as not this run's
+	// (another token, source or flow id: forged, or a stray sender).
+	Rejected uint64 `json:"rejected,omitempty"`
 	// ToS is the byte sent with; ToSMismatch counts packets that arrived
 	// re-marked on the way: another DSCP, or ECN bits changed other than
 	// ECT -> CE (ECN bleached to Not-ECT, say).

@@ -32,11 +32,13 @@ func udpFlagError(fs *flag.FlagSet, verb string, err error, stdout io.Writer) er
 // UDPCommand is `fabricctl validate udp-recv|udp-send ARGS`, the two halves
 // of the UDP engine that RemoteUDPEngine starts on remote hosts.
 //
-//	udp-recv --listen IP:PORT --flow ID [--idle 1s] [--timeout 60s]
-//	    prints "ready IP:PORT", then, when flow ID has ended (its end marker
-//	    arrived, nothing arrived for --idle, or --timeout passed), one JSON
-//	    line: the receiver's []udpflow.FlowStats
-//	udp-send --to IP:PORT --flow ID --tos N --size N --count N --rate PPS
+//	udp-recv --listen IP:PORT --flow ID [--token HEX] [--from IP] [--count N] [--idle 1s] [--timeout 60s]
+//	    prints "ready IP:PORT", then,
+//	    when flow ID has ended (its end marker arrived, nothing arrived for
+//	    --idle, or --timeout passed), one JSON line: the receiver's
+//	    []udpflow.FlowStats. Only packets with the token, from --from, of
+//	    flow ID and below --count are counted.
+//	udp-send --to IP:PORT --flow ID --tos N --size N --count N --rate PPS [--token HEX]
 //	    prints one JSON line: udpflow.SendStats
 func UDPCommand(ctx context.Context, verb string, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("fabricctl validate "+verb, flag.ContinueOnError)
@@ -47,6 +49,9 @@ func UDPCommand(ctx context.Context, verb string, args []string, stdout io.Write
 		flow := fs.Uint("flow", 1, "flow id to wait for")
 		idle := fs.Duration("idle", time.Second, "end after this long without packets")
 		timeout := fs.Duration("timeout", 60*time.Second, "end after this long in any case")
+		token := fs.String("token", "", "the run's token (hex): packets without it are not counted")
+		from := fs.String("from", "", "the sender's address: packets from elsewhere are not counted")
+		count := fs.Uint64("count", 0, "the flow's packet count: higher sequence numbers are not counted (0: no bound but the receiver's cap)")
 		if err := fs.Parse(args); err != nil {
 			return udpFlagError(fs, verb, err, stdout)
 		}
@@ -54,11 +59,23 @@ func UDPCommand(ctx context.Context, verb string, args []string, stdout io.Write
 		if err != nil {
 			return fmt.Errorf("%s: --listen %q: %w", verb, *listen, err)
 		}
+		filter := udpflow.Filter{Flows: []uint32{uint32(*flow)}, Packets: *count}
+		if filter.Token, err = parseToken(*token); err != nil {
+			return fmt.Errorf("%s: --token: %w", verb, err)
+		}
+		if *from != "" {
+			a, err := netip.ParseAddr(*from)
+			if err != nil {
+				return fmt.Errorf("%s: --from %q: %w", verb, *from, err)
+			}
+			filter.Sources = []netip.Addr{a}
+		}
 		r, err := udpflow.Listen(ap)
 		if err != nil {
 			return err
 		}
 		defer r.Close()
+		r.SetFilter(filter)
 		if _, err := fmt.Fprintf(stdout, "ready %s\n", r.Addr()); err != nil {
 			return err
 		}
@@ -78,8 +95,13 @@ func UDPCommand(ctx context.Context, verb string, args []string, stdout io.Write
 		size := fs.Int("size", 1000, "UDP payload bytes")
 		count := fs.Int("count", 1000, "packets")
 		rate := fs.Float64("rate", 10000, "packets per second (0 = unpaced)")
+		token := fs.String("token", "", "the run's token (hex), carried by every packet")
 		if err := fs.Parse(args); err != nil {
 			return udpFlagError(fs, verb, err, stdout)
+		}
+		tok, err := parseToken(*token)
+		if err != nil {
+			return fmt.Errorf("%s: --token: %w", verb, err)
 		}
 		ap, err := netip.ParseAddrPort(*to)
 		if err != nil {
@@ -90,7 +112,7 @@ func UDPCommand(ctx context.Context, verb string, args []string, stdout io.Write
 			return err
 		}
 		defer c.Close()
-		st, err := udpflow.Send(ctx, c, udpflow.SendConfig{Flow: uint32(*flow), ToS: *tos, Size: *size, Count: *count, Rate: *rate})
+		st, err := udpflow.Send(ctx, c, udpflow.SendConfig{Flow: uint32(*flow), ToS: *tos, Size: *size, Count: *count, Rate: *rate, Token: tok})
 		if err != nil {
 			return err
 		}
@@ -99,6 +121,18 @@ func UDPCommand(ctx context.Context, verb string, args []string, stdout io.Write
 		return err
 	}
 	return fmt.Errorf("unknown udp verb %q: want udp-recv or udp-send", verb)
+}
+
+// parseToken reads a run token written as hex ("" is 0: no token).
+func parseToken(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	v, err := strconv.ParseUint(s, 16, 64)
+	if err != nil {
+		return 0, errors.New("want up to 16 hex digits")
+	}
+	return v, nil
 }
 
 // RemoteUDPEngine runs the UDP engine's receivers and senders as
@@ -167,6 +201,17 @@ func (e *RemoteUDPEngine) Run(ctx context.Context, kind string, flows []Flow) []
 			}
 		}
 	}()
+	// The run's token, on the receivers' and senders' command lines (a
+	// local user of those hosts can read it there; the network cannot).
+	tok, err := udpflow.NewToken()
+	if err != nil {
+		for i, f := range flows {
+			out[i] = newResult(f, e.ToS)
+			out[i].Err = fmt.Sprintf("udp run token: %v", err)
+		}
+		return out
+	}
+	token := strconv.FormatUint(tok, 16)
 	for i, f := range flows {
 		out[i] = newResult(f, e.ToS)
 		fail := func(err error) { out[i].Err = err.Error() }
@@ -181,8 +226,12 @@ func (e *RemoteUDPEngine) Run(ctx context.Context, kind string, flows []Flow) []
 			continue
 		}
 		targets[i] = netip.AddrPortFrom(addr, uint16(base+i)).String()
-		p, err := r.Start(ctx, e.argv("udp-recv", "--listen", targets[i], "--flow", strconv.Itoa(i+1),
-			"--idle", idle.String(), "--timeout", budget.String()))
+		args := []string{"--listen", targets[i], "--flow", strconv.Itoa(i + 1), "--token", token, "--count", strconv.Itoa(packets),
+			"--idle", idle.String(), "--timeout", budget.String()}
+		if src, err := netip.ParseAddr(f.Client.NIC.Address); err == nil {
+			args = append(args, "--from", src.String())
+		}
+		p, err := r.Start(ctx, e.argv("udp-recv", args...))
 		if err != nil {
 			fail(err)
 			continue
@@ -215,7 +264,7 @@ func (e *RemoteUDPEngine) Run(ctx context.Context, kind string, flows []Flow) []
 			if err == nil {
 				var res remote.Result
 				res, err = r.Run(ctx, e.argv("udp-send", "--to", targets[i], "--flow", strconv.Itoa(i+1), "--tos", strconv.Itoa(e.ToS),
-					"--size", strconv.Itoa(size), "--count", strconv.Itoa(packets), "--rate", strconv.FormatFloat(rate, 'f', -1, 64)), nil)
+					"--size", strconv.Itoa(size), "--count", strconv.Itoa(packets), "--rate", strconv.FormatFloat(rate, 'f', -1, 64), "--token", token), nil)
 				if err == nil {
 					err = json.Unmarshal(lastJSON(res.Stdout), &sent[i].st)
 				}

@@ -26,6 +26,7 @@ type applyOptions struct {
 	canary    int
 	backupDir string
 	planFile  string
+	planKey   planKeyFlag
 	// interactive: show the plan and apply only after "yes" on the terminal.
 	interactive bool
 	// stdinTerminal reports whether the command's stdin is a terminal
@@ -59,6 +60,14 @@ hosts of the inventory are applied after the switches succeeded, by running
 "fabricctl host apply -f -" on each over SSH (they re-plan themselves; hosts
 have no rollback); --skip-hosts leaves them out. A progress line per
 switch goes to stderr when it is a terminal; -o json prints a summary.
+
+A saved PLAN.json is held to the intent: one without an intent hash, or made
+from other intent files, is refused unless --force; every switch in it is
+planned again, and where the switch is in the state the plan was made
+against, the saved SetRequest and changes must equal the new ones (an edited
+plan is refused, nothing written); the switches are written with the
+SetRequest rendered from the intent. With --plan-key-file (or
+$FABRICCTL_PLAN_KEY), the plan's MAC (plan --out --plan-key-file) must verify.
 
 The static checks of "fabricctl check" run first, and their errors and
 warnings go to stderr: errors refuse (exit 3, nothing contacted) unless
@@ -103,6 +112,7 @@ verified, 64 usage.`,
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().IntVar(&o.canary, "canary", 0, "apply to this many switches first, then the rest in batches of --parallel")
 	cmd.Flags().StringVar(&o.backupDir, "backup-dir", ".fabricctl/backups", "directory for the backups taken before any write (one file per run, all its switches)")
+	o.planKey.bind(cmd, "verify the saved PLAN.json's MAC with the key in this file (or $"+planKeyEnv+"): a plan that does not verify is refused")
 	cmd.Flags().BoolVar(&o.interactive, "interactive", false, "show the plan and ask for \"yes\" before applying (stdin must be a terminal)")
 	return cmd
 }
@@ -168,10 +178,10 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		if p.Fabric != f.Name {
 			return withCode(ExitError, fmt.Errorf("%s is a plan for fabric %q, the intent is %q", o.planFile, p.Fabric, f.Name))
 		}
-		if p.IntentHash != "" && p.IntentHash != intentHash(f) {
-			fmt.Fprintf(d.stderr, "fabricctl: warning: the intent files changed since %s was made; applying the plan as saved\n", o.planFile)
-		}
 		if err := o.checkPlanTargets(f, p); err != nil {
+			return err
+		}
+		if err := o.checkPlanOrigin(d, f, p); err != nil {
 			return err
 		}
 		filtered := len(o.switches) > 0 || len(o.hosts) > 0
@@ -182,6 +192,9 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 			return filtered && !slices.Contains(o.switches, t.Name)
 		})
 		if err := takeLock(); err != nil {
+			return err
+		}
+		if err := o.rerender(ctx, f, eng, p); err != nil {
 			return err
 		}
 	} else {
@@ -350,6 +363,99 @@ func promptTerminal(r io.Reader) bool {
 // checkPlanTargets refuses a --switch or --host that names no target of the
 // saved plan p: filtering the plan on it would apply nothing and succeed.
 // An unknown or local --host is a usage error, as when planning afresh.
+// checkPlanOrigin holds a saved plan to where it came from: with a plan
+// key, its MAC must verify; its intent hash must be the intent's (a plan
+// without one, or of other intent bytes, is refused unless --force).
+func (o *applyOptions) checkPlanOrigin(d *deps, f *intent.Fabric, p *plan.Plan) error {
+	key, err := o.planKey.load()
+	if err != nil {
+		return err
+	}
+	switch {
+	case key != nil:
+		if err := p.Verify(key); err != nil {
+			return withCode(ExitError, fmt.Errorf("%s: refused: %w", o.planFile, err))
+		}
+	case p.MAC != "":
+		fmt.Fprintf(d.stderr, "fabricctl: warning: %s carries a MAC, but no plan key was given (%s or $%s): not verified\n", o.planFile, "--plan-key-file", planKeyEnv)
+	}
+	var why string
+	switch h := intentHash(f); {
+	case p.IntentHash == "":
+		why = "records no intent hash"
+	case p.IntentHash != h:
+		why = "was made from other intent files than these"
+	default:
+		return nil
+	}
+	if !o.guard.force {
+		return withCode(ExitError, fmt.Errorf("%s %s: refused (plan again from these files, or pass --force to apply it anyway; it is still rendered again from the intent and must match)", o.planFile, why))
+	}
+	fmt.Fprintf(d.stderr, "fabricctl: warning: --force: %s %s\n", o.planFile, why)
+	return nil
+}
+
+// rerender plans the saved plan's switches again from the intent and holds
+// the saved plan to it: for a switch read in the state the plan was made
+// against, the SetRequest and the changes must be exactly what the intent
+// renders to (so the plan can write no path, and no value, that the driver
+// would not: an edited plan file is refused). Every switch is then applied
+// with the SetRequest rendered here, never with the file's bytes: a switch
+// whose state moved since the plan is refused as stale by apply's own read.
+func (o *applyOptions) rerender(ctx context.Context, f *intent.Fabric, eng *switchdrv.Engine, p *plan.Plan) error {
+	var names []string
+	for _, t := range p.Targets {
+		if t.Kind == plan.KindSwitch {
+			names = append(names, t.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if err := switchdrv.Errors(p); err != nil {
+		return nil // apply refuses a plan with errors itself
+	}
+	for _, n := range names {
+		if f.Switch(n) == nil {
+			return nil // apply refuses a switch the intent lacks itself
+		}
+	}
+	fresh, err := eng.Plan(ctx, f, names)
+	if err != nil {
+		return withCode(ExitError, fmt.Errorf("%s: render the intent again: %w", o.planFile, err))
+	}
+	if err := switchdrv.Errors(fresh); err != nil {
+		return withCode(ExitError, fmt.Errorf("%s: render the intent again: %w", o.planFile, err))
+	}
+	var bad []error
+	for i := range p.Targets {
+		t := &p.Targets[i]
+		if t.Kind != plan.KindSwitch {
+			continue
+		}
+		ft := targetNamed(fresh, t.Name)
+		if ft == nil {
+			return withCode(ExitError, fmt.Errorf("%s: switch %s was not rendered again", o.planFile, t.Name))
+		}
+		if ft.Basis == t.Basis {
+			if err := switchdrv.SamePayload(t, ft); err != nil {
+				bad = append(bad, err)
+				continue
+			}
+			if !slices.Equal(t.Changes, ft.Changes) {
+				bad = append(bad, fmt.Errorf("switch %s: the plan's changes are not what the intent renders to", t.Name))
+				continue
+			}
+		}
+		t.Payload = ft.Payload
+	}
+	if len(bad) > 0 {
+		return withCode(ExitError, fmt.Errorf("%s: refused: the saved plan is not what these intent files render to against the same switch state (edited after planning?); nothing was changed: %w",
+			o.planFile, errors.Join(bad...)))
+	}
+	return nil
+}
+
 func (o *applyOptions) checkPlanTargets(f *intent.Fabric, p *plan.Plan) error {
 	if _, err := o.selectHosts(f); err != nil {
 		return err

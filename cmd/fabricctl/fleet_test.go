@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +33,8 @@ type fakeHost struct {
 	calls    []string
 	applied  bool
 	failPlan bool
+	// versionAsked counts `fabricctl version` calls.
+	versionAsked int
 }
 
 func (h *fakeHost) Host() string { return h.name }
@@ -38,6 +42,15 @@ func (h *fakeHost) Host() string { return h.name }
 func (h *fakeHost) Run(_ context.Context, argv []string, stdin io.Reader) (remote.Result, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(argv) > 1 && argv[1] == "version" {
+		// The same build as the one testing (the version check passes).
+		h.versionAsked++
+		b, _ := json.Marshal(readVersion())
+		return remote.Result{Stdout: b}, nil
+	}
+	if stdin == nil {
+		return remote.Result{}, errors.New("no stdin")
+	}
 	in, _ := io.ReadAll(stdin)
 	if !bytes.Contains(in, []byte("kind: Fabric")) {
 		return remote.Result{}, errors.New("no intent on stdin")
@@ -170,5 +183,50 @@ inventory:
 	}
 	if diff := cmp.Diff(want, host.calls); diff != "" {
 		t.Errorf("commands on the host (-want +got):\n%s", diff)
+	}
+}
+
+// argvHost is a TEST DOUBLE remote.Runner that records each argv and
+// answers fabricctl's version (this build's) and a host plan.
+type argvHost struct {
+	mu    sync.Mutex
+	argvs [][]string
+}
+
+func (h *argvHost) Host() string { return "gpu9" }
+
+func (h *argvHost) Run(_ context.Context, argv []string, _ io.Reader) (remote.Result, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.argvs = append(h.argvs, argv)
+	if slices.Contains(argv, "version") {
+		b, _ := json.Marshal(readVersion())
+		return remote.Result{Stdout: b}, nil
+	}
+	b, _ := (&plan.Plan{Fabric: "f", Targets: []plan.TargetPlan{{Name: "gpu9", Kind: plan.KindHost, Changes: []plan.Change{}}}}).Marshal()
+	return remote.Result{Stdout: b}, nil
+}
+
+func (h *argvHost) Start(context.Context, []string) (remote.Process, error) {
+	return nil, errors.New("argvHost: Start is not used")
+}
+
+// TestHostBinaryIsWordsEverywhere: plan, diff and apply run --host-binary
+// as words, as validate does ("sudo -n fabricctl" lets a login without
+// root run it), and ask the host's fabricctl for its version first.
+func TestHostBinaryIsWordsEverywhere(t *testing.T) {
+	f := &intent.Fabric{Name: "f", Hosts: []intent.Host{{Name: "gpu9", Address: "10.0.0.9", NICs: []intent.NIC{{Interface: "eth0"}}}}}
+	host := &argvHost{}
+	s := switchFlags{hostBinary: "sudo -n /opt/fabricctl/bin/fabricctl", parallel: 1,
+		hostRunner: func(intent.Host) (remote.Runner, error) { return host, nil }}
+	d := &deps{log: slog.New(slog.DiscardHandler)}
+	ts, err := s.runHosts(t.Context(), d, f, "plan", f.Hosts)
+	if err != nil || len(ts) != 1 || ts[0].Error != "" {
+		t.Fatalf("runHosts: %v %+v", err, ts)
+	}
+	want := [][]string{{"sudo", "-n", "/opt/fabricctl/bin/fabricctl", "version", "-o", "json"},
+		{"sudo", "-n", "/opt/fabricctl/bin/fabricctl", "host", "plan", "-f", "-", "--host", "gpu9", "-o", "json"}}
+	if diff := cmp.Diff(want, host.argvs); diff != "" {
+		t.Errorf("remote argv (-want +got):\n%s", diff)
 	}
 }

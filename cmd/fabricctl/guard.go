@@ -19,7 +19,7 @@ type guardFlags struct {
 }
 
 func (g *guardFlags) bind(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&g.force, "force", false, "go on although fabricctl check finds errors (the result says so)")
+	cmd.Flags().BoolVar(&g.force, "force", false, "go on although fabricctl check finds errors (the result says so); apply: also a saved plan with no or another intent hash")
 	cmd.Flags().BoolVar(&g.strict, "strict", false, "refuse on check warnings too, as on errors")
 }
 

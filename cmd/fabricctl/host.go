@@ -30,6 +30,7 @@ type hostOptions struct {
 	watch            bool
 	interval         time.Duration
 	listen           string
+	webConfig        string
 	detailedExitcode bool
 	partial          bool
 	noRollback       bool
@@ -105,7 +106,8 @@ func newHostSubCmd(d *deps, verb string) *cobra.Command {
 		fl.BoolVar(&o.dryRun, "dry-run", false, "print what would be done (see -o commands / -o netlink) and change nothing")
 		fl.BoolVar(&o.watch, "watch", false, "reconcile periodically until stopped (a DaemonSet's mode)")
 		fl.DurationVar(&o.interval, "interval", 60*time.Second, "time between reconciles with --watch")
-		fl.StringVar(&o.listen, "listen", "", "with --watch, serve Prometheus /metrics here (e.g. :9465): RDMA hw_counters, per-priority pause and discards, drift")
+		fl.StringVar(&o.listen, "listen", "", "with --watch, serve Prometheus /metrics here (host:port, e.g. the node's IP:9465; :9465 is every interface): RDMA hw_counters, per-priority pause and discards, drift")
+		fl.StringVar(&o.webConfig, "web-config", "", "with --listen, an exporter-toolkit web-config file: TLS, basic auth (and bearer_token_hashes) for /metrics")
 		fl.BoolVar(&o.partial, "partial", false, "write the settings that could be planned even when the plan has errors")
 		fl.BoolVar(&o.noRollback, "no-rollback", false, "when a step fails, keep going and leave the host as it is (default: stop and restore the backup)")
 		fl.StringVar(&o.backup, "backup", "", "save the observed host state here (mode 0600) before writing (default: "+defaultBackupDir+"/HOST-TIME.json; none with --watch)")
@@ -128,6 +130,9 @@ func (o *hostOptions) validate(verb string) error {
 	}
 	if o.listen != "" && !o.watch {
 		return usagef("--listen serves metrics while --watch runs: add --watch")
+	}
+	if o.webConfig != "" && o.listen == "" {
+		return usagef("--web-config configures the --listen server: add --listen")
 	}
 	if o.assume != "" && (o.root != "/" || o.netns != "") {
 		return usagef("--assume plans without the host: it takes no --root or --netns")

@@ -189,7 +189,7 @@ func TestHostWatchMetrics(t *testing.T) {
 		`fabricctl_host_cnp_sent_total{device="mlx5_0",host="gpu1",interface="ens1f0np0",port="1"} 17`,
 		`fabricctl_host_ecn_marked_roce_packets_total{device="mlx5_0",host="gpu1",interface="ens1f0np0",port="1"} 19`,
 		`fabricctl_host_rdma_out_of_sequence_total{device="mlx5_0",host="gpu1",interface="ens1f0np0",port="1"} 0`,
-		`fabricctl_target_up{kind="host",target="gpu1"} 0`,
+		`fabricctl_target_up{host="gpu1",kind="host"} 0`,
 	}
 	var body string
 	deadline := time.Now().Add(15 * time.Second)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"time"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/hostdrv"
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/exporter"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/validate"
 	"github.com/fabricctl/fabricctl/validate/watch"
@@ -51,34 +50,41 @@ func (o *hostOptions) serveHostMetrics(ctx context.Context, d *deps, f *intent.F
 		// The RDMA counters and drift still work without driver stats.
 		d.log.Warn("no ethtool socket: per-priority pause counters are not exported", "err", err)
 	}
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(hc); err != nil {
-		return nil, nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	l, err := net.Listen("tcp", o.listen)
-	if err != nil {
+	closeAll := func() {
 		for _, c := range closers {
 			c()
 		}
+	}
+	var web *exporter.Config
+	if o.webConfig != "" {
+		if web, err = exporter.LoadConfig(o.webConfig); err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("--web-config: %w", err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	v := readVersion()
+	if err := reg.Register(hc); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	reg.MustRegister(watch.BuildInfo(v.Version, v.Revision, v.GoVersion))
+	srv, err := exporter.Listen(exporter.Options{Addr: o.listen, Web: web, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})})
+	if err != nil {
+		closeAll()
 		return nil, nil, fmt.Errorf("--listen %s: %w", o.listen, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
-		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			d.log.Error("host metrics server stopped", "err", err)
 		}
 	}()
-	d.log.Info("host metrics", "url", "http://"+l.Addr().String()+"/metrics")
+	d.log.Info("host metrics", "url", srv.URL())
 	return hc, func() {
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shut)
-		for _, c := range closers {
-			c()
-		}
+		closeAll()
 	}, nil
 }
 

@@ -28,10 +28,16 @@ type switchFlags struct {
 	hosts      []string
 	skipHosts  bool
 	hostBinary string
+	// hostSkew lets remote hosts run another fabricctl build.
+	hostSkew bool
+	// hostsBound: the command has the remote-host flags (bindHosts).
+	hostsBound bool
 	timeout    time.Duration
 	setTimeout time.Duration
 	insecure   bool
-	parallel   int
+	// plaintextCreds lets credentials go over plaintext gRPC (refused otherwise).
+	plaintextCreds bool
+	parallel       int
 	// hostRunner reaches a remote host (nil = SSH); tests set a double.
 	hostRunner func(intent.Host) (remote.Runner, error)
 	// device: plan asks a twin of each switch's release profile, loaded with
@@ -48,6 +54,7 @@ func (s *switchFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&s.timeout, "timeout", transport.DefaultTimeout, "timeout of each gNMI call to a switch")
 	cmd.Flags().DurationVar(&s.setTimeout, "set-timeout", 0, "timeout of a gNMI Set (default: what the switch's profile says the device may take, e.g. 620s for SONiC, whose gNMI server waits up to 600 s on its config updater; at least --timeout)")
 	cmd.Flags().BoolVar(&s.insecure, "insecure", false, "plaintext gRPC to every switch (no TLS); for labs only")
+	cmd.Flags().BoolVar(&s.plaintextCreds, "plaintext-credentials", false, "send switch usernames and passwords over plaintext gRPC (tls.insecure, --insecure) instead of refusing; for labs only")
 	cmd.Flags().IntVar(&s.parallel, "parallel", 8, "switches worked on at once")
 	cmd.Flags().StringVar(&s.lab, "lab", "", "reach every switch at its DEVICE TWIN in this lab directory (written by `fabricctl lab -f INTENT --keep`; default $"+labEnv+")")
 	_ = cmd.MarkFlagDirname("lab")
@@ -57,10 +64,31 @@ func (s *switchFlags) bind(cmd *cobra.Command) {
 func (s *switchFlags) bindHosts(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&s.hosts, "host", nil, "only this remote host (repeatable; with --switch or --host only the named targets are used)")
 	cmd.Flags().BoolVar(&s.skipHosts, "skip-hosts", false, "leave the remote hosts out (switches only)")
-	cmd.Flags().StringVar(&s.hostBinary, "host-binary", "fabricctl", "fabricctl on the remote hosts (run over SSH as: fabricctl host VERB -f -)")
+	bindHostBinary(cmd, &s.hostBinary, &s.hostSkew)
+	s.hostsBound = true
 	if f := cmd.Flags().Lookup("parallel"); f != nil {
 		f.Usage = "switches and remote hosts worked on at once"
 	}
+}
+
+// bindHostBinary adds --host-binary and --host-version-skew, which every
+// command that runs fabricctl on remote hosts shares.
+func bindHostBinary(cmd *cobra.Command, bin *string, skew *bool) {
+	cmd.Flags().StringVar(bin, "host-binary", "fabricctl", "fabricctl on the remote hosts, one or more words (\"sudo -n /usr/local/bin/fabricctl\": a login without root runs it through sudo)")
+	cmd.Flags().BoolVar(skew, "host-version-skew", false, "run on remote hosts whose fabricctl is another version or revision (refused by default)")
+}
+
+// hostCommand is --host-binary as argv words: the same on every command.
+func hostCommand(s string) []string { return strings.Fields(s) }
+
+// hostVersion is what the hosts' fabricctl must report: this build's
+// version and revision (nil with --host-version-skew).
+func hostVersion(skew bool) *hostdrv.Stamp {
+	if skew {
+		return nil
+	}
+	v := readVersion()
+	return &hostdrv.Stamp{Version: v.Version, Revision: v.Revision}
 }
 
 // selectHosts returns the remote hosts this run covers: all of them unless
@@ -121,7 +149,7 @@ func (s *switchFlags) planTargets(ctx context.Context, d *deps, f *intent.Fabric
 
 // runHosts runs `fabricctl host VERB` on hosts (over SSH, intent on stdin).
 func (s *switchFlags) runHosts(ctx context.Context, d *deps, f *intent.Fabric, verb string, hosts []intent.Host) ([]plan.TargetPlan, error) {
-	fl := &hostdrv.Fleet{Runner: s.hostRunner, Binary: s.hostBinary, Parallel: s.parallel, Log: d.log}
+	fl := &hostdrv.Fleet{Runner: s.hostRunner, Command: hostCommand(s.hostBinary), Version: hostVersion(s.hostSkew), Parallel: s.parallel, Log: d.log}
 	return fl.Run(ctx, verb, hosts, f.Bundle())
 }
 
@@ -156,8 +184,12 @@ func (s *switchFlags) warnDowngrades(w io.Writer, f *intent.Fabric) {
 		if s.insecure {
 			why = "--insecure"
 		}
-		fmt.Fprintf(w, "fabricctl: warning: plaintext gRPC without TLS (%s) to %d %s: %s; configuration and any credentials travel unencrypted\n",
-			why, len(plain), plural(len(plain), "switch", "switches"), list(plain))
+		creds := "credentials are refused over it (--plaintext-credentials sends them)"
+		if s.plaintextCreds {
+			creds = "--plaintext-credentials: credentials travel unencrypted too"
+		}
+		fmt.Fprintf(w, "fabricctl: warning: plaintext gRPC without TLS (%s) to %d %s: %s; configuration travels unencrypted, %s\n",
+			why, len(plain), plural(len(plain), "switch", "switches"), list(plain), creds)
 	}
 	if len(skip) > 0 {
 		fmt.Fprintf(w, "fabricctl: warning: TLS without verifying the switch certificate (tls.skipVerify) for %d %s: %s; anyone on the path can pose as the switch\n",
@@ -174,6 +206,9 @@ func (s *switchFlags) validate() error {
 	}
 	if s.setTimeout < 0 {
 		return usagef("--set-timeout %s: want a positive duration (0: the switch profile's)", s.setTimeout)
+	}
+	if s.hostsBound && len(hostCommand(s.hostBinary)) == 0 {
+		return usagef("--host-binary: want a command")
 	}
 	if s.parallel < 1 || s.parallel > 1024 {
 		return usagef("--parallel %d: want 1 to 1024", s.parallel)
@@ -203,7 +238,7 @@ func (s *switchFlags) load(d *deps) (*intent.Fabric, *switchdrv.Engine, error) {
 		Registry:  reg,
 		Log:       d.log,
 		Parallel:  s.parallel,
-		Transport: transport.Options{Timeout: s.timeout, SetTimeout: s.setTimeout, Insecure: s.insecure, Log: d.log},
+		Transport: transport.Options{Timeout: s.timeout, SetTimeout: s.setTimeout, Insecure: s.insecure, PlaintextCredentials: s.plaintextCreds, Log: d.log},
 		Defaults:  yangDefaults,
 	}
 	if s.device {
@@ -254,6 +289,7 @@ type planOptions struct {
 	guard    guardFlags
 	output   string
 	out      string
+	planKey  planKeyFlag
 	detailed bool
 }
 
@@ -294,6 +330,7 @@ Exit codes: 0 planned (no changes, or changes without --detailed-exitcode),
 	o.guard.bind(cmd)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().StringVar(&o.out, "out", "", "also save the plan (JSON) to this file, for apply")
+	o.planKey.bind(cmd, "with --out, sign the saved plan with the key in this file (or $"+planKeyEnv+"): HMAC-SHA256, which apply verifies")
 	cmd.Flags().BoolVar(&o.detailed, "detailed-exitcode", false, "exit 2 when there are changes")
 	o.bindDevice(cmd)
 	return cmd
@@ -307,6 +344,13 @@ func (o *planOptions) validate() error {
 }
 
 func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
+	var key []byte
+	if o.out != "" {
+		var err error
+		if key, err = o.planKey.load(); err != nil {
+			return err
+		}
+	}
 	f, eng, err := o.load(d)
 	if err != nil {
 		return err
@@ -327,6 +371,11 @@ func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return withCode(ExitError, fmt.Errorf("write plan: %w", err))
 	}
 	if o.out != "" {
+		if key != nil {
+			if err := p.Sign(key); err != nil {
+				return withCode(ExitError, err)
+			}
+		}
 		b, err := p.Marshal()
 		if err != nil {
 			return withCode(ExitError, err)

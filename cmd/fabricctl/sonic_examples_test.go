@@ -61,13 +61,13 @@ func TestSONiCExampleOnFactoryDefaults(t *testing.T) {
 			}
 			t.Setenv("SONIC_USERNAME", "admin")
 			runCLIWant(t, ExitOK, "render", "-f", file)
-			plan := runCLIWant(t, ExitOK, "plan", "-f", file, "--insecure", "--skip-hosts")
+			plan := runCLIWant(t, ExitOK, "plan", "-f", file, "--insecure", "--plaintext-credentials", "--skip-hosts")
 			if !strings.Contains(plan, "flaps") {
 				t.Errorf("first plan does not name the ports it flaps:\n%s", plan)
 			}
 			backups := filepath.Join(dir, "backups")
-			runCLIWant(t, ExitOK, "apply", "-f", file, "--insecure", "--skip-hosts", "--backup-dir", backups)
-			again := runCLIWant(t, ExitOK, "apply", "-f", file, "--insecure", "--skip-hosts", "--backup-dir", backups)
+			runCLIWant(t, ExitOK, "apply", "-f", file, "--insecure", "--plaintext-credentials", "--skip-hosts", "--backup-dir", backups)
+			again := runCLIWant(t, ExitOK, "apply", "-f", file, "--insecure", "--plaintext-credentials", "--skip-hosts", "--backup-dir", backups)
 			if !strings.Contains(strings.ToLower(again), "no changes") {
 				t.Errorf("second apply is not \"no changes\":\n%s", again)
 			}
@@ -75,7 +75,7 @@ func TestSONiCExampleOnFactoryDefaults(t *testing.T) {
 			// disabled) has no PFC_WD, which the config updater cannot
 			// create: the intent's watchdog is drift that diff names with
 			// the pfcwd commands (issue 27 item 3) ...
-			drift := runCLIWant(t, ExitChanges, "diff", "-f", file, "--insecure", "--skip-hosts")
+			drift := runCLIWant(t, ExitChanges, "diff", "-f", file, "--insecure", "--plaintext-credentials", "--skip-hosts")
 			for _, want := range []string{"!! lacks PFC watchdog (PFC_WD)", "sudo pfcwd start --action drop --restoration-time"} {
 				if !strings.Contains(drift, want) {
 					t.Errorf("diff without PFC_WD lacks %q:\n%s", want, drift)
@@ -92,8 +92,8 @@ func TestSONiCExampleOnFactoryDefaults(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			runCLIWant(t, ExitOK, "apply", "-f", file, "--insecure", "--skip-hosts", "--backup-dir", backups)
-			runCLIWant(t, ExitOK, "diff", "-f", file, "--insecure", "--skip-hosts")
+			runCLIWant(t, ExitOK, "apply", "-f", file, "--insecure", "--plaintext-credentials", "--skip-hosts", "--backup-dir", backups)
+			runCLIWant(t, ExitOK, "diff", "-f", file, "--insecure", "--plaintext-credentials", "--skip-hosts")
 			// The ports outside the inventory keep their cable length.
 			for _, tw := range twins {
 				v, _ := tw.Value(&gnmipb.Path{Origin: "sonic-db", Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: "localhost"}, {Name: "CABLE_LENGTH"}, {Name: "AZURE"}, {Name: "Ethernet200"}}})

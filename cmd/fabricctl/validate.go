@@ -21,6 +21,7 @@ import (
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/validate"
 	"github.com/fabricctl/fabricctl/validate/perftest"
+	"github.com/fabricctl/fabricctl/validate/udpflow"
 )
 
 type validateOptions struct {
@@ -31,6 +32,7 @@ type validateOptions struct {
 	markdown     string
 	netns        []string
 	fabricctl    string
+	hostSkew     bool
 	toolDir      string
 	rdmaCM       bool
 	duration     time.Duration
@@ -111,9 +113,9 @@ could not be collected (and nothing failed) or validate could not run, 64 usage.
 	fl.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file")
 	fl.StringVar(&o.markdown, "markdown", "", "also write a Markdown report to this file")
 	fl.StringArrayVar(&o.netns, "netns", nil, "udp engine: run HOST inside network namespace NS (HOST=NS, repeatable)")
-	// --host-binary, as plan, diff and apply name it; --remote-fabricctl
-	// was this command's own name for it.
-	fl.StringVar(&o.fabricctl, "host-binary", "fabricctl", "fabricctl on the remote hosts, one or more words (\"sudo fabricctl\"): runs host plan for the readback and udp-recv/udp-send for the udp engine")
+	// --host-binary and --host-version-skew, as plan, diff and apply have
+	// them; --remote-fabricctl was this command's own name for it.
+	bindHostBinary(cmd, &o.fabricctl, &o.hostSkew)
 	fl.StringVar(&o.fabricctl, "remote-fabricctl", "fabricctl", "old name of --host-binary")
 	_ = fl.MarkDeprecated("remote-fabricctl", "use --host-binary")
 	fl.StringVar(&o.toolDir, "perftest-dir", "", "directory of the perftest binaries on the hosts (default: $PATH)")
@@ -139,7 +141,7 @@ func (o *validateOptions) validate() error {
 	if o.engine != "rdma" && o.engine != "udp" {
 		return usagef("--engine %q: want rdma or udp", o.engine)
 	}
-	if len(strings.Fields(o.fabricctl)) == 0 {
+	if len(hostCommand(o.fabricctl)) == 0 {
 		return usagef("--host-binary: want a command")
 	}
 	if len(o.netns) > 0 && o.engine != "udp" {
@@ -153,8 +155,8 @@ func (o *validateOptions) validate() error {
 	if o.duration != 0 && o.duration < time.Second {
 		return usagef("--duration %s: perftest runs whole seconds (at least 1s)", o.duration)
 	}
-	if o.udpPackets < 1 || !(o.udpRate > 0) || math.IsInf(o.udpRate, 0) || o.udpSize < 32 || o.udpSize > 65000 {
-		return usagef("--udp-packets, --udp-rate and --udp-size must be positive and finite (size 32..65000)")
+	if o.udpPackets < 1 || !(o.udpRate > 0) || math.IsInf(o.udpRate, 0) || o.udpSize < udpflow.MinSize || o.udpSize > udpflow.MaxSize {
+		return usagef("--udp-packets, --udp-rate and --udp-size must be positive and finite (size 40..65000)")
 	}
 	if o.perftestBase < 1024 || o.perftestBase > 65000 {
 		return usagef("--perftest-port %d: want 1024..65000", o.perftestBase)
@@ -238,7 +240,10 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 		if len(nsOf) > 0 {
 			return withCode(ExitError, errors.New("--netns needs every host to be local or a namespace: with remote hosts the udp engine runs fabricctl on each host"))
 		}
-		engine = &validate.RemoteUDPEngine{Runner: runnerFor, Fabricctl: strings.Fields(o.fabricctl), ToS: f.Policy.RoCE.ToS,
+		if err := o.checkHostVersions(ctx, f, runnerFor); err != nil {
+			return withCode(ExitError, err)
+		}
+		engine = &validate.RemoteUDPEngine{Runner: runnerFor, Fabricctl: hostCommand(o.fabricctl), ToS: f.Policy.RoCE.ToS,
 			Size: o.udpSize, Packets: o.udpPackets, Rate: o.udpRate}
 	default:
 		if err := rdmaPreflight(ctx, f, runnerFor); err != nil {
@@ -296,6 +301,30 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 // rdmaPreflight makes sure every host has an RDMA device before the rdma
 // engine starts perftest, so that a lab without RDMA NICs gets one line that
 // says so instead of a table of failed GID lookups.
+// checkHostVersions holds the remote hosts' fabricctl (which runs the udp
+// engine's receivers and senders there) to this build, unless
+// --host-version-skew.
+func (o *validateOptions) checkHostVersions(ctx context.Context, f *intent.Fabric, runnerFor func(string) (remote.Runner, error)) error {
+	want := hostVersion(o.hostSkew)
+	if want == nil {
+		return nil
+	}
+	var errs []error
+	for _, h := range f.Hosts {
+		if h.IsLocal() {
+			continue
+		}
+		r, err := runnerFor(h.Name)
+		if err == nil {
+			err = hostdrv.CheckVersion(ctx, r, hostCommand(o.fabricctl), *want)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("host %s: %w", h.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func rdmaPreflight(ctx context.Context, f *intent.Fabric, runnerFor func(string) (remote.Runner, error)) error {
 	var none []string
 	for _, h := range f.Hosts {
@@ -366,16 +395,14 @@ func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabri
 		}
 	}
 	if len(remoteHosts) > 0 {
-		// The Fleet runs `<Binary> host plan ...`; a --host-binary of
-		// several words ("sudo fabricctl") keeps all of them through
-		// commandRunner, and the host's runner stays open for the traffic.
-		bin := strings.Fields(o.fabricctl)
-		fl := &hostdrv.Fleet{Binary: bin[0], Log: d.log, Runner: func(h intent.Host) (remote.Runner, error) {
+		// The host's runner stays open for the traffic (keepOpen hides its
+		// Close from the Fleet).
+		fl := &hostdrv.Fleet{Command: hostCommand(o.fabricctl), Version: hostVersion(o.hostSkew), Log: d.log, Runner: func(h intent.Host) (remote.Runner, error) {
 			r, err := runnerFor(h.Name)
 			if err != nil {
 				return nil, err
 			}
-			return commandRunner{Runner: r, command: bin}, nil
+			return keepOpen{r}, nil
 		}}
 		ts, _ := fl.Run(ctx, "plan", remoteHosts, bundle)
 		p.Targets = append(p.Targets, ts...)
@@ -383,27 +410,9 @@ func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabri
 	return p, nil
 }
 
-// commandRunner runs argv with its first word replaced by command (the
-// words of --host-binary). It does not expose the Close of the runner
-// it wraps: that runner belongs to validate and serves the traffic later.
-type commandRunner struct {
-	remote.Runner
-	command []string
-}
-
-func (c commandRunner) argv(argv []string) []string {
-	return append(append([]string{}, c.command...), argv[1:]...)
-}
-
-// Run implements remote.Runner.
-func (c commandRunner) Run(ctx context.Context, argv []string, stdin io.Reader) (remote.Result, error) {
-	return c.Runner.Run(ctx, c.argv(argv), stdin)
-}
-
-// Start implements remote.Runner.
-func (c commandRunner) Start(ctx context.Context, argv []string) (remote.Process, error) {
-	return c.Runner.Start(ctx, c.argv(argv))
-}
+// keepOpen is a runner whose Close the Fleet does not see: that runner
+// belongs to validate and serves the traffic later.
+type keepOpen struct{ remote.Runner }
 
 func (o *validateOptions) write(out io.Writer, rep *validate.Report) error {
 	var err error
@@ -501,7 +510,7 @@ func (o *validateOptions) sources(ctx context.Context, d *deps, f *intent.Fabric
 		for i, p := range sw.Ports {
 			ports[i] = p.Name
 		}
-		c, err := transport.Dial(ctx, sw, transport.Options{Timeout: o.timeout, Insecure: o.insecure, Log: d.log})
+		c, err := transport.Dial(ctx, sw, transport.Options{Timeout: o.timeout, Insecure: o.insecure, PlaintextCredentials: o.plaintextCreds, Log: d.log})
 		if err != nil {
 			srcs = append(srcs, errSource{name: "switch " + sw.Name, err: err})
 			continue

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"log/slog"
@@ -254,13 +255,18 @@ inventory:
 func TestValidateReadbackRemoteCommand(t *testing.T) {
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "fabricctl")
+	stamp, _ := json.Marshal(readVersion())
 	script := `#!/bin/sh
 cat >/dev/null
 [ "$FABRICCTL_WRAPPED" = 1 ] || { echo "not wrapped: $*" >&2; exit 1; }
+[ "$*" = "version -o json" ] && { cat "$0.version"; exit 0; }
 [ "$1 $2" = "host plan" ] || { echo "unexpected: $*" >&2; exit 1; }
 echo '{"version":1,"fabric":"pod1","targets":[{"name":"gpu9","kind":"host","changes":[]}]}'
 `
 	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fake+".version", stamp, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f := &intent.Fabric{Name: "pod1", Hosts: []intent.Host{{Name: "gpu9", Address: "gpu9.example.net",
@@ -281,6 +287,18 @@ echo '{"version":1,"fabric":"pod1","targets":[{"name":"gpu9","kind":"host","chan
 	}
 	if len(used) != 1 || used[0] != "gpu9" {
 		t.Errorf("runners used = %v, want validate's runner for gpu9", used)
+	}
+	// Another build on the host is refused (and allowed with
+	// --host-version-skew).
+	if err := os.WriteFile(fake+".version", []byte(`{"version":"v0.0.1","revision":"deadbeef"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = o.readback(context.Background(), d, f, nil, nil, runnerFor); len(p.Targets) != 1 || !strings.Contains(p.Targets[0].Error, "another build") {
+		t.Errorf("readback of a host with another build: %+v, want it refused", p.Targets)
+	}
+	o.hostSkew = true
+	if p, _ = o.readback(context.Background(), d, f, nil, nil, runnerFor); len(p.Targets) != 1 || p.Targets[0].Error != "" {
+		t.Errorf("readback with --host-version-skew: %+v", p.Targets)
 	}
 }
 

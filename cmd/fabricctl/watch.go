@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -19,12 +18,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/check"
+	"github.com/fabricctl/fabricctl/internal/exporter"
 	"github.com/fabricctl/fabricctl/validate/watch"
 )
 
 type watchOptions struct {
 	switchFlags
 	listen        string
+	webConfig     string
 	interval      time.Duration
 	driftInterval time.Duration
 	noDrift       bool
@@ -34,7 +36,7 @@ type watchOptions struct {
 func newWatchCmd(d *deps) *cobra.Command {
 	o := &watchOptions{}
 	cmd := &cobra.Command{
-		Use: "watch -f INTENT [--listen :9464]",
+		Use: "watch -f INTENT [--listen 127.0.0.1:9464] [--web-config FILE]",
 		// Ctrl-C or SIGTERM is how watch ends: exit 0, not "interrupted".
 		Annotations: map[string]string{annotationUntilSignal: "true"},
 		Short:       "Stream switch counters and drift continuously and serve them as Prometheus metrics",
@@ -52,19 +54,30 @@ metrics on /metrics until it is stopped (SIGINT/SIGTERM):
 Each switch has its own session: one that fails or disconnects shows
 fabricctl_target_up 0 and is reconnected with exponential backoff (1s to 60s, with
 jitter); the others carry on. Only inventory ports and the priorities the
-policy's classes use are exported. /healthz answers 200 while watch runs.
+policy's classes use are exported, and a switch that is not streaming exports
+none (its series go stale; fabricctl_switch_last_sample_timestamp_seconds says
+when its last sample came). /healthz answers 200 while watch runs.
+
+/metrics listens on 127.0.0.1:9464 unless --listen names another address (a pod
+names its own IP). --web-config takes a file in the Prometheus exporter-toolkit
+web-config format: tls_server_config (HTTPS, client certificates),
+basic_auth_users (bcrypt hashes), http_server_config; and fabricctl's
+bearer_token_hashes (bcrypt hashes of accepted bearer tokens). /healthz needs no
+credentials. At most 4 scrapes are served at once (more get 503), and a
+response that takes over 2 minutes to write is cut off.
 
 The intent is reloaded on SIGHUP and when a file given with -f changes (checked every
 --reload-interval; a Kubernetes ConfigMap update, which swaps a symlink, is seen too).
 Switches added to it get a session, switches removed are dropped, and a switch whose
 address, platform, credentials, TLS or ports changed reconnects; the others keep
-streaming untouched. An intent that does not load (or no longer has a switch named
-with --switch) is refused: the error, with file:line, is logged, counted in
+streaming untouched. An intent that does not load, that fabricctl check finds
+errors in, or that no longer has a switch named with --switch is refused: the
+error, with file:line, is logged, counted in
 fabricctl_watch_intent_reloads_total{result="refused"}, and the previous intent keeps
 running.
 
 Host metrics come from "fabricctl host apply --watch" on each host.`,
-		Example: `  fabricctl watch -f fabric.yaml --listen :9464
+		Example: `  fabricctl watch -f fabric.yaml --listen 10.0.0.5:9464 --web-config web.yml
   fabricctl watch -f fabric.yaml --switch leaf1 --interval 1s --no-drift`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -85,7 +98,8 @@ Host metrics come from "fabricctl host apply --watch" on each host.`,
 	}
 	o.bind(cmd)
 	withoutFlags(cmd, "set-timeout", "parallel") // watch never Sets; each switch has its own session
-	cmd.Flags().StringVar(&o.listen, "listen", ":9464", "address to serve /metrics on")
+	cmd.Flags().StringVar(&o.listen, "listen", exporter.DefaultListen, "address to serve /metrics on (host:port; the default is loopback only)")
+	cmd.Flags().StringVar(&o.webConfig, "web-config", "", "exporter-toolkit web-config file: TLS, basic auth (and bearer_token_hashes) for /metrics")
 	cmd.Flags().DurationVar(&o.interval, "interval", watch.DefaultSampleInterval, "counter SAMPLE interval")
 	cmd.Flags().DurationVar(&o.driftInterval, "drift-interval", watch.DefaultDriftInterval, "full drift re-check period")
 	cmd.Flags().BoolVar(&o.noDrift, "no-drift", false, "stream counters only (no ON_CHANGE, no drift metrics)")
@@ -99,9 +113,19 @@ func (o *watchOptions) run(ctx context.Context, d *deps, errOut io.Writer) error
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	var web *exporter.Config
+	if o.webConfig != "" {
+		var err error
+		if web, err = exporter.LoadConfig(o.webConfig); err != nil {
+			return usagef("--web-config: %v", err)
+		}
+	}
 	f, eng, err := o.load(d)
 	if err != nil {
 		return err
+	}
+	if err := checkErrors(f); err != nil {
+		return withCode(ExitError, err)
 	}
 	wo := watch.Options{Fabric: f, Switches: o.switches, Transport: eng.Transport, SampleInterval: o.interval,
 		DriftInterval: o.driftInterval, Log: d.log}
@@ -113,20 +137,18 @@ func (o *watchOptions) run(ctx context.Context, d *deps, errOut io.Writer) error
 		return withCode(ExitError, err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(w.Health(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", w.Handler(reg))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	l, err := net.Listen("tcp", o.listen)
+	v := readVersion()
+	reg.MustRegister(w.Health(), watch.BuildInfo(v.Version, v.Revision, v.GoVersion),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv, err := exporter.Listen(exporter.Options{Addr: o.listen, Web: web, Metrics: w.Handler(reg)})
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("--listen %s: %w", o.listen, err))
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srvErr := make(chan error, 1)
-	go func() { srvErr <- srv.Serve(l) }()
-	fmt.Fprintf(errOut, "fabricctl watch: %d switches, metrics on http://%s/metrics\n", len(f.Switches), l.Addr())
+	go func() { srvErr <- srv.Serve() }()
+	fmt.Fprintf(errOut, "fabricctl watch: %d switches, metrics on %s\n", len(f.Switches), srv.URL())
 	done := make(chan struct{})
 	go func() {
 		_ = w.Run(ctx)
@@ -197,10 +219,34 @@ func (o *watchOptions) fingerprint() string {
 }
 
 func (o *watchOptions) reload(d *deps, w *watch.Watcher, why string) {
-	r, err := w.ReloadFrom(func() (*intent.Fabric, error) { return o.loadIntent(d, nil) })
+	r, err := w.ReloadFrom(func() (*intent.Fabric, error) {
+		f, err := o.loadIntent(d, nil)
+		if err != nil {
+			return nil, err
+		}
+		return f, checkErrors(f)
+	})
 	if err != nil {
 		d.log.Error("intent reload refused; the previous intent keeps running", "reason", why, "err", err)
 		return
 	}
 	d.log.Info("intent reloaded", "reason", why, "added", r.Added, "removed", r.Removed, "restarted", r.Restarted, "kept", len(r.Kept))
+}
+
+// checkErrors is what fabricctl check calls an error in f (ECN Kmin above
+// Kmax, a priority out of range), each with its file:line, or nil. watch
+// refuses such an intent, at start and on reload, as it refuses one that
+// does not parse: drift would compare the switches with an intent apply
+// refuses.
+func checkErrors(f *intent.Fabric) error {
+	var errs []error
+	for _, fd := range check.Run(f, check.Options{}) {
+		if fd.Severity >= check.Error {
+			errs = append(errs, errors.New(fd.String()))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("fabricctl check finds errors in the intent: %w", errors.Join(errs...))
+	}
+	return nil
 }

@@ -178,7 +178,7 @@ func waitMetrics(t *testing.T, addr, what string, want, unwanted []string) strin
 	return ""
 }
 
-func upLine(sw string) string { return `fabricctl_target_up{kind="switch",target="` + sw + `"} 1` }
+func upLine(sw string) string { return `fabricctl_target_up{kind="switch",switch="` + sw + `"} 1` }
 
 // TestWatchReloadsChangedIntent: the intent file is a ConfigMap mount; each
 // update (a symlink swap) is reloaded without a restart: a switch added
@@ -199,7 +199,7 @@ func TestWatchReloadsChangedIntent(t *testing.T) {
 
 	cm.update(t, reloadText(addrs, "leaf2"))
 	waitMetrics(t, addr, "leaf1 removed", []string{upLine("leaf2"), `fabricctl_watch_intent_reloads_total{result="ok"} 2`},
-		[]string{`target="leaf1"`, `switch="leaf1"`})
+		[]string{`switch="leaf1"`})
 
 	// A typo: refused, named by file and line; leaf2 streams on.
 	broken := strings.Replace(reloadText(addrs, "leaf2"), "    - name: leaf2\n      platform: sonic\n      address:", "    - name: leaf2\n      platform: sonic\n      adress:", 1)
@@ -230,7 +230,7 @@ func TestWatchReloadsOnSIGHUP(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if body, _ := httpGet("http://" + addr + "/metrics"); strings.Contains(body, `target="leaf2"`) {
+	if body, _ := httpGet("http://" + addr + "/metrics"); strings.Contains(body, `switch="leaf2"`) {
 		t.Fatalf("reloaded without SIGHUP although --reload-interval is 0")
 	}
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
@@ -242,5 +242,49 @@ func TestWatchReloadsOnSIGHUP(t *testing.T) {
 	}
 	if n := sessions["leaf1"].Load(); n != 1 {
 		t.Errorf("leaf1 had %d sessions, want 1", n)
+	}
+}
+
+// TestWatchRefusesIntentThatFailsCheck: an intent that parses but that
+// fabricctl check finds an error in (ECN Kmin above Kmax) is refused on
+// reload as a broken file is: counted, logged with its file:line, and the
+// previous intent keeps running (the switch it would add gets no session).
+func TestWatchRefusesIntentThatFailsCheck(t *testing.T) {
+	addrs, sessions := reloadLab(t)
+	file := filepath.Join(t.TempDir(), "fabric.yaml")
+	if err := os.WriteFile(file, []byte(reloadText(addrs, "leaf1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr, log := runWatch(t, "-f", file, "--reload-interval", "100ms")
+	waitMetrics(t, addr, "leaf1 up", []string{upLine("leaf1")}, nil)
+	bad := strings.Replace(reloadText(addrs, "leaf1", "leaf2"), "policy: {preset: roce-lossless}\n",
+		"policy:\n  preset: roce-lossless\n  classes:\n    - name: roce\n      ecn: {min: 2MB, max: 1MB}\n", 1)
+	if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitMetrics(t, addr, "the intent that fails check refused",
+		[]string{upLine("leaf1"), `fabricctl_watch_intent_reloads_total{result="refused"} 1`, `fabricctl_watch_intent_reloads_total{result="ok"} 0`},
+		[]string{`switch="leaf2"`})
+	if !regexp.MustCompile(`reload refused.*fabric\.yaml:\d+:\d+: error FC\d+`).MatchString(log.String()) {
+		t.Errorf("the log does not name the check error's file:line:\n%s", log)
+	}
+	if n := sessions["leaf2"].Load(); n != 0 {
+		t.Errorf("leaf2, only in the refused intent, had %d sessions", n)
+	}
+}
+
+// TestWatchRefusesIntentThatFailsCheckAtStart: the same intent is refused
+// when watch starts.
+func TestWatchRefusesIntentThatFailsCheckAtStart(t *testing.T) {
+	addrs, _ := reloadLab(t)
+	file := filepath.Join(t.TempDir(), "fabric.yaml")
+	bad := strings.Replace(reloadText(addrs, "leaf1"), "policy: {preset: roce-lossless}\n",
+		"policy:\n  preset: roce-lossless\n  classes:\n    - name: roce\n      ecn: {min: 2MB, max: 1MB}\n", 1)
+	if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI(t, t.Context(), "watch", "-f", file, "--listen", freeAddr(t))
+	if code != ExitError || !regexp.MustCompile(`fabric\.yaml:\d+:\d+: error FC\d+`).MatchString(errOut) {
+		t.Errorf("watch with an intent check refuses: exit %d, want %d naming file:line (%s)", code, ExitError, errOut)
 	}
 }

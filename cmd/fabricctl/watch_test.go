@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
 	"gopkg.in/yaml.v3"
 
 	"github.com/fabricctl/fabricctl/intent"
@@ -102,8 +103,8 @@ func startWatch(t *testing.T, file string, args ...string) string {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		body, err := httpGet("http://" + addr + "/metrics")
-		if err == nil && strings.Contains(body, `fabricctl_target_up{kind="switch",target="leaf1"} 1`) &&
-			strings.Contains(body, `fabricctl_target_up{kind="switch",target="leaf2"} 1`) {
+		if err == nil && strings.Contains(body, `fabricctl_target_up{kind="switch",switch="leaf1"} 1`) &&
+			strings.Contains(body, `fabricctl_target_up{kind="switch",switch="leaf2"} 1`) {
 			return addr
 		}
 		select {
@@ -151,6 +152,8 @@ func TestWatchCommandServesMetrics(t *testing.T) {
 		`fabricctl_switch_queue_drops_total{switch="leaf2",port="Ethernet0",priority="3"} 3`,
 		`fabricctl_switch_pfc_pause_frames_total{switch="leaf2",port="Ethernet0",priority="3",direction="rx"} 11`,
 		`fabricctl_priority_info{class="roce",cnp="false",ecn="true",lossless="true",priority="3"} 1`,
+		`fabricctl_build_info{goversion="go`,
+		`fabricctl_switch_last_sample_timestamp_seconds{switch="leaf2"} `,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -369,5 +372,62 @@ scrape_configs:
 	m := r[0].Metric
 	if m["switch"] != "leaf2" || m["port"] != "Ethernet0" || m["priority"] != "3" || m["class"] != "roce" || m["severity"] != "critical" {
 		t.Errorf("alert labels %v: want switch=leaf2 port=Ethernet0 priority=3 class=roce severity=critical", m)
+	}
+}
+
+// TestWatchMetricsSecurity: /metrics listens on loopback unless told
+// otherwise, and --web-config (exporter-toolkit format) puts basic auth in
+// front of it while /healthz stays open for probes.
+func TestWatchMetricsSecurity(t *testing.T) {
+	if def := newWatchCmd(&deps{}).Flags().Lookup("listen").DefValue; def != "127.0.0.1:9464" {
+		t.Errorf("watch --listen defaults to %q, want 127.0.0.1:9464 (loopback only)", def)
+	}
+	file, _ := watchLab(t)
+	h, err := bcrypt.GenerateFromPassword([]byte("scrape-pw"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(web, []byte("basic_auth_users:\n  prometheus: "+string(h)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	go func() {
+		var out, errOut strings.Builder
+		done <- run(ctx, []string{"watch", "-f", file, "--listen", addr, "--web-config", web, "--no-drift"}, strings.NewReader(""), &out, &errOut)
+	}()
+	defer func() { cancel(); <-done }()
+	for {
+		if _, err := httpGet("http://" + addr + "/healthz"); err == nil {
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("watch exited %d", code)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if _, err := httpGet("http://" + addr + "/metrics"); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("/metrics without credentials: %v, want 401", err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
+	req.SetBasicAuth("prometheus", "scrape-pw")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/metrics with the web-config's user: %s", resp.Status)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yml")
+	if err := os.WriteFile(bad, []byte("basic_auth_users:\n  prometheus: plaintext\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, t.Context(), "watch", "-f", file, "--listen", freeAddr(t), "--web-config", bad); code != ExitUsage ||
+		!strings.Contains(errOut, "bad.yml") || strings.Contains(errOut, "plaintext") {
+		t.Errorf("--web-config with a plain password: exit %d, want %d naming the file, not the secret (%s)", code, ExitUsage, errOut)
 	}
 }

@@ -61,6 +61,9 @@ type Options struct {
 	// Insecure forces plaintext gRPC for every switch (the --insecure flag),
 	// as if each had tls.insecure set in the intent.
 	Insecure bool
+	// PlaintextCredentials lets a username and password go over plaintext
+	// gRPC (the --plaintext-credentials flag); without it Dial refuses to.
+	PlaintextCredentials bool
 	// Log receives debug records of each RPC; nil discards them. Credentials
 	// are never logged.
 	Log *slog.Logger
@@ -114,6 +117,10 @@ func Code(err error) codes.Code {
 	}
 	return codes.Unknown
 }
+
+// ErrPlaintextCredentials is returned by Dial when a switch reached without
+// TLS has credentials and Options.PlaintextCredentials is not set.
+var ErrPlaintextCredentials = errors.New("refusing to send the username and password over plaintext gRPC (tls.insecure or --insecure): use TLS, or pass --plaintext-credentials for a lab")
 
 // Client is a gNMI connection to one switch. It is safe for concurrent use.
 type Client struct {
@@ -202,13 +209,27 @@ func Dial(ctx context.Context, sw intent.Switch, opts Options) (*Client, error) 
 		return nil, &Error{Switch: sw.Name, Op: "dial", Err: err}
 	}
 	if user != "" || pass != "" {
+		if plaintext && !opts.PlaintextCredentials {
+			return nil, &Error{Switch: sw.Name, Op: "dial", Err: ErrPlaintextCredentials}
+		}
 		if plaintext {
-			log.Warn("sending credentials over plaintext gRPC", "address", sw.Address)
+			log.Warn("sending credentials over plaintext gRPC (--plaintext-credentials)", "address", sw.Address)
 		}
 		dopts = append(dopts, grpc.WithPerRPCCredentials(perRPC{user: user, pass: pass, secure: !plaintext}))
 	}
+	// No proxy unless the intent names one: gRPC would otherwise follow
+	// HTTPS_PROXY and the like, and send the gNMI session (credentials,
+	// configuration) through whatever proxy the environment names.
+	dopts = append(dopts, grpc.WithNoProxy())
+	target := sw.Address
+	if sw.Proxy != "" {
+		// The proxy resolves the switch's name (passthrough: not this
+		// machine's resolver, which may not know the management names).
+		dopts = append(dopts, grpc.WithContextDialer(connectDialer(sw.Proxy)))
+		target = "passthrough:///" + sw.Address
+	}
 	dopts = append(dopts, opts.DialOptions...)
-	conn, err := grpc.NewClient(sw.Address, dopts...)
+	conn, err := grpc.NewClient(target, dopts...)
 	if err != nil {
 		return nil, &Error{Switch: sw.Name, Op: "dial", Err: err}
 	}

@@ -193,7 +193,7 @@ func TestCredentials(t *testing.T) {
 			var logs bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			sw := intent.Switch{Name: "leaf1", Address: tw.Addr(), TLS: intent.TLS{Insecure: true}, Credentials: tc.creds}
-			c, err := transport.Dial(t.Context(), sw, transport.Options{Log: log, Attempts: 1, Getenv: func(k string) string { return env[k] }})
+			c, err := transport.Dial(t.Context(), sw, transport.Options{Log: log, Attempts: 1, PlaintextCredentials: true, Getenv: func(k string) string { return env[k] }})
 			if err != nil {
 				t.Fatalf("Dial: %v", err)
 			}

@@ -2,6 +2,8 @@ module github.com/fabricctl/fabricctl/tools/lemmingcheck
 
 go 1.26.8
 
+toolchain go1.26.11
+
 require (
 	github.com/fabricctl/fabricctl v0.0.0
 	github.com/openconfig/gnmi v0.14.1

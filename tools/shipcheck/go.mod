@@ -2,6 +2,8 @@ module github.com/fabricctl/fabricctl/tools/shipcheck
 
 go 1.26.8
 
+toolchain go1.26.11
+
 require (
 	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2
 	github.com/rhysd/actionlint v1.7.12

@@ -8,12 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -24,7 +26,7 @@ import (
 // own library, and every object of the output decodes strictly into the
 // real Kubernetes API type. Overlays are what users apply; the base must
 // render on its own too.
-var kustomizations = []string{"examples/k8s/base", "examples/k8s/pod1"}
+var kustomizations = []string{"examples/k8s/base", "examples/k8s/pod1", "examples/k8s/upstream-mlx5"}
 
 // Image is what the release workflow pushes (.github/workflows/release.yml).
 const image = "ghcr.io/fabricctl/fabricctl"
@@ -34,12 +36,13 @@ const image = "ghcr.io/fabricctl/fabricctl"
 // ServiceMonitor is the Prometheus Operator's own Go type.
 var kinds = map[string]func() any{
 	"monitoring.coreos.com/v1/ServiceMonitor": func() any { return &monitoringv1.ServiceMonitor{} },
-	"v1/Namespace":       func() any { return &corev1.Namespace{} },
-	"v1/ConfigMap":       func() any { return &corev1.ConfigMap{} },
-	"v1/ServiceAccount":  func() any { return &corev1.ServiceAccount{} },
-	"v1/Service":         func() any { return &corev1.Service{} },
-	"apps/v1/DaemonSet":  func() any { return &appsv1.DaemonSet{} },
-	"apps/v1/Deployment": func() any { return &appsv1.Deployment{} },
+	"v1/Namespace":                       func() any { return &corev1.Namespace{} },
+	"v1/ConfigMap":                       func() any { return &corev1.ConfigMap{} },
+	"v1/ServiceAccount":                  func() any { return &corev1.ServiceAccount{} },
+	"v1/Service":                         func() any { return &corev1.Service{} },
+	"apps/v1/DaemonSet":                  func() any { return &appsv1.DaemonSet{} },
+	"apps/v1/Deployment":                 func() any { return &appsv1.Deployment{} },
+	"networking.k8s.io/v1/NetworkPolicy": func() any { return &networkingv1.NetworkPolicy{} },
 }
 
 type object struct {
@@ -128,6 +131,7 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 			Resources          []string
 			Components         []string
 			ConfigMapGenerator []struct{ Files []string } `json:"configMapGenerator"`
+			Patches            []struct{ Path string }
 		}
 		b, err := os.ReadFile(filepath.Join(repoRoot(t), dir, "kustomization.yaml"))
 		if err != nil {
@@ -142,6 +146,11 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 		}
 		for _, c := range k.Components {
 			visit(filepath.Join(dir, c)) // its files are rendered with the overlay
+		}
+		for _, p := range k.Patches {
+			if p.Path != "" {
+				used[filepath.Join(dir, p.Path)] = true
+			}
 		}
 		for _, g := range k.ConfigMapGenerator {
 			for _, f := range g.Files {
@@ -178,7 +187,7 @@ func TestStrictDecodeCatchesMisspeltFields(t *testing.T) {
 	}
 	for _, c := range []struct{ from, to string }{
 		{"hostNetwork: true", "hostNetwrok: true"},
-		{"privileged: true", "privileged: true\n          privilegd: true"},
+		{"readOnlyRootFilesystem: true", "readOnlyRootFilesystem: true\n          readOnlyRootFilesytem: true"},
 		{"readOnly: true", "readonly: true"},
 	} {
 		bad := bytes.Replace(ds, []byte(c.from), []byte(c.to), 1)
@@ -240,10 +249,40 @@ func TestHostAgentDaemonSet(t *testing.T) {
 		t.Errorf("image %q: want %s pinned to a release tag (vX.Y.Z, optionally @sha256:...), never :latest", c.Image, image)
 	}
 	sc := c.SecurityContext
-	if sc == nil || sc.Privileged == nil || !*sc.Privileged {
-		t.Errorf("container is not privileged: dcbnl SET and configfs mkdir need it")
+	if sc == nil {
+		t.Fatal("the container has no securityContext")
 	}
-	if sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 0 {
+	// Least privilege (the manifest's header cites the kernel sources):
+	// NET_ADMIN and nothing else, no escalation, RuntimeDefault seccomp,
+	// read-only root, no API token, no blanket toleration.
+	if sc.Privileged != nil && *sc.Privileged {
+		t.Errorf("container is privileged: NET_ADMIN is all the agent needs")
+	}
+	if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Errorf("allowPrivilegeEscalation is not false")
+	}
+	if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Errorf("readOnlyRootFilesystem is not true")
+	}
+	if sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || !slices.Equal(sc.Capabilities.Add, []corev1.Capability{"NET_ADMIN"}) {
+		t.Errorf("capabilities %+v: want drop [ALL], add [NET_ADMIN]", sc.Capabilities)
+	}
+	seccomp := sc.SeccompProfile
+	if seccomp == nil && pod.SecurityContext != nil {
+		seccomp = pod.SecurityContext.SeccompProfile
+	}
+	if seccomp == nil || seccomp.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("seccomp profile %+v: want RuntimeDefault", seccomp)
+	}
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Errorf("the service-account token is mounted: the agent never calls the API server")
+	}
+	for _, tol := range pod.Tolerations {
+		if tol.Key == "" {
+			t.Errorf("toleration %+v tolerates every taint", tol)
+		}
+	}
+	if sc.RunAsUser == nil || *sc.RunAsUser != 0 {
 		t.Errorf("runAsUser is not 0: the image's default user is 65532, and the agent needs root")
 	}
 	args := strings.Join(c.Args, " ")
@@ -263,10 +302,21 @@ func TestHostAgentDaemonSet(t *testing.T) {
 	for _, v := range pod.Volumes {
 		vols[v.Name] = v
 	}
-	for mount, host := range map[string]string{"/host/sys": "/sys", "/host/sys/kernel/config": "/sys/kernel/config", "/host/sys/kernel/debug": "/sys/kernel/debug"} {
+	for mount, host := range map[string]string{"/host/sys/class": "/sys/class", "/host/sys/devices": "/sys/devices", "/host/sys/bus": "/sys/bus",
+		"/host/sys/kernel/config": "/sys/kernel/config"} {
 		v := vols[mounts[mount].Name]
 		if v.HostPath == nil || v.HostPath.Path != host {
 			t.Errorf("%s is not mounted from hostPath %s (volume %+v)", mount, host, v)
+		}
+	}
+	if !mounts["/host/sys/bus"].ReadOnly {
+		t.Errorf("/host/sys/bus is writable: the agent only reads the driver links there")
+	}
+	// Not the whole /sys (its submounts would come along: debugfs,
+	// securityfs), and debugfs only through the opt-in component.
+	for _, v := range pod.Volumes {
+		if v.HostPath != nil && (v.HostPath.Path == "/sys" || v.HostPath.Path == "/" || v.HostPath.Path == "/sys/kernel/debug") {
+			t.Errorf("volume %s mounts hostPath %s", v.Name, v.HostPath.Path)
 		}
 	}
 	intent := vols[mounts["/etc/fabricctl"].Name]
@@ -387,6 +437,31 @@ func TestHostAgentArgsAreFabricctlFlags(t *testing.T) {
 			}
 			if !regexp.MustCompile(`(?m)^\s+(-\w, )?` + regexp.QuoteMeta(name) + `\s`).Match(help) {
 				t.Errorf("%s: fabricctl %s has no flag %s", what, strings.Join(sub, " "), name)
+			}
+		}
+	}
+}
+
+// TestDebugfsIsOptIn: only the upstream-mlx5 overlay (through the
+// host-debugfs component) mounts the node's debugfs into the host agent,
+// and it adds no capability to do so.
+func TestDebugfsIsOptIn(t *testing.T) {
+	for dir, want := range map[string]bool{"examples/k8s/pod1": false, "examples/k8s/upstream-mlx5": true} {
+		for _, o := range render(t, dir) {
+			ds, ok := o.obj.(*appsv1.DaemonSet)
+			if !ok {
+				continue
+			}
+			got := false
+			for _, v := range ds.Spec.Template.Spec.Volumes {
+				got = got || (v.HostPath != nil && v.HostPath.Path == "/sys/kernel/debug")
+			}
+			if got != want {
+				t.Errorf("%s: debugfs mounted %v, want %v", dir, got, want)
+			}
+			c := ds.Spec.Template.Spec.Containers[0]
+			if c.SecurityContext == nil || c.SecurityContext.Capabilities == nil || !slices.Equal(c.SecurityContext.Capabilities.Add, []corev1.Capability{"NET_ADMIN"}) {
+				t.Errorf("%s: capabilities %+v, want NET_ADMIN only", dir, c.SecurityContext)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // TestWatchDeployment: what fabricctl watch needs from the rendered
@@ -150,7 +151,7 @@ func TestWatchDeployment(t *testing.T) {
 	listen := flag("listen")
 	var port corev1.ContainerPort
 	for _, p := range c.Ports {
-		if ":"+itoa(p.ContainerPort) == listen {
+		if strings.HasSuffix(listen, ":"+itoa(p.ContainerPort)) {
 			port = p
 		}
 	}
@@ -206,4 +207,65 @@ func itoa(n int32) string {
 		s = string(rune('0'+n%10)) + s
 	}
 	return s
+}
+
+// TestWatchMetricsExposure: watch serves /metrics on the pod's own IP (its
+// default is loopback, which a Service cannot reach), and a NetworkPolicy
+// admits only Prometheus to that port of the watch pod.
+func TestWatchMetricsExposure(t *testing.T) {
+	var dep *appsv1.Deployment
+	var np *networkingv1.NetworkPolicy
+	for _, o := range render(t, "examples/k8s/pod1") {
+		switch v := o.obj.(type) {
+		case *appsv1.Deployment:
+			dep = v
+		case *networkingv1.NetworkPolicy:
+			np = v
+		}
+	}
+	if dep == nil || np == nil {
+		t.Fatalf("pod1 must render the watch Deployment and its NetworkPolicy (got %v, %v)", dep != nil, np != nil)
+	}
+	c := dep.Spec.Template.Spec.Containers[0]
+	var listen string
+	for _, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, "--listen="); ok {
+			listen = v
+		}
+	}
+	podIP := false
+	for _, e := range c.Env {
+		if e.Name == "POD_IP" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP" {
+			podIP = true
+		}
+	}
+	if listen != "$(POD_IP):9464" || !podIP {
+		t.Errorf("--listen=%q (POD_IP from status.podIP: %v): want $(POD_IP):9464, the pod's own address", listen, podIP)
+	}
+	for k, v := range np.Spec.PodSelector.MatchLabels {
+		if dep.Spec.Template.Labels[k] != v {
+			t.Errorf("NetworkPolicy selects %s=%s, not the watch pod (labels %v)", k, v, dep.Spec.Template.Labels)
+		}
+	}
+	if len(np.Spec.PodSelector.MatchLabels) == 0 {
+		t.Errorf("the NetworkPolicy selects every pod of the namespace")
+	}
+	if len(np.Spec.PolicyTypes) == 0 || np.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress {
+		t.Errorf("policyTypes %v: want Ingress", np.Spec.PolicyTypes)
+	}
+	if len(np.Spec.Ingress) != 1 {
+		t.Fatalf("%d ingress rules, want 1 (Prometheus)", len(np.Spec.Ingress))
+	}
+	in := np.Spec.Ingress[0]
+	if len(in.From) == 0 {
+		t.Errorf("the ingress rule admits every source")
+	}
+	for _, f := range in.From {
+		if f.IPBlock != nil || f.PodSelector == nil || len(f.PodSelector.MatchLabels) == 0 {
+			t.Errorf("ingress from %+v: want Prometheus pods by label", f)
+		}
+	}
+	if len(in.Ports) != 1 || in.Ports[0].Port == nil || in.Ports[0].Port.String() != "metrics" {
+		t.Errorf("ingress ports %v: want the metrics port only", in.Ports)
+	}
 }

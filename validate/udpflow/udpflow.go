@@ -3,6 +3,7 @@ package udpflow
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,7 +17,7 @@ import (
 )
 
 // HeaderLen is the size of the header every packet starts with.
-const HeaderLen = 32
+const HeaderLen = 40
 
 // MinSize and MaxSize bound the UDP payload size.
 const (
@@ -32,12 +33,14 @@ const (
 )
 
 // header is the packet header: magic[4] kind[1] pad[3] flow[4] pad[4]
-// seq[8] sendUnixNano[8], big endian.
+// seq[8] sendUnixNano[8] token[8], big endian. The token is the run's
+// (Filter.Token): a receiver that has one drops packets without it.
 type header struct {
-	kind uint8
-	flow uint32
-	seq  uint64
-	sent int64
+	kind  uint8
+	flow  uint32
+	seq   uint64
+	sent  int64
+	token uint64
 }
 
 func (h header) put(b []byte) {
@@ -46,13 +49,15 @@ func (h header) put(b []byte) {
 	binary.BigEndian.PutUint32(b[8:12], h.flow)
 	binary.BigEndian.PutUint64(b[16:24], h.seq)
 	binary.BigEndian.PutUint64(b[24:32], uint64(h.sent))
+	binary.BigEndian.PutUint64(b[32:40], h.token)
 }
 
 func parseHeader(b []byte) (header, bool) {
 	if len(b) < HeaderLen || [4]byte(b[0:4]) != magic {
 		return header{}, false
 	}
-	h := header{kind: b[4], flow: binary.BigEndian.Uint32(b[8:12]), seq: binary.BigEndian.Uint64(b[16:24]), sent: int64(binary.BigEndian.Uint64(b[24:32]))}
+	h := header{kind: b[4], flow: binary.BigEndian.Uint32(b[8:12]), seq: binary.BigEndian.Uint64(b[16:24]), sent: int64(binary.BigEndian.Uint64(b[24:32])),
+		token: binary.BigEndian.Uint64(b[32:40])}
 	if h.kind != kindData && h.kind != kindEnd {
 		return header{}, false
 	}
@@ -70,6 +75,8 @@ type SendConfig struct {
 	Count int
 	// Rate is packets per second; 0 = as fast as the socket takes them.
 	Rate float64
+	// Token is the run's token (NewToken), carried by every packet.
+	Token uint64
 }
 
 // SendStats is what a sender did.
@@ -163,7 +170,7 @@ func Send(ctx context.Context, c *net.UDPConn, cfg SendConfig) (SendStats, error
 				}
 			}
 		}
-		header{kind: kindData, flow: cfg.Flow, seq: uint64(i), sent: time.Now().UnixNano()}.put(buf)
+		header{kind: kindData, flow: cfg.Flow, seq: uint64(i), sent: time.Now().UnixNano(), token: cfg.Token}.put(buf)
 		if _, err := c.Write(buf); err != nil {
 			st.Errors++
 			continue
@@ -175,7 +182,7 @@ func Send(ctx context.Context, c *net.UDPConn, cfg SendConfig) (SendStats, error
 	// End markers carry the number of data packets sent; repeated because
 	// they cross the same lossy path.
 	end := make([]byte, HeaderLen)
-	header{kind: kindEnd, flow: cfg.Flow, seq: st.Sent, sent: time.Now().UnixNano()}.put(end)
+	header{kind: kindEnd, flow: cfg.Flow, seq: st.Sent, sent: time.Now().UnixNano(), token: cfg.Token}.put(end)
 	for k := 0; k < 5; k++ {
 		_, _ = c.Write(end)
 		time.Sleep(2 * time.Millisecond)
@@ -208,6 +215,10 @@ type FlowStats struct {
 	Bytes       uint64 `json:"bytes"`
 	// ToS counts received packets by the ToS byte they arrived with.
 	ToS map[uint8]uint64 `json:"tos"`
+	// Rejected is how many packets the receiver dropped as not the run's
+	// (wrong token, source, flow id or sequence; over its state caps),
+	// over all flows of the receiver.
+	Rejected uint64 `json:"rejected,omitempty"`
 	// Throughput over first to last arrival, Gb/s of UDP payload.
 	Gbps float64 `json:"gbps"`
 	// One-way latency (receive time - send timestamp).
@@ -229,6 +240,42 @@ const recvBuffer = 16 << 20
 // maxSamples caps the latency samples kept per flow.
 const maxSamples = 1 << 20
 
+// The receiver's state caps when its Filter does not bound it: flows it
+// keeps, and the highest sequence number it records.
+const (
+	maxFlows = 64
+	maxSeq   = 1 << 22
+)
+
+// Filter is what a receiver accepts: packets carrying the run's token,
+// from one of the senders' addresses, of the flows it waits for, with a
+// sequence number below the flow's packet count. Anything else (a forged
+// flow or end marker from elsewhere on the network) is counted in
+// FlowStats.Rejected and leaves no state.
+type Filter struct {
+	// Token must be in every packet (0: no token is checked).
+	Token uint64
+	// Sources are the senders' addresses (none: any).
+	Sources []netip.Addr
+	// Flows are the flow ids accepted (none: any, up to 64 flows).
+	Flows []uint32
+	// Packets bounds a data packet's sequence number (0: 4,194,304).
+	Packets uint64
+}
+
+// NewToken returns a random per-run token (never 0).
+func NewToken() (uint64, error) {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, err
+		}
+		if t := binary.BigEndian.Uint64(b[:]); t != 0 {
+			return t, nil
+		}
+	}
+}
+
 // Receiver counts packets arriving on one socket.
 type Receiver struct {
 	conn *net.UDPConn
@@ -236,7 +283,43 @@ type Receiver struct {
 	// overflow is the socket's drop counter (SO_RXQ_OVFL) as last reported.
 	overflow uint32
 	// flows by id
-	flows map[uint32]*FlowStats
+	flows    map[uint32]*FlowStats
+	filter   Filter
+	rejected uint64
+}
+
+// SetFilter sets what the receiver accepts; call it before Run.
+func (r *Receiver) SetFilter(f Filter) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f.Sources = slices.Clone(f.Sources)
+	for i, a := range f.Sources {
+		f.Sources[i] = a.Unmap()
+	}
+	r.filter = f
+}
+
+// accept says whether a packet is the run's (r.mu held).
+func (r *Receiver) accept(h header, src netip.AddrPort) bool {
+	f := r.filter
+	if h.token != f.Token {
+		return false
+	}
+	if len(f.Sources) > 0 && !slices.Contains(f.Sources, src.Addr().Unmap()) {
+		return false
+	}
+	if len(f.Flows) > 0 {
+		if !slices.Contains(f.Flows, h.flow) {
+			return false
+		}
+	} else if r.flows[h.flow] == nil && len(r.flows) >= maxFlows {
+		return false
+	}
+	limit := cmp.Or(f.Packets, maxSeq)
+	if h.kind == kindData && h.seq >= limit || h.kind == kindEnd && h.seq > limit {
+		return false
+	}
+	return true
 }
 
 // Listen opens the receiving socket on addr with IP_RECVTOS, so the ToS byte
@@ -346,6 +429,10 @@ func (r *Receiver) record(h header, n int, tos int, ovfl uint32, src netip.AddrP
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.overflow = max(r.overflow, ovfl)
+	if !r.accept(h, src) {
+		r.rejected++
+		return
+	}
 	f := r.flows[h.flow]
 	if f == nil {
 		f = &FlowStats{Flow: h.flow, Source: src.Addr().String(), ToS: map[uint8]uint64{}, seen: map[uint64]struct{}{}}
@@ -420,6 +507,7 @@ func (r *Receiver) Stats() []FlowStats {
 			s.Lost = s.Sent - s.Unique
 		}
 		s.SocketDrops = uint64(r.overflow)
+		s.Rejected = r.rejected
 		if d := f.last.Sub(f.first); d > 0 && s.Unique > 1 {
 			s.Gbps = float64(s.Bytes) * 8 / d.Seconds() / 1e9
 		}

@@ -2,6 +2,7 @@ package udpflow
 
 import (
 	"context"
+	"net"
 	"net/netip"
 	"testing"
 	"time"
@@ -209,5 +210,102 @@ func TestIdleCountsOnlyAnEmptySocket(t *testing.T) {
 			unique = got[0].Unique
 		}
 		t.Fatalf("got %d flows, %d unique packets; want flow 3 with %d", len(got), unique, n)
+	}
+}
+
+// TestReceiverCountsOnlyTheRunsPackets: with a Filter, packets without the
+// run's token, from another source, of another flow id or past the flow's
+// packet count (forged data or end markers from elsewhere on the network)
+// are rejected and leave no state; the run's own packets are counted. The
+// sources are real sockets on two loopback addresses.
+func TestReceiverCountsOnlyTheRunsPackets(t *testing.T) {
+	r := listen(t)
+	const token = 0x5eed5eed5eed5eed
+	r.SetFilter(Filter{Token: token, Sources: []netip.Addr{netip.MustParseAddr("127.0.0.1")}, Flows: []uint32{1}, Packets: 4})
+	from := func(src string) *net.UDPConn {
+		t.Helper()
+		c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort(src+":0")), net.UDPAddrFromAddrPort(r.Addr()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	good, other := from("127.0.0.1"), from("127.0.0.2")
+	buf := make([]byte, 64)
+	send := func(c *net.UDPConn, h header) {
+		t.Helper()
+		h.sent = time.Now().UnixNano()
+		h.put(buf)
+		if _, err := c.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Forged: a fake end marker claiming 0 sent (a clean verdict), a fake
+	// flow, from the wrong source, past the count, with no token.
+	send(good, header{kind: kindEnd, flow: 1, seq: 0})
+	send(other, header{kind: kindEnd, flow: 1, seq: 0, token: token})
+	send(other, header{kind: kindData, flow: 1, seq: 1, token: token})
+	send(good, header{kind: kindData, flow: 2, seq: 0, token: token})
+	send(good, header{kind: kindData, flow: 1, seq: 9, token: token})
+	for seq := range uint64(1000) {
+		send(good, header{kind: kindData, flow: 100 + uint32(seq), seq: seq, token: token + 1})
+	}
+	// The run's own: 4 sent, 3 arrive, then its end marker.
+	for _, seq := range []uint64{0, 1, 3} {
+		send(good, header{kind: kindData, flow: 1, seq: seq, token: token})
+	}
+	send(good, header{kind: kindEnd, flow: 1, seq: 4, token: token})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	got, err := r.Run(ctx, []uint32{1}, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d flows kept, want 1 (forged flows leave no state): %+v", len(got), got)
+	}
+	g := got[0]
+	if g.Flow != 1 || g.Sent != 4 || g.Unique != 3 || g.Received != 3 || !g.EndSeen || g.Source != "127.0.0.1" {
+		t.Errorf("flow 1: %+v, want sent 4, 3 received, end seen, from 127.0.0.1", g)
+	}
+	if st := r.Stats(); st[0].Lost != 1 {
+		t.Errorf("lost %d, want 1", st[0].Lost)
+	}
+	if g.Rejected != 1005 {
+		t.Errorf("rejected %d, want 1005", g.Rejected)
+	}
+}
+
+// TestReceiverCapsFlows: without a flow list a receiver keeps at most
+// maxFlows flows; more flow ids are rejected, not grown without bound.
+func TestReceiverCapsFlows(t *testing.T) {
+	r := listen(t)
+	c, err := Dial(r.Addr(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 64)
+	for id := range uint32(maxFlows + 10) {
+		header{kind: kindEnd, flow: id, seq: 1}.put(buf)
+		if _, err := c.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	header{kind: kindData, flow: 0, seq: maxSeq}.put(buf)
+	if _, err := c.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Flow 0..63 end; the run waits for flow 0's end and then for the
+	// socket to drain (idle).
+	got, err := r.Run(ctx, nil, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != maxFlows || got[0].Rejected != 11 {
+		t.Errorf("%d flows kept with %d rejected, want %d and 11", len(got), got[0].Rejected, maxFlows)
 	}
 }

@@ -51,23 +51,35 @@ func (w *Watcher) writeCounters(bw *bufio.Writer) {
 	}
 	buf := make([]byte, 0, 256)
 	targets, _ := w.current()
-	// Each switch's counters are copied once, under its lock, and written
-	// from the copy: the families are written one after the other, and a
-	// switch locked five times per scrape, each time waiting for an
-	// ingest that may have been preempted holding the lock, made scrapes
-	// of a busy 2,000-switch watch on a loaded machine take a minute.
-	w.scrapeMu.Lock()
-	defer w.scrapeMu.Unlock()
-	if cap(w.scrapeCopies) < len(targets) {
-		w.scrapeCopies = make([]countersCopy, len(targets))
+	// Each switch's counters are copied once, under its own lock, and the
+	// text is written from the copies with no lock held: a scraper that
+	// stops reading blocks only its own scrape (until the server's
+	// WriteTimeout), never ingest or another scrape. (A switch locked five
+	// times per scrape, each time waiting for an ingest that may have been
+	// preempted holding the lock, made scrapes of a busy 2,000-switch
+	// watch on a loaded machine take a minute.) A switch that is not
+	// streaming exports no counters.
+	pooled, _ := w.scrapeCopies.Get().(*[]countersCopy)
+	if pooled == nil {
+		pooled = new([]countersCopy)
 	}
-	copies := w.scrapeCopies[:len(targets)]
+	if cap(*pooled) < len(targets) {
+		*pooled = make([]countersCopy, len(targets))
+	}
+	defer w.scrapeCopies.Put(pooled)
+	copies := (*pooled)[:len(targets)]
+	live := make([]bool, len(targets))
 	for i, t := range targets {
-		t.ctr.copyTo(&copies[i])
+		if live[i] = t.up.Load(); live[i] {
+			t.ctr.copyTo(&copies[i])
+		}
 	}
 	for _, f := range fams {
 		header := false
 		for i, t := range targets {
+			if !live[i] {
+				continue
+			}
 			sw := t.sw.Name
 			t.ctr.each(copies[i].vals, copies[i].seen, func(port string, prio, kind int, v uint64) {
 				dir := ""

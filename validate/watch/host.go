@@ -103,7 +103,7 @@ func (h *HostCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, r := range hostRDMA {
 		ch <- r.desc
 	}
-	for _, d := range []*prometheus.Desc{descHostPause, descHostDiscards, descHostStorms, descUp, descDrift} {
+	for _, d := range []*prometheus.Desc{descHostPause, descHostDiscards, descHostStorms, descHostUp, descHostDrift} {
 		ch <- d
 	}
 }
@@ -176,9 +176,9 @@ func (h *HostCollector) Collect(ch chan<- prometheus.Metric) {
 	if ok {
 		up = 1
 	}
-	ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, host.Name, "host")
+	ch <- prometheus.MustNewConstMetric(descHostUp, prometheus.GaugeValue, up, host.Name, "host")
 	if checked && driftOK {
-		ch <- prometheus.MustNewConstMetric(descDrift, prometheus.GaugeValue, float64(drift), host.Name, "host")
+		ch <- prometheus.MustNewConstMetric(descHostDrift, prometheus.GaugeValue, float64(drift), host.Name, "host")
 	}
 }
 

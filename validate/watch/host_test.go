@@ -69,9 +69,9 @@ inventory:
 		"fabricctl_host_pfc_pause_frames_total{direction=tx,host=gpu1,interface=eth1,priority=3}":     1,
 		"fabricctl_host_prio_discards_total{host=gpu1,interface=eth0,priority=3}":                     2,
 		"fabricctl_host_pause_storm_events_total{host=gpu1,interface=eth0}":                           0,
-		"fabricctl_drift_paths{kind=host,target=gpu1}":                                                3,
+		"fabricctl_drift_paths{host=gpu1,kind=host}":                                                  3,
 		// mlx5_1's hw_counters are missing: the host is not fully readable.
-		"fabricctl_target_up{kind=host,target=gpu1}": 0,
+		"fabricctl_target_up{host=gpu1,kind=host}": 0,
 	}
 	for k, v := range want {
 		if got, ok := s[k]; !ok || got != v {
@@ -89,12 +89,12 @@ inventory:
 	// Readable again, and a failed reconcile: up 0, drift not exported.
 	fsys["sys/class/infiniband/mlx5_1/ports/1/hw_counters/np_cnp_sent"] = hw("0")
 	s = series(t, reg)
-	if s["fabricctl_target_up{kind=host,target=gpu1}"] != 1 {
-		t.Errorf("host readable: target_up = %v, want 1", s["fabricctl_target_up{kind=host,target=gpu1}"])
+	if s["fabricctl_target_up{host=gpu1,kind=host}"] != 1 {
+		t.Errorf("host readable: target_up = %v, want 1", s["fabricctl_target_up{host=gpu1,kind=host}"])
 	}
 	hc.SetDrift(0, errors.New("netlink: permission denied"))
 	s = series(t, reg)
-	if _, ok := s["fabricctl_drift_paths{kind=host,target=gpu1}"]; ok || s["fabricctl_target_up{kind=host,target=gpu1}"] != 0 {
+	if _, ok := s["fabricctl_drift_paths{host=gpu1,kind=host}"]; ok || s["fabricctl_target_up{host=gpu1,kind=host}"] != 0 {
 		t.Errorf("after a failed plan: %v; want target_up 0 and no drift series", s)
 	}
 }

@@ -21,6 +21,8 @@ const (
 	MetricPriorityInfo   = "fabricctl_priority_info"
 	MetricUpdates        = "fabricctl_watch_updates_total"
 	MetricReloads        = "fabricctl_watch_intent_reloads_total"
+	MetricLastSample     = "fabricctl_switch_last_sample_timestamp_seconds"
+	MetricBuildInfo      = "fabricctl_build_info"
 )
 
 // Help texts of the per-port counter families (also written by Handler).
@@ -38,18 +40,22 @@ var (
 	descPause    = prometheus.NewDesc(MetricPFCPause, helpPause, []string{"switch", "port", "priority", "direction"}, nil)
 	descWatchdog = prometheus.NewDesc(MetricWatchdog, helpWatchdog, []string{"switch", "port", "priority"}, nil)
 	descDiscards = prometheus.NewDesc(MetricBufferDiscards, helpDiscards, []string{"switch", "port"}, nil)
-	descUp       = prometheus.NewDesc(MetricTargetUp,
-		"1 while the target streams its counters (the subscription delivered its initial sync and is open), else 0.",
-		[]string{"target", "kind"}, nil)
-	descReconnects = prometheus.NewDesc(MetricReconnects,
-		"Sessions with the target that ended and were retried.",
-		[]string{"target", "kind"}, nil)
-	descDrift = prometheus.NewDesc(MetricDriftPaths,
-		"Paths where the target differs from the intent, and what it lacks that apply cannot write (as fabricctl diff counts them); absent until the first check.",
-		[]string{"target", "kind"}, nil)
-	descDriftFail = prometheus.NewDesc(MetricDriftFailures,
-		"Drift checks that could not read or compare the target.",
-		[]string{"target", "kind"}, nil)
+	// The health metrics name the device as the counters do: switch="..."
+	// for watch's switches, host="..." for host apply --watch (kind says
+	// which, for queries over both).
+	descUp, descHostUp = healthDesc(MetricTargetUp,
+		"1 while the target streams its counters (the subscription delivered its initial sync and is open), else 0.")
+	descReconnects, _ = healthDesc(MetricReconnects,
+		"Sessions with the target that ended and were retried.")
+	descDrift, descHostDrift = healthDesc(MetricDriftPaths,
+		"Paths where the target differs from the intent, and what it lacks that apply cannot write (as fabricctl diff counts them); absent until the first check.")
+	descDriftFail, _ = healthDesc(MetricDriftFailures,
+		"Drift checks that could not read or compare the target.")
+	descLastSample = prometheus.NewDesc(MetricLastSample,
+		"When the switch's last counter sample arrived (Unix seconds); absent until the first. Its counters are exported only while it streams (fabricctl_target_up 1).",
+		[]string{"switch"}, nil)
+	descBuildInfo = prometheus.NewDesc(MetricBuildInfo,
+		"fabricctl's version, VCS revision and Go version (always 1).", []string{"version", "revision", "goversion"}, nil)
 	descPrio = prometheus.NewDesc(MetricPriorityInfo,
 		"The intent's traffic classes by priority (always 1): lossless = PFC on, ecn = ECN marking on, cnp = the class CNPs use.",
 		[]string{"priority", "class", "lossless", "ecn", "cnp"}, nil)
@@ -59,6 +65,23 @@ var (
 		"Intent reloads (SIGHUP or a changed file): result ok, or refused (the new intent did not load; the previous one keeps running).",
 		[]string{"result"}, nil)
 )
+
+// healthDesc is a health metric's two descriptions: one labelled
+// switch (watch), one labelled host (host apply --watch).
+func healthDesc(name, help string) (sw, host *prometheus.Desc) {
+	return prometheus.NewDesc(name, help, []string{"switch", "kind"}, nil),
+		prometheus.NewDesc(name, help, []string{"host", "kind"}, nil)
+}
+
+// BuildInfo is a Collector of fabricctl_build_info.
+func BuildInfo(version, revision, goVersion string) prometheus.Collector {
+	return buildInfo{prometheus.MustNewConstMetric(descBuildInfo, prometheus.GaugeValue, 1, version, revision, goVersion)}
+}
+
+type buildInfo struct{ m prometheus.Metric }
+
+func (b buildInfo) Describe(ch chan<- *prometheus.Desc) { ch <- descBuildInfo }
+func (b buildInfo) Collect(ch chan<- prometheus.Metric) { ch <- b.m }
 
 var prioLabels = func() (out [8]string) {
 	for i := range out {
@@ -70,7 +93,7 @@ var prioLabels = func() (out [8]string) {
 // Describe implements prometheus.Collector.
 func (w *Watcher) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDrops, descECN, descPause, descWatchdog, descDiscards, descUp, descReconnects,
-		descDrift, descDriftFail, descPrio, descUpdates, descReloads} {
+		descDrift, descDriftFail, descPrio, descUpdates, descReloads, descLastSample} {
 		ch <- d
 	}
 }
@@ -78,13 +101,18 @@ func (w *Watcher) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector: the health metrics and every
 // per-port counter. Counters are the switch's own cumulative values
 // (Prometheus' rate() handles a counter the switch clears as a reset); only
-// counters a switch has reported are exported. For large fabrics serve
+// counters a switch has reported are exported, and only while it streams:
+// a switch that is down exports none, so Prometheus marks its series stale
+// and rate() shows a gap, not a flat zero. For large fabrics serve
 // Handler instead: it writes the counters without building a metric object
 // per series.
 func (w *Watcher) Collect(ch chan<- prometheus.Metric) {
 	w.collectHealth(ch)
 	targets, _ := w.current()
 	for _, t := range targets {
+		if !t.up.Load() {
+			continue
+		}
 		name := t.sw.Name
 		t.ctr.snapshot(func(port string, prio, kind int, v uint64) {
 			f := float64(v)
@@ -111,7 +139,7 @@ func (w *Watcher) Collect(ch chan<- prometheus.Metric) {
 type health struct{ w *Watcher }
 
 func (h health) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descUp, descReconnects, descDrift, descDriftFail, descPrio, descUpdates, descReloads} {
+	for _, d := range []*prometheus.Desc{descUp, descReconnects, descDrift, descDriftFail, descPrio, descUpdates, descReloads, descLastSample} {
 		ch <- d
 	}
 }
@@ -140,6 +168,9 @@ func (w *Watcher) collectHealth(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, name, "switch")
 		ch <- prometheus.MustNewConstMetric(descReconnects, prometheus.CounterValue, float64(t.reconnects.Load()), name, "switch")
+		if ns := t.lastSample.Load(); ns != 0 {
+			ch <- prometheus.MustNewConstMetric(descLastSample, prometheus.GaugeValue, float64(ns)/1e9, name)
+		}
 		if w.opts.Engine != nil {
 			if d := t.driftPaths.Load(); d >= 0 {
 				ch <- prometheus.MustNewConstMetric(descDrift, prometheus.GaugeValue, float64(d), name, "switch")
@@ -156,6 +187,6 @@ var _ prometheus.Collector = (*Watcher)(nil)
 func MetricNames() []string {
 	return []string{MetricQueueDrops, MetricECNMarked, MetricPFCPause, MetricWatchdog, MetricBufferDiscards,
 		MetricTargetUp, MetricReconnects, MetricDriftPaths, MetricDriftFailures, MetricPriorityInfo, MetricUpdates, MetricReloads,
-		MetricHostOutOfSequence, MetricHostSeqErrors, MetricHostAckTimeouts, MetricHostECNMarked, MetricHostCNPSent,
+		MetricLastSample, MetricBuildInfo, MetricHostOutOfSequence, MetricHostSeqErrors, MetricHostAckTimeouts, MetricHostECNMarked, MetricHostCNPSent,
 		MetricHostCNPHandled, MetricHostPause, MetricHostPrioDiscards, MetricHostPauseStorms}
 }

@@ -80,8 +80,9 @@ type Watcher struct {
 	shapes  map[intent.Platform]*shapeCache // kept across reloads
 	running *runState                       // nil until Run
 
-	scrapeMu     sync.Mutex // one scrape at a time; guards scrapeCopies
-	scrapeCopies []countersCopy
+	// scrapeCopies pools the per-scrape copies of the switches' counters
+	// (a *[]countersCopy).
+	scrapeCopies sync.Pool
 }
 
 type runState struct {
@@ -101,6 +102,7 @@ type target struct {
 	drift atomic.Pointer[driftState]
 
 	up         atomic.Bool
+	lastSample atomic.Int64 // when the last counter update arrived, Unix ns; 0 = never
 	reconnects atomic.Uint64
 	driftPaths atomic.Int64 // -1 = unknown
 	driftFails atomic.Uint64
@@ -215,8 +217,8 @@ func (w *Watcher) build(f *intent.Fabric) ([]int, []*target, error) {
 func sessionKey(sw *intent.Switch) string {
 	c, tl := sw.Credentials, sw.TLS
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%s|%q|%q|%q|%q|%q|%q|%q|%q|%q|%v|%v|", sw.Name, sw.Platform, sw.Address,
-		c.UsernameEnv, c.PasswordEnv, c.UsernameFile, c.PasswordFile, tl.CA, tl.Cert, tl.Key, tl.ServerName, sw.Profile, tl.Insecure, tl.SkipVerify)
+	fmt.Fprintf(&b, "%s|%s|%s|%q|%q|%q|%q|%q|%q|%q|%q|%q|%v|%v|%q|", sw.Name, sw.Platform, sw.Address,
+		c.UsernameEnv, c.PasswordEnv, c.UsernameFile, c.PasswordFile, tl.CA, tl.Cert, tl.Key, tl.ServerName, sw.Profile, tl.Insecure, tl.SkipVerify, sw.Proxy)
 	for _, p := range sw.Ports {
 		fmt.Fprintf(&b, "%q,", p.Name)
 	}
@@ -489,7 +491,9 @@ func (t *target) session(ctx context.Context) (synced bool, err error) {
 				t.log.Info("switch streaming", "paths", len(paths), "interval", t.w.opts.SampleInterval)
 			}
 		case respUpdate:
-			last.Store(time.Now().UnixNano())
+			now := time.Now().UnixNano()
+			last.Store(now)
+			t.lastSample.Store(now)
 			t.w.updates.Add(uint64(n))
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"reflect"
 	"strings"
@@ -181,6 +183,17 @@ func value(m *dto.Metric) float64 {
 	return 0
 }
 
+// healthReg is a registry of w's health metrics, as watch serves them
+// beside Handler's counters.
+func healthReg(t *testing.T, w *watch.Watcher) *prometheus.Registry {
+	t.Helper()
+	r := prometheus.NewPedanticRegistry()
+	if err := r.Register(w.Health()); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // waitFor polls until cond holds on the gathered series.
 func waitFor(t *testing.T, reg *prometheus.Registry, what string, cond func(map[string]float64) bool) map[string]float64 {
 	t.Helper()
@@ -227,9 +240,9 @@ func TestSeriesFollowTraffic(t *testing.T) {
 	play("leaf2", "Ethernet0", 5, twin.Traffic{Drops: 100})    // priority 5: no class
 	_, reg := start(t, watch.Options{Fabric: l.f})
 	want := map[string]float64{
-		"fabricctl_target_up{kind=switch,target=leaf1}":                                         1,
-		"fabricctl_target_up{kind=switch,target=leaf2}":                                         1,
-		"fabricctl_target_up{kind=switch,target=leaf3}":                                         1,
+		"fabricctl_target_up{kind=switch,switch=leaf1}":                                         1,
+		"fabricctl_target_up{kind=switch,switch=leaf2}":                                         1,
+		"fabricctl_target_up{kind=switch,switch=leaf3}":                                         1,
 		drops("leaf1", "ethernet-1/1", 3):                                                       2,
 		"fabricctl_switch_ecn_marked_packets_total{port=ethernet-1/1,priority=3,switch=leaf1}":  30,
 		pause("leaf1", "ethernet-1/1", 3, "tx"):                                                 7,
@@ -269,23 +282,46 @@ func TestSeriesFollowTraffic(t *testing.T) {
 }
 
 // TestDisconnectAndRecover: a switch that goes away shows target_up 0
-// while the others keep streaming; when it is back, watch reconnects on
-// its own.
+// while the others keep streaming, and exports no counters while it is down
+// (Prometheus marks them stale: rate() shows a gap, not a flat 0), through
+// Collect and Handler alike; its last-sample time stays. When it is back,
+// watch reconnects on its own.
 func TestDisconnectAndRecover(t *testing.T) {
 	l := newLab(t)
 	if err := l.twins["leaf1"].Play("ethernet-1/1", 3, twin.Traffic{Drops: 1}); err != nil {
 		t.Fatal(err)
 	}
-	_, reg := start(t, watch.Options{Fabric: l.f})
-	up := func(sw string) string { return "fabricctl_target_up{kind=switch,target=" + sw + "}" }
-	waitFor(t, reg, "all up", func(s map[string]float64) bool {
-		return s[up("leaf1")] == 1 && s[up("leaf2")] == 1 && s[up("leaf3")] == 1
+	w, reg := start(t, watch.Options{Fabric: l.f})
+	up := func(sw string) string { return "fabricctl_target_up{kind=switch,switch=" + sw + "}" }
+	lastSample := func(sw string) string { return "fabricctl_switch_last_sample_timestamp_seconds{switch=" + sw + "}" }
+	s := waitFor(t, reg, "all up", func(s map[string]float64) bool {
+		return s[up("leaf1")] == 1 && s[up("leaf2")] == 1 && s[up("leaf3")] == 1 && s[drops("leaf1", "ethernet-1/1", 3)] == 1 &&
+			s[lastSample("leaf1")] > 0
 	})
+	if ts := s[lastSample("leaf1")]; ts < float64(time.Now().Add(-time.Hour).Unix()) || ts > float64(time.Now().Add(time.Minute).Unix()) {
+		t.Errorf("leaf1's last sample at %g, not about now (%d)", ts, time.Now().Unix())
+	}
 	addr := l.twins["leaf1"].Addr()
 	l.twins["leaf1"].Close()
-	waitFor(t, reg, "leaf1 down, the others up", func(s map[string]float64) bool {
+	s = waitFor(t, reg, "leaf1 down, the others up", func(s map[string]float64) bool {
 		return s[up("leaf1")] == 0 && s[up("leaf2")] == 1 && s[up("leaf3")] == 1
 	})
+	for k := range s {
+		if strings.HasPrefix(k, "fabricctl_switch_") && strings.Contains(k, "switch=leaf1}") && !strings.HasPrefix(k, "fabricctl_switch_last_sample") {
+			t.Errorf("leaf1 is down but exports %s", k)
+		}
+	}
+	if s[lastSample("leaf1")] == 0 {
+		t.Errorf("leaf1's last-sample time is gone while it is down")
+	}
+	h := healthReg(t, w)
+	rec := httptest.NewRecorder()
+	w.Handler(h).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if body := rec.Body.String(); strings.Contains(body, `fabricctl_switch_queue_drops_total{switch="leaf1"`) {
+		t.Errorf("Handler: leaf1 is down but its counters are written")
+	} else if !strings.Contains(body, `fabricctl_switch_last_sample_timestamp_seconds{switch="leaf1"}`) {
+		t.Errorf("Handler: no last-sample time of leaf1:\n%s", body)
+	}
 	// The others still stream: leaf2's counter moves while leaf1 is down.
 	if err := l.twins["leaf2"].Play("Ethernet4", 0, twin.Traffic{Drops: 6}); err != nil {
 		t.Fatal(err)
@@ -301,11 +337,11 @@ func TestDisconnectAndRecover(t *testing.T) {
 	if err := tw.Play("ethernet-1/1", 3, twin.Traffic{Drops: 9}); err != nil {
 		t.Fatal(err)
 	}
-	s := waitFor(t, reg, "leaf1 back", func(s map[string]float64) bool {
+	s = waitFor(t, reg, "leaf1 back", func(s map[string]float64) bool {
 		return s[up("leaf1")] == 1 && s[drops("leaf1", "ethernet-1/1", 3)] == 9
 	})
-	if s["fabricctl_target_reconnects_total{kind=switch,target=leaf1}"] < 1 {
-		t.Errorf("reconnects of leaf1 = %g, want >= 1", s["fabricctl_target_reconnects_total{kind=switch,target=leaf1}"])
+	if s["fabricctl_target_reconnects_total{kind=switch,switch=leaf1}"] < 1 {
+		t.Errorf("reconnects of leaf1 = %g, want >= 1", s["fabricctl_target_reconnects_total{kind=switch,switch=leaf1}"])
 	}
 }
 
@@ -322,10 +358,10 @@ func TestHungSwitchLooksDown(t *testing.T) {
 	_, reg := start(t, watch.Options{Fabric: l.f, Stale: 300 * time.Millisecond})
 	// Healthy switches stream on; only the hung one goes down.
 	time.Sleep(600 * time.Millisecond)
-	if s := series(t, reg); s["fabricctl_target_reconnects_total{kind=switch,target=leaf1}"] != 0 {
+	if s := series(t, reg); s["fabricctl_target_reconnects_total{kind=switch,switch=leaf1}"] != 0 {
 		t.Fatalf("a healthy switch reconnected: %v", s)
 	}
-	up := "fabricctl_target_up{kind=switch,target=leaf2}"
+	up := "fabricctl_target_up{kind=switch,switch=leaf2}"
 	waitFor(t, reg, "leaf2 up", func(s map[string]float64) bool { return s[up] == 1 })
 	l.twins["leaf2"].Hang(true) // open streams go quiet, new RPCs hang
 	waitFor(t, reg, "leaf2 down", func(s map[string]float64) bool { return s[up] == 0 })
@@ -373,7 +409,7 @@ func TestDriftOnChange(t *testing.T) {
 				Transport: transport.Options{Timeout: 10 * time.Second, Attempts: 1}}
 			_, reg := start(t, watch.Options{Fabric: l.f, Switches: []string{tc.sw}, Engine: eng, DriftInterval: time.Hour,
 				DriftDebounce: 50 * time.Millisecond})
-			drift := "fabricctl_drift_paths{kind=switch,target=" + tc.sw + "}"
+			drift := "fabricctl_drift_paths{kind=switch,switch=" + tc.sw + "}"
 			s := waitFor(t, reg, "drift on the empty switch", func(s map[string]float64) bool { return s[drift] > 0 })
 			before := s[drift]
 			ctx := context.Background()
@@ -484,7 +520,7 @@ func TestReload(t *testing.T) {
 		}
 	}
 	w, reg := start(t, watch.Options{Fabric: reloadIntent(t, l, proxies, "", "leaf1", "leaf2")})
-	up := func(sw string) string { return "fabricctl_target_up{kind=switch,target=" + sw + "}" }
+	up := func(sw string) string { return "fabricctl_target_up{kind=switch,switch=" + sw + "}" }
 	waitFor(t, reg, "leaf1 and leaf2 up", func(s map[string]float64) bool {
 		return s[up("leaf1")] == 1 && s[up("leaf2")] == 1 && s[drops("leaf1", "ethernet-1/1", 3)] == 1
 	})
@@ -565,7 +601,7 @@ func TestReloadDrift(t *testing.T) {
 		Transport: transport.Options{Timeout: 10 * time.Second, Attempts: 1}}
 	w, reg := start(t, watch.Options{Fabric: l.f, Switches: []string{"leaf1"}, Engine: eng, DriftInterval: time.Hour,
 		DriftDebounce: 50 * time.Millisecond})
-	drift := "fabricctl_drift_paths{kind=switch,target=leaf1}"
+	drift := "fabricctl_drift_paths{kind=switch,switch=leaf1}"
 	waitFor(t, reg, "a first drift check", func(s map[string]float64) bool { _, ok := s[drift]; return ok })
 	ctx := context.Background()
 	p, err := eng.Plan(ctx, l.f, []string{"leaf1"})
@@ -592,7 +628,7 @@ func TestReloadDrift(t *testing.T) {
 		t.Errorf("reload: %+v, want %+v", r, want)
 	}
 	waitFor(t, reg, "drift against the new MTU", func(s map[string]float64) bool { return s[drift] > 0 })
-	if s := series(t, reg); s["fabricctl_target_reconnects_total{kind=switch,target=leaf1}"] != 0 {
-		t.Errorf("leaf1 reconnected: %v", s["fabricctl_target_reconnects_total{kind=switch,target=leaf1}"])
+	if s := series(t, reg); s["fabricctl_target_reconnects_total{kind=switch,switch=leaf1}"] != 0 {
+		t.Errorf("leaf1 reconnected: %v", s["fabricctl_target_reconnects_total{kind=switch,switch=leaf1}"])
 	}
 }
