@@ -381,7 +381,7 @@ func TestDriftCountsLacks(t *testing.T) {
 		Transport: transport.Options{Timeout: 10 * time.Second, Attempts: 1}}
 	_, reg := start(t, watch.Options{Fabric: l.f, Switches: []string{"leaf2"}, Engine: eng, DriftInterval: time.Hour,
 		DriftDebounce: 50 * time.Millisecond})
-	drift := "fabricctl_drift_paths{kind=switch,target=leaf2}"
+	drift := "fabricctl_drift_paths{kind=switch,switch=leaf2}"
 	waitFor(t, reg, "drift on the empty switch", func(s map[string]float64) bool { return s[drift] > 0 })
 	ctx := context.Background()
 	p, err := eng.Plan(ctx, l.f, []string{"leaf2"})
