@@ -3,6 +3,7 @@ package perftest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -197,7 +198,10 @@ const connectAttempts = 3
 // because it could not reach the server.
 func connectFailed(r remote.Result) bool {
 	out := string(r.Stdout) + string(r.Stderr)
-	for _, m := range []string{"Unable to init the socket connection", "Couldn't connect to", "Unable to perform rdma_client function", "Unable to Connect the HCA's through the link"} {
+	for _, m := range []string{"Unable to init the socket connection", "Couldn't connect to", "Unable to perform rdma_client function", "Unable to Connect the HCA's through the link",
+		// rdma_cm: no listener yet on the port (IB CM reject reason 8,
+		// invalid service ID); perftest 4.5 may crash right after printing it.
+		"RDMA_CM_EVENT_REJECTED"} {
 		if strings.Contains(out, m) {
 			return true
 		}
@@ -210,11 +214,16 @@ func connectFailed(r remote.Result) bool {
 // starts anyway (the client retries a failed connection).
 const readyGrace = time.Second
 
-// waitReady polls until the server listens on its TCP port (`ss -Hltn`). With
-// rdma_cm (-R) perftest listens through the RDMA CM instead, and some hosts
-// have no ss: then its banner, or readyGrace, is the signal. perftest prints
-// the banner before it listens and its stdout is block-buffered on a pipe,
-// so the banner alone is not trusted where the socket can be seen.
+// waitReady polls until the server listens on its TCP port (`ss -Hltn`).
+// With rdma_cm (-R) perftest listens through the RDMA CM instead: its
+// listening cm_id is polled with `rdma -j resource show cm_id` (iproute2's
+// RDMA netlink view, state LISTEN on src-addr *:port). Where neither can be
+// seen (no ss, no rdma or a kernel without RDMA netlink) its banner, or
+// readyGrace, is the signal. perftest prints the banner before it listens and
+// its stdout is block-buffered on a pipe, so the banner alone is not trusted
+// where the listener can be seen: on soft-RoCE under qemu (internal/rdmavm)
+// a client started a grace second after the server was rejected
+// (RDMA_CM_EVENT_REJECTED, no listener on the port) and perftest crashed.
 func (e *Engine) waitReady(ctx context.Context, r remote.Runner, srv remote.Process, done <-chan struct{}, port int, rdmacm bool, timeout, poll time.Duration) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -222,17 +231,29 @@ func (e *Engine) waitReady(ctx context.Context, r remote.Runner, srv remote.Proc
 	defer tick.Stop()
 	start := time.Now()
 	filter := "sport = :" + strconv.Itoa(port)
-	blind := rdmacm
+	blind := false
 	for {
 		if !blind {
 			pctx, cancel := context.WithTimeout(ctx, timeout)
-			out, err := r.Run(pctx, []string{"ss", "-Hltn", filter}, nil)
+			var listening bool
+			var err error
+			if rdmacm {
+				var out remote.Result
+				out, err = r.Run(pctx, []string{"rdma", "-j", "resource", "show", "cm_id"}, nil)
+				if err == nil {
+					listening, err = CMListening(out.Stdout, port)
+				}
+			} else {
+				var out remote.Result
+				out, err = r.Run(pctx, []string{"ss", "-Hltn", filter}, nil)
+				listening = err == nil && len(bytes.TrimSpace(out.Stdout)) > 0
+			}
 			cancel()
 			switch {
-			case err == nil && len(bytes.TrimSpace(out.Stdout)) > 0:
+			case listening:
 				return nil
 			case err != nil && ctx.Err() == nil:
-				blind = true // no ss on the host
+				blind = true // no ss / rdma on the host, or no RDMA netlink
 			}
 		}
 		if blind && (bytes.Contains(srv.Output(), serverBanner) || time.Since(start) > readyGrace) {
@@ -253,6 +274,29 @@ func (e *Engine) waitReady(ctx context.Context, r remote.Runner, srv remote.Proc
 		case <-tick.C:
 		}
 	}
+}
+
+// CMListening reports whether the JSON of `rdma -j resource show cm_id`
+// lists a cm_id in state LISTEN on port (src-addr "0.0.0.0:18515",
+// "[::]:18515" or a specific address), as perftest's rdma_cm server makes.
+func CMListening(js []byte, port int) (bool, error) {
+	if len(bytes.TrimSpace(js)) == 0 {
+		return false, nil
+	}
+	var ids []struct {
+		State   string `json:"state"`
+		SrcAddr string `json:"src-addr"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(js), &ids); err != nil {
+		return false, fmt.Errorf("rdma resource show cm_id: %w", err)
+	}
+	suffix := ":" + strconv.Itoa(port)
+	for _, id := range ids {
+		if id.State == "LISTEN" && strings.HasSuffix(id.SrcAddr, suffix) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // tail formats the last output of a failed server for an error message.
