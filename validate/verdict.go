@@ -102,9 +102,14 @@ func counterChecks(v verdictInput) []Check {
 	var ecnMarked, cnpSent, cnpHandled int64
 	for _, t := range rdma {
 		m := v.deltas[t]
-		seq := []string{"out_of_sequence", "packet_seq_err", "implied_nak_seq_err"}
-		// Devices without these counters (Soft-RoCE names its own) give no
-		// evidence either way: a skip that says so, not silence.
+		// mlx5: out_of_sequence, packet_seq_err, implied_nak_seq_err.
+		// Soft-RoCE (rxe_hw_counters.c since Linux 4.19): out_of_seq_request
+		// is the responder's PSN gap (rxe_resp.c check_psn), rcvd_seq_err the
+		// requester's received NAK-sequence-error (rxe_comp.c); read live in
+		// the soft-RoCE VM (internal/rdmavm).
+		seq := []string{"out_of_sequence", "packet_seq_err", "implied_nak_seq_err", "out_of_seq_request", "rcvd_seq_err"}
+		// Devices without these counters give no evidence either way: a
+		// skip that says so, not silence.
 		if has(m, seq...) {
 			c := Check{Name: "host.rdma.seq_errors", Target: t, Status: Pass, Limit: "0", Observed: "0"}
 			if s := listNonZero(m, seq...); s != "" {
