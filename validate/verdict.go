@@ -21,14 +21,16 @@ func ReadbackChecks(p *plan.Plan) []Check {
 			out = append(out, Check{Name: "readback", Phase: PhaseReadback, Target: target, Status: Error, Message: t.Error})
 		case !t.HasChanges():
 			out = append(out, Check{Name: "readback", Phase: PhaseReadback, Target: target, Status: Pass, Message: "configuration matches the intent"})
-		default:
-			for _, c := range t.Changes {
-				if c.Action == plan.NoOp {
-					continue
-				}
-				out = append(out, Check{Name: "readback.drift", Phase: PhaseReadback, Target: target + " " + c.Path, Status: Fail,
-					Observed: orNone(c.Before), Limit: orNone(c.After), Message: strings.TrimSpace(c.Action.String() + " needed: " + c.Reason)})
+		}
+		// Drift in the settings that could be read is reported even when
+		// another one could not: a host whose NIC has no DCB (a VF, the
+		// soft-RoCE VM's virtio_net) still has its MTU and RDMA-CM ToS read.
+		for _, c := range t.Changes {
+			if c.Action == plan.NoOp {
+				continue
 			}
+			out = append(out, Check{Name: "readback.drift", Phase: PhaseReadback, Target: target + " " + c.Path, Status: Fail,
+				Observed: orNone(c.Before), Limit: orNone(c.After), Message: strings.TrimSpace(c.Action.String() + " needed: " + c.Reason)})
 		}
 	}
 	return out

@@ -318,11 +318,19 @@ func TestReadbackChecks(t *testing.T) {
 		}},
 		{Name: "leaf2", Kind: plan.KindSwitch},
 		{Name: "gpu1", Kind: plan.KindHost, Error: "host gpu1: ssh: connection refused"},
+		// The soft-RoCE VM's host plan (internal/rdmavm): DCB unreadable on
+		// virtio_net, the RDMA-CM ToS read and drifted.
+		{Name: "gpu2", Kind: plan.KindHost, Error: "roce0: DCB (DCBX, APP, PFC, ETS): driver has no DCB support (EOPNOTSUPP) — is this a VF?", Changes: []plan.Change{
+			{Action: plan.NoOp, Path: "roce0/mtu", Before: "9000", After: "9000"},
+			{Action: plan.Update, Path: "roce0/rdma_cm/default_roce_tos", Before: "96", After: "106"},
+		}},
 	}}
 	want := []verdictRow{
 		{"readback.drift", "switch leaf1 /qos/interfaces/interface[interface-id=ethernet-1/1]/pfc/pfc-enable", Fail},
 		{"readback", "switch leaf2", Pass},
 		{"readback", "host gpu1", Error},
+		{"readback", "host gpu2", Error},
+		{"readback.drift", "host gpu2 roce0/rdma_cm/default_roce_tos", Fail},
 	}
 	if diff := cmp.Diff(want, rows(ReadbackChecks(p))); diff != "" {
 		t.Errorf("ReadbackChecks mismatch (-want +got):\n%s", diff)
