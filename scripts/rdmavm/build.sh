@@ -76,6 +76,7 @@ libs() {
 }
 
 cp /bin/busybox "$root/usr/bin/busybox"
+for l in $(libs /bin/busybox); do copy "$l"; done # none when busybox-static
 # /bin/sh is dash, not busybox: Debian's busybox shell runs its own applets
 # before $PATH (so `tc` in an SSH session would be busybox's tc, not iproute2's).
 copy /bin/dash
