@@ -14,7 +14,7 @@ done
 # The soft-RoCE VM tests (internal/rdmavm, scripts/rdmavm/build.sh) boot
 # Debian's kernel under qemu with an initramfs made from these packages; with
 # CI=true they fail when one is missing.
-for pair in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static ethtool:ethtool; do
+for pair in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static ethtool:ethtool cpio:cpio; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${pair%%:*}" ] || need_apt+=("${pair##*:}")
 done
 for pkg in linux-image-amd64 rdma-core ibverbs-providers busybox-static; do

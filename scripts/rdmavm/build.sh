@@ -17,7 +17,7 @@
 #   scripts/rdmavm/build.sh --install  apt-get the packages first (root)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-pkgs=(qemu-system-x86 linux-image-amd64 busybox-static rdma-core ibverbs-providers
+pkgs=(qemu-system-x86 linux-image-amd64 busybox-static rdma-core ibverbs-providers cpio
   libibverbs1 librdmacm1 perftest iproute2 openssh-server dash ethtool)
 
 if [ "${1:-}" = --install ]; then
