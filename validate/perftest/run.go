@@ -100,10 +100,12 @@ func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tc
 	start := time.Now()
 
 	sh, ch := server.Runner.Host(), client.Runner.Host()
+	// Errors name both ends' hosts and RDMA devices: "gpu1/rxe0 -> gpu2/rxe0".
+	pair := fmt.Sprintf("%s/%s -> %s/%s", ch, client.End.Device, sh, server.End.Device)
 	log.Debug("perftest server start", "target", sh, "argv", sargv)
 	srv, err := server.Runner.Start(ctx, sargv)
 	if err != nil {
-		return nil, fmt.Errorf("perftest %s server on %s: %w", spec.Tool, sh, err)
+		return nil, fmt.Errorf("perftest %s server on %s/%s: %w", spec.Tool, sh, server.End.Device, err)
 	}
 	srvDone := make(chan struct{})
 	var srvRes remote.Result
@@ -120,7 +122,7 @@ func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tc
 	if err := e.waitReady(ctx, server.Runner, srv, srvDone, tcpPort, spec.RDMACM, readyTimeout, poll); err != nil {
 		_, _ = srv.Stop()
 		<-srvDone
-		return nil, fmt.Errorf("perftest %s server on %s port %d: %w%s", spec.Tool, sh, tcpPort, err, tail(srvRes.Stderr, srv.Output()))
+		return nil, fmt.Errorf("perftest %s server on %s/%s port %d: %w%s", spec.Tool, sh, server.End.Device, tcpPort, err, tail(srvRes.Stderr, srv.Output()))
 	}
 
 	limit := slack
@@ -154,11 +156,13 @@ func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tc
 		res.ServerOutput = srv.Output()
 		switch {
 		case ctx.Err() != nil:
-			return res, fmt.Errorf("perftest %s %s -> %s: %w", spec.Tool, ch, sh, ctx.Err())
+			return res, fmt.Errorf("perftest %s %s: %w", spec.Tool, pair, ctx.Err())
 		case cctx.Err() != nil:
-			return res, fmt.Errorf("perftest %s %s -> %s: client did not finish within %v: %w", spec.Tool, ch, sh, limit, cctx.Err())
+			// What the client said before it was stopped (its stderr is
+			// unbuffered) tells a stalled transfer from a stuck connect.
+			return res, fmt.Errorf("perftest %s %s: client did not finish within %v: %w%s", spec.Tool, pair, limit, cctx.Err(), tail(cres.Stderr, cres.Stdout))
 		}
-		return res, fmt.Errorf("perftest %s %s -> %s: client: %w", spec.Tool, ch, sh, cerr)
+		return res, fmt.Errorf("perftest %s %s: client: %w", spec.Tool, pair, cerr)
 	}
 
 	// The server ends on its own once the client is done.
@@ -177,7 +181,7 @@ func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tc
 	}
 	res.Elapsed = time.Since(start)
 	if ctx.Err() != nil {
-		return res, fmt.Errorf("perftest %s %s -> %s: %w", spec.Tool, ch, sh, ctx.Err())
+		return res, fmt.Errorf("perftest %s %s: %w", spec.Tool, pair, ctx.Err())
 	}
 	var ee *remote.ExitError
 	if srvErr != nil && !(errors.As(srvErr, &ee) && ee.Signal != "") {
@@ -185,7 +189,7 @@ func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tc
 	}
 	rep, err := ParseBytes(ch+":"+spec.Tool, cres.Stdout)
 	if err != nil {
-		return res, fmt.Errorf("perftest %s %s -> %s: %w", spec.Tool, ch, sh, err)
+		return res, fmt.Errorf("perftest %s %s: %w", spec.Tool, pair, err)
 	}
 	res.Report = rep
 	return res, nil
