@@ -102,27 +102,44 @@ func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tc
 	sh, ch := server.Runner.Host(), client.Runner.Host()
 	// Errors name both ends' hosts and RDMA devices: "gpu1/rxe0 -> gpu2/rxe0".
 	pair := fmt.Sprintf("%s/%s -> %s/%s", ch, client.End.Device, sh, server.End.Device)
-	log.Debug("perftest server start", "target", sh, "argv", sargv)
-	srv, err := server.Runner.Start(ctx, sargv)
-	if err != nil {
-		return nil, fmt.Errorf("perftest %s server on %s/%s: %w", spec.Tool, sh, server.End.Device, err)
-	}
-	srvDone := make(chan struct{})
+	var srv remote.Process
+	var srvDone chan struct{}
 	var srvRes remote.Result
 	var srvErr error
-	go func() {
-		srvRes, srvErr = srv.Wait()
-		close(srvDone)
-	}()
+	// startServer starts the server and waits until it is ready; a server
+	// already running is stopped first.
+	startServer := func() error {
+		if srv != nil {
+			_, _ = srv.Stop()
+			<-srvDone
+		}
+		log.Debug("perftest server start", "target", sh, "argv", sargv)
+		p, err := server.Runner.Start(ctx, sargv)
+		if err != nil {
+			srv = nil
+			return fmt.Errorf("perftest %s server on %s/%s: %w", spec.Tool, sh, server.End.Device, err)
+		}
+		srv, srvDone = p, make(chan struct{})
+		done := srvDone
+		go func() {
+			srvRes, srvErr = p.Wait()
+			close(done)
+		}()
+		if err := e.waitReady(ctx, server.Runner, srv, srvDone, tcpPort, spec.RDMACM, readyTimeout, poll); err != nil {
+			_, _ = srv.Stop()
+			<-srvDone
+			return fmt.Errorf("perftest %s server on %s/%s port %d: %w%s", spec.Tool, sh, server.End.Device, tcpPort, err, tail(srvRes.Stderr, srv.Output()))
+		}
+		return nil
+	}
 	defer func() {
-		_, _ = srv.Stop()
-		<-srvDone
+		if srv != nil {
+			_, _ = srv.Stop()
+			<-srvDone
+		}
 	}()
-
-	if err := e.waitReady(ctx, server.Runner, srv, srvDone, tcpPort, spec.RDMACM, readyTimeout, poll); err != nil {
-		_, _ = srv.Stop()
-		<-srvDone
-		return nil, fmt.Errorf("perftest %s server on %s/%s port %d: %w%s", spec.Tool, sh, server.End.Device, tcpPort, err, tail(srvRes.Stderr, srv.Output()))
+	if err := startServer(); err != nil {
+		return nil, err
 	}
 
 	limit := slack
@@ -140,14 +157,24 @@ func (e *Engine) RunPair(ctx context.Context, spec Spec, server, client Side, tc
 			break
 		}
 		// The server printed its banner but did not listen yet, or rdma_cm
-		// was not ready: perftest gives up at once, so try again.
+		// was not ready: perftest gives up at once, so try again, against
+		// a fresh server unless the same one can be trusted (keepServer).
+		// On soft-RoCE under qemu a client was rejected now and then
+		// (RDMA_CM_EVENT_REJECTED, then a crash in librdmacm) and a retry
+		// against the same server waited until the time limit.
 		select {
-		case <-srvDone:
+		case <-cctx.Done():
 		case <-time.After(300 * time.Millisecond):
-			log.Debug("perftest client retry", "target", ch, "attempt", attempt+1)
-			continue
 		}
-		break
+		if cctx.Err() != nil {
+			break
+		}
+		if !e.keepServer(cctx, server.Runner, srvDone, tcpPort, spec.RDMACM) {
+			if err := startServer(); err != nil {
+				return res, err
+			}
+		}
+		log.Debug("perftest client retry", "target", ch, "attempt", attempt+1)
 	}
 	res.ClientOutput = cres.Stdout
 	if cerr != nil {
@@ -211,6 +238,31 @@ func connectFailed(r remote.Result) bool {
 		}
 	}
 	return false
+}
+
+// keepServer reports whether a client that failed to connect should try
+// the same server again: it is running and, over TCP, still listens (per
+// ss). With rdma_cm, where the RDMA CM's view (rdma resource show cm_id) is
+// available, a fresh server is started instead: perftest connects twice
+// through the CM and serves one client, so a server whose client was
+// rejected halfway can keep its listening cm_id and never answer again.
+// Where nothing can be seen the running server is trusted.
+func (e *Engine) keepServer(ctx context.Context, r remote.Runner, done <-chan struct{}, port int, rdmacm bool) bool {
+	select {
+	case <-done:
+		return false
+	default:
+	}
+	if rdmacm {
+		out, err := r.Run(ctx, []string{"rdma", "-j", "resource", "show", "cm_id"}, nil)
+		if err != nil {
+			return true
+		}
+		_, err = CMListening(out.Stdout, port)
+		return err != nil
+	}
+	out, err := r.Run(ctx, []string{"ss", "-Hltn", "sport = :" + strconv.Itoa(port)}, nil)
+	return err != nil || len(bytes.TrimSpace(out.Stdout)) > 0
 }
 
 // readyGrace is how long a server that cannot be observed listening (rdma_cm,
