@@ -23,8 +23,16 @@ type LinuxKernel struct {
 
 // NewLinuxKernel opens rtnetlink in the namespace ns (netns.None() = the
 // current one). Close it when done.
+//
+// Only NETLINK_ROUTE is opened: the netlink library's default handle also
+// opens NETLINK_XFRM and NETLINK_NETFILTER, which are modules on Debian
+// (CONFIG_XFRM_USER=m, CONFIG_NETFILTER_NETLINK=m). Where they are not
+// loaded and cannot be (no modprobe, a container without CAP_SYS_MODULE),
+// socket() fails with EPROTONOSUPPORT and every host command failed with
+// "rtnetlink: protocol not supported" (seen in the soft-RoCE VM,
+// internal/rdmavm).
 func NewLinuxKernel(ns netns.NsHandle) (*LinuxKernel, error) {
-	h, err := netlink.NewHandleAt(ns)
+	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("rtnetlink: %w", err)
 	}

@@ -11,6 +11,15 @@ for pair in strace:strace ip:iproute2 dcb:iproute2 ib_write_bw:perftest sshd:ope
   bin=${pair%%:*} pkg=${pair##*:}
   command -v "$bin" >/dev/null 2>&1 || [ -x "/usr/sbin/$bin" ] || need_apt+=("$pkg")
 done
+# The soft-RoCE VM tests (internal/rdmavm, scripts/rdmavm/build.sh) boot
+# Debian's kernel under qemu with an initramfs made from these packages; with
+# CI=true they fail when one is missing.
+for pair in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static ethtool:ethtool cpio:cpio; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${pair%%:*}" ] || need_apt+=("${pair##*:}")
+done
+for pkg in linux-image-amd64 rdma-core ibverbs-providers busybox-static; do
+  dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need_apt+=("$pkg")
+done
 # The shellcheck package serves actionlint's checks of the workflows' scripts (tools/shipcheck);
 # skopeo: reads the image archives independently (tools/imagebuild).
 for pair in shellcheck:shellcheck skopeo:skopeo; do

@@ -21,20 +21,22 @@ func ReadbackChecks(p *plan.Plan) []Check {
 			out = append(out, Check{Name: "readback", Phase: PhaseReadback, Target: target, Status: Error, Message: t.Error})
 		case !t.HasDrift():
 			out = append(out, Check{Name: "readback", Phase: PhaseReadback, Target: target, Status: Pass, Message: "configuration matches the intent"})
-		default:
-			// What the target lacks that apply cannot write (a watchdog
-			// never started, a missing subinterface) fails as drift does.
-			for _, l := range t.Lacks {
-				out = append(out, Check{Name: "readback.lacks", Phase: PhaseReadback, Target: target + " " + l.What, Status: Fail,
-					Message: l.Reason + "; fix: " + l.Fix})
+		}
+		// What the target lacks that apply cannot write (a watchdog never
+		// started, a missing subinterface) fails as drift does.
+		for _, l := range t.Lacks {
+			out = append(out, Check{Name: "readback.lacks", Phase: PhaseReadback, Target: target + " " + l.What, Status: Fail,
+				Message: l.Reason + "; fix: " + l.Fix})
+		}
+		// Drift in the settings that could be read is reported even when
+		// another one could not: a host whose NIC has no DCB (a VF, the
+		// soft-RoCE VM's virtio_net) still has its MTU and RDMA-CM ToS read.
+		for _, c := range t.Changes {
+			if c.Action == plan.NoOp {
+				continue
 			}
-			for _, c := range t.Changes {
-				if c.Action == plan.NoOp {
-					continue
-				}
-				out = append(out, Check{Name: "readback.drift", Phase: PhaseReadback, Target: target + " " + c.Path, Status: Fail,
-					Observed: orNone(c.Before), Limit: orNone(c.After), Message: strings.TrimSpace(c.Action.String() + " needed: " + c.Reason)})
-			}
+			out = append(out, Check{Name: "readback.drift", Phase: PhaseReadback, Target: target + " " + c.Path, Status: Fail,
+				Observed: orNone(c.Before), Limit: orNone(c.After), Message: strings.TrimSpace(c.Action.String() + " needed: " + c.Reason)})
 		}
 	}
 	return out
@@ -108,9 +110,14 @@ func counterChecks(v verdictInput) []Check {
 	var ecnMarked, cnpSent, cnpHandled int64
 	for _, t := range rdma {
 		m := v.deltas[t]
-		seq := []string{"out_of_sequence", "packet_seq_err", "implied_nak_seq_err"}
-		// Devices without these counters (Soft-RoCE names its own) give no
-		// evidence either way: a skip that says so, not silence.
+		// mlx5: out_of_sequence, packet_seq_err, implied_nak_seq_err.
+		// Soft-RoCE (rxe_hw_counters.c since Linux 4.19): out_of_seq_request
+		// is the responder's PSN gap (rxe_resp.c check_psn), rcvd_seq_err the
+		// requester's received NAK-sequence-error (rxe_comp.c); read live in
+		// the soft-RoCE VM (internal/rdmavm).
+		seq := []string{"out_of_sequence", "packet_seq_err", "implied_nak_seq_err", "out_of_seq_request", "rcvd_seq_err"}
+		// Devices without these counters give no evidence either way: a
+		// skip that says so, not silence.
 		if has(m, seq...) {
 			c := Check{Name: "host.rdma.seq_errors", Target: t, Status: Pass, Limit: "0", Observed: "0"}
 			if s := listNonZero(m, seq...); s != "" {

@@ -84,9 +84,9 @@ func TestCounterChecks(t *testing.T) {
 			},
 			incast: true,
 			want: []verdictRow{
-				{"host.rdma.seq_errors", "lab1/rdma/rxe0/1", Skip},
+				{"host.rdma.seq_errors", "lab1/rdma/rxe0/1", Pass},
 				{"host.rdma.ack_timeouts", "lab1/rdma/rxe0/1", Skip},
-				{"host.rdma.seq_errors", "lab2/rdma/rxe0/1", Skip},
+				{"host.rdma.seq_errors", "lab2/rdma/rxe0/1", Pass},
 				{"host.rdma.ack_timeouts", "lab2/rdma/rxe0/1", Skip},
 				{"host.rdma.ecn_cnp", "", Skip},
 			},
@@ -116,6 +116,23 @@ func TestCounterChecks(t *testing.T) {
 				{"host.rdma.seq_errors", "gpu2/rdma/mlx5_0/1", Pass},
 				{"host.rdma.ack_timeouts", "gpu2/rdma/mlx5_0/1", Pass},
 				{"host.rdma.ecn_cnp", "", Fail},
+			},
+		},
+		{
+			// The counter names of Soft-RoCE on Linux 6.1, as read in the
+			// soft-RoCE VM (internal/rdmavm): a PSN gap at the responder and
+			// a sequence NAK at the requester are sequence errors.
+			name: "soft-RoCE (rxe) counter names",
+			deltas: map[string]map[string]int64{
+				"gpu1/rdma/rxe0/1": {"sent_pkts": 19896, "rcvd_seq_err": 1, "out_of_seq_request": 0, "completer_retry_err": 1},
+				"gpu2/rdma/rxe0/1": {"rcvd_pkts": 19864, "rcvd_seq_err": 0, "out_of_seq_request": 0},
+			},
+			want: []verdictRow{
+				{"host.rdma.seq_errors", "gpu1/rdma/rxe0/1", Fail},
+				{"host.rdma.ack_timeouts", "gpu1/rdma/rxe0/1", Skip},
+				{"host.rdma.seq_errors", "gpu2/rdma/rxe0/1", Pass},
+				{"host.rdma.ack_timeouts", "gpu2/rdma/rxe0/1", Skip},
+				{"host.rdma.ecn_cnp", "", Skip},
 			},
 		},
 		{
@@ -301,11 +318,19 @@ func TestReadbackChecks(t *testing.T) {
 		}},
 		{Name: "leaf2", Kind: plan.KindSwitch},
 		{Name: "gpu1", Kind: plan.KindHost, Error: "host gpu1: ssh: connection refused"},
+		// The soft-RoCE VM's host plan (internal/rdmavm): DCB unreadable on
+		// virtio_net, the RDMA-CM ToS read and drifted.
+		{Name: "gpu2", Kind: plan.KindHost, Error: "roce0: DCB (DCBX, APP, PFC, ETS): driver has no DCB support (EOPNOTSUPP) — is this a VF?", Changes: []plan.Change{
+			{Action: plan.NoOp, Path: "roce0/mtu", Before: "9000", After: "9000"},
+			{Action: plan.Update, Path: "roce0/rdma_cm/default_roce_tos", Before: "96", After: "106"},
+		}},
 	}}
 	want := []verdictRow{
 		{"readback.drift", "switch leaf1 /qos/interfaces/interface[interface-id=ethernet-1/1]/pfc/pfc-enable", Fail},
 		{"readback", "switch leaf2", Pass},
 		{"readback", "host gpu1", Error},
+		{"readback", "host gpu2", Error},
+		{"readback.drift", "host gpu2 roce0/rdma_cm/default_roce_tos", Fail},
 	}
 	if diff := cmp.Diff(want, rows(ReadbackChecks(p))); diff != "" {
 		t.Errorf("ReadbackChecks mismatch (-want +got):\n%s", diff)

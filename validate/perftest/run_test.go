@@ -183,6 +183,9 @@ func TestRunPair(t *testing.T) {
 			if tt.wantErr != (err != nil) {
 				t.Fatalf("RunPair error = %v, want error %v", err, tt.wantErr)
 			}
+			if err != nil && !strings.Contains(err.Error(), "gpu1/mlx5_0") {
+				t.Errorf("RunPair error %q does not name the server's host and RDMA device (gpu1/mlx5_0)", err)
+			}
 			if tt.wantCtxErr != nil && !errors.Is(err, tt.wantCtxErr) {
 				t.Errorf("RunPair error = %v, want %v", err, tt.wantCtxErr)
 			}
