@@ -25,6 +25,7 @@ type applyOptions struct {
 	output    string
 	canary    int
 	backupDir string
+	lockDir   string
 	planFile  string
 	// interactive: show the plan and apply only after "yes" on the terminal.
 	interactive bool
@@ -100,6 +101,7 @@ verified, 64 usage.`,
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().IntVar(&o.canary, "canary", 0, "apply to this many switches first, then the rest in batches of --parallel")
 	cmd.Flags().StringVar(&o.backupDir, "backup-dir", ".fabricctl/backups", "directory for the backups taken before any write (one file per run, all its switches)")
+	cmd.Flags().StringVar(&o.lockDir, "lock-dir", switchdrv.DefaultLockDir(), "directory of the per-switch lock files (0700, this user's; shared by every apply and restore on this machine)")
 	cmd.Flags().BoolVar(&o.interactive, "interactive", false, "show the plan and ask for \"yes\" before applying (stdin must be a terminal)")
 	return cmd
 }
@@ -113,6 +115,9 @@ func (o *applyOptions) validate() error {
 	}
 	if o.backupDir == "" {
 		return usagef("--backup-dir must not be empty: apply always takes backups")
+	}
+	if o.lockDir == "" {
+		return usagef("--lock-dir must not be empty: apply always locks the switches it writes")
 	}
 	return o.switchFlags.validate()
 }
@@ -136,15 +141,17 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return err
 	}
 	defer eng.Close()
-	// One apply per fabric at a time on this machine, from before the
+	// One run per switch at a time on this machine, from before the
 	// plan's read until the last rollback: two runs interleaving could
-	// each undo the other. Taken once the command line is known to be
-	// good, so a typo creates no lock file.
+	// each undo the other. The locks are keyed by the switches' addresses,
+	// so two intents (two fabric names) for one switch exclude each other.
+	// Taken once the command line is known to be good, so a typo creates
+	// no lock file.
 	var lock *switchdrv.Lock
 	defer func() { lock.Unlock() }()
-	takeLock := func() error {
+	takeLock := func(sws []*intent.Switch) error {
 		var err error
-		if lock, err = switchdrv.LockFabric(o.backupDir, f.Name); err != nil {
+		if lock, err = switchdrv.LockSwitches(o.lockDir, f.Name, sws); err != nil {
 			return withCode(ExitError, err)
 		}
 		return nil
@@ -178,17 +185,24 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 			}
 			return filtered && !slices.Contains(o.switches, t.Name)
 		})
-		if err := takeLock(); err != nil {
+		var sws []*intent.Switch
+		for _, t := range p.Targets {
+			if sw := f.Switch(t.Name); t.Kind == plan.KindSwitch && sw != nil {
+				sws = append(sws, sw)
+			}
+		}
+		if err := takeLock(sws); err != nil {
 			return err
 		}
 	} else {
-		if _, err := switchdrv.Select(f, o.switches); err != nil {
+		sws, err := switchdrv.Select(f, o.switches)
+		if err != nil {
 			return withCode(ExitError, err)
 		}
 		if _, err := o.selectHosts(f); err != nil {
 			return err
 		}
-		if err := takeLock(); err != nil {
+		if err := takeLock(sws); err != nil {
 			return err
 		}
 		// Planned here, applied here, never saved: no payload encoding

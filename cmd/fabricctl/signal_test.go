@@ -17,11 +17,23 @@ import (
 
 // TestMain lets the signal tests run this test binary as fabricctl itself
 // (FABRICCTL_TEST_MAIN=1): a real process, real signals, no go build.
+//
+// The tests' switch locks go to a directory of their own ($XDG_RUNTIME_DIR,
+// which every fabricctl they start inherits), not to the machine's
+// /run/fabricctl.
 func TestMain(m *testing.M) {
 	if os.Getenv("FABRICCTL_TEST_MAIN") == "1" {
 		os.Exit(mainWith(func() { fmt.Fprintln(os.Stderr, signalsReady) }))
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "fabricctl-test-run-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_RUNTIME_DIR", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // exitLimit is how soon after a signal fabricctl must have exited: 1 s (the
