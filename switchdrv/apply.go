@@ -43,10 +43,15 @@ const (
 // run wrote it; rollback left it as is.
 var ErrChangedByOther = errors.New("changed by another writer after our write; left as is")
 
+// errForeign is what a switch whose verify read another writer's values
+// says; it wraps ErrChangedByOther.
+var errForeign = fmt.Errorf("another writer changed it after this run's Set: %w", ErrChangedByOther)
+
 // Result is the outcome of Apply, the JSON summary of `fabricctl apply`.
 type Result struct {
 	Fabric string `json:"fabric"`
-	// Status: applied, no-changes, rolled-back, failed.
+	// Status: applied, no-changes, rolled-back, failed,
+	// changed-by-another-writer.
 	Status  string         `json:"status"`
 	Targets []TargetResult `json:"targets"`
 }
@@ -75,14 +80,17 @@ type work struct {
 	backup *Snapshot
 	line   []byte // backup encoded (one line of the run's backup file)
 	// after is the verify read-back of what this run's Set left on the
-	// switch (nil when the Set failed or verify could not read).
-	after  *Snapshot
-	d      *Desired
-	values *decoded // d's values, decoded (by plan, or at the first use)
-	res    *TargetResult
-	start  time.Time
-	sent   bool  // a Set was sent (its effect may be on the switch)
-	setErr error // the Set's own error, if any
+	// switch, once verified to be what the run wrote (nil when the Set
+	// failed, verify could not read, or it read something else).
+	after *Snapshot
+	// foreign: verify read values this run did not write (another writer).
+	foreign bool
+	d       *Desired
+	values  *decoded // d's values, decoded (by plan, or at the first use)
+	res     *TargetResult
+	start   time.Time
+	sent    bool  // a Set was sent (its effect may be on the switch)
+	setErr  error // the Set's own error, if any
 	// setDeadline is the deadline the Set carried to the switch: a switch
 	// that honours it cannot commit the Set after it.
 	setDeadline time.Time
@@ -237,6 +245,30 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 	if failed == nil {
 		res.Status = "applied"
 		return res, nil
+	}
+
+	// 3a. Another writer is at work on these switches: verify read values
+	// this run did not write. Nothing is rolled back, on any switch: a
+	// restore to this run's backups (read before that writer's write, or
+	// between its write and this run's) could undo its verified write, and
+	// which switch holds whose write can no longer be proven.
+	var foreign []string
+	for _, w := range ws {
+		if w.foreign {
+			foreign = append(foreign, w.sw.Name)
+		}
+	}
+	if len(foreign) > 0 {
+		for _, w := range ws {
+			switch {
+			case !w.sent && w.res.Status == StatusSkipped:
+				e.emit(Event{Switch: w.sw.Name, Step: "skipped"})
+			case w.sent && w.res.Status == StatusFailed:
+				w.res.Error = joinErr(w.res.Error, "not rolled back: another writer is changing these switches")
+			}
+		}
+		res.Status = StatusChangedByOther
+		return res, fmt.Errorf("%w: %s held values this run did not write when it read back its Set; another writer is changing these switches; nothing was rolled back (each switch's line says what it holds; the backups are in %s)", ErrChangedByOther, strings.Join(foreign, ", "), e.BackupDir)
 	}
 
 	// 3. Roll back everything this run may have changed, even when ctx is
@@ -410,17 +442,33 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	e.emit(Event{Switch: w.sw.Name, Step: "verify"})
 	after, err := observeValues(ctx, w.c, w.sw, w.paths, w.keys, &w.get)
 	if err == nil {
-		w.after = after
 		var left []plan.Change
 		if left, err = verifyLeft(w.d, after, w.q, w.values); err == nil && len(left) > 0 {
 			err = fmt.Errorf("switch %s: verify: %d paths differ after the Set (first: %s %s)", w.sw.Name, len(left), left[0].Action, left[0].Path)
+			if len(Drift(w.backup, after, w.q.BufferCellBytes)) > 0 {
+				// Neither what this run wrote nor what was there
+				// before: another writer's values (or a switch that
+				// changed them itself). Nothing here is provably this
+				// run's own write, so nothing of the run is rolled
+				// back (a restore would undo the other writer's
+				// verified write).
+				w.foreign = true
+				err = fmt.Errorf("switch %s: verify: %d paths hold values this run did not write, neither its intent nor the backup (first: %s); %w", w.sw.Name, len(left), left[0].Path, errForeign)
+			}
 		}
 	}
 	if err != nil {
 		w.res.Status, w.res.Error = StatusFailed, err.Error()
-		e.emit(Event{Switch: w.sw.Name, Step: "failed", Err: err, Took: time.Since(w.start)})
+		step := "failed"
+		if w.foreign {
+			w.res.Status, step = StatusChangedByOther, StatusChangedByOther
+		}
+		e.emit(Event{Switch: w.sw.Name, Step: step, Err: err, Took: time.Since(w.start)})
 		return err
 	}
+	// Only a verified read-back is this run's own write: a rollback
+	// restores the switch only while it still reads as this.
+	w.after = after
 	w.res.Status = StatusApplied
 	// Verified: a rollback now compares the switch with what verify read
 	// (w.after), so the request and the desired values are not needed any

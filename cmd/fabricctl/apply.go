@@ -51,10 +51,13 @@ the first failure. On any failure,
 including Ctrl-C, every switch changed in this run is restored from its backup
 and the restore verified by reading back; but a switch is first read back,
 and one that no longer holds what this run wrote (another writer changed it
-since) is left as is and reported "changed-by-another-writer". Apply holds a
-lock per fabric on this machine (a file beside --backup-dir's backups) from
-planning to the end, and refuses to start while another apply or restore of
-the fabric holds it. If any selected switch or host cannot
+since) is left as is and reported "changed-by-another-writer". So is a switch whose read-back
+right after the Set holds values this run did not write (neither its
+intent nor the backup): another writer is at work, and then nothing of the
+run is rolled back (exit 6), since restoring a backup could undo that
+writer's verified write. Apply holds a lock per switch it touches (keyed by
+its address, in --lock-dir) from planning to the end, and refuses to start
+while another apply or restore holds one. If any selected switch or host cannot
 be planned, or a switch read or backed up, nothing is written at all. Remote
 hosts of the inventory are applied after the switches succeeded, by running
 "fabricctl host apply -f -" on each over SSH (they re-plan themselves; hosts
@@ -73,13 +76,13 @@ with -o json), and apply asks on stderr, reading one line from stdin; only
 "apply cancelled: nothing was changed". Without changes it does not ask.
 
 Exit codes: 0 applied or no changes, 1 error (nothing changed; or a rollback
-failed: see the backups; or a switch changed by another writer after this
-run wrote it was left as is; or the fabric is locked by another run; or a
-host failed after the switches were applied;
-or --interactive was not answered "yes": nothing changed), 3 check found
-errors (or warnings with --strict) and --force was not given: nothing
-changed, 4 apply failed and every changed switch was rolled back and
-verified, 64 usage.`,
+failed: see the backups; or a switch is locked by another run; or a host
+failed after the switches were applied; or --interactive was not answered
+"yes": nothing changed), 3 check found errors (or warnings with --strict)
+and --force was not given: nothing changed, 4 apply failed and every
+changed switch was rolled back and verified, 6 a switch was changed by
+another writer after this run wrote it (left as is; the lines say what
+each switch holds; nothing of another writer's was rolled back), 64 usage.`,
 		Example: `  fabricctl apply -f fabric.yaml
   fabricctl plan -f fabric.yaml --out plan.json && fabricctl apply -f fabric.yaml plan.json
   fabricctl apply -f fabric.yaml --canary 1 --parallel 16 -o json
@@ -273,6 +276,8 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return withCode(ExitError, fmt.Errorf("the switches were applied, but not every host: %w", hostErr))
 	case errors.Is(err, switchdrv.ErrRolledBack):
 		return withCode(ExitRolledBack, err)
+	case errors.Is(err, switchdrv.ErrChangedByOther):
+		return withCode(ExitChangedByOther, err)
 	}
 	return withCode(ExitError, err)
 }
