@@ -420,7 +420,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("switch %s: not started: %w", w.sw.Name, err)
 	}
-	e.emit(Event{Switch: w.sw.Name, Step: "set", Detail: fmt.Sprintf("%d changes", w.res.Changes)})
+	e.emit(Event{Switch: w.sw.Name, Step: "set", Detail: fmt.Sprintf("%d changes", w.res.Changes), Until: time.Now().Add(w.c.SetTimeout() + w.c.Timeout())})
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("switch %s: not started: %w", w.sw.Name, err)
 	}
@@ -551,7 +551,7 @@ func (e *Engine) rollback(ctx context.Context, w *work) error {
 		e.log().Warn("not rolled back: changed by another writer after this run wrote it", "target", w.sw.Name)
 		return nil
 	}
-	e.emit(Event{Switch: w.sw.Name, Step: "rollback"})
+	e.emit(Event{Switch: w.sw.Name, Step: "rollback", Until: time.Now().Add(w.c.SetTimeout() + w.c.Timeout())})
 	if err := restoreFrom(ctx, w.c, w.sw, w.backup, current, w.q); err != nil {
 		return e.rollbackFailed(w, err)
 	}
@@ -610,8 +610,16 @@ func restoreFrom(ctx context.Context, c *transport.Client, sw *intent.Switch, sn
 	if err != nil {
 		return err
 	}
+	// Nothing is sent after Ctrl-C; once sent, the Set is waited for
+	// (bounded by the transport's Set timeout) and read back, as apply's:
+	// cancelling it would not stop the switch from committing it, it would
+	// only turn a known outcome into an unknown one and a wait for the
+	// deadline (settle). Only a second Ctrl-C abandons it (main).
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("switch %s: interrupted before the restore Set was sent; nothing was written: %w", sw.Name, err)
+	}
 	deadline := time.Now().Add(c.SetTimeout())
-	setErr := c.SetOutcome(ctx, req)
+	setErr := c.SetOutcome(context.WithoutCancel(ctx), req)
 	if setErr != nil && !errors.Is(setErr, transport.ErrOutcomeUnknown) {
 		return setErr
 	}
@@ -737,5 +745,12 @@ func (e *Engine) Restore(ctx context.Context, sw *intent.Switch, snap *Snapshot)
 		return err
 	}
 	defer c.Close()
-	return restoreWith(ctx, c, sw, snap, q)
+	start := time.Now()
+	e.emit(Event{Switch: sw.Name, Step: "restore", Until: start.Add(c.SetTimeout() + 2*c.Timeout())})
+	if err := restoreWith(ctx, c, sw, snap, q); err != nil {
+		e.emit(Event{Switch: sw.Name, Step: "restore-failed", Err: err, Took: time.Since(start)})
+		return err
+	}
+	e.emit(Event{Switch: sw.Name, Step: "restored", Detail: "verified", Took: time.Since(start)})
+	return nil
 }

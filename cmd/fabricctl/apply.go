@@ -160,8 +160,14 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return nil
 	}
 	eng.Canary, eng.BackupDir = o.canary, o.backupDir
-	if isTerminal(d.stderr) {
-		eng.Progress = func(ev switchdrv.Event) { printEvent(d.stderr, ev) }
+	// main follows the switch writes under way (what a Ctrl-C waits for,
+	// what a second one abandons); a terminal sees a line per step.
+	term := isTerminal(d.stderr)
+	eng.Progress = func(ev switchdrv.Event) {
+		d.guard.track(ev)
+		if term {
+			printEvent(d.stderr, ev)
+		}
 	}
 	var p *plan.Plan
 	if o.planFile != "" {

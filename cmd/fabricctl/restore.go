@@ -162,8 +162,12 @@ func (o *restoreOptions) run(ctx context.Context, d *deps, out io.Writer) error 
 	}
 	defer lock.Unlock()
 
+	// A restore is a write, as apply's: a Ctrl-C stops the switches not
+	// started yet, and the Sets already sent are waited for and read back
+	// (main says which it waits for; a second Ctrl-C abandons them).
 	release := d.guard.write()
 	defer release()
+	eng.Progress = d.guard.track
 	lines := make([]string, len(sws))
 	errs := make([]error, len(sws))
 	var g errgroup.Group
@@ -172,7 +176,12 @@ func (o *restoreOptions) run(ctx context.Context, d *deps, out io.Writer) error 
 	for i, sw := range sws {
 		g.Go(func() error {
 			b := found[sw.Name]
-			err := eng.Restore(ctx, sw, b.snap)
+			err := ctx.Err()
+			if err != nil {
+				err = fmt.Errorf("interrupted before it started; nothing was written: %w", err)
+			} else {
+				err = eng.Restore(ctx, sw, b.snap)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -185,6 +194,9 @@ func (o *restoreOptions) run(ctx context.Context, d *deps, out io.Writer) error 
 		})
 	}
 	_ = g.Wait()
+	// Every switch's line is true to it (restored and verified, or not):
+	// the outcome stands even if a signal came meanwhile.
+	d.guard.settle()
 	for _, l := range lines {
 		fmt.Fprintln(out, l)
 	}

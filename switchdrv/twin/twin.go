@@ -170,6 +170,8 @@ type Twin struct {
 	// still waiting; lateDone is closed when that handler has returned
 	lateBy   time.Duration
 	lateDone chan struct{}
+	// lateArrived is closed when that Set has arrived (nil: nobody asked)
+	lateArrived chan struct{}
 }
 
 // newTwin checks opts and builds a twin with its datastore (no listener).
@@ -351,6 +353,17 @@ func (t *Twin) CommitLateNextSet(d time.Duration) <-chan struct{} {
 	defer t.mu.Unlock()
 	t.lateBy, t.lateDone = d, make(chan struct{})
 	return t.lateDone
+}
+
+// SlowNextSet is CommitLateNextSet that also tells when the Set arrived:
+// arrived is closed when the twin starts on it (its handler is then
+// running, so the client has sent it), done when its handler returned.
+// Tests use it to signal a process exactly while its Set is under way.
+func (t *Twin) SlowNextSet(d time.Duration) (arrived, done <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lateBy, t.lateDone, t.lateArrived = d, make(chan struct{}), make(chan struct{})
+	return t.lateArrived, t.lateDone
 }
 
 // SetDelay delays every RPC by d (0 = no delay).
