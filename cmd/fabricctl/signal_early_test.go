@@ -98,13 +98,27 @@ func TestSignalBeforeMain(t *testing.T) {
 // kernel's pipe_write or anon_pipe_write (/proc/PID/task/TID/wchan).
 func blockedInPipeWrite(t *testing.T, pid int) bool {
 	t.Helper()
+	return blockedIn(t, pid, "pipe_write")
+}
+
+// blockedIn reports whether a thread of process pid sleeps in a kernel
+// function whose name ends with one of suffixes (/proc/PID/task/TID/wchan:
+// "wait_for_partner" (a FIFO's open), "pipe_read", "anon_pipe_write", ...).
+func blockedIn(t *testing.T, pid int, suffixes ...string) bool {
+	t.Helper()
 	tasks, err := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "wchan"))
 	if err != nil || len(tasks) == 0 {
 		t.Skipf("no /proc/%d/task/*/wchan here", pid)
 	}
 	for _, f := range tasks {
-		if b, err := os.ReadFile(f); err == nil && strings.HasSuffix(string(b), "pipe_write") { // anon_pipe_write on newer kernels
-			return true
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, s := range suffixes {
+			if strings.HasSuffix(string(b), s) {
+				return true
+			}
 		}
 	}
 	return false
