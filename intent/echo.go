@@ -1,7 +1,6 @@
 package intent
 
 import (
-	"fmt"
 	"strconv"
 	"unicode/utf8"
 )
@@ -18,15 +17,6 @@ func Echo(s string) string {
 		return s
 	}
 	return s[:cutAt(s)] + "...(" + strconv.Itoa(len(s)) + " bytes)"
-}
-
-// EchoQ is Echo quoted (%q): for values that may hold spaces or control
-// characters.
-func EchoQ(s string) string {
-	if len(s) <= MaxEcho {
-		return strconv.Quote(s)
-	}
-	return fmt.Sprintf("%q...(%d bytes)", s[:cutAt(s)], len(s))
 }
 
 func cutAt(s string) int {

@@ -96,3 +96,26 @@ func TestLargeRealFabricIsNotRefused(t *testing.T) {
 		t.Errorf("a 1,000-switch fabric was refused: %v", err)
 	}
 }
+
+// TestHugeNamesAreRefusedAndClipped (issue 29): a 1 MiB switch name (or
+// fabric name, or address) is refused with its start and length, and no
+// error repeats it: the whole error text stays short. Before, the name was
+// accepted and `check` printed it whole twice, `apply` four times.
+func TestHugeNamesAreRefusedAndClipped(t *testing.T) {
+	huge := strings.Repeat("n", 1<<20)
+	for _, tc := range []struct{ what, old, new string }{
+		{"switch name", "name: leaf1", "name: " + huge},
+		{"fabric name", "{name: m}", "{name: " + huge + "}"},
+		{"switch address", `"127.0.0.1:57400"`, huge + ":57400"},
+	} {
+		doc := strings.Replace(memHead+memTail, tc.old, tc.new, 1)
+		_, err := intent.Parse("huge.yaml", []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), tc.what+" of ") || !strings.Contains(err.Error(), fmt.Sprintf("at most %d", intent.MaxNameLen)) {
+			t.Errorf("%s of 1 MiB: %.300v", tc.what, err)
+			continue
+		}
+		if len(err.Error()) > 2000 {
+			t.Errorf("%s of 1 MiB: the error is %d bytes long", tc.what, len(err.Error()))
+		}
+	}
+}
