@@ -243,7 +243,7 @@ func TestSignalDuringLargeParse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes and parses a large intent")
 	}
-	path := bigIntent(t, 6000) // 384,000 ports, 19 MB: seconds of parsing
+	path := bigIntent(t, 3000) // 192,000 ports, 9.5 MB (within intent.MaxNodes): seconds of parsing
 	p := startFabricctl(t, nil, "check", "-f", path)
 	p.waitSignalReady(t)
 	time.Sleep(150 * time.Millisecond)
