@@ -135,7 +135,7 @@ func startFabricctl(t *testing.T, stdin io.Reader, args ...string) *proc {
 // Go runtime's default action, which is not what is being tested.
 func (p *proc) waitSignalReady(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // a loaded machine starts processes slowly
 	for !strings.Contains(p.stderr.String(), signalsReady) {
 		if time.Now().After(deadline) {
 			t.Fatalf("fabricctl never said it catches signals:\n%s", p.stderr.String())
@@ -272,17 +272,17 @@ func TestSignalDuringApplyRollsBack(t *testing.T) {
 		before[tw.Name()] = fmt.Sprint(datastore(t, tw))
 	}
 	leaf1 := twinByName(t, l, "leaf1")
-	leaf1.HangNextSet()
+	arrived := leaf1.HangNextSetArrived()
 	p := startFabricctl(t, nil, "apply", "-f", l.file, "--backup-dir", filepath.Join(dir, "b"), "--parallel", "1", "--log-level", "info")
-	// Wait until every switch is backed up: the Sets come next.
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(p.stderr.String(), "target=leaf3") || !strings.Contains(p.stderr.String(), "backed up") {
-		if time.Now().After(deadline) {
-			t.Fatalf("apply never backed up leaf3:\n%s", p.stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Wait until leaf1's Set is in flight and hangs (an event: a loaded
+	// machine takes its time to get there).
+	select {
+	case <-arrived:
+	case <-p.done:
+		t.Fatalf("apply exited %d before its Set reached leaf1:\n%s", p.code, p.stderr.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("apply's Set never reached leaf1:\n%s", p.stderr.String())
 	}
-	time.Sleep(300 * time.Millisecond) // leaf1's Set is in flight and hangs
 	for _, tw := range l.twins {
 		tw.SetDelay(1200 * time.Millisecond) // the rollback is slow
 	}

@@ -171,6 +171,10 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 	}
 	if t.hangSets > 0 {
 		t.hangSets--
+		if t.hangArrived != nil {
+			close(t.hangArrived)
+			t.hangArrived = nil
+		}
 		t.mu.Unlock()
 		<-ctx.Done()
 		return nil, status.FromContextError(ctx.Err()).Err()

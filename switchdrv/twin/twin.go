@@ -172,6 +172,9 @@ type Twin struct {
 	lateDone chan struct{}
 	// lateArrived is closed when that Set has arrived (nil: nobody asked)
 	lateArrived chan struct{}
+	// hangArrived is closed when the next hung Set arrives (nil: nobody
+	// asked)
+	hangArrived chan struct{}
 }
 
 // newTwin checks opts and builds a twin with its datastore (no listener).
@@ -330,6 +333,17 @@ func (t *Twin) HangNextSet() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.hangSets++
+}
+
+// HangNextSetArrived is HangNextSet that also tells when that Set arrived
+// (the returned channel is closed then): tests act exactly while the Set
+// is under way.
+func (t *Twin) HangNextSetArrived() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.hangSets++
+	t.hangArrived = make(chan struct{})
+	return t.hangArrived
 }
 
 // LoseNextSet makes the next Set answer OK without changing anything, like
