@@ -46,8 +46,9 @@ type inflightWrite struct {
 	since, until time.Time
 }
 
-// track follows the engine's events: a write starts with set, rollback or
-// restore and ends with the switch's outcome.
+// track follows the engine's events: a write starts with set, settle (the
+// wait for a Set whose outcome is unknown), rollback or restore, and ends
+// with the switch's outcome.
 func (g *guard) track(ev switchdrv.Event) {
 	if g == nil || ev.Switch == "" {
 		return
@@ -55,7 +56,7 @@ func (g *guard) track(ev switchdrv.Event) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch ev.Step {
-	case "set", "rollback", "restore":
+	case "set", "settle", "rollback", "restore":
 		if g.inflight == nil {
 			g.inflight = map[string]inflightWrite{}
 		}

@@ -107,3 +107,38 @@ func TestSecondSignalAbandonsRestore(t *testing.T) {
 		t.Errorf("second Ctrl-C: exit %d after %s, want 1 and leaf2's outcome unknown:\n%s", p.code, time.Since(start), errOut)
 	}
 }
+
+// TestSecondSignalAbandonsApply: as restore, apply waits after Ctrl-C for
+// the Set it sent (here one that hangs until its deadline) and says so; a
+// second Ctrl-C abandons it at once, naming the switch, outcome unknown.
+func TestSecondSignalAbandonsApply(t *testing.T) {
+	l, dir := testLab(t)
+	arrived := twinByName(t, l, "leaf1").HangNextSetArrived()
+	p := startFabricctl(t, nil, "apply", "-f", l.file, "--backup-dir", filepath.Join(dir, "b"), "--parallel", "1", "--timeout", "2m")
+	p.waitSignalReady(t)
+	select {
+	case <-arrived:
+	case <-p.done:
+		t.Fatalf("apply exited %d before its Set arrived:\n%s", p.code, p.stderr.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("apply's Set never arrived:\n%s", p.stderr.String())
+	}
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "apply says it waits and how to abandon", time.Minute, func() bool {
+		return strings.Contains(p.stderr.String(), "Ctrl-C again abandons them")
+	})
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("apply still running a minute after the second Ctrl-C (its Set hangs for 2 minutes):\n%s", p.stderr.String())
+	}
+	errOut := p.stderr.String()
+	if p.code != ExitError || !strings.Contains(errOut, "switch leaf1 (set, sent") || !strings.Contains(errOut, "outcome unknown") {
+		t.Errorf("second Ctrl-C: exit %d, want 1 and leaf1's outcome unknown:\n%s", p.code, errOut)
+	}
+}
