@@ -16,6 +16,7 @@ import (
 	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/durable"
+	"github.com/fabricctl/fabricctl/internal/ownfs"
 	"github.com/fabricctl/fabricctl/plan"
 )
 
@@ -146,13 +147,15 @@ func (p *Plan) Backup() *Backup {
 }
 
 // WriteBackup writes b to file with mode 0600 (the directory is created
-// 0700 when missing). The file is replaced atomically.
+// 0700 when missing, and refused when another user owns it or may write
+// it: they could swap the backup that host restore writes back). The file
+// is replaced atomically.
 func WriteBackup(file string, b *Backup) error {
 	data, err := json.MarshalIndent(b, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+	if err := ownfs.MkdirPrivate(filepath.Dir(file)); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(file), ".fabricctl-backup-*")
@@ -190,9 +193,10 @@ func WriteBackup(file string, b *Backup) error {
 // syncDir is durable.SyncDir, a variable so that tests see it called.
 var syncDir = durable.SyncDir
 
-// ReadBackup reads a backup file written by WriteBackup.
+// ReadBackup reads a backup file written by WriteBackup; one another user
+// owns, or others may write, is refused (ownfs.ReadTrusted).
 func ReadBackup(file string) (*Backup, error) {
-	data, err := os.ReadFile(file)
+	data, err := ownfs.ReadTrusted(file)
 	if err != nil {
 		return nil, fmt.Errorf("backup: %w", err)
 	}

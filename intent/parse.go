@@ -121,6 +121,11 @@ func decodeSource(s Source, errs *errList) (parts []part) {
 		errs.add(posOfOffset(s, i), "", "file contains a NUL byte: not a YAML text file")
 		return nil
 	}
+	// Memory is bounded by what is refused here, before yaml.v3 builds a
+	// node per value (prescan.go).
+	if !prescan(s, errs) {
+		return nil
+	}
 	defer func() {
 		// yaml.v3 has panicked on some malformed inputs in the past; turn that
 		// into a positioned error rather than crashing the tool.

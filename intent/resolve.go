@@ -94,7 +94,7 @@ func (r *resolver) resolve(parts []part) {
 		if raw.Kind != "" && raw.Kind != Kind {
 			r.errorf(top, "kind", "kind %q: want %s", raw.Kind, Kind)
 		}
-		if raw.Metadata != nil && raw.Metadata.Name != "" {
+		if raw.Metadata != nil && raw.Metadata.Name != "" && r.nameFits(withFile(raw.Metadata.Pos, p.file), "metadata.name", "fabric name", raw.Metadata.Name) {
 			if r.f.Name != "" && r.f.Name != raw.Metadata.Name {
 				r.errorf(withFile(raw.Metadata.Pos, p.file), "metadata.name",
 					"fabric name %q differs from %q given at %s", raw.Metadata.Name, r.f.Name, nameFrom)
@@ -472,6 +472,22 @@ func relTo(file, p string) string {
 	return filepath.Join(filepath.Dir(file), p)
 }
 
+// MaxNameLen bounds a fabric, switch or host name and a switch address as
+// written (before a range is expanded): 253 bytes, a DNS name's limit.
+// Every message that names a switch repeats its name; a 10 MiB name was
+// printed whole in each.
+const MaxNameLen = 253
+
+// nameFits refuses a name (what: "switch name", ...) longer than
+// MaxNameLen, quoting only its start and length.
+func (r *resolver) nameFits(pos Pos, path, what, name string) bool {
+	if len(name) <= MaxNameLen {
+		return true
+	}
+	r.errorf(pos, path, "%s of %d bytes (%s): at most %d", what, len(name), Echo(name), MaxNameLen)
+	return false
+}
+
 // inventoryPath names a switch or host entry in errors by its name, as the
 // decoder does (elemName): leaf1, or leaf{1..4} as written for an entry
 // that expands to several; by its index only when it has no name.
@@ -505,6 +521,9 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 			ks = append(ks, string(k))
 		}
 		r.errs.addText(fieldsIn(rs.Keys, file).At("platform", pos), path+".platform", unknownValue("platform", rs.Platform, ks))
+	}
+	if !r.nameFits(pos, path+".name", "switch name", rs.Name) || !r.nameFits(pos, path+".address", "switch address", rs.Address) {
+		return
 	}
 	swNames, addrs, ok := r.zip(pos, path, rs.Name, rs.Address, "address")
 	if !ok {
@@ -674,6 +693,9 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	}
 	pos := withFile(rh.Pos, file)
 	path := inventoryPath("hosts", idx, rh.Name)
+	if !r.nameFits(pos, path+".name", "host name", rh.Name) || !r.nameFits(pos, path+".address", "host address", rh.Address) {
+		return
+	}
 	hostNames, addrs, ok := r.zip(pos, path, rh.Name, rh.Address, "address")
 	if !ok {
 		return

@@ -43,10 +43,15 @@ const (
 // run wrote it; rollback left it as is.
 var ErrChangedByOther = errors.New("changed by another writer after our write; left as is")
 
+// errForeign is what a switch whose verify read another writer's values
+// says; it wraps ErrChangedByOther.
+var errForeign = fmt.Errorf("another writer changed it after this run's Set: %w", ErrChangedByOther)
+
 // Result is the outcome of Apply, the JSON summary of `fabricctl apply`.
 type Result struct {
 	Fabric string `json:"fabric"`
-	// Status: applied, no-changes, rolled-back, failed.
+	// Status: applied, no-changes, rolled-back, failed,
+	// changed-by-another-writer.
 	Status  string         `json:"status"`
 	Targets []TargetResult `json:"targets"`
 }
@@ -75,14 +80,17 @@ type work struct {
 	backup *Snapshot
 	line   []byte // backup encoded (one line of the run's backup file)
 	// after is the verify read-back of what this run's Set left on the
-	// switch (nil when the Set failed or verify could not read).
-	after  *Snapshot
-	d      *Desired
-	values *decoded // d's values, decoded (by plan, or at the first use)
-	res    *TargetResult
-	start  time.Time
-	sent   bool  // a Set was sent (its effect may be on the switch)
-	setErr error // the Set's own error, if any
+	// switch, once verified to be what the run wrote (nil when the Set
+	// failed, verify could not read, or it read something else).
+	after *Snapshot
+	// foreign: verify read values this run did not write (another writer).
+	foreign bool
+	d       *Desired
+	values  *decoded // d's values, decoded (by plan, or at the first use)
+	res     *TargetResult
+	start   time.Time
+	sent    bool  // a Set was sent (its effect may be on the switch)
+	setErr  error // the Set's own error, if any
 	// setDeadline is the deadline the Set carried to the switch: a switch
 	// that honours it cannot commit the Set after it.
 	setDeadline time.Time
@@ -239,6 +247,30 @@ func (e *Engine) Apply(ctx context.Context, f *intent.Fabric, p *plan.Plan) (*Re
 		return res, nil
 	}
 
+	// 3a. Another writer is at work on these switches: verify read values
+	// this run did not write. Nothing is rolled back, on any switch: a
+	// restore to this run's backups (read before that writer's write, or
+	// between its write and this run's) could undo its verified write, and
+	// which switch holds whose write can no longer be proven.
+	var foreign []string
+	for _, w := range ws {
+		if w.foreign {
+			foreign = append(foreign, w.sw.Name)
+		}
+	}
+	if len(foreign) > 0 {
+		for _, w := range ws {
+			switch {
+			case !w.sent && w.res.Status == StatusSkipped:
+				e.emit(Event{Switch: w.sw.Name, Step: "skipped"})
+			case w.sent && w.res.Status == StatusFailed:
+				w.res.Error = joinErr(w.res.Error, "not rolled back: another writer is changing these switches")
+			}
+		}
+		res.Status = StatusChangedByOther
+		return res, fmt.Errorf("%w: %s held values this run did not write when it read back its Set; another writer is changing these switches; nothing was rolled back (each switch's line says what it holds; the backups are in %s)", ErrChangedByOther, strings.Join(foreign, ", "), e.BackupDir)
+	}
+
 	// 3. Roll back everything this run may have changed, even when ctx is
 	// cancelled: a switch is left untouched, applied or rolled back.
 	rctx := context.WithoutCancel(ctx)
@@ -388,7 +420,7 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("switch %s: not started: %w", w.sw.Name, err)
 	}
-	e.emit(Event{Switch: w.sw.Name, Step: "set", Detail: fmt.Sprintf("%d changes", w.res.Changes)})
+	e.emit(Event{Switch: w.sw.Name, Step: "set", Detail: fmt.Sprintf("%d changes", w.res.Changes), Until: time.Now().Add(w.c.SetTimeout() + w.c.Timeout())})
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("switch %s: not started: %w", w.sw.Name, err)
 	}
@@ -410,17 +442,33 @@ func (e *Engine) applyOne(ctx context.Context, w *work) error {
 	e.emit(Event{Switch: w.sw.Name, Step: "verify"})
 	after, err := observeValues(ctx, w.c, w.sw, w.paths, w.keys, &w.get)
 	if err == nil {
-		w.after = after
 		var left []plan.Change
 		if left, err = verifyLeft(w.d, after, w.q, w.values); err == nil && len(left) > 0 {
 			err = fmt.Errorf("switch %s: verify: %d paths differ after the Set (first: %s %s)", w.sw.Name, len(left), left[0].Action, left[0].Path)
+			if len(Drift(w.backup, after, w.q.BufferCellBytes)) > 0 {
+				// Neither what this run wrote nor what was there
+				// before: another writer's values (or a switch that
+				// changed them itself). Nothing here is provably this
+				// run's own write, so nothing of the run is rolled
+				// back (a restore would undo the other writer's
+				// verified write).
+				w.foreign = true
+				err = fmt.Errorf("switch %s: verify: %d paths hold values this run did not write, neither its intent nor the backup (first: %s); %w", w.sw.Name, len(left), left[0].Path, errForeign)
+			}
 		}
 	}
 	if err != nil {
 		w.res.Status, w.res.Error = StatusFailed, err.Error()
-		e.emit(Event{Switch: w.sw.Name, Step: "failed", Err: err, Took: time.Since(w.start)})
+		step := "failed"
+		if w.foreign {
+			w.res.Status, step = StatusChangedByOther, StatusChangedByOther
+		}
+		e.emit(Event{Switch: w.sw.Name, Step: step, Err: err, Took: time.Since(w.start)})
 		return err
 	}
+	// Only a verified read-back is this run's own write: a rollback
+	// restores the switch only while it still reads as this.
+	w.after = after
 	w.res.Status = StatusApplied
 	// Verified: a rollback now compares the switch with what verify read
 	// (w.after), so the request and the desired values are not needed any
@@ -503,7 +551,7 @@ func (e *Engine) rollback(ctx context.Context, w *work) error {
 		e.log().Warn("not rolled back: changed by another writer after this run wrote it", "target", w.sw.Name)
 		return nil
 	}
-	e.emit(Event{Switch: w.sw.Name, Step: "rollback"})
+	e.emit(Event{Switch: w.sw.Name, Step: "rollback", Until: time.Now().Add(w.c.SetTimeout() + w.c.Timeout())})
 	if err := restoreFrom(ctx, w.c, w.sw, w.backup, current, w.q); err != nil {
 		return e.rollbackFailed(w, err)
 	}
@@ -562,8 +610,16 @@ func restoreFrom(ctx context.Context, c *transport.Client, sw *intent.Switch, sn
 	if err != nil {
 		return err
 	}
+	// Nothing is sent after Ctrl-C; once sent, the Set is waited for
+	// (bounded by the transport's Set timeout) and read back, as apply's:
+	// cancelling it would not stop the switch from committing it, it would
+	// only turn a known outcome into an unknown one and a wait for the
+	// deadline (settle). Only a second Ctrl-C abandons it (main).
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("switch %s: interrupted before the restore Set was sent; nothing was written: %w", sw.Name, err)
+	}
 	deadline := time.Now().Add(c.SetTimeout())
-	setErr := c.SetOutcome(ctx, req)
+	setErr := c.SetOutcome(context.WithoutCancel(ctx), req)
 	if setErr != nil && !errors.Is(setErr, transport.ErrOutcomeUnknown) {
 		return setErr
 	}
@@ -689,5 +745,12 @@ func (e *Engine) Restore(ctx context.Context, sw *intent.Switch, snap *Snapshot)
 		return err
 	}
 	defer c.Close()
-	return restoreWith(ctx, c, sw, snap, q)
+	start := time.Now()
+	e.emit(Event{Switch: sw.Name, Step: "restore", Until: start.Add(c.SetTimeout() + 2*c.Timeout())})
+	if err := restoreWith(ctx, c, sw, snap, q); err != nil {
+		e.emit(Event{Switch: sw.Name, Step: "restore-failed", Err: err, Took: time.Since(start)})
+		return err
+	}
+	e.emit(Event{Switch: sw.Name, Step: "restored", Detail: "verified", Took: time.Since(start)})
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fabricctl/fabricctl/internal/durable"
+	"github.com/fabricctl/fabricctl/internal/ownfs"
 	"github.com/fabricctl/fabricctl/switchdrv/internal/jtree"
 )
 
@@ -45,7 +46,9 @@ func WriteBackup(dir, fabric string, snaps ...*Snapshot) (string, error) {
 // synced (the caller's syncDir: Apply syncs it before any write to a
 // switch).
 func writeRun(dir, fabric string, at time.Time, lines [][]byte) (string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// A directory another user owns or may write is refused: they could
+	// swap a backup that restore then pushes to the switch.
+	if err := ownfs.MkdirPrivate(dir); err != nil {
 		return "", err
 	}
 	if fabric == "" {
@@ -95,9 +98,11 @@ var syncFile = (*os.File).Sync
 // value after another (JSON Lines, as WriteBackup writes them), or a file
 // of one switch as apply wrote them before (one snapshot, compact or
 // indented). A value that is not a snapshot is an error naming the file and
-// the line where the value starts.
+// the line where the value starts. A file another user owns, or that
+// others may write, is refused (ownfs.ReadTrusted): restore would push what
+// they put in it to the switch.
 func ReadBackup(path string) ([]*Snapshot, error) {
-	b, err := os.ReadFile(path)
+	b, err := ownfs.ReadTrusted(path)
 	if err != nil {
 		return nil, err
 	}

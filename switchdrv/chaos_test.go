@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
@@ -61,22 +62,42 @@ func TestChaos(t *testing.T) {
 	l := newLab(t, 4, 0)
 	stop := time.Now().Add(budget)
 	outcomes := map[string]int{}
+	// unit is the transport timeout, and every fault's duration is drawn
+	// in proportion to it (chaosFaults). 250 ms on a quiet machine; it
+	// doubles whenever a run's plan, made before any fault, does not fit
+	// in it: the machine is too busy for that timeout (a loaded CI
+	// machine), and every time in the test scales with it, so the faults
+	// keep their meaning (a commit-late fault stays within one timeout of
+	// the Set's deadline, as settle assumes).
+	unit := 250 * time.Millisecond
 	for run = 1; time.Now().Before(stop) && run <= 300; run++ {
 		f := fakeFabric(l.f.Switches...)
 		f.Policy.Classes[1].ECN = &intent.ECN{MinBytes: int64(100000 + 1000*rng.IntN(1000)), MaxBytes: 1500000, Probability: 100}
-		eng := &switchdrv.Engine{Registry: l.eng.Registry, BackupDir: l.eng.BackupDir,
-			Transport: transport.Options{Timeout: 250 * time.Millisecond, Backoff: time.Millisecond, Attempts: 2},
-			Parallel:  1 + rng.IntN(4), Canary: rng.IntN(3)}
+		parallel, canary := 1+rng.IntN(4), rng.IntN(3)
 		before := make([]string, len(l.twins))
 		for i, tw := range l.twins {
 			before[i] = state(t, tw)
 		}
-		p, err := eng.Plan(t.Context(), f, nil)
-		if err != nil || switchdrv.Errors(p) != nil {
-			t.Fatalf("run %d: plan: %v %v", run, err, switchdrv.Errors(p))
+		var eng *switchdrv.Engine
+		var p *plan.Plan
+		for {
+			eng = &switchdrv.Engine{Registry: l.eng.Registry, BackupDir: l.eng.BackupDir,
+				Transport: transport.Options{Timeout: unit, Backoff: time.Millisecond, Attempts: 2},
+				Parallel:  parallel, Canary: canary}
+			var err error
+			p, err = eng.Plan(t.Context(), f, nil)
+			if err == nil && switchdrv.Errors(p) == nil {
+				break
+			}
+			eng.Close()
+			if perr := errors.Join(err, switchdrv.Errors(p)); !strings.Contains(perr.Error(), "DeadlineExceeded") || unit >= 32*time.Second {
+				t.Fatalf("run %d: plan (no fault injected yet, timeout %s): %v", run, unit, perr)
+			}
+			unit *= 2
+			t.Logf("run %d: a plan without faults did not fit in the timeout on this machine now; timeout and fault durations scaled to %s", run, unit)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
-		faults := chaosFaults(rng, len(l.twins))
+		faults := chaosFaults(rng, len(l.twins), unit)
 		var mu sync.Mutex
 		fire := func(step, sw string) {
 			mu.Lock()
@@ -98,7 +119,7 @@ func TestChaos(t *testing.T) {
 			tw.SetDelay(0)
 		}
 		outcomes[outcome(err)]++
-		checkChaos(t, run, l, f, before, res, err)
+		checkChaos(t, run, l, f, before, res, err, unit)
 		if t.Failed() {
 			t.Logf("run %d: parallel %d canary %d, faults: %s", run, eng.Parallel, eng.Canary, describe(faults))
 			return
@@ -131,8 +152,9 @@ func wedge(tw *twin.Twin, d time.Duration) {
 	time.AfterFunc(d, func() { tw.Hang(false) })
 }
 
-// chaosFaults draws 0-4 faults over the twins and steps.
-func chaosFaults(rng *rand.Rand, n int) []*chaosFault {
+// chaosFaults draws 0-4 faults over the twins and steps; their durations
+// are drawn in 0-2.4 units (the transport timeout: 0-600 ms at 250 ms).
+func chaosFaults(rng *rand.Rand, n int, unit time.Duration) []*chaosFault {
 	kinds := []struct {
 		what   string
 		inject func(tw *twin.Twin, cancel context.CancelFunc, d time.Duration)
@@ -144,9 +166,9 @@ func chaosFaults(rng *rand.Rand, n int) []*chaosFault {
 		{"lose", func(tw *twin.Twin, _ context.CancelFunc, _ time.Duration) { tw.LoseNextSet() }},
 		{"wedge", func(tw *twin.Twin, _ context.CancelFunc, d time.Duration) { wedge(tw, d) }},
 		{"slow", func(tw *twin.Twin, _ context.CancelFunc, d time.Duration) { tw.SetDelay(d / 4) }},
-		// A Set committed after its client gave up, at most 300ms late:
-		// within one transport timeout (250ms) of its deadline, what
-		// settle covers (apply.go).
+		// A Set committed after its client gave up, at most 1.2 units
+		// late (300ms at 250ms): within one transport timeout of its
+		// deadline, what settle covers (apply.go).
 		{"commit-late", func(tw *twin.Twin, _ context.CancelFunc, d time.Duration) { tw.CommitLateNextSet(d / 2) }},
 		{"ctrl-c", func(_ *twin.Twin, cancel context.CancelFunc, _ time.Duration) { cancel() }},
 	}
@@ -154,7 +176,7 @@ func chaosFaults(rng *rand.Rand, n int) []*chaosFault {
 	var out []*chaosFault
 	for range rng.IntN(5) {
 		k := kinds[rng.IntN(len(kinds))]
-		d := time.Duration(rng.IntN(600)) * time.Millisecond
+		d := time.Duration(rng.IntN(600)) * unit / 250
 		fl := &chaosFault{twin: rng.IntN(n), step: steps[rng.IntN(len(steps))]}
 		fl.what = fmt.Sprintf("%s(%s)", k.what, d)
 		fl.inject = func(tw *twin.Twin, cancel context.CancelFunc) { k.inject(tw, cancel, d) }
@@ -172,10 +194,10 @@ func describe(fs []*chaosFault) string {
 }
 
 // checkChaos checks the invariant after one run.
-func checkChaos(t *testing.T, run int, l *lab, f *intent.Fabric, before []string, res *switchdrv.Result, err error) {
+func checkChaos(t *testing.T, run int, l *lab, f *intent.Fabric, before []string, res *switchdrv.Result, err error, unit time.Duration) {
 	t.Helper()
 	// Read the twins with a fresh engine and no faults: is each on f?
-	check := &switchdrv.Engine{Registry: l.eng.Registry, Transport: transport.Options{Timeout: 2 * time.Second}}
+	check := &switchdrv.Engine{Registry: l.eng.Registry, Transport: transport.Options{Timeout: max(2*time.Second, 8*unit)}}
 	defer check.Close()
 	p, perr := check.Plan(context.Background(), f, nil)
 	if perr != nil || switchdrv.Errors(p) != nil {

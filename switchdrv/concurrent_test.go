@@ -186,3 +186,70 @@ func TestInterruptedPlanIsNotABadPlan(t *testing.T) {
 		t.Errorf("Sets (-want +got):\n%s", diff)
 	}
 }
+
+// TestVerifySeesAnotherWritersValues (issue 29): run B writes and verifies
+// leaf2 between run A's Set on leaf2 and A's read-back. A's verify reads
+// values A did not write: the outcome is "changed by another writer"
+// (ErrChangedByOther, not ErrRolledBack), and nothing is rolled back: B's
+// verified leaf2 stays, and so do A's verified leaf1 and leaf3. Before, A recorded
+// B's values as its own read-back, its rollback found the switch "still as
+// A left it" and restored A's backup over B's verified write.
+func TestVerifySeesAnotherWritersValues(t *testing.T) {
+	l := newLab(t, 3, 0)
+	l.eng.Parallel = 1
+	pa := l.plan(t)
+	fb, engB := otherRun(t, l)
+	pb, err := engB.Plan(t.Context(), fb, []string{"leaf2"})
+	if err != nil || switchdrv.Errors(pb) != nil {
+		t.Fatalf("plan B: %v %v", err, switchdrv.Errors(pb))
+	}
+	var errB error
+	ranB := false
+	l.eng.Progress = func(ev switchdrv.Event) {
+		if ev.Switch == "leaf2" && ev.Step == "verify" && !ranB {
+			ranB = true
+			_, errB = engB.Apply(t.Context(), fb, pb)
+		}
+	}
+	resA, errA := l.eng.Apply(t.Context(), l.f, pa)
+	if !ranB || errB != nil {
+		t.Fatalf("run B (ran %v): %v", ranB, errB)
+	}
+	if !errors.Is(errA, switchdrv.ErrChangedByOther) || errors.Is(errA, switchdrv.ErrRolledBack) {
+		t.Fatalf("run A: %v, want ErrChangedByOther", errA)
+	}
+	if !strings.Contains(errA.Error(), "nothing was rolled back") || !strings.Contains(errA.Error(), "leaf2") {
+		t.Errorf("run A's error does not say what happened: %v", errA)
+	}
+	var got []string
+	for _, tr := range resA.Targets {
+		got = append(got, tr.Name+"="+tr.Status)
+	}
+	want := []string{"leaf1=applied", "leaf2=changed-by-another-writer", "leaf3=applied"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("run A statuses (-want +got):\n%s", diff)
+	}
+	if resA.Status != switchdrv.StatusChangedByOther {
+		t.Errorf("run A status %q", resA.Status)
+	}
+	if p, _ := engB.Plan(t.Context(), fb, []string{"leaf2"}); p.HasChanges() {
+		t.Errorf("run B's verified leaf2 was undone by run A")
+	}
+	if p, _ := l.eng.Plan(t.Context(), l.f, []string{"leaf1", "leaf3"}); p.HasChanges() {
+		t.Errorf("run A's verified leaf1 or leaf3 was rolled back")
+	}
+}
+
+// TestLostSetIsNotAnotherWriter: a Set the switch acknowledged and did not
+// program leaves the switch as before; verify finds it unchanged, which is
+// this run's failure, not another writer's (rolled back as usual: exit 4).
+func TestLostSetIsNotAnotherWriter(t *testing.T) {
+	l := newLab(t, 2, 0)
+	l.eng.Parallel = 1
+	p := l.plan(t)
+	l.twins[1].LoseNextSet()
+	_, err := l.eng.Apply(t.Context(), l.f, p)
+	if !errors.Is(err, switchdrv.ErrRolledBack) || errors.Is(err, switchdrv.ErrChangedByOther) {
+		t.Fatalf("Apply with a lost Set: %v, want ErrRolledBack", err)
+	}
+}

@@ -197,10 +197,14 @@ func (e *Engine) takePlanned(tp *plan.TargetPlan) *planned {
 // Event is one step of one switch during Apply, for a progress display.
 type Event struct {
 	Switch string // "" for an event of the whole rollout (stage)
-	Step   string // stage, backup, set, verify, applied, failed, rollback, rolled-back, rollback-failed, skipped
+	Step   string // stage, backup, set, verify, applied, failed, rollback, rolled-back, rollback-failed, skipped, restore, restored, restore-failed
 	Detail string
 	Err    error
 	Took   time.Duration
+	// Until, on an event that starts a write (set, rollback, restore): when
+	// the write and its read-back will be over at the latest (the Set's
+	// transport deadline and the reads after it).
+	Until time.Time
 }
 
 func (e *Engine) log() *slog.Logger {

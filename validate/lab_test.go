@@ -72,7 +72,73 @@ func newLab(t *testing.T) *lab {
 		l.f.Hosts = append(l.f.Hosts, intent.Host{Name: name, Address: "local",
 			NICs: []intent.NIC{{Interface: "eth0", Address: addr, Speed: 10_000_000_000}}})
 	}
+	// The links must carry traffic before a test measures loss on them.
+	// "ip link set up" returns before the kernel activates the device: its
+	// qdisc stays noop (dropping everything) and its operstate down until
+	// linkwatch, a deferred kernel work item, runs; on a loaded machine
+	// that took long enough for a whole first round of UDP flows to be
+	// dropped ("1000 of 1000 lost"). Wait for that event on every link.
+	for i := 1; i <= 3; i++ {
+		waitLinkUp(t, sw, fmt.Sprintf("swp%d", i))
+		waitLinkUp(t, l.hosts[fmt.Sprintf("gpu%d", i)], "eth0")
+	}
+	waitLinkUp(t, sw, "br0")
+	// Neighbours are known up front (permanent entries): ARP resolution is
+	// not what the tests measure, and a first packet waiting for an ARP
+	// reply on a loaded machine drops the packets queued behind it.
+	macs := map[string]string{}
+	for name, h := range l.hosts {
+		macs[name] = linkMAC(t, h, "eth0")
+	}
+	for name, h := range l.hosts {
+		for other, mac := range macs {
+			if other == name {
+				continue
+			}
+			addr := "10.99.0." + strings.TrimPrefix(other, "gpu")
+			run(t, h.Command("ip", "neigh", "replace", addr, "lladdr", mac, "dev", "eth0", "nud", "permanent"))
+		}
+	}
 	return l
+}
+
+// waitLinkUp waits until dev in ns is up as the kernel sees it: operstate
+// UP (or UNKNOWN, for a device without carrier reporting) and a qdisc other
+// than noop. Polled, bounded generously: it is an event on a busy machine.
+func waitLinkUp(t *testing.T, ns *netnstest.NS, dev string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, err := ns.Command("ip", "-o", "link", "show", "dev", dev).Output()
+		if err != nil {
+			t.Fatalf("ip link show %s: %v", dev, err)
+		}
+		line := string(out)
+		if !strings.Contains(line, "qdisc noop") && (strings.Contains(line, "state UP") || strings.Contains(line, "state UNKNOWN")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s in %s never came up: %s", dev, ns.Name, line)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// linkMAC is dev's hardware address in ns.
+func linkMAC(t *testing.T, ns *netnstest.NS, dev string) string {
+	t.Helper()
+	out, err := ns.Command("ip", "-o", "link", "show", "dev", dev).Output()
+	if err != nil {
+		t.Fatalf("ip link show %s: %v", dev, err)
+	}
+	f := strings.Fields(string(out))
+	for i, w := range f {
+		if w == "link/ether" && i+1 < len(f) {
+			return f[i+1]
+		}
+	}
+	t.Fatalf("%s in %s: no link/ether address in %q", dev, ns.Name, out)
+	return ""
 }
 
 // bottleneck puts a token bucket on the switch port toward host i: the

@@ -25,6 +25,7 @@ type applyOptions struct {
 	output    string
 	canary    int
 	backupDir string
+	lockDir   string
 	planFile  string
 	planKey   planKeyFlag
 	// interactive: show the plan and apply only after "yes" on the terminal.
@@ -51,10 +52,13 @@ the first failure. On any failure,
 including Ctrl-C, every switch changed in this run is restored from its backup
 and the restore verified by reading back; but a switch is first read back,
 and one that no longer holds what this run wrote (another writer changed it
-since) is left as is and reported "changed-by-another-writer". Apply holds a
-lock per fabric on this machine (a file beside --backup-dir's backups) from
-planning to the end, and refuses to start while another apply or restore of
-the fabric holds it. If any selected switch or host cannot
+since) is left as is and reported "changed-by-another-writer". So is a switch whose read-back
+right after the Set holds values this run did not write (neither its
+intent nor the backup): another writer is at work, and then nothing of the
+run is rolled back (exit 6), since restoring a backup could undo that
+writer's verified write. Apply holds a lock per switch it touches (keyed by
+its address, in --lock-dir) from planning to the end, and refuses to start
+while another apply or restore holds one. If any selected switch or host cannot
 be planned, or a switch read or backed up, nothing is written at all. Remote
 hosts of the inventory are applied after the switches succeeded, by running
 "fabricctl host apply -f -" on each over SSH (they re-plan themselves; hosts
@@ -81,13 +85,13 @@ with -o json), and apply asks on stderr, reading one line from stdin; only
 "apply cancelled: nothing was changed". Without changes it does not ask.
 
 Exit codes: 0 applied or no changes, 1 error (nothing changed; or a rollback
-failed: see the backups; or a switch changed by another writer after this
-run wrote it was left as is; or the fabric is locked by another run; or a
-host failed after the switches were applied;
-or --interactive was not answered "yes": nothing changed), 3 check found
-errors (or warnings with --strict) and --force was not given: nothing
-changed, 4 apply failed and every changed switch was rolled back and
-verified, 64 usage.`,
+failed: see the backups; or a switch is locked by another run; or a host
+failed after the switches were applied; or --interactive was not answered
+"yes": nothing changed), 3 check found errors (or warnings with --strict)
+and --force was not given: nothing changed, 4 apply failed and every
+changed switch was rolled back and verified, 6 a switch was changed by
+another writer after this run wrote it (left as is; the lines say what
+each switch holds; nothing of another writer's was rolled back), 64 usage.`,
 		Example: `  fabricctl apply -f fabric.yaml
   fabricctl plan -f fabric.yaml --out plan.json && fabricctl apply -f fabric.yaml plan.json
   fabricctl apply -f fabric.yaml --canary 1 --parallel 16 -o json
@@ -113,6 +117,7 @@ verified, 64 usage.`,
 	cmd.Flags().IntVar(&o.canary, "canary", 0, "apply to this many switches first, then the rest in batches of --parallel")
 	cmd.Flags().StringVar(&o.backupDir, "backup-dir", ".fabricctl/backups", "directory for the backups taken before any write (one file per run, all its switches)")
 	o.planKey.bind(cmd, "verify the saved PLAN.json's MAC with the key in this file (or $"+planKeyEnv+"): a plan that does not verify is refused")
+	cmd.Flags().StringVar(&o.lockDir, "lock-dir", switchdrv.DefaultLockDir(), "directory of the per-switch lock files (0700, this user's; shared by every apply and restore on this machine)")
 	cmd.Flags().BoolVar(&o.interactive, "interactive", false, "show the plan and ask for \"yes\" before applying (stdin must be a terminal)")
 	return cmd
 }
@@ -126,6 +131,9 @@ func (o *applyOptions) validate() error {
 	}
 	if o.backupDir == "" {
 		return usagef("--backup-dir must not be empty: apply always takes backups")
+	}
+	if o.lockDir == "" {
+		return usagef("--lock-dir must not be empty: apply always locks the switches it writes")
 	}
 	return o.switchFlags.validate()
 }
@@ -149,22 +157,30 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return err
 	}
 	defer eng.Close()
-	// One apply per fabric at a time on this machine, from before the
+	// One run per switch at a time on this machine, from before the
 	// plan's read until the last rollback: two runs interleaving could
-	// each undo the other. Taken once the command line is known to be
-	// good, so a typo creates no lock file.
+	// each undo the other. The locks are keyed by the switches' addresses,
+	// so two intents (two fabric names) for one switch exclude each other.
+	// Taken once the command line is known to be good, so a typo creates
+	// no lock file.
 	var lock *switchdrv.Lock
 	defer func() { lock.Unlock() }()
-	takeLock := func() error {
+	takeLock := func(sws []*intent.Switch) error {
 		var err error
-		if lock, err = switchdrv.LockFabric(o.backupDir, f.Name); err != nil {
+		if lock, err = switchdrv.LockSwitches(o.lockDir, f.Name, sws); err != nil {
 			return withCode(ExitError, err)
 		}
 		return nil
 	}
 	eng.Canary, eng.BackupDir = o.canary, o.backupDir
-	if isTerminal(d.stderr) {
-		eng.Progress = func(ev switchdrv.Event) { printEvent(d.stderr, ev) }
+	// main follows the switch writes under way (what a Ctrl-C waits for,
+	// what a second one abandons); a terminal sees a line per step.
+	term := isTerminal(d.stderr)
+	eng.Progress = func(ev switchdrv.Event) {
+		d.guard.track(ev)
+		if term {
+			printEvent(d.stderr, ev)
+		}
 	}
 	var p *plan.Plan
 	if o.planFile != "" {
@@ -191,20 +207,27 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 			}
 			return filtered && !slices.Contains(o.switches, t.Name)
 		})
-		if err := takeLock(); err != nil {
+		var sws []*intent.Switch
+		for _, t := range p.Targets {
+			if sw := f.Switch(t.Name); t.Kind == plan.KindSwitch && sw != nil {
+				sws = append(sws, sw)
+			}
+		}
+		if err := takeLock(sws); err != nil {
 			return err
 		}
 		if err := o.rerender(ctx, f, eng, p); err != nil {
 			return err
 		}
 	} else {
-		if _, err := switchdrv.Select(f, o.switches); err != nil {
+		sws, err := switchdrv.Select(f, o.switches)
+		if err != nil {
 			return withCode(ExitError, err)
 		}
 		if _, err := o.selectHosts(f); err != nil {
 			return err
 		}
-		if err := takeLock(); err != nil {
+		if err := takeLock(sws); err != nil {
 			return err
 		}
 		// Planned here, applied here, never saved: no payload encoding
@@ -275,6 +298,8 @@ func (o *applyOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return withCode(ExitError, fmt.Errorf("the switches were applied, but not every host: %w", hostErr))
 	case errors.Is(err, switchdrv.ErrRolledBack):
 		return withCode(ExitRolledBack, err)
+	case errors.Is(err, switchdrv.ErrChangedByOther):
+		return withCode(ExitChangedByOther, err)
 	}
 	return withCode(ExitError, err)
 }

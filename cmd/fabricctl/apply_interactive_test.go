@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/fabricctl/fabricctl/switchdrv"
 	"io"
 	"log/slog"
 	"os"
@@ -101,6 +102,7 @@ func interactiveApply(ctx context.Context, file, backups, planFile, output strin
 		switchFlags:   switchFlags{files: []string{file}, timeout: 5 * time.Second, parallel: 4, hostBinary: "fabricctl"},
 		output:        output,
 		backupDir:     backups,
+		lockDir:       switchdrv.DefaultLockDir(),
 		planFile:      planFile,
 		interactive:   true,
 		stdinTerminal: func(r io.Reader) bool { return r == stdin },
@@ -247,7 +249,7 @@ func TestApplyInteractiveHosts(t *testing.T) {
 	o := &applyOptions{
 		switchFlags: switchFlags{files: []string{file}, timeout: 5 * time.Second, parallel: 4, hostBinary: "fabricctl",
 			hostRunner: func(intent.Host) (remote.Runner, error) { return host, nil }},
-		output: "text", backupDir: filepath.Join(t.TempDir(), "b"), interactive: true,
+		output: "text", backupDir: filepath.Join(t.TempDir(), "b"), lockDir: switchdrv.DefaultLockDir(), interactive: true,
 		stdinTerminal: func(io.Reader) bool { return true },
 	}
 	if code := exitCode(o.run(t.Context(), d, &out), &errb); code != ExitError || tw.Sets() != 0 {
@@ -290,7 +292,7 @@ func TestApplyInteractiveInterrupt(t *testing.T) {
 	d := &deps{stdin: stdin, stdout: &out, stderr: &errb, log: slog.New(slog.DiscardHandler)}
 	o := &applyOptions{
 		switchFlags: switchFlags{files: []string{file}, timeout: 5 * time.Second, parallel: 4, hostBinary: "fabricctl"},
-		output:      "text", backupDir: filepath.Join(t.TempDir(), "b"), interactive: true,
+		output:      "text", backupDir: filepath.Join(t.TempDir(), "b"), lockDir: switchdrv.DefaultLockDir(), interactive: true,
 		stdinTerminal: func(io.Reader) bool { return true },
 	}
 	done := make(chan error, 1)

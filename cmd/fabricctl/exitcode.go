@@ -25,6 +25,10 @@ const (
 	// the host was not put back (--partial, --no-rollback, or a rollback that
 	// did not complete): the output lists every step's outcome.
 	ExitPartial = 5
+	// ExitChangedByOther: apply found a switch holding values it did not
+	// write (another writer changed it after this run's Set) and left it
+	// as is, rolling back nothing that could be the other writer's.
+	ExitChangedByOther = 6
 	// ExitUsage: the command line itself is wrong.
 	ExitUsage = 64
 )

@@ -20,6 +20,7 @@ import (
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/remote"
 	"github.com/fabricctl/fabricctl/plan"
+	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
 
@@ -144,7 +145,7 @@ inventory:
 
 	host.failPlan = true
 	out.Reset()
-	ao := &applyOptions{switchFlags: sf(), output: "text", backupDir: filepath.Join(dir, "b")}
+	ao := &applyOptions{switchFlags: sf(), output: "text", backupDir: filepath.Join(dir, "b"), lockDir: switchdrv.DefaultLockDir()}
 	if got := code(ao.run(ctx, d, &out)); got != ExitError || tw.Sets() != 0 {
 		t.Fatalf("apply with an unplannable host: exit %d, %d Sets; want 1 and none", got, tw.Sets())
 	}

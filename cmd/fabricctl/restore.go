@@ -22,6 +22,7 @@ import (
 type restoreOptions struct {
 	switchFlags
 	backups []string
+	lockDir string
 }
 
 func newRestoreCmd(d *deps) *cobra.Command {
@@ -41,8 +42,9 @@ or directories (every *.json in one; repeatable): of all the backups of a
 switch among them, the newest (by the time it was taken) is used. --switch
 restores only the named switches (each must have a backup among those given);
 without it every switch with a backup is restored. --parallel bounds how many are
-restored at once. Restore takes the fabric's lock beside the backups, as
-apply does, so it never runs while an apply of the same fabric writes.
+restored at once. Restore takes the lock of each switch it restores (in
+--lock-dir, as apply does), so it never runs while an apply or restore
+touching one of those switches writes.
 
 Exit codes: 0 restored and verified, 1 error (some switch not restored: see
 its line), 64 usage.`,
@@ -54,6 +56,9 @@ its line), 64 usage.`,
 			if len(o.backups) == 0 {
 				return usagef("--backup FILE|DIR is required")
 			}
+			if o.lockDir == "" {
+				return usagef("--lock-dir must not be empty")
+			}
 			if err := o.validate(); err != nil {
 				return err
 			}
@@ -61,6 +66,7 @@ its line), 64 usage.`,
 		},
 	}
 	o.bind(cmd)
+	cmd.Flags().StringVar(&o.lockDir, "lock-dir", switchdrv.DefaultLockDir(), "directory of the per-switch lock files (the one apply uses)")
 	cmd.Flags().StringArrayVar(&o.backups, "backup", nil, "backup file written by apply (one run, all its switches), or a backup directory (newest per switch; repeatable)")
 	return cmd
 }
@@ -150,14 +156,18 @@ func (o *restoreOptions) run(ctx context.Context, d *deps, out io.Writer) error 
 		}
 		sws = append(sws, sw)
 	}
-	lock, err := switchdrv.LockFabric(lockDir(o.backups), f.Name)
+	lock, err := switchdrv.LockSwitches(o.lockDir, f.Name, sws)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
 	defer lock.Unlock()
 
+	// A restore is a write, as apply's: a Ctrl-C stops the switches not
+	// started yet, and the Sets already sent are waited for and read back
+	// (main says which it waits for; a second Ctrl-C abandons them).
 	release := d.guard.write()
 	defer release()
+	eng.Progress = d.guard.track
 	lines := make([]string, len(sws))
 	errs := make([]error, len(sws))
 	var g errgroup.Group
@@ -166,7 +176,12 @@ func (o *restoreOptions) run(ctx context.Context, d *deps, out io.Writer) error 
 	for i, sw := range sws {
 		g.Go(func() error {
 			b := found[sw.Name]
-			err := eng.Restore(ctx, sw, b.snap)
+			err := ctx.Err()
+			if err != nil {
+				err = fmt.Errorf("interrupted before it started; nothing was written: %w", err)
+			} else {
+				err = eng.Restore(ctx, sw, b.snap)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -179,6 +194,9 @@ func (o *restoreOptions) run(ctx context.Context, d *deps, out io.Writer) error 
 		})
 	}
 	_ = g.Wait()
+	// Every switch's line is true to it (restored and verified, or not):
+	// the outcome stands even if a signal came meanwhile.
+	d.guard.settle()
 	for _, l := range lines {
 		fmt.Fprintln(out, l)
 	}
@@ -186,15 +204,6 @@ func (o *restoreOptions) run(ctx context.Context, d *deps, out io.Writer) error 
 		return withCode(ExitError, fmt.Errorf("restore failed on %d of %d switches", countErrs(errs), len(sws)))
 	}
 	return nil
-}
-
-// lockDir is where restore takes the fabric lock: the backup directory
-// (the one apply locks), from the first --backup given.
-func lockDir(backups []string) string {
-	if st, err := os.Stat(backups[0]); err == nil && st.IsDir() {
-		return backups[0]
-	}
-	return filepath.Dir(backups[0])
 }
 
 func countErrs(errs []error) int {

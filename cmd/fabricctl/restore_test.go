@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 )
@@ -15,7 +16,8 @@ import (
 // TestRestoreHonoursSwitchAndLock: restore --switch leaf2 with a backup
 // directory restores leaf2 only (it restored leaf1 before); a --switch
 // without a backup among those given is refused; apply and restore refuse
-// to start while another run holds the fabric's lock, naming the holder.
+// to start while another run holds a switch's lock (under another fabric
+// name), naming the holder.
 func TestRestoreHonoursSwitchAndLock(t *testing.T) {
 	l, dir := testLab(t)
 	f, backups := l.file, filepath.Join(dir, "b")
@@ -60,7 +62,9 @@ func TestRestoreHonoursSwitchAndLock(t *testing.T) {
 		t.Errorf("restore of leaf2 from leaf1's backup: exit %d, %s", code, errOut)
 	}
 
-	lock, err := switchdrv.LockFabric(backups, l.fabric.Name)
+	// Another run with another fabric name holding one of the switches
+	// (leaf2, by its address) is enough to refuse both.
+	lock, err := switchdrv.LockSwitches(switchdrv.DefaultLockDir(), "another-name", []*intent.Switch{l.fabric.Switch("leaf2")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,8 @@ validates the fabric with RDMA traffic and counters.
 
 Exit codes: 0 ok/in sync, 1 error, 2 changes or drift, 3 check or validation
 failed, 4 apply failed and was rolled back, 5 host apply/restore partly written
-(not rolled back), 64 usage.`,
+(not rolled back), 6 apply: a switch was changed by another writer (nothing of
+it rolled back), 64 usage.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

@@ -155,7 +155,10 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 	t.mu.Lock()
 	if t.lateDone != nil {
 		late, done := t.lateBy, t.lateDone
-		t.lateBy, t.lateDone = 0, nil
+		if t.lateArrived != nil {
+			close(t.lateArrived)
+		}
+		t.lateBy, t.lateDone, t.lateArrived = 0, nil, nil
 		t.mu.Unlock()
 		defer close(done)
 		time.Sleep(late) // deliberately deaf to ctx: the commit is under way
@@ -169,6 +172,10 @@ func (s *server) Set(ctx context.Context, req *gnmipb.SetRequest) (*gnmipb.SetRe
 	}
 	if t.hangSets > 0 {
 		t.hangSets--
+		if t.hangArrived != nil {
+			close(t.hangArrived)
+			t.hangArrived = nil
+		}
 		t.mu.Unlock()
 		<-ctx.Done()
 		return nil, status.FromContextError(ctx.Err()).Err()

@@ -177,6 +177,11 @@ type Twin struct {
 	// still waiting; lateDone is closed when that handler has returned
 	lateBy   time.Duration
 	lateDone chan struct{}
+	// lateArrived is closed when that Set has arrived (nil: nobody asked)
+	lateArrived chan struct{}
+	// hangArrived is closed when the next hung Set arrives (nil: nobody
+	// asked)
+	hangArrived chan struct{}
 }
 
 // newTwin checks opts and builds a twin with its datastore (no listener).
@@ -340,6 +345,17 @@ func (t *Twin) HangNextSet() {
 	t.hangSets++
 }
 
+// HangNextSetArrived is HangNextSet that also tells when that Set arrived
+// (the returned channel is closed then): tests act exactly while the Set
+// is under way.
+func (t *Twin) HangNextSetArrived() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.hangSets++
+	t.hangArrived = make(chan struct{})
+	return t.hangArrived
+}
+
 // LoseNextSet makes the next Set answer OK without changing anything, like
 // a device that acknowledges and then fails to program the change.
 func (t *Twin) LoseNextSet() {
@@ -361,6 +377,17 @@ func (t *Twin) CommitLateNextSet(d time.Duration) <-chan struct{} {
 	defer t.mu.Unlock()
 	t.lateBy, t.lateDone = d, make(chan struct{})
 	return t.lateDone
+}
+
+// SlowNextSet is CommitLateNextSet that also tells when the Set arrived:
+// arrived is closed when the twin starts on it (its handler is then
+// running, so the client has sent it), done when its handler returned.
+// Tests use it to signal a process exactly while its Set is under way.
+func (t *Twin) SlowNextSet(d time.Duration) (arrived, done <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lateBy, t.lateDone, t.lateArrived = d, make(chan struct{}), make(chan struct{})
+	return t.lateArrived, t.lateDone
 }
 
 // SetDelay delays every RPC by d (0 = no delay).

@@ -369,7 +369,10 @@ func (r *Receiver) Close() error { return r.conn.Close() }
 // end marker (expect may be nil: then only ctx and idle end it), or nothing
 // arrived for idle after the first packet. Idle is judged on an empty
 // socket only: packets that queued while the receiver was not scheduled are
-// read first. It returns the flows sorted by id.
+// read first. So is the end of ctx: the packets already in the socket when
+// it ends are read and counted before Run returns (a receiver descheduled
+// past its caller's deadline on a loaded machine counted none of them and
+// called them lost). It returns the flows sorted by id.
 func (r *Receiver) Run(ctx context.Context, expect []uint32, idle time.Duration) ([]FlowStats, error) {
 	buf := make([]byte, MaxSize+HeaderLen)
 	oob := make([]byte, 256)
@@ -377,12 +380,20 @@ func (r *Receiver) Run(ctx context.Context, expect []uint32, idle time.Duration)
 		idle = 2 * time.Second
 	}
 	lastArrival := time.Time{}
+	draining := false
 	for {
-		if err := ctx.Err(); err != nil {
-			break
+		if !draining && ctx.Err() != nil {
+			// Read what is queued, without waiting for more.
+			draining = true
 		}
 		if len(expect) > 0 && r.allEnded(expect) {
 			break
+		}
+		if draining {
+			if !r.readQueued(buf, oob) {
+				break // the socket is empty, or closed
+			}
+			continue
 		}
 		_ = r.conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
 		n, oobn, _, src, err := r.conn.ReadMsgUDPAddrPort(buf, oob)
@@ -411,6 +422,37 @@ func (r *Receiver) Run(ctx context.Context, expect []uint32, idle time.Duration)
 		r.record(h, n, tos, ovfl, src, now)
 	}
 	return r.Stats(), nil
+}
+
+// readQueued reads and records one packet already queued in the socket,
+// without waiting (recvmsg with MSG_DONTWAIT: a read deadline in the past
+// would not even try). It reports false when nothing is queued.
+func (r *Receiver) readQueued(buf, oob []byte) bool {
+	rc, err := r.conn.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var n, oobn int
+	var from syscall.Sockaddr
+	var rerr error
+	if err := rc.Read(func(fd uintptr) bool {
+		n, oobn, _, from, rerr = syscall.Recvmsg(int(fd), buf, oob, syscall.MSG_DONTWAIT)
+		return true // never wait for more
+	}); err != nil || rerr != nil {
+		return false
+	}
+	var src netip.AddrPort
+	switch sa := from.(type) {
+	case *syscall.SockaddrInet4:
+		src = netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port))
+	case *syscall.SockaddrInet6:
+		src = netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(sa.Port))
+	}
+	if h, ok := parseHeader(buf[:n]); ok {
+		tos, ovfl := control(oob[:oobn])
+		r.record(h, n, tos, ovfl, src, time.Now())
+	}
+	return true
 }
 
 func (r *Receiver) allEnded(expect []uint32) bool {
