@@ -485,7 +485,7 @@ func TestSoftRoCE(t *testing.T) {
 // can be written: exit 5.
 func (l *lab) hostApply(t *testing.T, i int, text string, applied ...string) {
 	t.Helper()
-	out, err := l.guestRun(i, text, "fabricctl", "host", "apply", "-f", "-", "--host", l.guests[i].Spec.Name, "--partial", "--backup", "/tmp/backup.json")
+	out, err := l.guestRun(i, text, "fabricctl", "host", "apply", "-f", "-", "--host", l.guests[i].Spec.Name, "--partial", "--backup", "/root/backup.json") // a private directory: /tmp is writable by others (ownfs)
 	var ee *remote.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode != 5 {
 		t.Fatalf("%s: host apply --partial: %v, want exit 5 (partly written: no DCB on virtio_net)\n%s", l.guests[i].Spec.Name, err, out)
