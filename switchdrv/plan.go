@@ -54,9 +54,10 @@ type Engine struct {
 	// fails the target's plan with the device's reason, notes (e.g. SONiC
 	// ports that will flap) join the plan's notes.
 	DeviceCheck func(ctx context.Context, c *transport.Client, sw *intent.Switch, req *gnmipb.SetRequest) (notes []string, err error)
-	// NoPayload makes Plan leave TargetPlan.Payload empty: the plan is
-	// applied by this engine in this process and neither saved nor shown
-	// as JSON, so its SetRequests are not encoded (protojson) at all.
+	// NoPayload makes Plan leave TargetPlan.Payload and Basis empty: the
+	// plan is neither saved nor shown as JSON (it is shown as text, or
+	// applied by this engine in this process), so its SetRequests are not
+	// encoded (protojson) and the observed state is not hashed at all.
 	NoPayload bool
 
 	progressMu sync.Mutex
