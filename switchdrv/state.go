@@ -651,6 +651,13 @@ func (s *Snapshot) covers(p *gnmipb.Path) bool {
 // lookup returns the value at p inside the snapshot's subtrees (module
 // prefixes stripped), for Refiner.Refine.
 func (s *Snapshot) lookup(p *gnmipb.Path) (any, bool) {
+	// Most paths asked are read paths themselves (a Requirement's): found
+	// by key, no path parsed.
+	if i := s.entryIndex(jtree.PathKey(p)); i >= 0 && s.Entries[i].Exists {
+		if v, err := s.Entries[i].value(); err == nil {
+			return v, true
+		}
+	}
 	for i, e := range s.Entries {
 		ep := s.parsedPath(i)
 		if ep == nil || !e.Exists || ep.GetOrigin() != p.GetOrigin() || len(ep.GetElem()) > len(p.GetElem()) {
