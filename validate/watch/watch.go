@@ -36,6 +36,9 @@ type Options struct {
 	Fabric *intent.Fabric
 	// Switches limits the watch to these switches (nil = all).
 	Switches []string
+	// Shard, when Count > 1, limits it further to the switches this shard
+	// owns (Shard.Owns); a shard may own none of a small fabric's.
+	Shard Shard
 	// Transport configures the gNMI clients (TLS, credentials, logging).
 	Transport transport.Options
 	// SampleInterval is the counters' SAMPLE interval (DefaultSampleInterval when 0).
@@ -171,6 +174,7 @@ func (w *Watcher) build(f *intent.Fabric) ([]int, []*target, error) {
 	if len(sws) == 0 {
 		return nil, nil, errors.New("watch: the intent has no switches (inventory.switches)")
 	}
+	sws = o.Shard.pick(sws)
 	prios := PrioritiesInUse(&f.Policy)
 	var targets []*target
 	for _, sw := range sws {
