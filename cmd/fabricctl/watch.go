@@ -109,7 +109,7 @@ func (o *watchOptions) run(ctx context.Context, d *deps, errOut io.Writer) error
 		return err
 	}
 	wo := watch.Options{Fabric: f, Switches: o.switches, Transport: eng.Transport, SampleInterval: o.interval,
-		DriftInterval: o.driftInterval, Log: d.log, Shard: o.shard.parsed}
+		DriftInterval: o.driftInterval, Log: d.log, Shard: o.shard.parsed, Detail: o.shard.detail}
 	if !o.noDrift {
 		wo.Engine = eng
 	}

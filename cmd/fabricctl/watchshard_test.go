@@ -183,3 +183,42 @@ scrape_configs:
 		t.Errorf("FabricctlPFCWatchdogTriggered: %d alerts, want 1 (only %s): %v", len(all), sw, all)
 	}
 }
+
+// TestWatchPrioritiesLossless: --priorities lossless exports the per-port
+// series of the lossless (3) and CNP (6) priorities and none of the
+// default class's 0, which leaf1 reports as well; a bad value is a usage
+// error.
+func TestWatchPrioritiesLossless(t *testing.T) {
+	file, twins := watchLab(t)
+	if err := twins["leaf1"].Play("ethernet-1/1", 6, twin.Traffic{ECNMarked: 2}); err != nil {
+		t.Fatal(err)
+	}
+	addr := startWatch(t, file, "--interval", "100ms", "--no-drift", "--priorities", "lossless")
+	want := []string{`fabricctl_switch_queue_drops_total{switch="leaf1",port="ethernet-1/1",priority="3"}`,
+		`fabricctl_switch_ecn_marked_packets_total{switch="leaf1",port="ethernet-1/1",priority="6"} 2`}
+	var body string
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		body, _ = httpGet("http://" + addr + "/metrics")
+		if strings.Contains(body, want[0]) && strings.Contains(body, want[1]) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("/metrics lacks %s", w)
+		}
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "fabricctl_switch_") && strings.Contains(line, `priority="0"`) {
+			t.Errorf("--priorities lossless exports %s", line)
+		}
+	}
+	if code, _, errOut := runCLI(t, t.Context(), "watch", "-f", file, "--priorities", "some"); code != ExitUsage {
+		t.Errorf("--priorities some: exit %d, want %d (%s)", code, ExitUsage, errOut)
+	}
+	if code, _, errOut := runCLI(t, t.Context(), "watch", "-f", file, "--shard", "3/3"); code != ExitUsage || !strings.Contains(errOut, "--shard") {
+		t.Errorf("--shard 3/3: exit %d, want %d naming --shard (%s)", code, ExitUsage, errOut)
+	}
+}

@@ -39,6 +39,9 @@ type Options struct {
 	// Shard, when Count > 1, limits it further to the switches this shard
 	// owns (Shard.Owns); a shard may own none of a small fabric's.
 	Shard Shard
+	// Detail chooses the priorities with per-port series (DetailAll when
+	// empty).
+	Detail Detail
 	// Transport configures the gNMI clients (TLS, credentials, logging).
 	Transport transport.Options
 	// SampleInterval is the counters' SAMPLE interval (DefaultSampleInterval when 0).
@@ -175,7 +178,7 @@ func (w *Watcher) build(f *intent.Fabric) ([]int, []*target, error) {
 		return nil, nil, errors.New("watch: the intent has no switches (inventory.switches)")
 	}
 	sws = o.Shard.pick(sws)
-	prios := PrioritiesInUse(&f.Policy)
+	prios := o.Detail.Priorities(&f.Policy)
 	var targets []*target
 	for _, sw := range sws {
 		if w.shapes[sw.Platform] == nil {
