@@ -59,6 +59,13 @@ type Engine struct {
 	// applied by this engine in this process), so its SetRequests are not
 	// encoded (protojson) and the observed state is not hashed at all.
 	NoPayload bool
+	// ShowOnly says Plan's result is only shown (plan -o text, diff; with
+	// NoPayload, as a basis needs every value's text): no
+	// Apply of this engine follows, so nothing Plan reads becomes a
+	// backup and its reads are for comparison only: a value the switch
+	// answers in the very text fabricctl would write is compared as text
+	// and never decoded. The plan is not kept for Apply.
+	ShowOnly bool
 
 	progressMu sync.Mutex
 
@@ -454,7 +461,9 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	}
 	tp.Payload = payload
 	tp.Changes = changes
-	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, paths: paths, keys: keys, get: get, payload: payload})
+	if !e.ShowOnly {
+		e.remember(sw.Name, &planned{values: values, snap: snap, req: req, paths: paths, keys: keys, get: get, payload: payload})
+	}
 	e.log().Info("planned", "target", sw.Name, "changes", len(changes))
 	return tp
 }
@@ -478,7 +487,9 @@ func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmi
 	if enc != gnmipb.Encoding_JSON && enc != caps.Encoding && !slices.Contains(caps.Encodings, enc) {
 		return nil, fmt.Errorf("switch %s: target does not support encoding %s (announces %v)", sw.Name, enc, caps.Encodings)
 	}
-	return observeAs(ctx, cn.c, sw, paths, keys, true, withBasis, get)
+	// A basis hashes the JSON text of every value: a plan with one reads
+	// in full.
+	return observeAs(ctx, cn.c, sw, paths, keys, !e.ShowOnly || withBasis, withBasis, get)
 }
 
 // decodePayload reads a TargetPlan's SetRequest back.

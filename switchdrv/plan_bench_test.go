@@ -18,11 +18,12 @@ import (
 // same engine run) does for an output: a new engine, the plan rendered.
 // json is `plan -o json` / `--out` / `diff -o json`: the plan with its
 // payloads and bases; otherwise `plan -o text` / `diff` without JSON,
-// which show neither, so the engine is told (NoPayload) not to build them.
+// which show neither, so the engine is told (NoPayload) not to build them;
+// either way the plan is only shown (ShowOnly).
 func (a *applyCost) planInSync(json bool) {
 	b, eng := a.b, a.eng
 	e := &switchdrv.Engine{Registry: eng.Registry, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport,
-		Defaults: eng.Defaults, NoPayload: !json}
+		Defaults: eng.Defaults, NoPayload: !json, ShowOnly: true}
 	defer e.Close()
 	p, err := e.Plan(b.Context(), a.f, nil)
 	if err != nil || switchdrv.Errors(p) != nil {

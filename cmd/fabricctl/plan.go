@@ -289,6 +289,7 @@ func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	// payload and basis: text and markdown show neither, so the engine
 	// neither encodes the SetRequests nor hashes the observed state.
 	eng.NoPayload = o.output != "json" && o.out == ""
+	eng.ShowOnly = true // plan never applies
 	checked, err := o.guard.guard(f, d.stderr, "plan")
 	if err != nil {
 		return err
