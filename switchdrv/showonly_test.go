@@ -2,10 +2,15 @@ package switchdrv_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
+
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/plan"
@@ -47,9 +52,19 @@ func TestShowOnlyPlansTheSame(t *testing.T) {
 	if err := srl.Register(reg); err != nil {
 		t.Fatal(err)
 	}
+	var mu sync.Mutex
+	gets := map[string]int{} // Gets by target address
+	countGets := grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if method == gnmipb.GNMI_Get_FullMethodName {
+			mu.Lock()
+			gets[cc.Target()]++
+			mu.Unlock()
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	})
 	engine := func(showOnly bool) *switchdrv.Engine {
 		return &switchdrv.Engine{Registry: reg, BackupDir: t.TempDir(), Parallel: 4, NoPayload: true, ShowOnly: showOnly,
-			Transport: transport.Options{Timeout: 30 * time.Second}, Defaults: yangDefaults}
+			Transport: transport.Options{Timeout: 30 * time.Second, DialOptions: []grpc.DialOption{countGets}}, Defaults: yangDefaults}
 	}
 	// Switches 1-3 in sync, then 2 and 3 drift; 0 stays empty.
 	e := engine(false)
@@ -84,7 +99,15 @@ func TestShowOnlyPlansTheSame(t *testing.T) {
 		return p, b.String()
 	}
 	full, fullText := render(false)
+	clear(gets)
 	shown, shownText := render(true)
+	// Only shown, a switch that has what the intent relies on is read in
+	// one Get: the owned paths and the requirements' together.
+	for _, i := range []int{0, 1, 2, 3} {
+		if n := gets[twins[i].Addr()]; n != 1 {
+			t.Errorf("%s: %d Gets to plan for show, want 1", f.Switches[i].Name, n)
+		}
+	}
 	if shownText != fullText {
 		t.Errorf("plan text differs when only shown:\n--- full read\n%s\n--- show only\n%s", fullText, shownText)
 	}
