@@ -10,6 +10,7 @@
 # tools/applycost-callgrind.sh: GOMAXPROCS=1, no asynchronous preemption.
 #
 #   tools/plancost-callgrind.sh [SWITCHES [LOW HIGH]]   (default 20 2 6)
+#   SIDES="text get" tools/plancost-callgrind.sh        (leave out plan -o json)
 set -euo pipefail
 
 switches=${1:-20}
@@ -32,7 +33,7 @@ count() {
 }
 
 declare -A per
-for side in text json get; do
+for side in ${SIDES:-text json get}; do
 	a=$(count "$side" "$low")
 	b=$(count "$side" "$high")
 	if [[ -z $a || -z $b ]]; then
@@ -43,7 +44,7 @@ for side in text json get; do
 	per[$side]=$(((b - a) / (high - low)))
 	echo "$side: $((per[$side] / switches)) instructions per switch ($switches switches)"
 done
-awk -v t="${per[text]}" -v j="${per[json]}" -v g="${per[get]}" 'BEGIN {
-	printf "x_get (instructions): %.3f (plan -o text, diff)\n", t / g
-	printf "json_x_get (instructions): %.3f (plan -o json / --out)\n", j / g
+awk -v t="${per[text]:-0}" -v j="${per[json]:-0}" -v g="${per[get]:-1}" 'BEGIN {
+	if (t) printf "x_get (instructions): %.3f (plan -o text, diff)\n", t / g
+	if (j) printf "json_x_get (instructions): %.3f (plan -o json / --out)\n", j / g
 }'
