@@ -48,16 +48,11 @@ inventory:
 func BenchmarkApply200(b *testing.B) {
 	f, twins, eng := benchFabric(b, 200)
 	eng.NoPayload = true // as `fabricctl apply` plans for itself
-	qos, _ := transport.ParsePath("/qos")
-	iface, _ := transport.ParsePath("/interface")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
-		for _, tw := range twins {
-			_ = tw.Delete(qos)
-			_ = tw.Delete(iface)
-		}
+		resetTwins(b, f, twins)
 		b.StartTimer()
 		p, err := eng.Plan(b.Context(), f, nil)
 		if err != nil {
@@ -120,6 +115,9 @@ func benchFabric(b *testing.B, n int) (*intent.Fabric, []*twin.Twin, *switchdrv.
 		b.Cleanup(tw.Close)
 		twins[i] = tw
 		sw.Address = tw.Addr()
+		if err := tw.Apply(baseConfig(f, sw)); err != nil {
+			b.Fatal(err)
+		}
 	}
 	reg := switchdrv.NewRegistry()
 	if err := srl.Register(reg); err != nil {
@@ -135,6 +133,37 @@ func benchFabric(b *testing.B, n int) (*intent.Fabric, []*twin.Twin, *switchdrv.
 	eng := &switchdrv.Engine{Registry: reg, BackupDir: b.TempDir(), Parallel: 32,
 		Transport: transport.Options{Timeout: 30 * time.Second}, Defaults: yangDefaults}
 	return f, twins, eng
+}
+
+// baseConfig is the operator's base configuration of an SR Linux switch
+// that fabricctl does not write: each port's routed subinterface, which
+// the DSCP classifier attaches to (without it the plan lacks it and
+// refuses the switch).
+func baseConfig(f *intent.Fabric, sw *intent.Switch) *gnmipb.SetRequest {
+	base := &gnmipb.SetRequest{}
+	for _, port := range sw.Ports {
+		base.Update = append(base.Update, &gnmipb.Update{
+			Path: &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "interface", Key: map[string]string{"name": port.Name}}}},
+			Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: fmt.Appendf(nil,
+				`{"name":%q,"admin-state":"enable","subinterface":[{"index":%d,"type":"srl_nokia-interfaces:routed","admin-state":"enable","ip-mtu":%d}]}`,
+				port.Name, port.Subinterface, f.PortMTU(port))}},
+		})
+	}
+	return base
+}
+
+// resetTwins puts every twin back to its base configuration: fabricctl's
+// subtrees deleted, the ports' subinterfaces there.
+func resetTwins(b *testing.B, f *intent.Fabric, twins []*twin.Twin) {
+	qos, _ := transport.ParsePath("/qos")
+	iface, _ := transport.ParsePath("/interface")
+	for i, tw := range twins {
+		_ = tw.Delete(qos)
+		_ = tw.Delete(iface)
+		if err := tw.Apply(baseConfig(f, &f.Switches[i])); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // yangDefaults is cmd/fabricctl's Engine.Defaults.
@@ -181,15 +210,9 @@ func newApplyCost(b *testing.B, n int) *applyCost {
 	return a
 }
 
-// reset puts every twin back to empty (what each run starts from).
-func (a *applyCost) reset() {
-	qos, _ := transport.ParsePath("/qos")
-	iface, _ := transport.ParsePath("/interface")
-	for _, tw := range a.twins {
-		_ = tw.Delete(qos)
-		_ = tw.Delete(iface)
-	}
-}
+// reset puts every twin back to its base configuration (what each run
+// starts from).
+func (a *applyCost) reset() { resetTwins(a.b, a.f, a.twins) }
 
 // fabricctl plans and applies as `fabricctl apply` without a saved plan
 // runs it: a new engine, the plan shown as text, then applied.

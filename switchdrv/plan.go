@@ -54,10 +54,18 @@ type Engine struct {
 	// fails the target's plan with the device's reason, notes (e.g. SONiC
 	// ports that will flap) join the plan's notes.
 	DeviceCheck func(ctx context.Context, c *transport.Client, sw *intent.Switch, req *gnmipb.SetRequest) (notes []string, err error)
-	// NoPayload makes Plan leave TargetPlan.Payload empty: the plan is
-	// applied by this engine in this process and neither saved nor shown
-	// as JSON, so its SetRequests are not encoded (protojson) at all.
+	// NoPayload makes Plan leave TargetPlan.Payload and Basis empty: the
+	// plan is neither saved nor shown as JSON (it is shown as text, or
+	// applied by this engine in this process), so its SetRequests are not
+	// encoded (protojson) and the observed state is not hashed at all.
 	NoPayload bool
+	// ShowOnly says Plan's result is only shown (plan -o text, diff; with
+	// NoPayload, as a basis needs every value's text): no
+	// Apply of this engine follows, so nothing Plan reads becomes a
+	// backup and its reads are for comparison only: a value the switch
+	// answers in the very text fabricctl would write is compared as text
+	// and never decoded. The plan is not kept for Apply.
+	ShowOnly bool
 
 	progressMu sync.Mutex
 
@@ -341,6 +349,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	var keys []string              // their PathKeys
 	var values *decoded            // d's values, once d is final
 	var get *transport.PreparedGet // the Get of paths, for verify to send again
+	var found *Snapshot            // the requirements' paths, when read with paths
 	if pr, ok := pl.(Prober); ok {
 		if err := pr.Probe(ctx, c, d); err != nil {
 			tp.Error = fmt.Sprintf("switch %s: %v", sw.Name, err)
@@ -388,14 +397,29 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	} else {
 		values = d.decodedValues() // the values compile built, not decoded again
 		paths, keys = ownedPaths(d.SetRequest(), values)
-		if snap, err = e.read(ctx, cn, sw, d.Encoding, paths, keys, withBasis, &get); err != nil {
+		// A plan only shown asks for what its requirements read in the
+		// same Get: one round trip. Apply's plan keeps its read of the
+		// owned paths alone (its Get is sent again to verify).
+		asked, askedKeys := paths, keys
+		if e.ShowOnly && !withBasis && len(d.Requires) > 0 {
+			asked, askedKeys = withRequirements(paths, keys, d.Requires)
+		}
+		if snap, err = e.read(ctx, cn, sw, d.Encoding, asked, askedKeys, withBasis, &get); err != nil {
 			tp.Error = err.Error()
 			return tp
 		}
+		if len(asked) > len(paths) {
+			found = &Snapshot{Version: snap.Version, Switch: snap.Switch, Platform: snap.Platform, Address: snap.Address, Taken: snap.Taken,
+				Entries: snap.Entries[len(paths):]}
+			snap.Entries = snap.Entries[:len(paths):len(paths)]
+			get = nil
+		}
 	}
 	if len(d.Requires) > 0 {
-		lacks, err := requirements(ctx, c, sw, d.Requires)
-		if err != nil {
+		var lacks []plan.Lack
+		if found != nil {
+			lacks = checkRequirements(found, d.Requires)
+		} else if lacks, err = requirements(ctx, c, sw, d.Requires); err != nil {
 			tp.Error = err.Error()
 			return tp
 		}
@@ -457,7 +481,9 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	}
 	tp.Payload = payload
 	tp.Changes = changes
-	e.remember(sw.Name, &planned{values: values, snap: snap, req: req, paths: paths, keys: keys, get: get, payload: payload})
+	if !e.ShowOnly {
+		e.remember(sw.Name, &planned{values: values, snap: snap, req: req, paths: paths, keys: keys, get: get, payload: payload})
+	}
 	e.log().Info("planned", "target", sw.Name, "changes", len(changes))
 	return tp
 }
@@ -481,7 +507,9 @@ func (e *Engine) read(ctx context.Context, cn *conn, sw *intent.Switch, enc gnmi
 	if enc != gnmipb.Encoding_JSON && enc != caps.Encoding && !slices.Contains(caps.Encodings, enc) {
 		return nil, fmt.Errorf("switch %s: target does not support encoding %s (announces %v)", sw.Name, enc, caps.Encodings)
 	}
-	return observeAs(ctx, cn.c, sw, paths, keys, true, withBasis, get)
+	// A basis hashes the JSON text of every value: a plan with one reads
+	// in full.
+	return observeAs(ctx, cn.c, sw, paths, keys, !e.ShowOnly || withBasis, withBasis, get)
 }
 
 // decodePayload reads a TargetPlan's SetRequest back.
@@ -511,6 +539,12 @@ func requirements(ctx context.Context, c *transport.Client, sw *intent.Switch, r
 	if err != nil {
 		return nil, fmt.Errorf("switch %s: read what the intent relies on: %w", sw.Name, err)
 	}
+	return checkRequirements(snap, reqs), nil
+}
+
+// checkRequirements is what each Check of reqs finds lacking in snap, a
+// read of their paths.
+func checkRequirements(snap *Snapshot, reqs []Requirement) []plan.Lack {
 	var lacks []plan.Lack
 	for _, r := range reqs {
 		if r.Check == nil {
@@ -521,7 +555,31 @@ func requirements(ctx context.Context, c *transport.Client, sw *intent.Switch, r
 			lacks = append(lacks, *l)
 		}
 	}
-	return lacks, nil
+	return lacks
+}
+
+// withRequirements is paths (keys: their distinct PathKeys) followed by
+// the paths of reqs, for one Get of both; paths and keys as they are when
+// a requirement's path is one of paths or a CLI setting, or repeats.
+func withRequirements(paths []*gnmipb.Path, keys []string, reqs []Requirement) ([]*gnmipb.Path, []string) {
+	seen := make(map[string]bool, len(keys)+len(reqs))
+	for _, k := range keys {
+		seen[k] = true
+	}
+	if len(seen) != len(paths) || slices.ContainsFunc(paths, isCLIPath) {
+		return paths, keys
+	}
+	outP := append(make([]*gnmipb.Path, 0, len(paths)+len(reqs)), paths...)
+	outK := append(make([]string, 0, len(paths)+len(reqs)), keys...)
+	for _, r := range reqs {
+		k := jtree.PathKey(r.Path)
+		if seen[k] || isCLIPath(r.Path) {
+			return paths, keys
+		}
+		seen[k] = true
+		outP, outK = append(outP, r.Path), append(outK, k)
+	}
+	return outP, outK
 }
 
 // errorsOf joins the per-target errors of a plan: a target that could not

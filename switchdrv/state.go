@@ -37,6 +37,23 @@ type Snapshot struct {
 	Entries []Entry `json:"entries"`
 
 	idx map[string]int // Entries by path (entry)
+	// parsed holds each entry's Path parsed (nil where it does not
+	// parse), built at the first lookup or covers: they walk every entry
+	// for each path asked, and parsing a path string is most of a walk.
+	parsed []*gnmipb.Path
+}
+
+// parsedPath is entry i's Path parsed, nil when it does not parse.
+func (s *Snapshot) parsedPath(i int) *gnmipb.Path {
+	if len(s.parsed) != len(s.Entries) {
+		s.parsed = make([]*gnmipb.Path, len(s.Entries))
+		for j, e := range s.Entries {
+			if p, err := transport.ParsePath(e.Path); err == nil {
+				s.parsed[j] = p
+			}
+		}
+	}
+	return s.parsed[i]
 }
 
 // Entry is the state at one owned path.
@@ -617,9 +634,9 @@ func (s *Snapshot) within(paths []*gnmipb.Path) *Snapshot {
 
 // covers says whether p lies inside one of s's read paths.
 func (s *Snapshot) covers(p *gnmipb.Path) bool {
-	for _, e := range s.Entries {
-		ep, err := transport.ParsePath(e.Path)
-		if err != nil || ep.GetOrigin() != p.GetOrigin() || len(ep.GetElem()) > len(p.GetElem()) || e.ASCII != nil {
+	for i, e := range s.Entries {
+		ep := s.parsedPath(i)
+		if ep == nil || ep.GetOrigin() != p.GetOrigin() || len(ep.GetElem()) > len(p.GetElem()) || e.ASCII != nil {
 			continue
 		}
 		if slices.EqualFunc(ep.GetElem(), p.GetElem()[:len(ep.GetElem())], func(a, b *gnmipb.PathElem) bool {
@@ -634,9 +651,16 @@ func (s *Snapshot) covers(p *gnmipb.Path) bool {
 // lookup returns the value at p inside the snapshot's subtrees (module
 // prefixes stripped), for Refiner.Refine.
 func (s *Snapshot) lookup(p *gnmipb.Path) (any, bool) {
-	for _, e := range s.Entries {
-		ep, err := transport.ParsePath(e.Path)
-		if err != nil || !e.Exists || ep.GetOrigin() != p.GetOrigin() || len(ep.GetElem()) > len(p.GetElem()) {
+	// Most paths asked are read paths themselves (a Requirement's): found
+	// by key, no path parsed.
+	if i := s.entryIndex(jtree.PathKey(p)); i >= 0 && s.Entries[i].Exists {
+		if v, err := s.Entries[i].value(); err == nil {
+			return v, true
+		}
+	}
+	for i, e := range s.Entries {
+		ep := s.parsedPath(i)
+		if ep == nil || !e.Exists || ep.GetOrigin() != p.GetOrigin() || len(ep.GetElem()) > len(p.GetElem()) {
 			continue
 		}
 		if !slices.EqualFunc(ep.GetElem(), p.GetElem()[:len(ep.GetElem())], func(a, b *gnmipb.PathElem) bool {

@@ -57,6 +57,9 @@ func (o *diffOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return err
 	}
 	defer eng.Close()
+	// The text diff shows no payload or basis: not built (as plan -o text).
+	eng.NoPayload = o.output != "json"
+	eng.ShowOnly = true
 	p, err := o.planTargets(ctx, d, f, eng, "diff")
 	if err != nil {
 		return err

@@ -356,6 +356,11 @@ func (o *planOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 		return err
 	}
 	defer eng.Close()
+	// Only the JSON plan (shown, or saved for apply) carries each switch's
+	// payload and basis: text and markdown show neither, so the engine
+	// neither encodes the SetRequests nor hashes the observed state.
+	eng.NoPayload = o.output != "json" && o.out == ""
+	eng.ShowOnly = true // plan never applies
 	checked, err := o.guard.guard(f, d.stderr, "plan")
 	if err != nil {
 		return err

@@ -31,6 +31,7 @@ type watchOptions struct {
 	driftInterval time.Duration
 	noDrift       bool
 	reloadEvery   time.Duration
+	shard         shardFlags
 }
 
 func newWatchCmd(d *deps) *cobra.Command {
@@ -84,6 +85,9 @@ Host metrics come from "fabricctl host apply --watch" on each host.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
+			if err := o.shard.validate(); err != nil {
+				return err
+			}
 			if o.interval < 100*time.Millisecond {
 				return usagef("--interval %s: want at least 100ms", o.interval)
 			}
@@ -104,6 +108,7 @@ Host metrics come from "fabricctl host apply --watch" on each host.`,
 	cmd.Flags().DurationVar(&o.driftInterval, "drift-interval", watch.DefaultDriftInterval, "full drift re-check period")
 	cmd.Flags().BoolVar(&o.noDrift, "no-drift", false, "stream counters only (no ON_CHANGE, no drift metrics)")
 	cmd.Flags().DurationVar(&o.reloadEvery, "reload-interval", 5*time.Second, "how often to check the intent files for a change (0: only on SIGHUP)")
+	o.shard.bind(cmd)
 	return cmd
 }
 
@@ -128,7 +133,7 @@ func (o *watchOptions) run(ctx context.Context, d *deps, errOut io.Writer) error
 		return withCode(ExitError, err)
 	}
 	wo := watch.Options{Fabric: f, Switches: o.switches, Transport: eng.Transport, SampleInterval: o.interval,
-		DriftInterval: o.driftInterval, Log: d.log}
+		DriftInterval: o.driftInterval, Log: d.log, Shard: o.shard.parsed, Detail: o.shard.detail}
 	if !o.noDrift {
 		wo.Engine = eng
 	}

@@ -40,9 +40,12 @@ func (c *Client) PrepareGetConfig(paths []*gnmipb.Path) (*PreparedGet, error) {
 func prepareGet(paths []*gnmipb.Path, enc gnmipb.Encoding) (*PreparedGet, error) {
 	// Deterministic: the keys of a path element in sorted order, as a
 	// target that sorts them sends them back (readReply compares bytes).
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(&gnmipb.GetRequest{Path: paths, Encoding: enc, Type: gnmipb.GetRequest_CONFIG})
-	if err != nil {
-		return nil, err
+	b, ok := marshalGetConfig(paths, enc)
+	if !ok {
+		var err error
+		if b, err = (proto.MarshalOptions{Deterministic: true}).Marshal(&gnmipb.GetRequest{Path: paths, Encoding: enc, Type: gnmipb.GetRequest_CONFIG}); err != nil {
+			return nil, err
+		}
 	}
 	g := &PreparedGet{b: b, enc: enc, paths: paths, wire: make([][]byte, 0, len(paths))}
 	for rest := b; len(rest) > 0; {

@@ -26,7 +26,7 @@ import (
 // own library, and every object of the output decodes strictly into the
 // real Kubernetes API type. Overlays are what users apply; the base must
 // render on its own too.
-var kustomizations = []string{"examples/k8s/base", "examples/k8s/pod1", "examples/k8s/upstream-mlx5"}
+var kustomizations = []string{"examples/k8s/base", "examples/k8s/pod1", "examples/k8s/upstream-mlx5", "examples/k8s/pod1-sharded"}
 
 // Image is what the release workflow pushes (.github/workflows/release.yml).
 const image = "ghcr.io/fabricctl/fabricctl"
@@ -43,6 +43,7 @@ var kinds = map[string]func() any{
 	"apps/v1/DaemonSet":                  func() any { return &appsv1.DaemonSet{} },
 	"apps/v1/Deployment":                 func() any { return &appsv1.Deployment{} },
 	"networking.k8s.io/v1/NetworkPolicy": func() any { return &networkingv1.NetworkPolicy{} },
+	"apps/v1/StatefulSet":                func() any { return &appsv1.StatefulSet{} },
 }
 
 type object struct {
@@ -401,6 +402,11 @@ func TestHostAgentArgsAreFabricctlFlags(t *testing.T) {
 	}
 	if len(workloads) != 2 {
 		t.Fatalf("pod1 renders %d workloads (%v), want the DaemonSet and the watch Deployment", len(workloads), workloads)
+	}
+	for _, o := range render(t, "examples/k8s/pod1-sharded") {
+		if v, ok := o.obj.(*appsv1.StatefulSet); ok {
+			workloads["StatefulSet "+v.Name] = v.Spec.Template.Spec.Containers[0].Args
+		}
 	}
 	bin := filepath.Join(t.TempDir(), "fabricctl")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/fabricctl")

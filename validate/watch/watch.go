@@ -36,6 +36,12 @@ type Options struct {
 	Fabric *intent.Fabric
 	// Switches limits the watch to these switches (nil = all).
 	Switches []string
+	// Shard, when Count > 1, limits it further to the switches this shard
+	// owns (Shard.Owns); a shard may own none of a small fabric's.
+	Shard Shard
+	// Detail chooses the priorities with per-port series (DetailAll when
+	// empty).
+	Detail Detail
 	// Transport configures the gNMI clients (TLS, credentials, logging).
 	Transport transport.Options
 	// SampleInterval is the counters' SAMPLE interval (DefaultSampleInterval when 0).
@@ -173,7 +179,8 @@ func (w *Watcher) build(f *intent.Fabric) ([]int, []*target, error) {
 	if len(sws) == 0 {
 		return nil, nil, errors.New("watch: the intent has no switches (inventory.switches)")
 	}
-	prios := PrioritiesInUse(&f.Policy)
+	sws = o.Shard.pick(sws)
+	prios := o.Detail.Priorities(&f.Policy)
 	var targets []*target
 	for _, sw := range sws {
 		if w.shapes[sw.Platform] == nil {

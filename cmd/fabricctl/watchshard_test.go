@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv/twin"
+	"github.com/fabricctl/fabricctl/validate/watch"
+)
+
+// TestWatchShardsBehindPrometheus (issue 30, done means): three `fabricctl
+// watch --shard i/3` processes split six SR Linux twins between them, a
+// real Prometheus scrapes all three as one job (job="fabricctl-watch", as
+// examples/k8s's StatefulSet is scraped) with the example rules loaded
+// unchanged, every switch is up exactly once across the shards, and a PFC
+// watchdog detection on a switch of shard 2 fires
+// FabricctlPFCWatchdogTriggered for that switch, from shard 2's target.
+func TestWatchShardsBehindPrometheus(t *testing.T) {
+	prom, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("prometheus is not installed (Debian package prometheus; scripts/install-deps.sh); CI=true needs it")
+		}
+		t.Skip("prometheus is not installed (Debian package prometheus; scripts/install-deps.sh)")
+	}
+	const n, shards = 6, 3
+	twins := map[string]*twin.Twin{}
+	var sb strings.Builder
+	sb.WriteString("apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: shards}\npolicy: {preset: roce-lossless}\ninventory:\n  switches:\n")
+	onShard := map[int][]string{}
+	for i := range n {
+		name := fmt.Sprintf("leaf%d", i+1)
+		tw, err := twin.Start(twin.Options{Name: name, Platform: intent.PlatformSRLinux})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tw.Close)
+		if err := tw.Play("ethernet-1/1", 3, twin.Traffic{}); err != nil {
+			t.Fatal(err)
+		}
+		twins[name] = tw
+		onShard[watch.Of(name, shards)] = append(onShard[watch.Of(name, shards)], name)
+		fmt.Fprintf(&sb, "    - name: %s\n      platform: srlinux\n      address: %q\n      tls: {insecure: true}\n      portDefaults: {speed: 100G, cable: 3m}\n      ports:\n        - name: ethernet-1/1\n", name, tw.Addr())
+	}
+	if len(onShard[2]) == 0 {
+		t.Fatalf("no switch of %d hashes to shard 2: %v", n, onShard)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "fabric.yaml")
+	if err := os.WriteFile(file, []byte(sb.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs := make([]string, shards)
+	done := make(chan int, shards)
+	for i := range shards {
+		addrs[i] = freeAddr(t)
+		go func() {
+			var out, errOut strings.Builder
+			done <- run(ctx, []string{"watch", "-f", file, "--listen", addrs[i], "--shard", fmt.Sprintf("fabricctl-watch-%d/%d", i, shards),
+				"--interval", "200ms", "--no-drift"}, strings.NewReader(""), &out, &errOut)
+		}()
+	}
+	t.Cleanup(func() {
+		cancel()
+		for range shards {
+			if code := <-done; code != ExitOK {
+				t.Errorf("a watch shard exited %d when stopped", code)
+			}
+		}
+	})
+
+	rules, err := filepath.Abs("../../examples/prometheus/fabricctl-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, `global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: [%q]
+scrape_configs:
+  - job_name: fabricctl-watch
+    static_configs:
+      - targets: ["%s", "%s", "%s"]
+`, rules, addrs[0], addrs[1], addrs[2]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := freeAddr(t)
+	pctx, pcancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(pctx, prom, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+promAddr, "--log.level=warn")
+	var promLog strings.Builder
+	cmd.Stdout, cmd.Stderr = &promLog, &promLog
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		pcancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus:\n%s", promLog.String())
+		}
+	})
+
+	// query returns the result of an instant query (vector samples' labels
+	// and values).
+	type sample struct {
+		Metric map[string]string `json:"metric"`
+		Value  [2]any            `json:"value"`
+	}
+	query := func(q string) []sample {
+		body, err := httpGet("http://" + promAddr + "/api/v1/query?query=" + url.QueryEscape(q))
+		if err != nil {
+			return nil
+		}
+		var r struct {
+			Data struct {
+				Result []sample `json:"result"`
+			} `json:"data"`
+		}
+		if json.Unmarshal([]byte(body), &r) != nil {
+			return nil
+		}
+		return r.Data.Result
+	}
+	// waitUntil polls (a busy machine: generous, but it returns at once
+	// when the condition holds).
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Minute)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited 3 minutes for %s", what)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+
+	// Every switch up, once, on the shard its name hashes to.
+	waitUntil("every switch up on its shard", func() bool {
+		up := query(`fabricctl_target_up{job="fabricctl-watch",kind="switch"} == 1`)
+		if len(up) != n {
+			return false
+		}
+		for _, s := range up {
+			if s.Metric["instance"] != addrs[watch.Of(s.Metric["target"], shards)] {
+				t.Fatalf("%s is up on %s, want shard %d (%s)", s.Metric["target"], s.Metric["instance"], watch.Of(s.Metric["target"], shards), addrs[watch.Of(s.Metric["target"], shards)])
+			}
+		}
+		return true
+	})
+	if dup := query(`count by (switch) (fabricctl_switch_pfc_watchdog_storms_total) > 1`); len(dup) != 0 {
+		t.Errorf("switches exported by more than one shard: %v", dup)
+	}
+
+	// A PFC watchdog detection on shard 2's switch: the unchanged alert
+	// fires for it, from shard 2.
+	sw := onShard[2][0]
+	if err := twins[sw].Play("ethernet-1/1", 3, twin.Traffic{Storms: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var fired sample
+	waitUntil("FabricctlPFCWatchdogTriggered firing", func() bool {
+		for _, s := range query(`ALERTS{alertname="FabricctlPFCWatchdogTriggered",alertstate="firing"}`) {
+			fired = s
+			return true
+		}
+		return false
+	})
+	if fired.Metric["switch"] != sw || fired.Metric["instance"] != addrs[2] || fired.Metric["port"] != "ethernet-1/1" || fired.Metric["priority"] != "3" {
+		t.Errorf("alert fired with %v; want switch %s port ethernet-1/1 priority 3 from shard 2 (%s)", fired.Metric, sw, addrs[2])
+	}
+	if all := query(`ALERTS{alertname="FabricctlPFCWatchdogTriggered"}`); len(all) != 1 {
+		t.Errorf("FabricctlPFCWatchdogTriggered: %d alerts, want 1 (only %s): %v", len(all), sw, all)
+	}
+}
+
+// TestWatchPrioritiesLossless: --priorities lossless exports the per-port
+// series of the lossless (3) and CNP (6) priorities and none of the
+// default class's 0, which leaf1 reports as well; a bad value is a usage
+// error.
+func TestWatchPrioritiesLossless(t *testing.T) {
+	file, twins := watchLab(t)
+	if err := twins["leaf1"].Play("ethernet-1/1", 6, twin.Traffic{ECNMarked: 2}); err != nil {
+		t.Fatal(err)
+	}
+	addr := startWatch(t, file, "--interval", "100ms", "--no-drift", "--priorities", "lossless")
+	want := []string{`fabricctl_switch_queue_drops_total{switch="leaf1",port="ethernet-1/1",priority="3"}`,
+		`fabricctl_switch_ecn_marked_packets_total{switch="leaf1",port="ethernet-1/1",priority="6"} 2`}
+	var body string
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		body, _ = httpGet("http://" + addr + "/metrics")
+		if strings.Contains(body, want[0]) && strings.Contains(body, want[1]) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("/metrics lacks %s", w)
+		}
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "fabricctl_switch_") && strings.Contains(line, `priority="0"`) {
+			t.Errorf("--priorities lossless exports %s", line)
+		}
+	}
+	if code, _, errOut := runCLI(t, t.Context(), "watch", "-f", file, "--priorities", "some"); code != ExitUsage {
+		t.Errorf("--priorities some: exit %d, want %d (%s)", code, ExitUsage, errOut)
+	}
+	if code, _, errOut := runCLI(t, t.Context(), "watch", "-f", file, "--shard", "3/3"); code != ExitUsage || !strings.Contains(errOut, "--shard") {
+		t.Errorf("--shard 3/3: exit %d, want %d naming --shard (%s)", code, ExitUsage, errOut)
+	}
+}
