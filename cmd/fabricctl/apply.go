@@ -19,6 +19,10 @@ import (
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
+// lockDirDefault says where switchdrv.DefaultLockDir puts the locks (the
+// help shows the rule, not this process's path).
+const lockDirDefault = "$XDG_RUNTIME_DIR/fabricctl, else /run/fabricctl as root, else $TMPDIR/fabricctl-UID"
+
 type applyOptions struct {
 	switchFlags
 	guard     guardFlags
@@ -117,7 +121,7 @@ each switch holds; nothing of another writer's was rolled back), 64 usage.`,
 	cmd.Flags().IntVar(&o.canary, "canary", 0, "apply to this many switches first, then the rest in batches of --parallel")
 	cmd.Flags().StringVar(&o.backupDir, "backup-dir", ".fabricctl/backups", "directory for the backups taken before any write (one file per run, all its switches)")
 	o.planKey.bind(cmd, "verify the saved PLAN.json's MAC with the key in this file (or $"+planKeyEnv+"): a plan that does not verify is refused")
-	cmd.Flags().StringVar(&o.lockDir, "lock-dir", switchdrv.DefaultLockDir(), "directory of the per-switch lock files (0700, this user's; shared by every apply and restore on this machine)")
+	cmd.Flags().StringVar(&o.lockDir, "lock-dir", "", "directory of the per-switch lock files (0700, this user's; shared by every apply and restore on this machine); default "+lockDirDefault)
 	cmd.Flags().BoolVar(&o.interactive, "interactive", false, "show the plan and ask for \"yes\" before applying (stdin must be a terminal)")
 	return cmd
 }
@@ -132,8 +136,8 @@ func (o *applyOptions) validate() error {
 	if o.backupDir == "" {
 		return usagef("--backup-dir must not be empty: apply always takes backups")
 	}
-	if o.lockDir == "" {
-		return usagef("--lock-dir must not be empty: apply always locks the switches it writes")
+	if o.lockDir == "" { // apply always locks the switches it writes
+		o.lockDir = switchdrv.DefaultLockDir()
 	}
 	return o.switchFlags.validate()
 }

@@ -57,7 +57,7 @@ its line), 64 usage.`,
 				return usagef("--backup FILE|DIR is required")
 			}
 			if o.lockDir == "" {
-				return usagef("--lock-dir must not be empty")
+				o.lockDir = switchdrv.DefaultLockDir()
 			}
 			if err := o.validate(); err != nil {
 				return err
@@ -66,7 +66,7 @@ its line), 64 usage.`,
 		},
 	}
 	o.bind(cmd)
-	cmd.Flags().StringVar(&o.lockDir, "lock-dir", switchdrv.DefaultLockDir(), "directory of the per-switch lock files (the one apply uses)")
+	cmd.Flags().StringVar(&o.lockDir, "lock-dir", "", "directory of the per-switch lock files (the one apply uses); default "+lockDirDefault)
 	cmd.Flags().StringArrayVar(&o.backups, "backup", nil, "backup file written by apply (one run, all its switches), or a backup directory (newest per switch; repeatable)")
 	return cmd
 }

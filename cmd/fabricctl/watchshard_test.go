@@ -152,8 +152,8 @@ scrape_configs:
 			return false
 		}
 		for _, s := range up {
-			if s.Metric["instance"] != addrs[watch.Of(s.Metric["target"], shards)] {
-				t.Fatalf("%s is up on %s, want shard %d (%s)", s.Metric["target"], s.Metric["instance"], watch.Of(s.Metric["target"], shards), addrs[watch.Of(s.Metric["target"], shards)])
+			if s.Metric["instance"] != addrs[watch.Of(s.Metric["switch"], shards)] {
+				t.Fatalf("%s is up on %s, want shard %d (%s)", s.Metric["switch"], s.Metric["instance"], watch.Of(s.Metric["switch"], shards), addrs[watch.Of(s.Metric["switch"], shards)])
 			}
 		}
 		return true

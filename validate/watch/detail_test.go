@@ -25,6 +25,7 @@ func seriesPerSwitch(t *testing.T, plat intent.Platform, n int, sample func(stri
 	}
 	var sc rawScratch
 	for _, tg := range w.targets {
+		tg.up.Store(true) // as after its subscription's initial sync: a switch's counters are exported only while it streams
 		for p := range benchPorts {
 			for _, msg := range sample(portName(plat, p), 1) {
 				if _, _, err := tg.ctr.ingestRaw(msg, &sc); err != nil {
