@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -149,15 +150,22 @@ embedded YANG model versions. fabricctl --version prints the same text.`,
 // prints.
 func setVersionFlag(root *cobra.Command) {
 	root.Version = readVersion().Version
-	cobra.AddTemplateFunc("fabricctlVersion", func() string {
-		var b strings.Builder
-		if err := writeFullVersion(&b); err != nil {
-			fmt.Fprintf(&b, "error: %v\n", err)
-		}
-		return b.String()
+	versionTemplateFunc.Do(func() {
+		cobra.AddTemplateFunc("fabricctlVersion", func() string {
+			var b strings.Builder
+			if err := writeFullVersion(&b); err != nil {
+				fmt.Fprintf(&b, "error: %v\n", err)
+			}
+			return b.String()
+		})
 	})
 	root.SetVersionTemplate("{{fabricctlVersion}}")
 }
+
+// versionTemplateFunc registers the template function once: cobra keeps
+// template functions in a package-level map, and root commands may be
+// built concurrently (watch shards in one test process).
+var versionTemplateFunc sync.Once
 
 // writeFullVersion prints the version facts and the embedded YANG modules:
 // what both `fabricctl version` and `fabricctl --version` print. The YANG
