@@ -16,8 +16,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/openconfig/goyang/pkg/yang"
-
 	"github.com/fabricctl/fabricctl/intent"
 )
 
@@ -165,27 +163,9 @@ func (t *Tree) LoadPlatform(p intent.Platform) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms := yang.NewModules()
-	seen := map[string]bool{}
-	n := 0
-	for _, d := range dirs {
-		for _, f := range t.yangFiles(d) {
-			// The first folder that has a module wins (import search order).
-			if seen[path.Base(f)] {
-				continue
-			}
-			seen[path.Base(f)] = true
-			if err := ms.Parse(string(t.files[f]), f); err != nil {
-				return nil, fmt.Errorf("platform %s: load yang %s (%s): %w", p, f, t.name, err)
-			}
-			n++
-		}
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("platform %s: no .yang files in %s of %s: %w", p, strings.Join(dirs, ", "), t.name, ErrNoYANG)
-	}
-	if errs := ms.Process(); len(errs) > 0 {
-		return nil, fmt.Errorf("platform %s: process yang in %s of %s: %w", p, strings.Join(dirs, ", "), t.name, errors.Join(errs...))
+	ms, err := t.parse(dirs)
+	if err != nil {
+		return nil, fmt.Errorf("platform %s: %w", p, err)
 	}
 	s := newSchema(ms)
 	// The shipped modules are the platform's newest release's.
