@@ -226,14 +226,10 @@ func KeyPart(class string, max int) string {
 	return string(b)
 }
 
-// PortHeadroomFor is the programmed headroom of port on sw: the port's
-// derived fact (intent/portfacts Headroom.Programmed, the figure check and
-// simulate read), for callers that want the number alone.
-func PortHeadroomFor(f *intent.Fabric, sw *intent.Switch, port intent.Port) int64 {
-	return portfacts.SwitchOf(f, sw).PortHeadroom(f, port).Programmed
-}
-
-// PortHeadroomsFor is PortHeadroomFor of each of sw's ports, in order.
+// PortHeadroomsFor is the programmed headroom of each of sw's ports, in
+// order: the ports' derived facts (intent/portfacts Headroom.Programmed,
+// the figure check and simulate read), for compilers that want the numbers
+// alone.
 func PortHeadroomsFor(f *intent.Fabric, sw *intent.Switch) []int64 {
 	s := portfacts.SwitchOf(f, sw)
 	out := make([]int64, len(sw.Ports))

@@ -305,7 +305,7 @@ func ruleCases() []ruleCase {
 			class(f, "roce").ECN.MaxBytes = 308_224 // not checked: no room before XOFF
 		}, Options{}, nil},
 		{"buffer holds the exact model, not the 1 KiB-rounded headroom the switch gets", func(f *intent.Fabric) {
-			f.Switches[0].BufferBytes = 307_848 // switchdrv.PortHeadroomFor programs 308,224 B
+			f.Switches[0].BufferBytes = 307_848 // portfacts programs 308,224 B
 		}, Options{}, []got{{"FC112", Error, "inventory.switches[leaf1].ports[ethernet-1/1]"}}},
 		{"buffer one cell short", func(f *intent.Fabric) { f.Switches[0].BufferBytes = 308_224 },
 			Options{Platform: func(p intent.Platform) (PlatformInfo, bool) {

@@ -14,7 +14,6 @@ import (
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/gcu"
 	"github.com/fabricctl/fabricctl/internal/profile"
-	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
 // skuProfile returns sw's release profile when its SKU facts describe sw.
@@ -112,7 +111,7 @@ func (c *checker) portSpeedSKU() {
 // (pg_lossless_<speed>_<cable>_profile) and raises its xoff to the headroom
 // the intent's ports need (switchdrv/sonic gcuBuffers); every port of the
 // SKU the inventory does not list gets that xoff too. The headroom is the
-// one plan writes (switchdrv.PortHeadroomFor); the refusal is the config
+// one plan writes (portfacts Headroom.Programmed); the refusal is the config
 // updater's own validators' (profile write.gcu). Only ports the intent runs
 // at the SKU's own speed count: buffermgrd gives a port at another speed
 // the profile of that speed, which the SKU's factory state does not hold,
@@ -138,7 +137,6 @@ func (c *checker) sharedBufferProfile() {
 		listed := map[string]bool{}
 		var need int64
 		var first *intent.Port
-		var heads []int64 // what plan writes per port, computed once per switch
 		for j := range sw.Ports {
 			p := &sw.Ports[j]
 			if !slices.Contains(l.Ports, p.Name) {
@@ -151,10 +149,7 @@ func (c *checker) sharedBufferProfile() {
 			if first == nil {
 				first = p
 			}
-			if heads == nil {
-				heads = switchdrv.PortHeadroomsFor(c.f, sw)
-			}
-			need = max(need, heads[j])
+			need = max(need, c.switchFacts(sw).PortHeadroom(c.f, *p).Programmed)
 		}
 		if first == nil || need <= l.Xoff {
 			continue

@@ -32,7 +32,7 @@ func TestConservation(t *testing.T) {
 }
 
 // TestHeadroomZeroDrops: with the headroom compile programs (the largest of
-// the models, switchdrv.PortHeadroomFor), an N:1 incast with PFC alone (no
+// the models, portfacts Headroom.Programmed), an N:1 incast with PFC alone (no
 // ECN) drops nothing on the lossless priority, for N up to 64.
 func TestHeadroomZeroDrops(t *testing.T) {
 	f := parse(t, minimalIntent)
