@@ -3,7 +3,13 @@
 // of them so they never rot.
 package examples
 
-import "embed"
+import (
+	"bytes"
+	"embed"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
 
 // FS holds every example intent.
 //
@@ -23,4 +29,41 @@ func IntentDir(name string) bool {
 		return false
 	}
 	return true
+}
+
+// IntentSets walks the examples folder at root and returns each example
+// intent as the files that make it, by name: a top-level *.yaml alone (its
+// file name), or every intent *.yaml of an IntentDir folder together (the
+// folder's name). A YAML file is an intent when it names the fabricctl
+// apiVersion.
+func IntentSets(root string) (map[string][]string, error) {
+	sets := map[string][]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && !IntentDir(d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if filepath.Ext(p) != ".yaml" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(b, []byte("apiVersion: fabricctl.io/")) {
+			return nil
+		}
+		key, _ := filepath.Rel(root, p)
+		if dir := filepath.Dir(p); dir != root {
+			key, _ = filepath.Rel(root, dir)
+		}
+		sets[key] = append(sets[key], p)
+		return nil
+	})
+	return sets, err
 }

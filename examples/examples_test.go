@@ -3,9 +3,7 @@ package examples_test
 import (
 	"bytes"
 	"encoding/json"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -24,34 +22,7 @@ import (
 // gitops/ hold manifests and repositories, not single intents.
 func exampleSets(t *testing.T) map[string][]string {
 	t.Helper()
-	sets := map[string][]string{}
-	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != "." && !examples.IntentDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if filepath.Ext(p) != ".yaml" {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if !bytes.Contains(b, []byte("apiVersion: fabricctl.io/")) {
-			return nil
-		}
-		key := p
-		if dir := filepath.Dir(p); dir != "." {
-			key = dir
-		}
-		sets[key] = append(sets[key], p)
-		return nil
-	})
+	sets, err := examples.IntentSets(".")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,35 +15,8 @@ import (
 // and the GitOps repository's fabric), by name.
 func exampleIntents(t *testing.T) map[string][]string {
 	t.Helper()
-	sets := map[string][]string{}
 	root := filepath.Join("..", "..", "examples")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != root && !examples.IntentDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if filepath.Ext(p) != ".yaml" {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if !bytes.Contains(b, []byte("apiVersion: fabricctl.io/")) {
-			return nil
-		}
-		key, _ := filepath.Rel(root, p)
-		if dir := filepath.Dir(p); dir != root {
-			key, _ = filepath.Rel(root, dir)
-		}
-		sets[key] = append(sets[key], p)
-		return nil
-	})
+	sets, err := examples.IntentSets(root)
 	if err != nil {
 		t.Fatal(err)
 	}
