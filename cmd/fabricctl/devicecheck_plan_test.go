@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,4 +71,35 @@ func TestPlanDevice(t *testing.T) {
 		}
 	}
 	t.Logf("%s\n%s", out, errOut)
+}
+
+// plan --detailed-exitcode counts changes, not lacks: what a switch lacks
+// and apply cannot give it (here SONiC's PFC watchdog, which only the
+// pfcwd CLI starts) is shown, but applying the plan would not change it,
+// so a CI loop of "plan --detailed-exitcode || apply" would never settle on
+// it; diff, which reports drift, exits 2 on it.
+func TestPlanDetailedExitcodeCountsChangesNotLacks(t *testing.T) {
+	reg, err := newRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	l, err := startLabWith(dir, reg, labProfiles{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	runCLIWant(t, ExitOK, "apply", "-f", l.file, "--skip-hosts", "--backup-dir", filepath.Join(dir, "b"))
+	wd := &gnmipb.Path{Origin: "sonic-db", Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: "localhost"}, {Name: "PFC_WD"}}}
+	if err := twinByName(t, l, "leaf2").Delete(wd); err != nil {
+		t.Fatal(err)
+	}
+	out := runCLIWant(t, ExitOK, "plan", "-f", l.file, "--skip-hosts", "--detailed-exitcode")
+	if !strings.Contains(out, "PFC_WD") {
+		t.Errorf("plan does not show the missing watchdog:\n%s", out)
+	}
+	out = runCLIWant(t, ExitChanges, "diff", "-f", l.file, "--skip-hosts")
+	if !strings.Contains(out, "PFC_WD") {
+		t.Errorf("diff does not name the missing watchdog:\n%s", out)
+	}
 }

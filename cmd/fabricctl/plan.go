@@ -312,7 +312,9 @@ the plan output then names; warnings refuse only with --strict.
 
 Exit codes: 0 planned (no changes, or changes without --detailed-exitcode),
 1 error (a switch could not be read or compiled), 2 changes present with
---detailed-exitcode, 3 check found errors (or warnings with --strict) and
+--detailed-exitcode (what a switch lacks and apply cannot give it is shown
+but does not count: apply would not change it; "fabricctl diff" exits 2 on
+it), 3 check found errors (or warnings with --strict) and
 --force was not given, 64 usage.`,
 		Example: `  fabricctl plan -f fabric.yaml
   fabricctl plan -f fabric.yaml -o markdown > plan.md
