@@ -315,3 +315,41 @@ func TestNICAccelerationsManualStep(t *testing.T) {
 		t.Errorf("bnxt notes: %q", pb.Target.Notes)
 	}
 }
+
+// TestBnxtRestoreApplies: restoring a backup puts bnxt_re's cc attributes
+// back and commits them with cc/apply, as apply does: without the commit
+// the firmware would keep the values the restore meant to undo.
+func TestBnxtRestoreApplies(t *testing.T) {
+	ctx := context.Background()
+	r, f, h := bnxtRig(t)
+	for _, dev := range []string{"bnxt_re0", "bnxt_re1"} {
+		if err := r.files.Mkdir(bnxtCCRoot + "/" + dev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "gpu1.json")
+	if _, err := r.d.ApplyWith(ctx, p, ApplyOptions{BackupFile: file}); err != nil {
+		t.Fatalf("ApplyWith: %v", err)
+	}
+	cc := "sys/kernel/config/bnxt_re/bnxt_re0/ports/1/cc/"
+	if r.files.bnxtFW[cc+"cnp_dscp"] != "0x30" {
+		t.Fatalf("firmware cnp_dscp after apply = %q", r.files.bnxtFW[cc+"cnp_dscp"])
+	}
+	b, err := ReadBackup(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := r.d.Restore(ctx, b)
+	if err != nil || rr.ReadBack.Target.HasChanges() {
+		t.Fatalf("Restore: %v", err)
+	}
+	for attr, want := range map[string]string{"cnp_dscp": "0", "cnp_prio": "0", "ecn_enable": "0", "min_time_bet_cnp": "0"} {
+		if got := r.files.bnxtFW[cc+attr]; got != want {
+			t.Errorf("firmware %s after restore = %q, want %q (written back and applied)", attr, got, want)
+		}
+	}
+}
