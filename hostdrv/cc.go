@@ -141,8 +141,16 @@ func (BNXT) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []s
 	}
 	st.Files = append(st.Files,
 		file("ecn_enable", int64(ecn)),
-		file("cnp_dscp", int64(p.RoCE.CNPDSCP)),
-		file("cnp_prio", int64(p.RoCE.CNPPriority)))
+		file("cnp_dscp", int64(p.RoCE.CNPDSCP)))
+	if bnxtServiceProfiles(fsys, nic.RDMADevice) {
+		// cnp_prio_store refuses every write when the firmware's service
+		// profile assigns the priorities (is_qport_service_type_supported);
+		// bnxt_setupcc.sh skips it then too, reading the same debugfs file.
+		notes = append(notes, fmt.Sprintf("%s: %s's firmware assigns the CNP priority by its service profile (debugfs bnxt_re/%s/info fw_service_prof_type_sup 1; configfs.c cnp_prio_store refuses writes): cnp_prio %d not written, and cnp_dscp must be a DSCP the profile gives CNPs",
+			nic.Interface, nic.RDMADevice, nic.RDMADevice, p.RoCE.CNPPriority))
+	} else {
+		st.Files = append(st.Files, file("cnp_prio", int64(p.RoCE.CNPPriority)))
+	}
 	var unmapped []string
 	for _, v := range p.DCQCN.Values() {
 		switch v.Key {
@@ -165,6 +173,23 @@ func (BNXT) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []s
 			nic.Interface, strings.Join(unmapped, ", ")))
 	}
 	return st, notes
+}
+
+// bnxtServiceProfiles reports whether bnxt_re says the firmware assigns
+// RoCE and CNP priorities by service profile: its debugfs info file has a
+// line "fw_service_prof_type_sup : 1" (bnxt_setupcc.sh reads the third
+// field of that line).
+func bnxtServiceProfiles(fsys fs.FS, ibdev string) bool {
+	b, err := fs.ReadFile(fsys, path.Join("sys/kernel/debug/bnxt_re", ibdev, "info"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "fw_service_prof_type_sup" {
+			return f[len(f)-1] == "1"
+		}
+	}
+	return false
 }
 
 // bnxtHex renders v as bnxt_re's configfs attributes print it ("%#x": 0

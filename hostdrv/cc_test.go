@@ -353,3 +353,32 @@ func TestBnxtRestoreApplies(t *testing.T) {
 		}
 	}
 }
+
+// TestBnxtServiceProfileSkipsCNPPriority: where bnxt_re's firmware assigns
+// priorities by service profile (debugfs info fw_service_prof_type_sup 1),
+// cnp_prio_store refuses every write, so the plan leaves it out with a
+// note instead of failing the apply.
+func TestBnxtServiceProfileSkipsCNPPriority(t *testing.T) {
+	ctx := context.Background()
+	r, f, h := bnxtRig(t)
+	for _, dev := range []string{"bnxt_re0", "bnxt_re1"} {
+		p := filepath.Join(r.files.Root, "sys/kernel/debug/bnxt_re", dev)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeTree(t, r, "sys/kernel/debug/bnxt_re/"+dev+"/info", "fw_service_prof_type_sup : 1")
+	}
+	p, err := r.d.Plan(ctx, f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := changeOf(p, "ens1f0np0/bnxt_re/cc/cnp_prio"); c != nil {
+		t.Errorf("cnp_prio planned on a service-profile NIC: %+v", c)
+	}
+	if !strings.Contains(strings.Join(p.Target.Notes, "\n"), "bnxt_re0's firmware assigns the CNP priority by its service profile") {
+		t.Errorf("notes: %q", p.Target.Notes)
+	}
+	if after, err := r.d.Apply(ctx, p); err != nil || after.Target.HasChanges() {
+		t.Fatalf("Apply: %v", err)
+	}
+}
