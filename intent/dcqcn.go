@@ -350,7 +350,7 @@ func unitWord(u string) string {
 func formatIn(v int64, u string) string {
 	switch u {
 	case "us":
-		return (time.Duration(v) * time.Microsecond).String()
+		return fmt.Sprintf("%dus", v)
 	case "B":
 		return FormatSize(v)
 	case "Mb/s":
@@ -360,9 +360,15 @@ func formatIn(v int64, u string) string {
 		return FormatRate(v * 1_000_000)
 	case "%":
 		return fmt.Sprintf("%d%%", v)
+	case "bool":
+		return fmt.Sprint(v != 0)
 	}
 	return fmt.Sprint(v)
 }
+
+// Intent renders v as policy.dcqcn writes it in YAML (55us, 32767B, 5M,
+// 50%, 1019, true): what a tool that proposes values (tune) prints.
+func (v DCQCNValue) Intent() string { return formatIn(v.Value, v.Unit) }
 
 func rangeIn(p DCQCNParam) string {
 	return formatIn(p.Min, p.Unit) + "-" + formatIn(p.Max, p.Unit)

@@ -59,6 +59,17 @@ func TestDCQCNParse(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Values mismatch (-want +got):\n%s", diff)
 	}
+	// Intent spells each value back the way the YAML wrote it, and it parses
+	// to the same value.
+	var yaml strings.Builder
+	yaml.WriteString(header + "policy:\n  preset: roce-lossless\n  dcqcn:\n")
+	for _, v := range d.Values() {
+		yaml.WriteString("    " + v.Key + ": " + v.Intent() + "\n")
+	}
+	again := mustParse(t, yaml.String())
+	if diff := cmp.Diff(d.Values(), again.Policy.DCQCN.Values(), cmp.Comparer(func(a, b DCQCNValue) bool { return a.Key == b.Key && a.Value == b.Value })); diff != "" {
+		t.Errorf("Intent() does not round-trip (-want +got):\n%s\n%s", diff, yaml.String())
+	}
 	acc := f.Policy.NICAccelerations
 	if acc == nil || len(acc.Set()) != 2 || acc.Set()[0].Register != "roce_adp_retrans_en" || !acc.Set()[0].Value || acc.Set()[1].Value {
 		t.Errorf("NICAccelerations = %+v", acc.Set())
