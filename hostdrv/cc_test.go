@@ -382,3 +382,46 @@ func TestBnxtServiceProfileSkipsCNPPriority(t *testing.T) {
 		t.Fatalf("Apply: %v", err)
 	}
 }
+
+// TestAssumeBackupWithCongestionControlIsInSync: the backup of a host
+// that apply configured, congestion control included (mlx5 cc_params and
+// bnxt_re's configfs cc, whose directories the backup records), plans no
+// changes against --assume FILE, as on the host itself.
+func TestAssumeBackupWithCongestionControlIsInSync(t *testing.T) {
+	ctx := context.Background()
+	mlx5 := newRig(t, treeOpts{ecn: "debugfs", configfs: true})
+	mf, mh := loadIntent(t, withDCQCN)
+	bnxt, bf, bh := bnxtRig(t)
+	for _, tc := range []struct {
+		name string
+		r    *rig
+		f    *intent.Fabric
+		h    *intent.Host
+	}{{"mlx5", mlx5, mf, mh}, {"bnxt", bnxt, bf, bh}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := tc.r.d.Plan(ctx, tc.f, tc.h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tc.r.d.Apply(ctx, p); err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			after, err := tc.r.d.Plan(ctx, tc.f, tc.h)
+			if err != nil || after.Target.HasChanges() {
+				t.Fatalf("re-plan: %v", err)
+			}
+			file := filepath.Join(t.TempDir(), "b.json")
+			if err := WriteBackup(file, after.Backup()); err != nil {
+				t.Fatal(err)
+			}
+			d, _, err := Assume(file, tc.f, tc.h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assumed, err := d.Plan(ctx, tc.f, tc.h)
+			if err != nil || assumed.Target.HasChanges() {
+				t.Errorf("plan against the backup: %v\n%s", err, render(t, assumed))
+			}
+		})
+	}
+}
