@@ -50,3 +50,13 @@ func TestHostPlanAssumeCongestionControl(t *testing.T) {
 	}
 	checkGolden(t, "testdata", "host_plan_assume_cc.golden", got.String())
 }
+
+// TestCheckRefusesDCQCNOutOfRange: a policy.dcqcn value outside what the
+// NICs' drivers accept fails check with its file:line.
+func TestCheckRefusesDCQCNOutOfRange(t *testing.T) {
+	f := writeIntent(t, strings.Replace(hostCCIntent, "timeReset: 55us", "timeReset: 40ms", 1))
+	out, errOut, code := runFabricctl(t, "check", "-f", f)
+	if code != ExitCheckFailed || !strings.Contains(out+errOut, f+":8:16: error FC100: policy.dcqcn.timeReset: 40000us is out of range 1us-32767us") {
+		t.Errorf("check: exit %d\n%s%s", code, out, errOut)
+	}
+}
