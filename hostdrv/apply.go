@@ -468,7 +468,8 @@ func (o nicObs) dcbOrSaved() bool {
 }
 
 // fileSetting names a control file's plan path suffix the way Desired does
-// ("rdma_cm/default_roce_tos", "ecn/roce_np/cnp_dscp", "cc_params/np_cnp_dscp").
+// ("rdma_cm/default_roce_tos", "ecn/roce_np/cnp_dscp", "cc_params/np_cnp_dscp",
+// "bnxt_re/cc/cnp_dscp").
 func fileSetting(fp string) string {
 	for _, mark := range []string{"/ecn/", "/cc_params/"} {
 		if i := strings.Index(fp, mark); i >= 0 {
@@ -477,6 +478,9 @@ func fileSetting(fp string) string {
 	}
 	if strings.HasPrefix(fp, "sys/kernel/config/rdma_cm/") {
 		return "rdma_cm/" + path.Base(fp)
+	}
+	if strings.HasPrefix(fp, bnxtCCRoot+"/") {
+		return "bnxt_re/cc/" + path.Base(fp)
 	}
 	return strings.TrimPrefix(fp, "sys/")
 }

@@ -68,6 +68,16 @@ func FreshDrivers() []string { return []string{"bnxt_en", "mlx5_core"} }
 // suffix (_P1, _P2) follows it; the rest is visibly not an address.
 const placeholderPCI = "XXXX:XX:00"
 
+// mlx5CCParams are the upstream mlx5 debugfs cc_params files
+// (drivers/infiniband/hw/mlx5/cong.c mlx5_ib_dbg_cc_name[], without the
+// rtt_resp_dscp pair, which needs the roce_cc_general capability).
+func mlx5CCParams() []string {
+	return []string{"rp_clamp_tgt_rate", "rp_clamp_tgt_rate_ati", "rp_time_reset", "rp_byte_reset", "rp_threshold",
+		"rp_ai_rate", "rp_max_rate", "rp_hai_rate", "rp_min_dec_fac", "rp_min_rate", "rp_rate_to_set_on_first_cnp",
+		"rp_dce_tcp_g", "rp_dce_tcp_rtt", "rp_rate_reduce_monitor_period", "rp_initial_alpha_value", "rp_gd",
+		"np_min_time_between_cnps", "np_cnp_dscp", "np_cnp_prio_mode", "np_cnp_prio"}
+}
+
 // FreshBackup is the state a NIC has after the driver loads, per backend,
 // as the driver sources set it:
 //   - mlx5_core (en_dcbnl.c mlx5e_dcbnl_initialize, mlx5e_ets_init,
@@ -91,7 +101,8 @@ const placeholderPCI = "XXXX:XX:00"
 // apply creates; on mlx5_core debugfs mounted with the upstream driver's
 // cc_params (drivers/infiniband/hw/mlx5/cong.c), whose values the firmware
 // holds and no source gives: they read "unknown" (so the plan writes
-// them). The PCI address is a placeholder (placeholderPCI).
+// them); on bnxt_en bnxt_re's configfs subsystem (/sys/kernel/config/
+// bnxt_re) without the device's directory, which apply creates. The PCI address is a placeholder (placeholderPCI).
 //
 // Speed comes from the intent's NIC speed.
 func FreshBackup(h *intent.Host, driver string) *Backup {
@@ -124,9 +135,14 @@ func freshObs(i int, nic intent.NIC, driver string) nicObs {
 	}
 	if driver == "mlx5_core" {
 		cc := path.Join("sys/kernel/debug/mlx5", pci, "cc_params")
-		for _, f := range []string{"np_cnp_dscp", "np_cnp_prio_mode", "np_cnp_prio"} {
+		for _, f := range mlx5CCParams() {
 			o.Files[path.Join(cc, f)] = "unknown"
 		}
+	}
+	if driver == "bnxt_en" && nic.RDMADevice != "" {
+		// bnxt_re loaded with its configfs subsystem; the device's
+		// directory is made by the first mkdir (apply's).
+		o.Dirs = append(o.Dirs, bnxtCCRoot)
 	}
 	if driver == "mlx5_core" {
 		dcbx := uint8(DCBXVerCEE | DCBXVerIEEE)

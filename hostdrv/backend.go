@@ -91,10 +91,10 @@ type Backends struct {
 	fallback Backend
 }
 
-// NewBackends returns the built-in set: mlx5 for mlx5_core, generic dcbnl
-// for everything else.
+// NewBackends returns the built-in set: mlx5 for mlx5_core, bnxt for
+// bnxt_en, generic dcbnl for everything else.
 func NewBackends() *Backends {
-	return &Backends{byDriver: map[string]Backend{"mlx5_core": MLX5{}}, fallback: Generic{}}
+	return &Backends{byDriver: map[string]Backend{"mlx5_core": MLX5{}, "bnxt_en": BNXT{}}, fallback: Generic{}}
 }
 
 // For returns the backend for a kernel driver name ("" = unknown).
@@ -117,7 +117,22 @@ func (Generic) Quirks() Quirks { return Quirks{} }
 
 // Desired implements Backend.
 func (Generic) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []string) {
-	return baseDesired(fsys, p, nic)
+	st, notes := baseDesired(fsys, p, nic)
+	drv := driverName(fsys, nic.Interface)
+	if p.DCQCN != nil {
+		notes = append(notes, fmt.Sprintf("%s: policy.dcqcn: fabricctl knows no congestion-control interface of this NIC's driver (%s; it writes mlx5's and bnxt_re's): not written", nic.Interface, orUnknown(drv)))
+	}
+	if n := accelNotSupported(p, nic, drv); n != "" {
+		notes = append(notes, n)
+	}
+	return st, notes
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // mlx5BufferCellMax bounds mlx5's receive buffer cell (port_buff_cell_sz).
@@ -188,6 +203,8 @@ func (m MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, [
 		st.Files = append(st.Files,
 			File{Setting: "ecn/roce_np/cnp_dscp", Path: path.Join(sysECN, "roce_np/cnp_dscp"), Value: fmt.Sprint(p.RoCE.CNPDSCP)},
 			File{Setting: "ecn/roce_np/cnp_802p_prio", Path: path.Join(sysECN, "roce_np/cnp_802p_prio"), Value: fmt.Sprint(p.RoCE.CNPPriority)})
+		files, n := mlx5DCQCN(fsys, p, nic, sysECN, false)
+		st.Files, notes = append(st.Files, files...), append(notes, n...)
 	default:
 		cc := ""
 		if pci := pciAddress(fsys, nic.Interface); pci != "" {
@@ -203,6 +220,8 @@ func (m MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, [
 				File{Setting: "cc_params/np_cnp_dscp", Path: path.Join(cc, "np_cnp_dscp"), Value: fmt.Sprint(p.RoCE.CNPDSCP)},
 				File{Setting: "cc_params/np_cnp_prio_mode", Path: path.Join(cc, "np_cnp_prio_mode"), Value: "0"},
 				File{Setting: "cc_params/np_cnp_prio", Path: path.Join(cc, "np_cnp_prio"), Value: fmt.Sprint(p.RoCE.CNPPriority)})
+			files, n := mlx5DCQCN(fsys, p, nic, cc, true)
+			st.Files, notes = append(st.Files, files...), append(notes, n...)
 			if len(ecnPrios) > 0 {
 				notes = append(notes, fmt.Sprintf("%s: ECN/DCQCN on priority %s is a firmware setting on upstream mlx5 (mlxconfig -d %s set ROCE_CC_PRIO_MASK_%s=%#x, then a firmware reset): not changed",
 					nic.Interface, joinInts(ecnPrios), pciOr(fsys, nic.Interface), mlxPort(fsys, nic.Interface), prioMask(ecnPrios)))
@@ -210,7 +229,14 @@ func (m MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, [
 		} else {
 			notes = append(notes, fmt.Sprintf("%s: no ECN/CNP control found (neither /sys/class/net/%s/ecn nor debugfs mlx5 cc_params): CNP DSCP %d / priority %d and ECN on priority %s are firmware settings (mlxconfig -d %s set CNP_DSCP_%[7]s=%[8]d CNP_802P_PRIO_%[7]s=%[9]d ROCE_CC_PRIO_MASK_%[7]s=%#[10]x, then a firmware reset): not changed",
 				nic.Interface, nic.Interface, p.RoCE.CNPDSCP, p.RoCE.CNPPriority, joinInts(ecnPrios), pciOr(fsys, nic.Interface), mlxPort(fsys, nic.Interface), p.RoCE.CNPDSCP, p.RoCE.CNPPriority, prioMask(ecnPrios)))
+			if p.DCQCN != nil {
+				notes = append(notes, fmt.Sprintf("%s: policy.dcqcn: no runtime control found either: only mlxconfig sets it here: %s, then a firmware reset: not changed",
+					nic.Interface, mlxconfigDCQCN(fsys, p, nic)))
+			}
 		}
+	}
+	if n := roceAccelNote(fsys, p, nic); n != "" {
+		notes = append(notes, n)
 	}
 	return st, notes
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 
@@ -201,6 +202,9 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 
 	// Control files (configfs, sysfs, debugfs).
 	made := map[string]bool{}
+	// commits are the files that make staged writes take effect (bnxt_re's
+	// cc/apply), written once after the files of their directory.
+	var commits []File
 	for _, fl := range want.Files {
 		cur, err := fs.ReadFile(d.Files, fl.Path)
 		exists := err == nil
@@ -232,15 +236,28 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 					return nil
 				}})
 		}
-		p.Steps = append(p.Steps, Step{Path: pth(fl.Setting), kind: kindFiles, Command: fmt.Sprintf("echo %s > /%s", shellQuote(fl.Value), fl.Path),
-			run: func() error {
-				if err := d.Files.WriteFile(fl.Path, []byte(fl.Value+"\n")); err != nil {
-					return settingErr(ifn, fl.Setting, fmt.Errorf("write /%s: %w", fl.Path, err))
-				}
-				return nil
-			}})
+		p.Steps = append(p.Steps, fileStep(d, ifn, pth, fl))
+		if c, ok := commitFile(fl.Path); ok && !slices.Contains(commits, c) {
+			commits = append(commits, c)
+		}
+	}
+	for _, c := range commits {
+		p.add(plan.Change{Action: plan.Update, Path: pth(c.Setting), Before: "staged", After: c.Value,
+			Reason: "/" + c.Path + ": bnxt_re hands the values written above to the firmware only on this write (configfs.c apply_store)"}, false)
+		p.Steps = append(p.Steps, fileStep(d, ifn, pth, c))
 	}
 	return errs
+}
+
+// fileStep writes fl's value to its control file.
+func fileStep(d *Driver, ifn string, pth func(string) string, fl File) Step {
+	return Step{Path: pth(fl.Setting), kind: kindFiles, Command: fmt.Sprintf("echo %s > /%s", shellQuote(fl.Value), fl.Path),
+		run: func() error {
+			if err := d.Files.WriteFile(fl.Path, []byte(fl.Value+"\n")); err != nil {
+				return settingErr(ifn, fl.Setting, fmt.Errorf("write /%s: %w", fl.Path, err))
+			}
+			return nil
+		}}
 }
 
 func reasonOr(restoring bool, reason string) string {

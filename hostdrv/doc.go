@@ -1,6 +1,9 @@
 // Package hostdrv puts a host's RoCE NICs into the state the intent implies,
 // natively from Go: DCBX mode, DSCP trust (APP table), PFC, ETS, global pause,
-// MTU, RDMA-CM default ToS and RoCE mode, and (on mlx5) the ECN/CNP controls.
+// MTU, RDMA-CM default ToS and RoCE mode, the ECN/CNP controls and the DCQCN
+// parameters of policy.dcqcn (mlx5 debugfs cc_params or MLNX_OFED sysfs,
+// bnxt_re configfs cc); ConnectX's ROCE_ACCL accelerations, which no kernel
+// interface reaches, are a manual step in the plan.
 //
 // The pieces:
 //   - Backend (generic dcbnl, mlx5) is pure: it turns the policy and one NIC

@@ -71,8 +71,9 @@ type nicObs struct {
 	Buffer    *dcbnl.Buffer     `json:"buffer,omitempty"`
 	Pause     *Pause            `json:"pause,omitempty"`
 	Files     map[string]string `json:"files,omitempty"`
-	// Dirs are the configfs directories that existed (rdma_cm and its
-	// device directory), so a plan against a backup (--assume) knows them.
+	// Dirs are the configfs directories that existed (rdma_cm, bnxt_re and
+	// their device directories), so a plan against a backup (--assume)
+	// knows them.
 	Dirs []string `json:"dirs,omitempty"`
 
 	index int
@@ -190,7 +191,7 @@ func (d *Driver) observe(nic intent.NIC) (nicObs, []error) {
 	}
 	o.index, o.Index, o.MTU, o.MaxMTU = li.Index, li.Index, li.MTU, li.MaxMTU
 	o.SpeedMbps = linkSpeed(d.Files, nic.Interface)
-	for _, dir := range []string{"sys/kernel/config/rdma_cm", "sys/kernel/config/rdma_cm/" + nic.RDMADevice} {
+	for _, dir := range []string{"sys/kernel/config/rdma_cm", "sys/kernel/config/rdma_cm/" + nic.RDMADevice, bnxtCCRoot, bnxtCCRoot + "/" + nic.RDMADevice} {
 		if nic.RDMADevice != "" && isDir(d.Files, dir) {
 			o.Dirs = append(o.Dirs, dir)
 		}

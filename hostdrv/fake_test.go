@@ -662,6 +662,11 @@ type treeOpts struct {
 	ecn      string // "sysfs" (MLNX_OFED), "debugfs" (upstream cc_params) or "" (neither)
 	configfs bool   // /sys/kernel/config/rdma_cm is there
 	driver   string // default mlx5_core
+	// bnxtCC: bnxt_re's configfs subsystem (/sys/kernel/config/bnxt_re) is
+	// there.
+	bnxtCC bool
+	// ib is the RDMA devices' name prefix (default mlx5_: mlx5_0, mlx5_1).
+	ib string
 	// memory puts the tree on tmpfs (/dev/shm) when there is one: sysfs and
 	// configfs live in memory too, so benchmarks should not pay disk costs.
 	memory bool
@@ -708,9 +713,17 @@ func mlx5Tree(t testing.TB, o treeOpts, ifnames ...string) string {
 			t.Fatal(err)
 		}
 	}
+	if o.bnxtCC {
+		if err := os.MkdirAll(filepath.Join(root, bnxtCCRoot), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i, ifn := range ifnames {
 		pci := fmt.Sprintf("0000:3b:00.%d", i)
 		ib := fmt.Sprintf("mlx5_%d", i)
+		if o.ib != "" {
+			ib = fmt.Sprintf("%s%d", o.ib, i)
+		}
 		dev := "sys/devices/pci0000:3a/" + pci
 		w(dev+"/net/"+ifn+"/mtu", "1500\n")
 		w(dev+"/net/"+ifn+"/speed", "400000\n") // Mb/s, as the fake kernel's speedMbps
@@ -743,10 +756,16 @@ func mlx5Tree(t testing.TB, o treeOpts, ifnames ...string) string {
 			}
 			w(dev+"/net/"+ifn+"/ecn/roce_np/cnp_dscp", "0\n")
 			w(dev+"/net/"+ifn+"/ecn/roce_np/cnp_802p_prio", "0\n")
+			for _, v := range mlx5FirmwareCC {
+				w(dev+"/net/"+ifn+"/ecn/"+v.ofed, fmt.Sprintf("%d\n", v.value))
+			}
 		case "debugfs":
 			w("sys/kernel/debug/mlx5/"+pci+"/cc_params/np_cnp_dscp", "0\n")
 			w("sys/kernel/debug/mlx5/"+pci+"/cc_params/np_cnp_prio", "0\n")
 			w("sys/kernel/debug/mlx5/"+pci+"/cc_params/np_cnp_prio_mode", "1\n")
+			for name, v := range mlx5FirmwareCC {
+				w("sys/kernel/debug/mlx5/"+pci+"/cc_params/"+name, fmt.Sprintf("%d\n", v.value))
+			}
 		}
 	}
 	return root
@@ -760,6 +779,9 @@ type countingFiles struct {
 	mu     sync.Mutex
 	writes int
 	log    []string
+	// bnxtFW is what bnxt_re handed to the firmware (cc/apply), by
+	// attribute path: the double's stand-in for bnxt_qplib_modify_cc.
+	bnxtFW map[string]string
 }
 
 func (c *countingFiles) WriteFile(name string, data []byte) error {
@@ -767,6 +789,9 @@ func (c *countingFiles) WriteFile(name string, data []byte) error {
 	c.writes++
 	c.log = append(c.log, "write "+name)
 	c.mu.Unlock()
+	if handled, err := c.playCC(name, data); handled {
+		return err
+	}
 	return c.DirFiles.WriteFile(name, data)
 }
 
@@ -775,6 +800,9 @@ func (c *countingFiles) Mkdir(name string) error {
 	c.writes++
 	c.log = append(c.log, "mkdir "+name)
 	c.mu.Unlock()
+	if dev, ok := strings.CutPrefix(name, bnxtCCRoot+"/"); ok {
+		return c.mkdirBnxtRE(dev)
+	}
 	dev, ok := strings.CutPrefix(name, "sys/kernel/config/rdma_cm/")
 	if !ok {
 		return c.DirFiles.Mkdir(name)

@@ -40,6 +40,8 @@ type rawPolicy struct {
 	HostBuffers           []rawBuffer  `yaml:"hostBuffers" doc:"host NIC receive buffers (dcb buffer): each buffer's size and the priorities it takes; unlisted priorities use buffer 0; absent = leave the NIC's buffers alone"`
 	Watchdog              *rawWatchdog `yaml:"watchdog" doc:"PFC watchdog (storm/deadlock detection)"`
 	RoCE                  *rawRoCE     `yaml:"roce" doc:"what hosts send RoCE and CNP traffic with"`
+	DCQCN                 *rawDCQCN    `yaml:"dcqcn" doc:"host DCQCN reaction/notification-point parameters written to the NICs (mlx5 cc_params, MLNX_OFED ecn/roce_rp|roce_np, bnxt_re configfs cc); absent = leave the NICs' values alone, and so each unset field"`
+	NICAccelerations      *rawNICAccel `yaml:"nicAccelerations" doc:"ConnectX lossy-RoCE accelerations (ROCE_ACCL register); absent = leave the NICs' values alone"`
 	Classes               []rawClass   `yaml:"classes" doc:"traffic classes; with a preset, a class of the same name overrides the preset's field by field"`
 	Keys                  Fields
 	Pos                   Pos
@@ -93,6 +95,39 @@ type rawRoCE struct {
 	Mode        *string `yaml:"mode" enum:"RoCE v2,IB/RoCE v1" doc:"RDMA-CM default RoCE mode (default \"RoCE v2\")"`
 	Keys        Fields
 	Pos         Pos
+}
+
+// rawDCQCN is policy.dcqcn. Units and ranges: intent.DCQCNParams.
+type rawDCQCN struct {
+	RateReduceMonitorPeriod          *Duration `yaml:"rateReduceMonitorPeriod" doc:"at most one rate cut per QP per this period (mlx5 rp_rate_reduce_monitor_period, whole us, 1us-2147483647us; mlx5 default 4us)"`
+	TimeReset                        *Duration `yaml:"timeReset" doc:"rate-increase timer (rp_time_reset, whole us, 1us-32767us; mlx5 default 300us)"`
+	ByteReset                        *Size     `yaml:"byteReset" doc:"rate-increase byte counter (rp_byte_reset, bytes, 1B-2147483647B; mlx5 default 32767B)"`
+	Threshold                        *int      `yaml:"threshold" range:"1,31" doc:"timer/byte-counter events before additive and then hyper increase (rp_threshold, 1-31; mlx5 default 1)"`
+	AIRate                           *Rate     `yaml:"aiRate" doc:"additive-increase step (rp_ai_rate, whole Mb/s, from 1M; mlx5 default 5M)"`
+	HAIRate                          *Rate     `yaml:"haiRate" doc:"hyper-increase step (rp_hai_rate, whole Mb/s, from 1M; mlx5 default 50M)"`
+	MinDecreaseFactor                *Percent  `yaml:"minDecreaseFactor" doc:"a rate cut leaves at least this share of the rate (rp_min_dec_fac, whole percent 0-100; mlx5 default 50%)"`
+	MinRate                          *Rate     `yaml:"minRate" doc:"the rate is never cut below this (rp_min_rate, whole Mb/s, from 1M; mlx5 default 1M)"`
+	RateOnFirstCNP                   *Rate     `yaml:"rateOnFirstCNP" doc:"rate set on a QP's first CNP, 0 = line rate (rp_rate_to_set_on_first_cnp, whole Mb/s; mlx5 default 0)"`
+	G                                *int      `yaml:"g" range:"0,1023" doc:"alpha EWMA gain, mlx5 dce_tcp_g (0-1023; alpha moves by (1024-g)/1024 per period; mlx5 default 1019)"`
+	AlphaUpdatePeriod                *Duration `yaml:"alphaUpdatePeriod" doc:"alpha update period, mlx5 dce_tcp_rtt (whole us, 1us-131071us; mlx5 default 1us)"`
+	InitialAlpha                     *int      `yaml:"initialAlpha" range:"0,1023" doc:"alpha on a QP's first CNP, in 1/1024 (rp_initial_alpha_value, 0-1023; mlx5 default 1023)"`
+	GD                               *int      `yaml:"gd" range:"1,11" doc:"rate-cut divider exponent (rp_gd, 1-11; mlx5 default 11)"`
+	ClampTargetRate                  *bool     `yaml:"clampTargetRate" doc:"every cut sets the target rate to the current rate (rp_clamp_tgt_rate; mlx5 default false)"`
+	ClampTargetRateAfterTimeIncrease *bool     `yaml:"clampTargetRateAfterTimeIncrease" doc:"clamp the target rate when the last increase came from the timer (rp_clamp_tgt_rate_ati; mlx5 default true)"`
+	MinTimeBetweenCNPs               *Duration `yaml:"minTimeBetweenCNPs" doc:"notification point: at most one CNP per QP per this time (np_min_time_between_cnps, whole us, 0-65535us; mlx5 default 4us)"`
+	Keys                             Fields
+	Pos                              Pos
+}
+
+// rawNICAccel is policy.nicAccelerations (ConnectX ROCE_ACCL).
+type rawNICAccel struct {
+	AdaptiveRetransmission *bool `yaml:"adaptiveRetransmission" doc:"adaptive retransmission timeouts (ROCE_ACCL roce_adp_retrans_en)"`
+	TxWindow               *bool `yaml:"txWindow" doc:"transmit window: bound the packets in flight per QP (ROCE_ACCL roce_tx_window_en)"`
+	SlowRestart            *bool `yaml:"slowRestart" doc:"restart slowly after a retransmission (ROCE_ACCL roce_slow_restart_en)"`
+	SlowRestartIdle        *bool `yaml:"slowRestartIdle" doc:"restart slowly after an idle QP (ROCE_ACCL roce_slow_restart_idle_en)"`
+	SelectiveRepeat        *bool `yaml:"selectiveRepeat" doc:"force selective repeat instead of go-back-N (ROCE_ACCL selective_repeat_forced_en)"`
+	Keys                   Fields
+	Pos                    Pos
 }
 
 type rawInventory struct {

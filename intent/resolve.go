@@ -194,6 +194,8 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 	p.TrustDSCPFullMap = deref(rp.TrustDSCPFullMap, false)
 
 	r.hostBuffers(rp.HostBuffers, file)
+	r.dcqcn(rp.DCQCN, file)
+	r.nicAccelerations(rp.NICAccelerations, file)
 
 	p.Watchdog = DefaultWatchdog
 	p.Watchdog.Pos = p.Pos

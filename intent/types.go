@@ -119,8 +119,14 @@ type Policy struct {
 	// HostBuffer is the NIC receive buffer layout (dcbnl BUFFER: priority ->
 	// buffer and buffer sizes); nil leaves the NIC's buffers alone.
 	HostBuffer *HostBuffer
-	Fields     Fields // where each key written for it is (nil: nothing written)
-	Pos        Pos
+	// DCQCN is the host congestion-control parameters hosts get
+	// (policy.dcqcn); nil leaves the NICs' values alone.
+	DCQCN *DCQCN
+	// NICAccelerations is the ConnectX lossy-RoCE accelerations
+	// (policy.nicAccelerations); nil leaves the NICs' values alone.
+	NICAccelerations *NICAccelerations
+	Fields           Fields // where each key written for it is (nil: nothing written)
+	Pos              Pos
 }
 
 // HostBuffer is a host NIC's receive buffer layout, as `dcb buffer set dev X

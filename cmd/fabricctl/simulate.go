@@ -45,7 +45,8 @@ configures it, in a discrete-event, packet-level model: link speeds and cable
 delays, ingress priority groups with XOFF/XON and the headroom compile programs,
 egress strict + DWRR scheduling, WRED/ECN marking, PFC pause with quanta and the
 peer's response time, the PFC watchdog, and NICs with a DCQCN reaction and
-notification point (mlx5 defaults, or --dcqcn paper). Nothing is contacted.
+notification point (the intent's policy.dcqcn over the mlx5 defaults: what
+host apply writes; or --dcqcn mlx5 / paper). Nothing is contacted.
 
 Scenarios: incast:N:1, alltoall, slow-receiver:PCT (a 4:1 incast into a host that
 drains at PCT % of line rate: 0 never drains), link-down:A-B (all-to-all with the
@@ -74,7 +75,7 @@ Exit codes: 0 lossless held, 3 drops on a lossless priority or a deadlock,
 	cmd.Flags().BoolVar(&o.markdown, "markdown", false, "print Markdown with the plots (SVG) embedded")
 	cmd.Flags().StringVar(&o.plots, "plots", "", "also write queue.svg, rate.svg and pause.svg to this directory (Markdown links them)")
 	cmd.Flags().BoolVar(&o.noECN, "no-ecn", false, "switches never ECN-mark: PFC alone holds the line")
-	cmd.Flags().StringVar(&o.dcqcn, "dcqcn", "mlx5", "DCQCN parameters: mlx5 (ConnectX defaults) or paper (the DCQCN paper's)")
+	cmd.Flags().StringVar(&o.dcqcn, "dcqcn", "intent", "DCQCN parameters: intent (policy.dcqcn over the ConnectX defaults: what host apply writes), mlx5 (ConnectX defaults) or paper (the DCQCN paper's)")
 	cmd.Flags().StringVar(&o.headroom, "headroom", "", "headroom per lossless priority group on every switch port instead of what compile programs (e.g. 60KB)")
 	cmd.Flags().StringVar(&o.xoff, "xoff", "", "priority-group occupancy that sends XOFF (default: the switch buffer minus its headroom, else 256KiB)")
 	cmd.Flags().StringVar(&o.speed, "speed", "", "synthetic star: port speed (default the intent's first switch port, else 100G)")
@@ -102,12 +103,12 @@ func (o *simulateOptions) options() (sim.Options, sim.StarOptions, error) {
 	}
 	opt.Duration, opt.Seed, opt.NoECN, opt.MarkOnEnqueue = o.duration, o.seed, o.noECN, o.enqueue
 	switch o.dcqcn {
-	case "mlx5":
+	case "intent", "mlx5": // intent: set in run, from the loaded policy
 	case "paper":
 		p := sim.PaperParams()
 		opt.DCQCN = &p
 	default:
-		return opt, so, usagef("--dcqcn %q: want mlx5 or paper", o.dcqcn)
+		return opt, so, usagef("--dcqcn %q: want intent, mlx5 or paper", o.dcqcn)
 	}
 	size := func(flag, v string) (int64, error) {
 		if v == "" {
@@ -151,6 +152,12 @@ func (o *simulateOptions) run(stdin io.Reader, out, errw io.Writer) error {
 			return withCode(ExitError, fmt.Errorf("simulate: the intent does not parse"))
 		}
 		return withCode(ExitError, err)
+	}
+	if o.dcqcn == "intent" {
+		// The values host apply writes to the NICs (policy.dcqcn), the
+		// ConnectX defaults for what it leaves alone.
+		p := sim.DCQCNFromPolicy(&f.Policy)
+		opt.DCQCN = &p
 	}
 	sc, err := sim.ParseSpec(o.scenario)
 	if err != nil {

@@ -1,6 +1,10 @@
 package sim
 
-import "math"
+import (
+	"math"
+
+	"github.com/fabricctl/fabricctl/intent"
+)
 
 // DCQCN holds the reaction point (RP) and notification point (NP)
 // parameters. The algorithm is the one of Zhu et al., "Congestion Control
@@ -33,6 +37,10 @@ type DCQCN struct {
 	AIRate            float64 // bits/s
 	HAIRate           float64 // bits/s
 	MinTimeBetweenCNP Time    // NP: one CNP per QP per this interval
+	// RateOnFirstCNP (rate_to_set_on_first_cnp), when > 0, is the rate a
+	// QP is set to on its first CNP instead of the alpha cut; 0 (mlx5's
+	// default) cuts as on every other CNP.
+	RateOnFirstCNP float64
 	// ClampTarget (clamp_tgt_rate) sets the target rate to the current rate
 	// on every cut, as the DCQCN paper does; mlx5 leaves it off and clamps
 	// only when the last increase came from the timer
@@ -59,6 +67,56 @@ func MLX5Defaults() DCQCN {
 
 		ClampTargetAfterTimeInc: true,
 	}
+}
+
+// DCQCNFromPolicy returns the DCQCN parameters hosts get from p:
+// MLX5Defaults with every field policy.dcqcn sets in its place, converted
+// from the unit the NICs are written in (intent.DCQCNParams: microseconds,
+// Mb/s, bytes, percent, and mlx5's 1/1024 fixed point for g and the
+// initial alpha), so simulate and tune run what host apply writes. A nil
+// p or policy.dcqcn gives MLX5Defaults. rp_gd is not modelled: the cut is
+// alpha/2 as in the DCQCN paper (see DCQCN), whatever gd says.
+func DCQCNFromPolicy(p *intent.Policy) DCQCN {
+	d := MLX5Defaults()
+	if p == nil || p.DCQCN == nil {
+		return d
+	}
+	us := func(v int64) Time { return Time(v) * Microsecond }
+	for _, v := range p.DCQCN.Values() {
+		switch v.Key {
+		case "rateReduceMonitorPeriod":
+			d.RateReducePeriod = us(v.Value)
+		case "timeReset":
+			d.TimeReset = us(v.Value)
+		case "byteReset":
+			d.ByteReset = v.Value
+		case "threshold":
+			d.Threshold = int(v.Value)
+		case "aiRate":
+			d.AIRate = float64(v.Value) * 1e6
+		case "haiRate":
+			d.HAIRate = float64(v.Value) * 1e6
+		case "minDecreaseFactor":
+			d.MinDecFactor = float64(v.Value) / 100
+		case "minRate":
+			d.MinRate = float64(v.Value) * 1e6
+		case "rateOnFirstCNP":
+			d.RateOnFirstCNP = float64(v.Value) * 1e6
+		case "g":
+			d.G = float64(1024-v.Value) / 1024
+		case "alphaUpdatePeriod":
+			d.AlphaPeriod = us(v.Value)
+		case "initialAlpha":
+			d.InitialAlpha = float64(v.Value) / 1024
+		case "clampTargetRate":
+			d.ClampTarget = v.Value != 0
+		case "clampTargetRateAfterTimeIncrease":
+			d.ClampTargetAfterTimeInc = v.Value != 0
+		case "minTimeBetweenCNPs":
+			d.MinTimeBetweenCNP = us(v.Value)
+		}
+	}
+	return d
 }
 
 // PaperParams returns the parameters of the DCQCN paper's evaluation (Zhu
@@ -133,6 +191,15 @@ func (s *Sim) onCNP(f *flow, now Time) bool {
 		r.seenCNP = true
 		r.alpha = p.InitialAlpha
 		r.alphaT = now
+		if p.RateOnFirstCNP > 0 {
+			// rate_to_set_on_first_cnp: the first CNP sets the rate
+			// instead of cutting it.
+			r.cut, r.lastCut = true, now
+			r.rt = r.rc
+			r.setRC(max(min(p.RateOnFirstCNP, f.line), p.MinRate), now)
+			r.tCount, r.bcCount, r.bytes = 0, 0, 0
+			return true
+		}
 	} else if k := int64((now - r.alphaT) / p.AlphaPeriod); k > 0 {
 		// periods without a CNP: alpha decays by (1-g) each
 		r.alpha *= math.Pow(1-p.G, float64(k))
