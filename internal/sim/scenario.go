@@ -281,6 +281,10 @@ func (n *Network) classPrio(name string) (int, error) {
 		if ll := n.lossless(); len(ll) > 0 {
 			return ll[0], nil
 		}
+		// a lossy RoCE class (ECN only): intent.Policy.RoCEClass's pick
+		if c := n.fabric.Policy.RoCEClass(); c != nil {
+			return c.Priority, nil
+		}
 		if d := n.fabric.Policy.DefaultClass(); d != nil {
 			return d.Priority, nil
 		}
