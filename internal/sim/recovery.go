@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Recovery is how a RoCE RC sender recovers lost packets on a class that is
@@ -458,4 +459,45 @@ func (s *Sim) recoveryResult(r *Result) {
 		rr.GoodputLoss = float64(rr.RetransmittedBytes) / float64(rr.DataBytes)
 	}
 	r.Recovery = rr
+}
+
+// lossyVerdict is the verdict of a run whose flows are all on lossy
+// classes: drops are expected, what they cost is the question.
+func (r *Result) lossyVerdict() string {
+	l := r.Totals(false)
+	rc := r.Recovery
+	v := fmt.Sprintf("lossy: %d drops recovered by %s, %s resent (%.1f%% of the data sent)", l.Drops, rc.Mode, bytesStr(rc.RetransmittedBytes), 100*rc.GoodputLoss)
+	if rc.Failed > 0 {
+		v += fmt.Sprintf("; %d QPs exceeded their retries", rc.Failed)
+	}
+	return v
+}
+
+// fctLine prints the flow completion times.
+func (r *Result) fctLine(b *strings.Builder, md string) {
+	c := r.FCT
+	if c.Flows == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%sflow completion: %d of %d finished; median %s, p99 %s, max %s\n", md, c.Finished, c.Flows,
+		fctStr(c.Median, c.MedianAtLeast, c.Flows), fctStr(c.P99, c.P99AtLeast, c.Flows), fctStr(c.Max, c.MaxAtLeast, c.Flows))
+}
+
+// recoveryLine prints the loss recovery of the flows on lossy classes.
+func (r *Result) recoveryLine(b *strings.Builder, md string) {
+	rc := r.Recovery
+	if rc.Flows == 0 {
+		return
+	}
+	to := "never"
+	if rc.AckTimeout > 0 {
+		to = dur(rc.AckTimeout)
+	}
+	l := r.Totals(false)
+	fmt.Fprintf(b, "%slossy: %d flows recover by %s (local ACK timeout %s); %d drops, resent %s in %d packets (%.1f%% of their data bytes), %d NAKs, %d timeouts, %d out of sequence, %s discarded by receivers",
+		md, rc.Flows, rc.Mode, to, l.Drops, bytesStr(rc.RetransmittedBytes), rc.RetransmittedPackets, 100*rc.GoodputLoss, rc.NAKs, rc.Timeouts, rc.OutOfSequence, bytesStr(rc.Discarded))
+	if rc.Failed > 0 {
+		fmt.Fprintf(b, "; %d QPs exceeded their retries", rc.Failed)
+	}
+	b.WriteString("\n")
 }
