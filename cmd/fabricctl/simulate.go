@@ -96,7 +96,7 @@ scenario could not be read, 64 usage.`,
 	cmd.Flags().StringVar(&o.speed, "speed", "", "synthetic star: port speed (default the intent's first switch port, else 100G)")
 	cmd.Flags().StringVar(&o.cable, "cable", "", "synthetic star: cable length (default the intent's first switch port, else 3m)")
 	cmd.Flags().StringVar(&o.size, "size", "", "payload of each generated flow, e.g. 4MB (reports completion times; default: send for the whole run)")
-	cmd.Flags().StringVar(&o.class, "class", "", "class of the generated flows (default: the first lossless class)")
+	cmd.Flags().StringVar(&o.class, "class", "", "class of the generated flows (default: the RoCE class, the first lossless one or else the one with ECN)")
 	cmd.Flags().StringVar(&o.recovery, "recovery", "go-back-n", "loss recovery of flows on lossy classes: go-back-n (ConnectX default) or selective-repeat")
 	cmd.Flags().IntVar(&o.ackTimeout, "ack-timeout", sim.DefaultAckTimeoutExp, "QP local ACK timeout exponent: 4.096us x 2^N (0 = never; perftest's default 14 is 67ms)")
 	cmd.Flags().BoolVar(&o.compare, "compare-modes", false, "run the workload lossless, pfc-only and lossy (go-back-n, selective-repeat) and compare drops, pause, resent bytes and FCT")
