@@ -63,6 +63,15 @@ func AckTimeout(exp int) Time {
 	return 4096 * Nanosecond << uint(exp)
 }
 
+// sendWindow is the most payload a QP has sent and not had acknowledged:
+// perftest's bandwidth tests post at most tx-depth work requests of the
+// message size before a completion (linux-rdma/perftest
+// perftest_parameters.h: DEF_TX_BW 128, DEF_SIZE_BW 65536), and a
+// request completes only when its last packet is acknowledged: 8 MiB. It
+// bounds what a QP sends past a loss it is waiting to recover (and what a
+// selective-repeat responder holds out of order).
+const sendWindow = 128 * 65536
+
 // ackCoalesce is how many in-order packets the responder takes before it
 // sends a cumulative ACK (and at the last packet of a message). A model
 // choice: ConnectX coalesces ACKs by a rule nothing here can read; 16
@@ -73,11 +82,12 @@ const ackCoalesce = 16
 // (sender's) PSN window and timer, and the responder's expected PSN.
 type rcState struct {
 	// requester
-	npkts int64   // packets of the message; 0 = unbounded
-	nxt   int64   // next PSN to send (below high while going back)
-	high  int64   // highest PSN sent + 1
-	una   int64   // first PSN not acknowledged
-	retx  []int64 // selective repeat: PSNs to resend, in NAK order
+	npkts  int64   // packets of the message; 0 = unbounded
+	window int64   // sendWindow in packets
+	nxt    int64   // next PSN to send (below high while going back)
+	high   int64   // highest PSN sent + 1
+	una    int64   // first PSN not acknowledged
+	retx   []int64 // selective repeat: PSNs to resend, in NAK order
 	// local ACK timer (lazy: progress moves the deadline, one event is
 	// pending at a time)
 	deadline  Time
@@ -104,9 +114,9 @@ func (s *Sim) initRecovery(f *flow) {
 	if !s.recovers(f) {
 		return
 	}
-	f.rc = &rcState{}
+	mtu := int64(s.net.mtuPayload)
+	f.rc = &rcState{window: (sendWindow + mtu - 1) / mtu}
 	if f.size > 0 {
-		mtu := int64(s.net.mtuPayload)
 		f.rc.npkts = (f.size + mtu - 1) / mtu
 	}
 }
@@ -117,7 +127,10 @@ func (r *rcState) hasData() bool {
 	if r.failed {
 		return false
 	}
-	return len(r.retx) > 0 || r.nxt < r.high || r.npkts == 0 || r.high < r.npkts
+	if len(r.retx) > 0 || r.nxt < r.high {
+		return true
+	}
+	return (r.npkts == 0 || r.high < r.npkts) && r.high-r.una < r.window
 }
 
 // rcPayload is the payload of PSN psn of f's message.
@@ -300,10 +313,14 @@ func (s *Sim) rcOnReply(f *flow, pkt *packet) {
 	s.deliveredB += int64(pkt.wire)
 	s.free(pkt)
 	if psn > r.una {
+		blocked := r.high-r.una >= r.window
 		r.una = psn
 		r.retries = 0
 		if r.nxt < r.una {
 			r.nxt = r.una
+		}
+		if blocked {
+			s.tryTx(f.path[0]) // the window opened
 		}
 	}
 	if r.npkts > 0 && r.una >= r.npkts && f.acked == 0 {

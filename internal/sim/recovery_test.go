@@ -209,3 +209,38 @@ func TestFCTPercentiles(t *testing.T) {
 		t.Errorf("Percentile of nothing = %d", got)
 	}
 }
+
+// TestSendWindow: a QP waiting on a lost resend (only the timer, 2 ms
+// here, can recover it) stops at perftest's 128 x 64 KiB outstanding
+// instead of sending for the whole run.
+func TestSendWindow(t *testing.T) {
+	f := parse(t, lossyIntent)
+	sc, err := ParseScenarioYAML("one.yaml", []byte("flows:\n  - {from: h1, to: h2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Build(Star(f, 2, StarOptions{Speed: 100e9}), sc, StarOptions{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(n, Options{Duration: time.Millisecond, AckTimeout: 2 * Millisecond})
+	drops := 0
+	s.lose = func(_ *flow, psn int64) bool {
+		if psn == 10 && drops < 2 {
+			drops++
+			return true
+		}
+		return false
+	}
+	r := s.Run()
+	if !r.Conservation.Holds() {
+		t.Fatalf("conservation: %+v", r.Conservation)
+	}
+	window := int64(sendWindow / 4096)
+	if got, want := r.Flows[0].Sent, (10+window)*4096; drops != 2 || got != want {
+		t.Errorf("%d drops; sent %d B of new data, want %d (PSN 10 + the window of %d packets)", drops, got, want, window)
+	}
+	if r.Recovery.NAKs != 1 || r.Recovery.Timeouts != 0 {
+		t.Errorf("recovery %+v: want the one NAK, no timeout within the run", r.Recovery)
+	}
+}
