@@ -35,6 +35,26 @@ func (v verdictInput) lossyPrio() int {
 	return rc.Priority
 }
 
+// ecnPrios are the priorities whose ECN marking drives DCQCN: the lossless
+// classes and the RoCE class that have ECN. None in pfc-only mode (PFC
+// without ECN), where the ECN -> CNP evidence is not expected.
+func (v verdictInput) ecnPrios() map[int]bool {
+	m := map[int]bool{}
+	if v.policy == nil {
+		return m
+	}
+	rc := v.policy.RoCEClass()
+	for _, c := range v.policy.Classes {
+		if c.ECN != nil && (c.Lossless || rc != nil && c.Name == rc.Name) {
+			m[c.Priority] = true
+		}
+	}
+	return m
+}
+
+// noECNReason is why the ECN checks are skipped without ECN on RoCE.
+const noECNReason = "no RoCE class marks ECN (PFC without ECN, policy.mode pfc-only): DCQCN has nothing to react to"
+
 // ethtoolTarget is the ethtool counter target of the NIC behind an RDMA
 // target ("host/rdma/dev/port"): the intent's NIC with that RDMA device,
 // else the host's only ethtool target.

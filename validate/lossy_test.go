@@ -12,7 +12,6 @@ import (
 func lossyPolicy() *intent.Policy {
 	p := rocePolicy()
 	p.Classes[1].Lossless = false
-	p.Classes[1].ECN = &intent.ECN{MinBytes: 150_000, MaxBytes: 1_500_000, Probability: 100}
 	return p
 }
 
@@ -160,5 +159,34 @@ func TestRunLossy(t *testing.T) {
 	}
 	if c := find(rep.Checks, "lossy.goodput_loss"); c != nil && !strings.Contains(c.Observed, "1.70%") {
 		t.Errorf("goodput loss observed %q, want 1.70%%", c.Observed)
+	}
+}
+
+// TestPFCOnlyExpectsNoECN: with PFC and no ECN on the RoCE class (pfc-only
+// mode) an incast without marks or CNPs is what the design does: the ECN
+// checks skip and say why, the zero-drop rules stay.
+func TestPFCOnlyExpectsNoECN(t *testing.T) {
+	p := rocePolicy()
+	p.Classes[1].ECN = nil
+	d := map[string]map[string]int64{
+		"leaf1/Ethernet0": {"q3.drops": 0, "q3.ecn_marked": 0, "p3.pfc_tx": 40},
+		"gpu1/rdma/mlx5_0/1": {"out_of_sequence": 0, "packet_seq_err": 0, "local_ack_timeout_err": 0,
+			"np_ecn_marked_roce_packets": 0, "np_cnp_sent": 0, "rp_cnp_handled": 0},
+	}
+	for _, pol := range []*intent.Policy{rocePolicy(), p} {
+		cs := counterChecks(verdictInput{policy: pol, deltas: d, incastRan: true, hosts: lossyHosts})
+		want := Fail
+		if pol == p {
+			want = Skip
+		}
+		for _, id := range []string{"host.rdma.ecn_cnp", "switch.ecn_marked"} {
+			c := find(cs, id)
+			if c == nil || c.Status != want || want == Skip && !strings.Contains(c.Message, "pfc-only") {
+				t.Errorf("ECN on the RoCE class %v: %s = %+v, want %s", pol.Classes[1].ECN != nil, id, c, want)
+			}
+		}
+		if c := find(cs, "host.rdma.seq_errors[gpu1/rdma/mlx5_0/1]"); c == nil || c.Status != Pass {
+			t.Errorf("seq_errors: %+v", c)
+		}
 	}
 }

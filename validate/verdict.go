@@ -180,7 +180,10 @@ func counterChecks(v verdictInput) []Check {
 			missing = append(missing, n)
 		}
 	}
+	ecnPrios := v.ecnPrios()
 	switch {
+	case len(ecnPrios) == 0:
+		ecn.Status, ecn.Message = Skip, noECNReason
 	case len(rdma) == 0:
 		ecn.Status, ecn.Observed, ecn.Message = Skip, "", "no RDMA hw_counters were read (no RDMA NIC, or the udp engine)"
 	case len(missing) > 0:
@@ -277,7 +280,7 @@ func counterChecks(v verdictInput) []Check {
 					wrongPFC = append(wrongPFC, fmt.Sprintf("%s=%d", n, m[n]))
 				}
 			}
-			if en := fmt.Sprintf("q%d.%s", p, ctrECNMarked); lossless[p] {
+			if en := fmt.Sprintf("q%d.%s", p, ctrECNMarked); ecnPrios[p] {
 				if _, ok := m[en]; ok {
 					ecnSeen = true
 					swECN += m[en]
@@ -308,8 +311,10 @@ func counterChecks(v verdictInput) []Check {
 	if len(sw) > 0 {
 		c := Check{Name: "switch.ecn_marked", Limit: "> 0 under incast", Observed: fmt.Sprint(swECN)}
 		switch {
+		case len(ecnPrios) == 0:
+			c.Status, c.Message = Skip, noECNReason
 		case !ecnSeen:
-			c.Status, c.Observed, c.Message = Skip, "", "the platform returned no ECN-marked counter for the lossless queues"
+			c.Status, c.Observed, c.Message = Skip, "", "the platform returned no ECN-marked counter for the RoCE queues"
 		case !v.incastRan:
 			c.Status, c.Message = Skip, "no incast ran"
 		case swECN > 0:
