@@ -87,6 +87,9 @@ func CompareModes(f *intent.Fabric, sc *Scenario, so StarOptions, opt Options) (
 		if v.rec == "" {
 			r.Recovery.Mode = ""
 		}
+		if c := mf.Policy.RoCEClass(); v.mode == ModeLossy && c != nil && c.ECN == nil {
+			r.Notes = append(r.Notes, fmt.Sprintf("lossy: class %s has no ECN, so nothing slows the senders but their losses", c.Name))
+		}
 		out = append(out, ModeRun{Mode: v.mode, Recovery: v.rec, Result: r})
 	}
 	return out, nil
@@ -110,8 +113,14 @@ func WriteModeComparison(w io.Writer, runs []ModeRun) error {
 	if len(runs) > 0 {
 		r := runs[0].Result
 		fmt.Fprintf(&b, "scenario %s, %s of fabric time, seed %d\n", r.Scenario, dur(r.Duration), r.Seed)
-		for _, n := range r.Notes {
-			fmt.Fprintf(&b, "note: %s\n", n)
+		seen := map[string]bool{}
+		for _, m := range runs {
+			for _, n := range m.Result.Notes {
+				if !seen[n] {
+					seen[n] = true
+					fmt.Fprintf(&b, "note: %s\n", n)
+				}
+			}
 		}
 		b.WriteString("\n")
 	}

@@ -244,3 +244,28 @@ func TestSendWindow(t *testing.T) {
 		t.Errorf("recovery %+v: want the one NAK, no timeout within the run", r.Recovery)
 	}
 }
+
+// TestWithMode: the RoCE class as each mode sets it up, the intent itself
+// untouched; a mode the simulator cannot run is refused.
+func TestWithMode(t *testing.T) {
+	f := parse(t, minimalIntent)
+	for _, tc := range []struct {
+		mode          string
+		lossless, ecn bool
+	}{{ModeLossless, true, true}, {ModePFCOnly, true, false}, {ModeLossy, false, true}} {
+		m, err := WithMode(f, tc.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := m.Policy.ClassByName("roce")
+		if c.Lossless != tc.lossless || (c.ECN != nil) != tc.ecn {
+			t.Errorf("%s: roce lossless %v ECN %v", tc.mode, c.Lossless, c.ECN != nil)
+		}
+	}
+	if c := f.Policy.ClassByName("roce"); !c.Lossless || c.ECN == nil {
+		t.Errorf("WithMode changed the intent: %+v", c)
+	}
+	if _, err := WithMode(f, "semi-lossless"); err == nil {
+		t.Error("semi-lossless accepted")
+	}
+}
