@@ -104,6 +104,7 @@ type rcState struct {
 	// counters
 	retxPkts, retxBytes int64 // wire bytes resent
 	naks, timeouts, oos int64
+	dups                int64 // duplicates the responder received
 	discarded           int64 // wire bytes the responder discarded
 }
 
@@ -255,6 +256,7 @@ func (s *Sim) rcRecv(f *flow, pkt *packet) {
 	case psn < r.epsn || r.have != nil && r.have[psn]:
 		// a duplicate (resent after a timeout): discarded and acknowledged
 		// again, as IBTA requires of a responder
+		r.dups++
 		s.rcDiscard(r, pkt)
 		s.rcReply(f, pktAck, r.epsn, 0, 0)
 	default:
@@ -471,6 +473,7 @@ func (s *Sim) recoveryResult(r *Result) {
 		}
 		fr := &r.Flows[i]
 		fr.Retransmitted, fr.NAKs, fr.Timeouts, fr.Failed = rc.retxBytes, rc.naks, rc.timeouts, rc.failed
+		fr.OutOfSequence, fr.Duplicates = rc.oos, rc.dups
 	}
 	if rr.DataBytes > 0 {
 		rr.GoodputLoss = float64(rr.RetransmittedBytes) / float64(rr.DataBytes)
@@ -517,4 +520,30 @@ func (r *Result) recoveryLine(b *strings.Builder, md string) {
 		fmt.Fprintf(b, "; %d QPs exceeded their retries", rc.Failed)
 	}
 	b.WriteString("\n")
+}
+
+// HostRDMACounters returns what the flows' recovery would move in each
+// host's RDMA hw_counters, under mlx5's names (drivers/infiniband/hw/mlx5/
+// counters.c): the sender's packet_seq_err (NAKs received) and
+// local_ack_timeout_err, the receiver's out_of_sequence and
+// duplicate_request. A host of a flow on a lossless class gets its
+// counters at 0. The map is host -> counter -> value.
+func (r *Result) HostRDMACounters() map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	host := func(h string) map[string]int64 {
+		m := out[h]
+		if m == nil {
+			m = map[string]int64{"packet_seq_err": 0, "local_ack_timeout_err": 0, "out_of_sequence": 0, "duplicate_request": 0}
+			out[h] = m
+		}
+		return m
+	}
+	for _, f := range r.Flows {
+		src, dst := host(f.From), host(f.To)
+		src["packet_seq_err"] += f.NAKs
+		src["local_ack_timeout_err"] += f.Timeouts
+		dst["out_of_sequence"] += f.OutOfSequence
+		dst["duplicate_request"] += f.Duplicates
+	}
+	return out
 }

@@ -130,6 +130,11 @@ func TestGoBackNResendsMoreThanSelectiveRepeat(t *testing.T) {
 	if gbn.FCT.Median <= sr.FCT.Median {
 		t.Errorf("FCT: go-back-N %v, selective repeat %v", gbn.FCT.Median, sr.FCT.Median)
 	}
+	// the hosts' RDMA counters as mlx5 names them
+	hc := gbn.HostRDMACounters()
+	if hc["h1"]["packet_seq_err"] != 2 || hc["h2"]["out_of_sequence"] == 0 || hc["h2"]["out_of_sequence"] != gbn.Flows[0].OutOfSequence || hc["h1"]["out_of_sequence"] != 0 {
+		t.Errorf("go-back-N host counters %v", hc)
+	}
 	clean := lossRun(t, RecoveryGoBackN, 0)
 	if clean.Recovery.RetransmittedBytes != 0 || clean.FCT.Median >= sr.FCT.Median {
 		t.Errorf("no loss: %+v, FCT %v (selective repeat with losses %v)", clean.Recovery, clean.FCT.Median, sr.FCT.Median)
@@ -148,6 +153,9 @@ func TestTailLossNeedsTheTimeout(t *testing.T) {
 		r := lossRun(t, rec, rto, last)
 		if r.Recovery.Timeouts != 1 || r.Recovery.NAKs != 0 || r.Recovery.RetransmittedPackets != resend {
 			t.Errorf("%s: %+v, want one timeout and %d packets resent", rec, r.Recovery, resend)
+		}
+		if hc := r.HostRDMACounters(); hc["h1"]["local_ack_timeout_err"] != 1 || hc["h2"]["duplicate_request"] != resend-1 {
+			t.Errorf("%s: host counters %v, want 1 timeout at h1 and %d duplicates at h2", rec, hc, resend-1)
 		}
 		if r.Recovery.Discarded != (resend-1)*int64(4096+roceHeaders+wireOverhead) {
 			t.Errorf("%s: discarded %d B, want the %d duplicates", rec, r.Recovery.Discarded, resend-1)

@@ -74,6 +74,9 @@ type FlowResult struct {
 	NAKs          int64 `json:"naks,omitempty"`
 	Timeouts      int64 `json:"timeouts,omitempty"`
 	Failed        bool  `json:"failed,omitempty"`
+	// what the receiver saw: packets after a gap, and duplicates
+	OutOfSequence int64 `json:"outOfSequence,omitempty"`
+	Duplicates    int64 `json:"duplicates,omitempty"`
 }
 
 // Conservation is the byte balance of data frames, CNPs, ACKs and NAKs
