@@ -277,3 +277,32 @@ func TestWithMode(t *testing.T) {
 		t.Error("semi-lossless accepted")
 	}
 }
+
+// TestCounterEstimateOfResends: validate takes the packets sent again from
+// counters alone, switch drops plus the receivers' out_of_sequence and
+// duplicate_request (validate/lossy.go). Under go-back-N, where every one
+// of those is resent, that is exactly what the senders resent; with
+// selective repeat the receiver keeps out-of-sequence packets and the
+// estimate is an upper bound. Same 16:1 incast as TestLosslessVsLossyIncast.
+func TestCounterEstimateOfResends(t *testing.T) {
+	for _, rec := range Recoveries() {
+		sc, err := ParseSpec("incast:16:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Size = 1_000_000
+		r := runSc(t, parse(t, lossyIntent), sc, StarOptions{Speed: 100e9}, Options{Duration: 10 * time.Millisecond, AckTimeout: AckTimeout(8), Recovery: rec})
+		var est int64
+		for _, c := range r.HostRDMACounters() {
+			est += c["out_of_sequence"] + c["duplicate_request"]
+		}
+		est += r.Totals(false).Drops
+		got := r.Recovery.RetransmittedPackets
+		if got == 0 || r.FCT.Finished != 16 {
+			t.Fatalf("%s: %d resent, %d of 16 finished", rec, got, r.FCT.Finished)
+		}
+		if rec == RecoveryGoBackN && est != got || est < got {
+			t.Errorf("%s: counters estimate %d packets sent again, the senders resent %d", rec, est, got)
+		}
+	}
+}
