@@ -112,7 +112,12 @@ func (f *Fabric) FieldPos(path string) (Pos, bool) {
 	case "validation":
 		enter(f.Validation.Pos, f.Validation.Fields)
 		if name, _, ok := next(); ok {
-			key(name)
+			if key(name) && name == "lossy" && f.Validation.Lossy.Fields != nil {
+				enter(f.Validation.Lossy.Pos, f.Validation.Lossy.Fields)
+				if name, _, ok := next(); ok {
+					key(name)
+				}
+			}
 		}
 		return at, true
 	case "inventory":

@@ -224,8 +224,17 @@ type rawValidation struct {
 	Iterations     *int      `yaml:"iterations" range:"5,100000000" doc:"iterations of each latency test (default 10000; perftest needs at least 5)"`
 	MessageSize    *Size     `yaml:"messageSize" doc:"message size (default 64KiB for bandwidth)"`
 	Incast         *int      `yaml:"incast" range:"0,100000" doc:"senders in the incast test (default: all other hosts)"`
+	Lossy          *rawLossy `yaml:"lossy" doc:"budgets that judge a RoCE class that is not lossless (policy.mode lossy): drops, retransmissions, goodput lost to them"`
 	Keys           Fields
 	Pos            Pos
+}
+
+type rawLossy struct {
+	MaxDropRate           *Percent `yaml:"maxDropRate" doc:"largest share of a switch queue's RoCE packets it may drop (default 0.1%)"`
+	MaxRetransmissionRate *Percent `yaml:"maxRetransmissionRate" doc:"largest share of recoveries (NAK sequence errors, implied NAKs, ACK timeouts, RNR NAKs) per RoCE packet a NIC sent (default 0.1%)"`
+	MaxGoodputLoss        *Percent `yaml:"maxGoodputLoss" doc:"largest share of the RoCE packets sent that were lost or discarded out of sequence, i.e. sent again (default 5%)"`
+	Keys                  Fields
+	Pos                   Pos
 }
 
 // rawLink is [a, b] or {a: ..., b: ...}, each "node:port".

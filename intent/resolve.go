@@ -414,6 +414,7 @@ func (r *resolver) validation(p *part) {
 		Duration:          10 * time.Second,
 		Iterations:        10000,
 		MessageSize:       65536,
+		Lossy:             DefaultLossyValidation,
 	}
 	if p != nil {
 		rv := p.raw.Validation
@@ -433,6 +434,25 @@ func (r *resolver) validation(p *part) {
 		}
 		if v.MessageSize <= 0 {
 			r.errorf(v.Pos, "validation.messageSize", "must be positive")
+		}
+		if rl := rv.Lossy; rl != nil {
+			l := &v.Lossy
+			l.Pos = withFile(rl.Pos, p.file)
+			l.Fields = fieldsIn(rl.Keys, p.file)
+			for _, x := range []struct {
+				name string
+				raw  *Percent
+				dst  *float64
+			}{{"maxDropRate", rl.MaxDropRate, &l.MaxDropRate}, {"maxRetransmissionRate", rl.MaxRetransmissionRate, &l.MaxRetransmissionRate}, {"maxGoodputLoss", rl.MaxGoodputLoss, &l.MaxGoodputLoss}} {
+				if x.raw == nil {
+					continue
+				}
+				if *x.raw < 0 || *x.raw > 100 {
+					r.errorf(l.Pos, "validation.lossy."+x.name, "%g%% is not a share: want 0-100%%", float64(*x.raw))
+					continue
+				}
+				*x.dst = float64(*x.raw) / 100
+			}
 		}
 	}
 	r.f.Validation = v

@@ -318,9 +318,29 @@ type Validation struct {
 	Iterations        int           // per latency test
 	MessageSize       int64         // bytes
 	Incast            int           // senders in the incast test (0 = hosts-1)
-	Fields            Fields        // where each key written for it is (nil: nothing written)
+	Lossy             LossyValidation
+	Fields            Fields // where each key written for it is (nil: nothing written)
 	Pos               Pos
 }
+
+// LossyValidation are the budgets validate judges a RoCE class that is not
+// lossless by (fractions 0..1). Where there is PFC, any drop fails instead.
+type LossyValidation struct {
+	MaxDropRate           float64 // switch queue drops / packets on the queue
+	MaxRetransmissionRate float64 // recoveries / RoCE packets a NIC sent
+	MaxGoodputLoss        float64 // packets sent again / RoCE packets sent
+	Fields                Fields
+	Pos                   Pos
+}
+
+// DefaultLossyValidation are validation.lossy's defaults. Go-back-N (the
+// ConnectX default) resends about a window per loss: at 100G and a 10 us
+// round trip that is ~30 packets of 4 KiB, so 0.1 % drops cost ~3 % of the
+// goodput; every drop takes at least one recovery (a NAK or a timeout), so
+// recoveries get the same 0.1 %; 5 % goodput loss leaves room for the ~3 %
+// and fails where resends feed the congestion that causes them (simulate
+// --compare-modes shows that collapse).
+var DefaultLossyValidation = LossyValidation{MaxDropRate: 0.001, MaxRetransmissionRate: 0.001, MaxGoodputLoss: 0.05}
 
 // ClassByPriority returns the class for priority p, or nil.
 func (p *Policy) ClassByPriority(prio int) *Class {

@@ -121,13 +121,13 @@ func TestSwitchCountersTwin(t *testing.T) {
 					"SAI_PORT_STAT_PFC_3_TX_PKTS": "40", "SAI_PORT_STAT_PFC_3_RX_PKTS": "2", "SAI_PORT_STAT_PFC_0_TX_PKTS": "0",
 					"SAI_PORT_STAT_IF_IN_OCTETS": "999",
 					"Queues": map[string]any{
-						"Ethernet0:3": map[string]any{"SAI_QUEUE_STAT_DROPPED_PACKETS": "0", "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": "812"},
+						"Ethernet0:3": map[string]any{"SAI_QUEUE_STAT_DROPPED_PACKETS": "0", "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": "812", "SAI_QUEUE_STAT_PACKETS": "90000"},
 						"Ethernet0:0": map[string]any{"SAI_QUEUE_STAT_DROPPED_PACKETS": "5"},
 					},
 					"Pfcwd": map[string]any{"Ethernet0:3": map[string]any{"PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED": "0"}},
 				})
 			},
-			want: Sample{"leaf1/Ethernet0": {"p3.pfc_tx": 40, "p3.pfc_rx": 2, "p0.pfc_tx": 0, "q3.drops": 0, "q3.ecn_marked": 812, "q0.drops": 5, "q3.watchdog": 0}},
+			want: Sample{"leaf1/Ethernet0": {"p3.pfc_tx": 40, "p3.pfc_rx": 2, "p0.pfc_tx": 0, "q3.drops": 0, "q3.ecn_marked": 812, "q3.tx_packets": 90000, "q0.drops": 5, "q3.watchdog": 0}},
 		},
 		{
 			name: "srlinux qos", platform: intent.PlatformSRLinux, port: "ethernet-1/1",
@@ -147,7 +147,7 @@ func TestSwitchCountersTwin(t *testing.T) {
 					"pfc-priority":                     []any{map[string]any{"index": 3, "pfc-pause-frames-generated": 12, "pfc-pause-frames-received": 0, "deadlock-recovery-occurrences": 0}},
 				})
 			},
-			want: Sample{"leaf1/ethernet-1/1": {"q3.drops": 1, "q3.ecn_marked": 345, "q0.drops": 9, "p3.pfc_tx": 12, "p3.pfc_rx": 0, "q3.watchdog": 0}},
+			want: Sample{"leaf1/ethernet-1/1": {"q3.drops": 1, "q3.ecn_marked": 345, "q3.tx_packets": 100000, "q0.drops": 9, "p3.pfc_tx": 12, "p3.pfc_rx": 0, "q3.watchdog": 0}},
 		},
 		{
 			// Platforms with the qos-queue-profile-stats feature have no
@@ -181,7 +181,7 @@ func TestSwitchCountersTwin(t *testing.T) {
 						map[string]any{"name": "0", "state": map[string]any{"name": "0", "dropped-pkts": 1}},
 					}})
 			},
-			want: Sample{"leaf1/Ethernet1": {"q3.drops": 4, "q0.drops": 1}},
+			want: Sample{"leaf1/Ethernet1": {"q3.drops": 4, "q3.tx_packets": 1000, "q0.drops": 1}},
 		},
 		{
 			name: "eos queues with arista-qos-augments ecn-marked-pkts", platform: intent.PlatformEOS, port: "Ethernet1/1",

@@ -213,7 +213,7 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 			Message: "counters went backwards during the run (cleared, driver reload or wrap): what they counted before is lost, so their deltas are only lower bounds"})
 	}
 	if len(o.Sources) > 0 {
-		rep.Checks = append(rep.Checks, counterChecks(verdictInput{policy: &f.Policy, deltas: rep.Deltas, incastRan: incastRan})...)
+		rep.Checks = append(rep.Checks, counterChecks(verdictInput{policy: &f.Policy, deltas: rep.Deltas, incastRan: incastRan, lossy: f.Validation.Lossy, hosts: f.Hosts})...)
 	}
 	rep.Checks = append(rep.Checks, trafficChecks(rep.Flows, f.Validation, o.Engine.Name())...)
 	rep.sortChecks()

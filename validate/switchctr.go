@@ -23,6 +23,9 @@ type Subscriber interface {
 //
 //	qN.drops       queue drops (SONiC SAI_QUEUE_STAT_DROPPED_PACKETS, SR Linux
 //	               dropped-packets + egq-dropped-packets, OpenConfig dropped-pkts)
+//	qN.tx_packets  packets the queue sent (SONiC SAI_QUEUE_STAT_PACKETS, SR Linux
+//	               aggregate-statistics transmitted-packets, OpenConfig
+//	               transmit-pkts): what a lossy class's drop rate is taken of
 //	qN.ecn_marked  ECN-marked packets (SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS,
 //	               SR Linux ecn-marked-packets)
 //	pN.pfc_tx      PFC pause frames sent (SAI_PORT_STAT_PFC_N_TX_PKTS,
@@ -35,6 +38,7 @@ type Subscriber interface {
 //	               traffic, since only PFC priorities use that buffer
 const (
 	ctrDrops       = "drops"
+	ctrTxPackets   = "tx_packets"
 	ctrECNMarked   = "ecn_marked"
 	ctrPFCTx       = "pfc_tx"
 	ctrPFCRx       = "pfc_rx"
@@ -205,6 +209,8 @@ func (c *SwitchCounters) addYANG(s Sample, elems []*gnmipb.PathElem, tv *gnmipb.
 		c.add(s, port, ctrPFCDiscards, v)
 	case queue >= 0 && (leaf == "dropped-packets" || leaf == "egq-dropped-packets" || leaf == "dropped-pkts"):
 		c.add(s, port, fmt.Sprintf("q%d.%s", queue, ctrDrops), v)
+	case queue >= 0 && (leaf == "transmitted-packets" || leaf == "transmit-pkts"):
+		c.add(s, port, fmt.Sprintf("q%d.%s", queue, ctrTxPackets), v)
 	case queue >= 0 && (leaf == "ecn-marked-packets" || leaf == "ecn-marked-pkts"):
 		c.add(s, port, fmt.Sprintf("q%d.%s", queue, ctrECNMarked), v)
 	case prio >= 0 && leaf == "pfc-pause-frames-generated":
@@ -268,6 +274,8 @@ func (c *SwitchCounters) addSONiC(s Sample, elems []*gnmipb.PathElem, tv *gnmipb
 					switch name {
 					case "SAI_QUEUE_STAT_DROPPED_PACKETS":
 						c.add(s, port, fmt.Sprintf("q%d.%s", q, ctrDrops), n)
+					case "SAI_QUEUE_STAT_PACKETS":
+						c.add(s, port, fmt.Sprintf("q%d.%s", q, ctrTxPackets), n)
 					case "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS":
 						c.add(s, port, fmt.Sprintf("q%d.%s", q, ctrECNMarked), n)
 					case "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED":

@@ -54,6 +54,10 @@ type verdictInput struct {
 	policy    *intent.Policy
 	deltas    map[string]map[string]int64
 	incastRan bool
+	// lossy holds the budgets of a RoCE class without PFC
+	// (validation.lossy); hosts map RDMA devices to their interfaces.
+	lossy intent.LossyValidation
+	hosts []intent.Host
 }
 
 func (v verdictInput) lossless() map[int]bool {
@@ -102,8 +106,21 @@ var ecnCNPCounters = []string{"np_ecn_marked_roce_packets", "np_cnp_sent", "rp_c
 // CounterChecks applies DOMAIN.md section 5 to counter deltas.
 func counterChecks(v verdictInput) []Check {
 	var out []Check
-	add := func(c Check) { c.Phase = PhaseCounters; out = append(out, c) }
+	// A RoCE class without PFC recovers its drops: its sequence errors and
+	// ACK timeouts are judged against validation.lossy (lossyChecks), not
+	// against zero.
+	lossyRoCE := v.lossyPrio() >= 0
 	lossless := v.lossless()
+	add := func(c Check) {
+		switch {
+		case lossyRoCE && (c.Name == "host.rdma.seq_errors" || c.Name == "host.rdma.ack_timeouts"):
+			return
+		case c.Name == "switch.lossless_drops" && c.Status == Skip && len(lossless) == 0:
+			return // no lossless queue to have counters for
+		}
+		c.Phase = PhaseCounters
+		out = append(out, c)
+	}
 
 	// Host RDMA hw_counters.
 	rdma := sortedTargets(v.deltas, func(t string) bool { return strings.Contains(t, "/rdma/") })
@@ -163,7 +180,10 @@ func counterChecks(v verdictInput) []Check {
 			missing = append(missing, n)
 		}
 	}
+	ecnPrios := v.ecnPrios()
 	switch {
+	case len(ecnPrios) == 0:
+		ecn.Status, ecn.Message = Skip, noECNReason
 	case len(rdma) == 0:
 		ecn.Status, ecn.Observed, ecn.Message = Skip, "", "no RDMA hw_counters were read (no RDMA NIC, or the udp engine)"
 	case len(missing) > 0:
@@ -260,7 +280,7 @@ func counterChecks(v verdictInput) []Check {
 					wrongPFC = append(wrongPFC, fmt.Sprintf("%s=%d", n, m[n]))
 				}
 			}
-			if en := fmt.Sprintf("q%d.%s", p, ctrECNMarked); lossless[p] {
+			if en := fmt.Sprintf("q%d.%s", p, ctrECNMarked); ecnPrios[p] {
 				if _, ok := m[en]; ok {
 					ecnSeen = true
 					swECN += m[en]
@@ -291,8 +311,10 @@ func counterChecks(v verdictInput) []Check {
 	if len(sw) > 0 {
 		c := Check{Name: "switch.ecn_marked", Limit: "> 0 under incast", Observed: fmt.Sprint(swECN)}
 		switch {
+		case len(ecnPrios) == 0:
+			c.Status, c.Message = Skip, noECNReason
 		case !ecnSeen:
-			c.Status, c.Observed, c.Message = Skip, "", "the platform returned no ECN-marked counter for the lossless queues"
+			c.Status, c.Observed, c.Message = Skip, "", "the platform returned no ECN-marked counter for the RoCE queues"
 		case !v.incastRan:
 			c.Status, c.Message = Skip, "no incast ran"
 		case swECN > 0:
@@ -301,6 +323,11 @@ func counterChecks(v verdictInput) []Check {
 			c.Status, c.Message = Fail, "incast congested the fabric but no switch queue marked ECN"
 		}
 		add(c)
+	}
+	if lossyRoCE {
+		for _, c := range lossyChecks(v) {
+			add(c)
+		}
 	}
 	return out
 }

@@ -13,7 +13,7 @@ import (
 func rocePolicy() *intent.Policy {
 	return &intent.Policy{Classes: []intent.Class{
 		{Name: "default", Priority: 0, Default: true},
-		{Name: "roce", DSCP: []int{26}, Priority: 3, Lossless: true},
+		{Name: "roce", DSCP: []int{26}, Priority: 3, Lossless: true, ECN: &intent.ECN{MinBytes: 150_000, MaxBytes: 1_501_500, Probability: 100}},
 		{Name: "cnp", DSCP: []int{48}, Priority: 6, Strict: true, CNP: true},
 	}}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,10 @@ type simulateOptions struct {
 	enqueue  bool
 	size     string
 	class    string
+	// loss recovery on lossy classes and the mode comparison
+	recovery   string
+	ackTimeout int
+	compare    bool
 }
 
 func newSimulateCmd(d *deps) *cobra.Command {
@@ -55,13 +60,24 @@ has too few linked hosts, a synthetic star of one switch is used (and said).
 
 Per port and priority it reports max/mean queue, time paused, pause frames,
 ECN marks, CNPs, drops and watchdog triggers; per flow goodput, FCT and Jain
-fairness; --markdown adds SVG plots of queue depth, rate and pause over time.
+fairness, and with --size the flow completion times' median and p99;
+--markdown adds SVG plots of queue depth, rate and pause over time.
 
-Exit codes: 0 lossless held, 3 drops on a lossless priority or a deadlock,
-1 the intent or scenario could not be read, 64 usage.`,
+Flows on a class that is not lossless (policy.mode lossy, or a class with
+lossless: false) recover their drops as RoCE RC does: --recovery go-back-n
+(ConnectX's default: resend from the first unacknowledged packet on a NAK or
+a timeout) or selective-repeat (resend only the lost packets), with the QP's
+local ACK timeout 4.096 us x 2^--ack-timeout. The run reports the bytes
+resent and the goodput they cost. --compare-modes runs the same workload
+lossless, pfc-only and lossy (with each recovery) and prints one line each.
+
+Exit codes: 0 lossless held (drops on lossy classes are recovered, not
+failures), 3 drops on a lossless priority or a deadlock, 1 the intent or
+scenario could not be read, 64 usage.`,
 		Example: `  fabricctl simulate -f fabric.yaml --scenario incast:16:1
   fabricctl simulate -f fabric.yaml --scenario slow-receiver:0 --duration 5ms -o json
-  fabricctl simulate -f fabric.yaml --scenario ring.yaml --markdown --plots plots/ > sim.md`,
+  fabricctl simulate -f fabric.yaml --scenario ring.yaml --markdown --plots plots/ > sim.md
+  fabricctl simulate -f fabric.yaml --scenario incast:16:1 --size 1MB --compare-modes --ack-timeout 8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -81,7 +97,10 @@ Exit codes: 0 lossless held, 3 drops on a lossless priority or a deadlock,
 	cmd.Flags().StringVar(&o.speed, "speed", "", "synthetic star: port speed (default the intent's first switch port, else 100G)")
 	cmd.Flags().StringVar(&o.cable, "cable", "", "synthetic star: cable length (default the intent's first switch port, else 3m)")
 	cmd.Flags().StringVar(&o.size, "size", "", "payload of each generated flow, e.g. 4MB (reports completion times; default: send for the whole run)")
-	cmd.Flags().StringVar(&o.class, "class", "", "class of the generated flows (default: the first lossless class)")
+	cmd.Flags().StringVar(&o.class, "class", "", "class of the generated flows (default: the RoCE class, the first lossless one or else the one with ECN)")
+	cmd.Flags().StringVar(&o.recovery, "recovery", "go-back-n", "loss recovery of flows on lossy classes: go-back-n (ConnectX default) or selective-repeat")
+	cmd.Flags().IntVar(&o.ackTimeout, "ack-timeout", sim.DefaultAckTimeoutExp, "QP local ACK timeout exponent: 4.096us x 2^N (0 = never; perftest's default 14 is 67ms)")
+	cmd.Flags().BoolVar(&o.compare, "compare-modes", false, "run the workload lossless, pfc-only and lossy (go-back-n, selective-repeat) and compare drops, pause, resent bytes and FCT")
 	cmd.Flags().BoolVar(&o.enqueue, "mark-on-enqueue", false, "ECN-mark on the depth a frame finds when queued (default: the depth it leaves behind at dequeue)")
 	return cmd
 }
@@ -102,6 +121,21 @@ func (o *simulateOptions) options() (sim.Options, sim.StarOptions, error) {
 		return opt, so, usagef("--duration %s: want up to 10s of fabric time", o.duration)
 	}
 	opt.Duration, opt.Seed, opt.NoECN, opt.MarkOnEnqueue = o.duration, o.seed, o.noECN, o.enqueue
+	rec, err := sim.ParseRecovery(o.recovery)
+	if err != nil {
+		return opt, so, usagef("--%v", err)
+	}
+	opt.Recovery = rec
+	if o.ackTimeout < 0 || o.ackTimeout > 31 {
+		return opt, so, usagef("--ack-timeout %d: want an exponent 0-31 (4.096us x 2^N; 0 = the timer never fires)", o.ackTimeout)
+	}
+	opt.AckTimeout = sim.AckTimeout(o.ackTimeout)
+	if o.ackTimeout == 0 {
+		opt.AckTimeout = -1
+	}
+	if o.compare && (o.markdown || o.plots != "") {
+		return opt, so, usagef("--compare-modes prints a table (text or -o json): no --markdown or --plots")
+	}
 	switch o.dcqcn {
 	case "intent", "mlx5": // intent: set in run, from the loaded policy
 	case "paper":
@@ -120,7 +154,6 @@ func (o *simulateOptions) options() (sim.Options, sim.StarOptions, error) {
 		}
 		return b, nil
 	}
-	var err error
 	if opt.Headroom, err = size("headroom", o.headroom); err != nil {
 		return opt, so, err
 	}
@@ -175,6 +208,9 @@ func (o *simulateOptions) run(stdin io.Reader, out, errw io.Writer) error {
 	if opt.Seed == 0 {
 		opt.Seed = sc.Seed
 	}
+	if o.compare {
+		return o.compareModes(out, f, sc, so, opt)
+	}
 	n, err := sim.Build(f, sc, so, opt.Seed)
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("simulate: %w", err))
@@ -206,6 +242,25 @@ func (o *simulateOptions) run(stdin io.Reader, out, errw io.Writer) error {
 	}
 	if t := r.Totals(true); t.Drops > 0 || r.Deadlock != nil && r.Deadlock.AtEnd {
 		return withCode(ExitCheckFailed, nil)
+	}
+	return nil
+}
+
+// compareModes runs the workload in every mode and prints one line each.
+func (o *simulateOptions) compareModes(out io.Writer, f *intent.Fabric, sc *sim.Scenario, so sim.StarOptions, opt sim.Options) error {
+	runs, err := sim.CompareModes(f, sc, so, opt)
+	if err != nil {
+		return withCode(ExitError, fmt.Errorf("simulate: %w", err))
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(runs)
+	} else {
+		err = sim.WriteModeComparison(out, runs)
+	}
+	if err != nil {
+		return withCode(ExitError, fmt.Errorf("simulate: write output: %w", err))
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 
 func TestSimulateCommand(t *testing.T) {
 	clean := writeIntent(t, cleanIntent)
+	// the RoCE class made lossy: ECN/DCQCN only, RoCE RC recovers drops
+	lossy := writeIntent(t, strings.Replace(cleanIntent, "preset: roce-lossless\n", "preset: roce-lossless\n  classes:\n    - {name: roce, lossless: false}\n", 1))
 	scen := filepath.Join(t.TempDir(), "s.yaml")
 	if err := os.WriteFile(scen, []byte("duration: 100us\nflows:\n  - {from: h1, to: h2, colour: red}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -31,6 +33,11 @@ func TestSimulateCommand(t *testing.T) {
 		{"no file", []string{"simulate"}, ExitUsage, ""},
 		{"bad dcqcn", []string{"simulate", "-f", clean, "--dcqcn", "x"}, ExitUsage, ""},
 		{"check --simulate", []string{"check", "--simulate", "-f", clean}, ExitOK, ""},
+		{"lossy class: drops recovered, exit 0", []string{"simulate", "-f", lossy, "--scenario", "incast:16:1", "--size", "1MB", "--duration", "10ms", "--ack-timeout", "8", "--recovery", "selective-repeat"}, ExitOK, "recovered by selective-repeat"},
+		{"compare modes", []string{"simulate", "-f", clean, "--scenario", "incast:16:1", "--size", "1MB", "--duration", "10ms", "--ack-timeout", "8", "--compare-modes"}, ExitOK, "lossy     selective-repeat"},
+		{"bad recovery", []string{"simulate", "-f", clean, "--recovery", "sack"}, ExitUsage, ""},
+		{"bad ack timeout", []string{"simulate", "-f", clean, "--ack-timeout", "32"}, ExitUsage, ""},
+		{"compare modes and markdown", []string{"simulate", "-f", clean, "--compare-modes", "--markdown"}, ExitUsage, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

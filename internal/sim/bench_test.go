@@ -79,3 +79,28 @@ func BenchmarkScaling(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIncast16to1At100G10msLossy is the 16:1 on the RoCE class made
+// lossy (ECN/DCQCN only): every drop is recovered by go-back-N, the cost
+// of PSN tracking, ACKs, NAKs and resends.
+func BenchmarkIncast16to1At100G10msLossy(b *testing.B) {
+	f := parse(b, lossyIntent)
+	sc, _ := ParseSpec("incast:16:1")
+	var events int64
+	var wall time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		net, err := Build(f, sc, StarOptions{Speed: 100e9}, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := New(net, Options{Duration: 10 * time.Millisecond, AckTimeout: AckTimeout(8)}).Run()
+		if !r.Conservation.Holds() || r.Recovery.RetransmittedBytes == 0 {
+			b.Fatalf("conservation %+v, recovery %+v", r.Conservation, r.Recovery)
+		}
+		events += r.Events
+		wall += r.Wall
+	}
+	b.ReportMetric(float64(events)/wall.Seconds(), "events/s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/run")
+}

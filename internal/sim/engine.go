@@ -28,6 +28,7 @@ const (
 	evPoll                       // PFC watchdog poll of every switch port
 	evSample                     // statistics sample for the plots and deadlock detection
 	evDrain                      // a slow receiver drained one frame
+	evRetxTimer                  // a QP's local ACK timer (recovery.go)
 )
 
 // event is one scheduled action. Events are kept by value in a binary heap

@@ -32,7 +32,8 @@ type pktKind uint8
 const (
 	pktData pktKind = iota
 	pktCNP
-	pktAck // the RC ACK of a whole message (one per flow with a size)
+	pktAck // the RC ACK of a whole message (one per flow with a size), or cumulative under recovery
+	pktNak // an RC NAK sequence error (recovery.go)
 )
 
 // packet is one frame in flight or queued. Packets are pooled.
@@ -46,6 +47,11 @@ type packet struct {
 	wire    int32
 	in      *port // ingress port on the current switch (priority-group accounting)
 	next    *packet
+	// loss recovery (recovery.go): a data frame's PSN; an ACK's or NAK's
+	// expected PSN (everything below it arrived), and with selective
+	// repeat the nak PSNs from gap a NAK names as missing.
+	psn, gap int64
+	nak      int32
 }
 
 // fifo is a singly linked queue of packets.
@@ -224,6 +230,9 @@ type flow struct {
 	cnpRecv    int64
 	marksRecv  int64
 	recvWindow int64 // delivered bytes since the last sample (fairness)
+	// loss recovery on a class that is not lossless (nil otherwise)
+	rc       *rcState
+	dataWire int64 // data wire bytes sent, resends included
 }
 
 func newRand(seed int64) *rand.Rand { return rand.New(rand.NewSource(seed)) }

@@ -75,6 +75,8 @@ func (r *Result) Verdict() string {
 		return fmt.Sprintf("LOSSLESS BROKEN: %d drops on lossless priorities (%d headroom overflow, %d watchdog)", t.Drops, t.HeadroomDrops, t.WatchdogDrops)
 	case t.WatchdogTriggers > 0:
 		return fmt.Sprintf("lossless held, but the PFC watchdog fired %d times", t.WatchdogTriggers)
+	case r.Recovery.Flows > 0 && r.Recovery.Flows == len(r.Flows):
+		return r.lossyVerdict()
 	}
 	return "lossless held: 0 drops on lossless priorities"
 }
@@ -95,22 +97,35 @@ func (r *Result) header(b *strings.Builder, md string) {
 	t := r.Totals(true)
 	fmt.Fprintf(b, "%slossless: paused %s in all, %d pause frames, %d ECN marks, max queue %s; flows: %d, Jain fairness %.4f\n",
 		md, dur(t.PausedTime), t.PauseSent, t.ECNMarks, bytesStr(t.MaxQueue), len(r.Flows), r.Jain)
+	r.fctLine(b, md)
+	r.recoveryLine(b, md)
 	c := r.Conservation
-	fmt.Fprintf(b, "%sbytes: sent %d = delivered %d + queued %d + in flight %d + dropped %d (%s)\n", md, c.Sent, c.Delivered, c.Queued, c.InFlight, c.Dropped,
+	fmt.Fprintf(b, "%sbytes: sent %d = delivered %d + queued %d + in flight %d + dropped %d + discarded %d (%s)\n", md, c.Sent, c.Delivered, c.Queued, c.InFlight, c.Dropped, c.Discarded,
 		map[bool]string{true: "balanced", false: "NOT BALANCED"}[c.Holds()])
 	fmt.Fprintf(b, "%s%d events in %s (%.2g events/s)\n\n", md, r.Events, r.Wall.Round(time.Millisecond), r.EventsPerSec)
 }
 
 func (r *Result) flowTable(b *strings.Builder, sep string) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FLOW\tPATH\tPRIO\tRECEIVED\tGOODPUT\tFCT\tRATE\tCNPS")
+	rec := r.Recovery.Flows > 0
+	if rec {
+		fmt.Fprintln(tw, "FLOW\tPATH\tPRIO\tRECEIVED\tGOODPUT\tFCT\tRATE\tCNPS\tRESENT\tNAKS\tTIMEOUTS")
+	} else {
+		fmt.Fprintln(tw, "FLOW\tPATH\tPRIO\tRECEIVED\tGOODPUT\tFCT\tRATE\tCNPS")
+	}
 	for _, f := range r.Flows {
 		fct := "-"
 		if f.Finished {
 			fct = dur(f.FCT)
+		} else if f.Failed {
+			fct = "failed"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\n", f.ID, f.Path, f.Priority, bytesStr(f.Received),
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d", f.ID, f.Path, f.Priority, bytesStr(f.Received),
 			rateStr(f.Goodput), fct, rateStr(f.Rate), f.CNPs)
+		if rec {
+			fmt.Fprintf(tw, "\t%s\t%d\t%d", bytesStr(f.Retransmitted), f.NAKs, f.Timeouts)
+		}
+		fmt.Fprintln(tw)
 	}
 	_ = tw.Flush()
 }

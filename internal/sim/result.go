@@ -67,20 +67,37 @@ type FlowResult struct {
 	ECNMarks  int64   `json:"ecnMarksReceived"`
 	CNPs      int64   `json:"cnps"`
 	StartTime Time    `json:"startPs"`
+	// Loss recovery (flows on a class that is not lossless): data wire
+	// bytes resent, NAKs and local ACK timeouts the sender took, and
+	// whether the QP exceeded its retries.
+	Retransmitted int64 `json:"retransmittedBytes,omitempty"`
+	NAKs          int64 `json:"naks,omitempty"`
+	Timeouts      int64 `json:"timeouts,omitempty"`
+	Failed        bool  `json:"failed,omitempty"`
+	// what the receiver saw: packets after a gap, and duplicates
+	OutOfSequence int64 `json:"outOfSequence,omitempty"`
+	Duplicates    int64 `json:"duplicates,omitempty"`
 }
 
-// Conservation is the byte balance of data frames and CNPs (wire bytes):
-// Sent = Delivered + Queued + InFlight + Dropped must hold after every run.
+// Conservation is the byte balance of data frames, CNPs, ACKs and NAKs
+// (wire bytes; retransmissions are sent again and counted again):
+// Sent = Delivered + Queued + InFlight + Dropped + Discarded must hold
+// after every run.
 type Conservation struct {
 	Sent      int64 `json:"sent"`
 	Delivered int64 `json:"delivered"`
 	Queued    int64 `json:"queued"`
 	InFlight  int64 `json:"inFlight"`
 	Dropped   int64 `json:"dropped"`
+	// Discarded reached a responder that threw it away: out of sequence
+	// under go-back-N, or a duplicate.
+	Discarded int64 `json:"discarded"`
 }
 
 // Holds reports whether the balance is exact.
-func (c Conservation) Holds() bool { return c.Sent == c.Delivered+c.Queued+c.InFlight+c.Dropped }
+func (c Conservation) Holds() bool {
+	return c.Sent == c.Delivered+c.Queued+c.InFlight+c.Dropped+c.Discarded
+}
 
 // Deadlock is a pause cycle that stopped all delivery.
 type Deadlock struct {
@@ -133,6 +150,11 @@ type Result struct {
 	// FlowRates[i][k] is flow i's mean DCQCN current rate (bits/s) over
 	// sample interval k (Options.FlowRates; 0 while it is not sending).
 	FlowRates [][]float64 `json:"flowRates,omitempty"`
+
+	// FCT is the completion times of the flows with a size (median, p99,
+	// max); Recovery the loss recovery of the flows not on a lossless class.
+	FCT      FCTSummary     `json:"fct"`
+	Recovery RecoveryResult `json:"recovery"`
 
 	// CongestedSwitch is the switch whose egress to a receiver held the
 	// deepest lossless queue (the congestion point), for pause-spread findings.
@@ -395,7 +417,7 @@ func (s *Sim) result() *Result {
 	for _, nd := range s.net.nodes {
 		queued += nd.rxBytes
 	}
-	r.Conservation = Conservation{Sent: s.sentB, Delivered: s.deliveredB, Queued: queued, InFlight: s.transitB, Dropped: s.droppedB}
+	r.Conservation = Conservation{Sent: s.sentB, Delivered: s.deliveredB, Queued: queued, InFlight: s.transitB, Dropped: s.droppedB, Discarded: s.discardedB}
 	var goods []float64
 	for _, f := range s.flows {
 		names := []string{f.src.name}
@@ -423,6 +445,8 @@ func (s *Sim) result() *Result {
 		r.Flows = append(r.Flows, fr)
 	}
 	r.Jain = jain(goods)
+	r.FCT = fctSummary(r.Flows, s.end)
+	s.recoveryResult(r)
 	s.series(r)
 	for i := range r.Ports {
 		r.portByName[r.Ports[i].Name()+fmt.Sprint("/", r.Ports[i].Priority)] = &r.Ports[i]

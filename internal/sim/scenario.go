@@ -41,7 +41,7 @@ type Scenario struct {
 // FlowSpec is one flow of a scenario.
 type FlowSpec struct {
 	From, To string
-	Class    string // class name; "" = the first lossless class
+	Class    string // class name; "" = the RoCE class (the first lossless, else the one with ECN)
 	Size     int64  // payload bytes; 0 = send for the whole run
 	Start    time.Duration
 	Path     []string // node names from From to To; nil = ECMP shortest paths
@@ -280,6 +280,10 @@ func (n *Network) classPrio(name string) (int, error) {
 	if name == "" {
 		if ll := n.lossless(); len(ll) > 0 {
 			return ll[0], nil
+		}
+		// a lossy RoCE class (ECN only): intent.Policy.RoCEClass's pick
+		if c := n.fabric.Policy.RoCEClass(); c != nil {
+			return c.Priority, nil
 		}
 		if d := n.fabric.Policy.DefaultClass(); d != nil {
 			return d.Priority, nil

@@ -43,6 +43,12 @@ type Options struct {
 	// interval in Result.FlowRates (memory grows with flows x samples).
 	FlowRates bool
 	MaxEvents int64 // stop after this many events (0 = no limit)
+	// Recovery is how flows on a class that is not lossless recover lost
+	// packets ("" = RecoveryGoBackN, ConnectX's default).
+	Recovery Recovery
+	// AckTimeout is the QP's local ACK timeout (0 = AckTimeout of
+	// DefaultAckTimeoutExp, perftest's; < 0 = the timer never fires).
+	AckTimeout Time
 }
 
 type classCfg struct {
@@ -70,6 +76,7 @@ type Sim struct {
 	samples []sample
 
 	sentB, deliveredB, droppedB, transitB int64
+	discardedB                            int64 // reached a responder that discarded it (recovery.go)
 	events                                int64
 	deliveredWindow                       int64
 	cand                                  *candidate
@@ -80,6 +87,9 @@ type Sim struct {
 	wdTriggers                            int64       // watchdog triggers so far
 	wall                                  time.Duration
 	ran                                   bool
+	// lose, set by tests only, drops the data frames it returns true for
+	// at a switch's ingress (a loss that does not depend on the load).
+	lose func(f *flow, psn int64) bool
 }
 
 type sample struct {
@@ -107,6 +117,9 @@ func New(net *Network, opt Options) *Sim {
 	if opt.Samples <= 0 {
 		opt.Samples = DefaultSamples
 	}
+	if opt.Recovery == "" {
+		opt.Recovery = RecoveryGoBackN
+	}
 	s := &Sim{net: net, opt: opt, dc: MLX5Defaults(), rng: newRand(opt.Seed), wd: net.watchdog}
 	if opt.DCQCN != nil {
 		s.dc = *opt.DCQCN
@@ -130,6 +143,7 @@ func New(net *Network, opt Options) *Sim {
 	for _, f := range net.flows {
 		f.line = f.path[0].bps
 		f.rp = rpState{rc: f.line, rt: f.line}
+		s.initRecovery(f)
 		s.flows = append(s.flows, f)
 	}
 	return s
@@ -252,6 +266,8 @@ func (s *Sim) dispatch(e event) {
 		s.at(s.now+s.every, event{kind: evSample})
 	case evDrain:
 		s.drain(e.p)
+	case evRetxTimer:
+		s.rcTimer(e.f, e.gen)
 	}
 }
 
@@ -397,7 +413,7 @@ func (s *Sim) hostTx(p *port) {
 	for i := range k {
 		j := (n.rr + i) % k
 		f := n.flows[j]
-		if !f.active || f.path[0] != p || f.size > 0 && f.sent >= f.size {
+		if !f.active || f.path[0] != p || f.rc == nil && f.size > 0 && f.sent >= f.size || f.rc != nil && !f.rc.hasData() {
 			continue
 		}
 		if p.paused(f.prio, s.now) {
@@ -410,14 +426,25 @@ func (s *Sim) hostTx(p *port) {
 		}
 		n.rr = (j + 1) % k
 		pl := int64(s.net.mtuPayload)
-		if f.size > 0 {
+		var psn int64
+		var retx bool
+		if f.rc != nil {
+			psn, retx = s.rcNext(f)
+			pl = s.rcPayload(f, psn)
+		} else if f.size > 0 {
 			pl = min(pl, f.size-f.sent)
 		}
 		pkt := s.newPacket()
-		pkt.f, pkt.kind, pkt.prio = f, pktData, int8(f.prio)
+		pkt.f, pkt.kind, pkt.prio, pkt.psn = f, pktData, int8(f.prio), psn
 		pkt.payload = int32(pl)
 		pkt.wire = int32(pl + roceHeaders + wireOverhead)
-		f.sent += pl
+		if !retx {
+			f.sent += pl
+		}
+		f.dataWire += int64(pkt.wire)
+		if f.rc != nil {
+			s.rcSent(f, pkt, retx)
+		}
 		s.sentB += int64(pkt.wire)
 		f.lastSend, f.lastWire = s.now, pkt.wire
 		p.pr[f.prio].st.TxFrames++
@@ -554,6 +581,11 @@ func (s *Sim) switchRx(in *port, pkt *packet) {
 		s.drop(pkt)
 		return
 	}
+	if s.lose != nil && pkt.kind == pktData && s.lose(f, pkt.psn) {
+		ost.st.Drops++
+		s.drop(pkt)
+		return
+	}
 	if c.lossless {
 		if !s.admit(in, prio, pkt) {
 			s.drop(pkt)
@@ -600,6 +632,10 @@ func (s *Sim) enqueue(p *port, prio int, pkt *packet) {
 // reaction point for CNPs, and a slow receiver's buffer with its own PFC.
 func (s *Sim) hostRx(p *port, pkt *packet) {
 	f := pkt.f
+	if f.rc != nil && (pkt.kind == pktAck || pkt.kind == pktNak) {
+		s.rcOnReply(f, pkt)
+		return
+	}
 	if pkt.kind == pktAck {
 		f.acked = s.now
 		s.deliveredB += int64(pkt.wire)
@@ -678,6 +714,10 @@ func (s *Sim) drain(p *port) {
 }
 
 func (s *Sim) deliver(f *flow, pkt *packet) {
+	if f.rc != nil {
+		s.rcRecv(f, pkt)
+		return
+	}
 	f.recv += int64(pkt.payload)
 	f.recvWindow += int64(pkt.payload)
 	s.deliveredB += int64(pkt.wire)
