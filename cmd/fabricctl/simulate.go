@@ -35,9 +35,12 @@ type simulateOptions struct {
 	size     string
 	class    string
 	// loss recovery on lossy classes and the mode comparison
-	recovery   string
-	ackTimeout int
-	compare    bool
+	recovery string
+	// recoverySet: --recovery was given; else the intent's
+	// policy.nicAccelerations.selectiveRepeat chooses, as on the NICs.
+	recoverySet bool
+	ackTimeout  int
+	compare     bool
 }
 
 func newSimulateCmd(d *deps) *cobra.Command {
@@ -80,6 +83,7 @@ scenario could not be read, 64 usage.`,
   fabricctl simulate -f fabric.yaml --scenario incast:16:1 --size 1MB --compare-modes --ack-timeout 8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.recoverySet = cmd.Flags().Changed("recovery")
 			return o.run(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -98,7 +102,7 @@ scenario could not be read, 64 usage.`,
 	cmd.Flags().StringVar(&o.cable, "cable", "", "synthetic star: cable length (default the intent's first switch port, else 3m)")
 	cmd.Flags().StringVar(&o.size, "size", "", "payload of each generated flow, e.g. 4MB (reports completion times; default: send for the whole run)")
 	cmd.Flags().StringVar(&o.class, "class", "", "class of the generated flows (default: the RoCE class, the first lossless one or else the one with ECN)")
-	cmd.Flags().StringVar(&o.recovery, "recovery", "go-back-n", "loss recovery of flows on lossy classes: go-back-n (ConnectX default) or selective-repeat")
+	cmd.Flags().StringVar(&o.recovery, "recovery", "go-back-n", "loss recovery of flows on lossy classes: go-back-n (ConnectX default) or selective-repeat (default: selective-repeat when the intent's policy.nicAccelerations.selectiveRepeat is true, as host apply sets the NICs)")
 	cmd.Flags().IntVar(&o.ackTimeout, "ack-timeout", sim.DefaultAckTimeoutExp, "QP local ACK timeout exponent: 4.096us x 2^N (0 = never; perftest's default 14 is 67ms)")
 	cmd.Flags().BoolVar(&o.compare, "compare-modes", false, "run the workload lossless, pfc-only and lossy (go-back-n, selective-repeat) and compare drops, pause, resent bytes and FCT")
 	cmd.Flags().BoolVar(&o.enqueue, "mark-on-enqueue", false, "ECN-mark on the depth a frame finds when queued (default: the depth it leaves behind at dequeue)")
@@ -191,6 +195,9 @@ func (o *simulateOptions) run(stdin io.Reader, out, errw io.Writer) error {
 		// ConnectX defaults for what it leaves alone.
 		p := sim.DCQCNFromPolicy(&f.Policy)
 		opt.DCQCN = &p
+	}
+	if !o.recoverySet {
+		opt.Recovery = sim.RecoveryFor(&f.Policy)
 	}
 	sc, err := sim.ParseSpec(o.scenario)
 	if err != nil {

@@ -12,6 +12,9 @@ func TestSimulateCommand(t *testing.T) {
 	clean := writeIntent(t, cleanIntent)
 	// the RoCE class made lossy: ECN/DCQCN only, RoCE RC recovers drops
 	lossy := writeIntent(t, strings.Replace(cleanIntent, "preset: roce-lossless\n", "preset: roce-lossless\n  classes:\n    - {name: roce, lossless: false}\n", 1))
+	// the same with the NICs forced to selective repeat (ROCE_ACCL): simulate
+	// recovers as host apply leaves the NICs unless --recovery says otherwise
+	lossySR := writeIntent(t, strings.Replace(cleanIntent, "preset: roce-lossless\n", "preset: roce-lossless\n  nicAccelerations: {selectiveRepeat: true}\n  classes:\n    - {name: roce, lossless: false}\n", 1))
 	scen := filepath.Join(t.TempDir(), "s.yaml")
 	if err := os.WriteFile(scen, []byte("duration: 100us\nflows:\n  - {from: h1, to: h2, colour: red}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -34,6 +37,8 @@ func TestSimulateCommand(t *testing.T) {
 		{"bad dcqcn", []string{"simulate", "-f", clean, "--dcqcn", "x"}, ExitUsage, ""},
 		{"check --simulate", []string{"check", "--simulate", "-f", clean}, ExitOK, ""},
 		{"lossy class: drops recovered, exit 0", []string{"simulate", "-f", lossy, "--scenario", "incast:16:1", "--size", "1MB", "--duration", "10ms", "--ack-timeout", "8", "--recovery", "selective-repeat"}, ExitOK, "recovered by selective-repeat"},
+		{"lossy class, the intent's NICs in selective repeat", []string{"simulate", "-f", lossySR, "--scenario", "incast:16:1", "--size", "1MB", "--duration", "10ms", "--ack-timeout", "8"}, ExitOK, "recovered by selective-repeat"},
+		{"lossy class, --recovery over the intent", []string{"simulate", "-f", lossySR, "--scenario", "incast:16:1", "--size", "1MB", "--duration", "10ms", "--ack-timeout", "8", "--recovery", "go-back-n"}, ExitOK, "recovered by go-back-n"},
 		{"compare modes", []string{"simulate", "-f", clean, "--scenario", "incast:16:1", "--size", "1MB", "--duration", "10ms", "--ack-timeout", "8", "--compare-modes"}, ExitOK, "lossy     selective-repeat"},
 		{"bad recovery", []string{"simulate", "-f", clean, "--recovery", "sack"}, ExitUsage, ""},
 		{"bad ack timeout", []string{"simulate", "-f", clean, "--ack-timeout", "32"}, ExitUsage, ""},

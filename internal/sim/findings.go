@@ -28,7 +28,8 @@ var Rules = []check.Rule{
 }
 
 // StandardIncast is what check --simulate runs per lossless class: at most
-// 16 senders into one receiver for 1 ms of fabric time with mlx5's DCQCN.
+// 16 senders into one receiver for 1 ms of fabric time with the hosts' DCQCN
+// (the intent's policy.dcqcn over mlx5's defaults).
 const (
 	StandardFanIn    = 16
 	StandardDuration = time.Millisecond
@@ -65,7 +66,10 @@ func Findings(f *intent.Fabric) []check.Finding {
 				Message: "not simulated: " + err.Error(), Fix: "fix the inventory's links so every host is reachable"})
 			continue
 		}
-		r := New(n, Options{Duration: StandardDuration}).Run()
+		// The DCQCN the hosts get (policy.dcqcn over mlx5's defaults) and
+		// their loss recovery, as simulate runs them.
+		dc := DCQCNFromPolicy(&f.Policy)
+		r := New(n, Options{Duration: StandardDuration, DCQCN: &dc, Recovery: RecoveryFor(&f.Policy)}).Run()
 		out = append(out, r.findings(n, cl, spec)...)
 	}
 	check.Sort(out)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fabricctl/fabricctl/intent"
 )
 
 // Recovery is how a RoCE RC sender recovers lost packets on a class that is
@@ -42,6 +44,17 @@ func ParseRecovery(s string) (Recovery, error) {
 		return RecoverySelectiveRepeat, nil
 	}
 	return "", fmt.Errorf("recovery %q: want go-back-n or selective-repeat", s)
+}
+
+// RecoveryFor is the loss recovery the intent leaves the hosts' NICs in:
+// selective repeat where policy.nicAccelerations.selectiveRepeat is true
+// (ROCE_ACCL selective_repeat_forced_en, which host plan sets with mlxreg),
+// else ConnectX's default, go-back-N.
+func RecoveryFor(p *intent.Policy) Recovery {
+	if a := p.NICAccelerations; a != nil && a.SelectiveRepeat != nil && *a.SelectiveRepeat {
+		return RecoverySelectiveRepeat
+	}
+	return RecoveryGoBackN
 }
 
 // DefaultAckTimeoutExp is the QP's local ACK timeout exponent perftest sets

@@ -3,6 +3,8 @@ package sim
 import (
 	"testing"
 	"time"
+
+	"github.com/fabricctl/fabricctl/intent"
 )
 
 // lossyIntent is the preset with the RoCE class not lossless: ECN and
@@ -303,6 +305,25 @@ func TestCounterEstimateOfResends(t *testing.T) {
 		}
 		if rec == RecoveryGoBackN && est != got || est < got {
 			t.Errorf("%s: counters estimate %d packets sent again, the senders resent %d", rec, est, got)
+		}
+	}
+}
+
+// RecoveryFor: the intent's ROCE_ACCL selective_repeat_forced_en chooses
+// selective repeat; absent or false leaves ConnectX's go-back-N.
+func TestRecoveryFor(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		acc  *intent.NICAccelerations
+		want Recovery
+	}{
+		{nil, RecoveryGoBackN},
+		{&intent.NICAccelerations{}, RecoveryGoBackN},
+		{&intent.NICAccelerations{SelectiveRepeat: &no}, RecoveryGoBackN},
+		{&intent.NICAccelerations{SelectiveRepeat: &yes}, RecoverySelectiveRepeat},
+	} {
+		if got := RecoveryFor(&intent.Policy{NICAccelerations: tc.acc}); got != tc.want {
+			t.Errorf("RecoveryFor(%+v) = %s, want %s", tc.acc, got, tc.want)
 		}
 	}
 }
