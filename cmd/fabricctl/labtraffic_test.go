@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -88,5 +91,103 @@ func TestLabTrafficWrongApply(t *testing.T) {
 	}
 	if got := sonicQueueDrops(t, leaf1, "Ethernet0", 3); got != rows[0][3] {
 		t.Errorf("leaf1 COUNTERS_DB Ethernet0:3 SAI_QUEUE_STAT_DROPPED_PACKETS %q, want the run's %s", got, rows[0][3])
+	}
+}
+
+// TestLabStormFiresAlerts: a kept lab of the user's fabric with the storm
+// scenario playing (a receiver that never drains) moves the twins'
+// counters at the simulated rates; fabricctl watch against the lab
+// (--lab) exports pause, ECN and drop series for the lab's switches, and
+// a real Prometheus (Debian's package) scraping it with the shipped
+// alert rules (examples/prometheus, for: shortened to 2s, evaluated every
+// second) fires FabricctlPFCWatchdogTriggered, FabricctlPFCStorm and
+// FabricctlLosslessQueueDrops. Every wait polls Prometheus' API with a
+// generous bound: rule evaluation is an event, not a fixed sleep.
+func TestLabStormFiresAlerts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a lab and Prometheus")
+	}
+	prom, promtool := tool(t, "prometheus"), tool(t, "promtool")
+	dir := filepath.Join(t.TempDir(), "lab")
+	out := startKeptLab(t, "-f", labTraffic, "--dir", dir, "--traffic", "storm")
+	if !strings.Contains(out.String(), "now move at the simulated per-second rates") {
+		t.Fatalf("lab --keep --traffic storm does not play rates:\n%s", out.String())
+	}
+	watchAddr := startWatch(t, labTraffic, "--lab", dir, "--interval", "200ms", "--no-drift")
+
+	pdir := t.TempDir()
+	shortFor(t, "../../examples/prometheus/fabricctl-rules.yaml", filepath.Join(pdir, "rules.yaml"), "2s")
+	cfg := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [rules.yaml]
+scrape_configs:
+  - job_name: fabricctl-watch
+    static_configs:
+      - targets: [%q]
+`, watchAddr)
+	if err := os.WriteFile(filepath.Join(pdir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command(promtool, "check", "config", filepath.Join(pdir, "prometheus.yml")).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check config: %v\n%s", err, b)
+	}
+	promAddr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, prom, "--config.file="+filepath.Join(pdir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(pdir, "data"), "--storage.tsdb.retention.time=1h",
+		"--web.listen-address="+promAddr, "--log.level=warn")
+	var logs lockedBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", logs.String())
+		}
+	})
+	base := "http://" + promAddr
+	// Generous: a loaded machine scrapes and evaluates late; each wait
+	// ends at its event.
+	waitProm := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Minute)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("Prometheus: no %s within 3 minutes", what)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	waitProm("readiness", func() bool { _, err := httpGet(base + "/-/ready"); return err == nil })
+	waitProm("three switches up", func() bool {
+		return len(promQuery(t, base, `fabricctl_target_up{job="fabricctl-watch"} == 1`)) == 3
+	})
+	// The series the traffic moves, for the switches of the lab, growing.
+	for _, m := range []string{"fabricctl_switch_pfc_pause_frames_total", "fabricctl_switch_ecn_marked_packets_total", "fabricctl_switch_queue_drops_total", "fabricctl_switch_pfc_watchdog_storms_total"} {
+		waitProm(m+" growing", func() bool {
+			return len(promQuery(t, base, `sum(rate(`+m+`[5s])) > 0`)) == 1
+		})
+	}
+	for _, sw := range []string{"leaf1", "leaf2", "spine1"} {
+		if r := promQuery(t, base, `fabricctl_switch_queue_drops_total{switch="`+sw+`"}`); len(r) == 0 {
+			t.Errorf("no drop series for %s", sw)
+		}
+	}
+	for _, alert := range []string{"FabricctlPFCWatchdogTriggered", "FabricctlPFCStorm", "FabricctlLosslessQueueDrops"} {
+		waitProm(alert+" firing", func() bool {
+			return len(promQuery(t, base, `ALERTS{alertname="`+alert+`",alertstate="firing"}`)) > 0
+		})
+	}
+	// The watchdog fired where the storm is: the ports the simulated run
+	// counted triggers on.
+	for _, r := range promQuery(t, base, `ALERTS{alertname="FabricctlPFCWatchdogTriggered",alertstate="firing"}`) {
+		if r.Metric["priority"] != "3" {
+			t.Errorf("watchdog alert %v: want the lossless priority 3", r.Metric)
+		}
 	}
 }
