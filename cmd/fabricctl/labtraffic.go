@@ -53,6 +53,12 @@ func (o *labTrafficOptions) validate() error {
 	if o.duration < 0 || o.duration > 10*time.Second {
 		return usagef("--traffic-duration %s: want up to 10s of fabric time", o.duration)
 	}
+	// A scenario that does not parse is refused before any twin starts.
+	if o.scenario != "" && o.scenario != stormScenario {
+		if _, err := sim.ParseSpec(o.scenario); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
 	return nil
 }
 
@@ -253,6 +259,9 @@ SCENARIO: ` + labScenarios + `.`,
 				return err
 			}
 			o.scenario = args[0]
+			if err := o.validate(); err != nil {
+				return err
+			}
 			if labDirFor(s.lab) == "" {
 				return usagef("lab traffic plays into a kept lab: give --lab DIR (or $%s)", labEnv)
 			}

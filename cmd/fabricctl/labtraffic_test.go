@@ -191,3 +191,21 @@ scrape_configs:
 		}
 	}
 }
+
+// TestLabTrafficNeedsHosts: traffic runs on the intent's own hosts and
+// links (the switches read back are the intent's): a fabric without hosts
+// is refused with what to add, and an unknown scenario is a usage error.
+func TestLabTrafficNeedsHosts(t *testing.T) {
+	code, _, errOut := runCLI(t, t.Context(), "lab", "-f", lab9, "--dir", t.TempDir(), "--traffic", "incast:2:1")
+	if code != ExitError || !strings.Contains(errOut, "inventory.hosts") {
+		t.Errorf("lab --traffic on a fabric without hosts: exit %d, want %d naming inventory.hosts:\n%s", code, ExitError, errOut)
+	}
+	code, _, errOut = runCLI(t, t.Context(), "lab", "-f", labTraffic, "--dir", t.TempDir(), "--traffic", "nope:1")
+	if code != ExitUsage || !strings.Contains(errOut, "nope") {
+		t.Errorf("lab --traffic nope:1: exit %d, want %d naming it:\n%s", code, ExitUsage, errOut)
+	}
+	code, _, errOut = runCLI(t, t.Context(), "lab", "traffic", "incast:2:1", "-f", labTraffic, "--lab", t.TempDir())
+	if code != ExitError || !strings.Contains(errOut, "lab.json") {
+		t.Errorf("lab traffic into a directory without a lab: exit %d, want %d:\n%s", code, ExitError, errOut)
+	}
+}

@@ -62,9 +62,11 @@ func (d *decoder) sonicPrioKey(table, port string, prio int) (map[string]any, er
 // updater keeps the template's profiles) writes:
 //
 //   - PFC: PORT_QOS_MAP|<port> pfc_enable, the comma list of priorities
-//     (sonic-buildimage sonic-port-qos-map.yang; orchagent qosorch.cpp
-//     handlePfcEnableTable sets SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL, pause
-//     both ways);
+//     (sonic-buildimage sonic-port-qos-map.yang); sonic-swss orchagent
+//     (qosorch.cpp's PORT_QOS_MAP handler, portsorch.cpp setPortPfc) writes
+//     the bits to SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL, pause both ways,
+//     unless PORT pfc_asym is on (then _TX only: not modelled here, and
+//     fabricctl never sets it);
 //   - ECN: QUEUE|<port>|<q> wred_profile -> WRED_PROFILE|<name>: ecn
 //     (ecn_none: no marking; sonic-wred-profile.yang), green_min_threshold,
 //     green_max_threshold (bytes) and green_drop_probability (percent):

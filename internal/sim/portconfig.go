@@ -10,9 +10,10 @@ import (
 //
 // Semantics in the run:
 //   - Prio[p].PFC is PFC for priority p at the port, both ways as the
-//     switches enable it (SONiC pfc_enable programs
+//     switches enable it (SONiC's orchagent writes pfc_enable to
 //     SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL, which generates and honours
-//     pause; SR Linux pfc-enable and received-pfc-pause-frames enable-pfc).
+//     pause, unless PORT pfc_asym is on; SR Linux pfc-enable with the
+//     mapping profile's pfc-queues and received-pfc-pause-frames).
 //     A priority the policy makes lossless that has no PFC at a port never
 //     pauses that port's upstream: its ingress priority group fills
 //     without a pause and drops (counted at that port) when it is full,
