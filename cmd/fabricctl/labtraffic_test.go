@@ -94,6 +94,38 @@ func TestLabTrafficWrongApply(t *testing.T) {
 	}
 }
 
+// TestLabTrafficWrongApplySRLinux: PFC turned off on the SR Linux leaf's
+// uplink by a direct gNMI Set (/qos/interfaces/interface[interface-id=
+// ethernet-1/32]/pfc/pfc-enable false): the leaf never pauses the spine,
+// and an incast across the spine into a receiver of that leaf that does
+// not drain (its pause holds the leaf's egress, the leaf's queue grows
+// past the pfc-queue's maximum-burst-size, 1.5 MB above the ECN max)
+// drops at that uplink and nowhere else. (A 3:1 incast into a draining
+// receiver drops nothing there: ECN keeps the queue below that depth.)
+func TestLabTrafficWrongApplySRLinux(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lab")
+	startKeptLab(t, "-f", labTraffic, "--dir", dir)
+	traffic := func() string {
+		t.Helper()
+		return runCLIWant(t, ExitOK, "lab", "traffic", "slow-receiver:0", "--once", "--traffic-duration", "2ms", "-f", labTraffic, "--lab", dir)
+	}
+	if out := traffic(); !strings.Contains(out, ", 0 dropped,") {
+		t.Fatalf("the stuck receiver drops through the applied intent within 2ms:\n%s", out)
+	}
+	leaf2 := labSwitchClient(t, dir, "leaf2")
+	p := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "qos"}, {Name: "interfaces"}, {Name: "interface", Key: map[string]string{"interface-id": "ethernet-1/32"}},
+		{Name: "pfc"}, {Name: "pfc-enable"}}}
+	req := &gnmipb.SetRequest{Update: []*gnmipb.Update{{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte("false")}}}}}
+	if _, err := leaf2.Set(context.Background(), req); err != nil {
+		t.Fatalf("direct gNMI Set: %v", err)
+	}
+	out := traffic()
+	rows := droppedRow.FindAllStringSubmatch(out, -1)
+	if len(rows) != 1 || rows[0][1] != "leaf2 ethernet-1/32" || rows[0][2] != "3" {
+		t.Fatalf("after PFC was turned off on leaf2 ethernet-1/32: want drops there and nowhere else:\n%s", out)
+	}
+}
+
 // TestLabStormFiresAlerts: a kept lab of the user's fabric with the storm
 // scenario playing (a receiver that never drains) moves the twins'
 // counters at the simulated rates; fabricctl watch against the lab
