@@ -241,3 +241,42 @@ func TestLabTrafficNeedsHosts(t *testing.T) {
 		t.Errorf("lab traffic into a directory without a lab: exit %d, want %d:\n%s", code, ExitError, errOut)
 	}
 }
+
+// TestLabTrafficBadConfigRead: what a switch answers that does not decode
+// (a device that validates less than the profiled twins: bare twins,
+// --empty) is an error naming the switch, the port and the entry, not a
+// silent default: a SONiC QUEUE pointing at a WRED profile the switch
+// lacks, an SR Linux port pointing at a pfc-mapping-profile it lacks.
+func TestLabTrafficBadConfigRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lab")
+	startKeptLab(t, "-f", labTraffic, "--dir", dir, "--empty")
+	leaf1 := labSwitchClient(t, dir, "leaf1")
+	set := func(table, key, json string) {
+		t.Helper()
+		p := &gnmipb.Path{Origin: "sonic-db", Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: "localhost"}, {Name: table}, {Name: key}}}
+		req := &gnmipb.SetRequest{Replace: []*gnmipb.Update{{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(json)}}}}}
+		if _, err := leaf1.Set(context.Background(), req); err != nil {
+			t.Fatalf("direct gNMI Set %s|%s: %v", table, key, err)
+		}
+	}
+	traffic := func(want ...string) {
+		t.Helper()
+		code, out, errOut := runCLI(t, t.Context(), "lab", "traffic", "incast:3:1", "--once", "-f", labTraffic, "--lab", dir)
+		for _, w := range want {
+			if code != ExitError || !strings.Contains(errOut, w) {
+				t.Errorf("lab traffic: exit %d, want %d and %q:\n%s%s", code, ExitError, w, out, errOut)
+			}
+		}
+	}
+	set("QUEUE", "Ethernet0|3", `{"scheduler":"FABRICCTL_ROCE","wred_profile":"NOPE"}`)
+	traffic("switch leaf1 port Ethernet0", "WRED_PROFILE|NOPE")
+	set("QUEUE", "Ethernet0|3", `{"scheduler":"FABRICCTL_ROCE"}`)
+	leaf2 := labSwitchClient(t, dir, "leaf2")
+	p := &gnmipb.Path{Elem: []*gnmipb.PathElem{{Name: "qos"}, {Name: "interfaces"}, {Name: "interface", Key: map[string]string{"interface-id": "ethernet-1/2"}},
+		{Name: "pfc"}, {Name: "pfc-mapping-profile"}}}
+	req := &gnmipb.SetRequest{Update: []*gnmipb.Update{{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(`"NOPE"`)}}}}}
+	if _, err := leaf2.Set(context.Background(), req); err != nil {
+		t.Fatalf("direct gNMI Set: %v", err)
+	}
+	traffic("switch leaf2 port ethernet-1/2", "pfc-mapping-profile NOPE")
+}
