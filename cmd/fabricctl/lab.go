@@ -529,11 +529,16 @@ func (l *labTwins) intentName(files []string) string {
 // hold keeps the twins running until ctx ends (Ctrl-C), after saying how
 // to use them.
 func (o *labOptions) hold(ctx context.Context, out io.Writer, l *labTwins, ctl *labctl.Lab, dir, backups string) error {
-	srv, err := labctl.Serve(dir, ctl)
-	if err != nil {
-		return withCode(ExitError, err)
+	// The control socket serves `lab traffic` and validate --engine sim;
+	// a lab that cannot serve it (a directory path too long for a Unix
+	// socket address, another lab on the same directory) still serves
+	// its twins, and says so.
+	sock := filepath.Join(dir, labctl.SocketName)
+	if srv, err := labctl.Serve(dir, ctl); err != nil {
+		fmt.Fprintf(out, "  no control socket (lab traffic cannot reach this lab): %v\n", err)
+	} else {
+		defer srv.Close()
 	}
-	defer srv.Close()
 	if l.file != "" {
 		fmt.Fprintf(out, `
 The twins keep running until Ctrl-C. Try:
@@ -556,7 +561,7 @@ The twins keep running until Ctrl-C. Your intent, unchanged, reaches them with -
   fabricctl diff %[1]s
   fabricctl watch%[1]s --listen 127.0.0.1:9464
   fabricctl lab traffic incast:4:1%[1]s      # traffic into the twins' counters (control socket %[5]s)
-`, fs, dir, labEnv, backups, srv.Path())
+`, fs, dir, labEnv, backups, sock)
 	}
 	<-ctx.Done()
 	if o.dir == "" {

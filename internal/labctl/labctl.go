@@ -39,6 +39,10 @@ import (
 // SocketName is the control socket's file name in the lab directory.
 const SocketName = "control.sock"
 
+// maxSocketPath is the longest socket path everywhere (BSD sun_path 104
+// bytes with its terminating NUL; Linux takes 108).
+const maxSocketPath = 104
+
 // Play is traffic through one switch port and priority, as its counters
 // count it.
 type Play struct {
@@ -213,6 +217,10 @@ func Serve(labDir string, lab *Lab) (*Server, error) {
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("lab control socket: %w", err)
+	}
+	// sun_path holds 108 bytes on Linux (unix(7)), 104 on the BSDs.
+	if len(path) >= maxSocketPath {
+		return nil, fmt.Errorf("lab control socket %s: the path is %d bytes, more than a Unix socket address holds (%d): use a shorter lab directory", path, len(path), maxSocketPath-1)
 	}
 	ln, err := net.Listen("unix", path)
 	if err != nil {

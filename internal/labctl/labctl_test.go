@@ -137,3 +137,16 @@ func TestFromResult(t *testing.T) {
 		t.Errorf("per second: %d packets from %d in 200us", ps[0].Traffic.Packets, plays[0].Traffic.Packets)
 	}
 }
+
+// TestServeLongPath: a lab directory whose socket path no Unix socket
+// address holds is refused with what to do, not bind's EINVAL.
+func TestServeLongPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Serve(dir, NewLab(nil))
+	if err == nil || !strings.Contains(err.Error(), "shorter lab directory") {
+		t.Errorf("Serve in a %d-byte directory: %v", len(dir), err)
+	}
+}
