@@ -55,7 +55,11 @@ type Switch struct {
 func Read(ctx context.Context, f *intent.Fabric, eng *switchdrv.Engine) (map[string]*Switch, error) {
 	out := make([]*Switch, len(f.Switches))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(eng.Parallel, 8))
+	limit := eng.Parallel
+	if limit <= 0 {
+		limit = 8 // the engine's own default
+	}
+	g.SetLimit(limit)
 	for i := range f.Switches {
 		g.Go(func() error {
 			s, err := ReadSwitch(gctx, f, &f.Switches[i], eng)
