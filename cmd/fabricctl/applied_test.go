@@ -120,6 +120,9 @@ func TestAppliedReadsBackPortfacts(t *testing.T) {
 	}
 	sets["lab9"] = []string{lab9}
 	sets["oc2"] = []string{"testdata/oc2.yaml"}
+	// SR Linux 24.10 writes pfc-pause-frame-priority as a leaf-list
+	// (profile Shapes.PFCPauseFramePriority), 25.3 as a leaf.
+	sets["srl-pod.yaml@srlinux-24.10"] = sets["srl-pod.yaml"]
 	names := make([]string, 0, len(sets))
 	for n := range sets {
 		names = append(names, n)
@@ -134,9 +137,15 @@ func TestAppliedReadsBackPortfacts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			_, srlProfile, _ := strings.Cut(name, "@")
 			for i := range f.Switches {
-				if f.Switches[i].Platform == intent.PlatformSONiC {
+				switch f.Switches[i].Platform {
+				case intent.PlatformSONiC:
 					f.Switches[i].Profile = sonicOwnProfiles
+				case intent.PlatformSRLinux:
+					if srlProfile != "" {
+						f.Switches[i].Profile = srlProfile
+					}
 				}
 			}
 			_, eng := labApplied(t, f, labProfiles{})
