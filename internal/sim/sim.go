@@ -467,7 +467,11 @@ func (s *Sim) drop(pkt *packet) {
 // admit does the ingress priority-group accounting of a lossless frame on
 // in: XOFF once the group passes the XOFF threshold, and a drop when the
 // frame does not fit in the headroom above it (or the port's headroom pool).
+// A priority without PFC at in (its PortConfig) is admitNoPFC's.
 func (s *Sim) admit(in *port, prio int, pkt *packet) bool {
+	if !in.losslessAt(prio) {
+		return s.admitNoPFC(in, prio, pkt)
+	}
 	st := &in.pr[prio]
 	w := int64(pkt.wire)
 	oldOver := max(st.pg-in.xoffP[prio], 0)
@@ -558,29 +562,29 @@ func (s *Sim) switchRx(in *port, pkt *packet) {
 	prio := int(pkt.prio)
 	c := &s.net.classes[prio]
 	ost := &out.pr[prio]
+	if out.tooBig(pkt) {
+		ost.st.Drops++
+		s.drop(pkt)
+		return
+	}
 	if ost.storm && out.wdAction == intent.WatchdogDrop {
 		ost.st.Drops++
 		ost.st.WatchdogDrops++
 		s.drop(pkt)
 		return
 	}
-	if out.tooBig(pkt) {
-		ost.st.Drops++
-		s.drop(pkt)
-		return
-	}
-	switch {
-	case in.losslessAt(prio):
+	if c.lossless {
 		if !s.admit(in, prio, pkt) {
 			s.drop(pkt)
 			return
 		}
-	case c.lossless:
-		if !s.admitNoPFC(in, prio, pkt) {
+	} else if in.losslessAt(prio) {
+		// a lossy class with PFC at this port (its PortConfig)
+		if !s.admit(in, prio, pkt) {
 			s.drop(pkt)
 			return
 		}
-	case ost.qBytes+int64(pkt.wire) > s.opt.LossyLimit:
+	} else if ost.qBytes+int64(pkt.wire) > s.opt.LossyLimit {
 		ost.st.Drops++
 		s.drop(pkt)
 		return
