@@ -43,13 +43,16 @@ func Modes() []string {
 // and ECN on TC 3; no PFC). It makes lossy the default mode.
 const PresetRoCELossy = "roce-lossy"
 
+// The mode's methods take the zero RoCEMode (a Policy built in code
+// rather than parsed) as the default, lossless.
+
 // PFC reports whether the mode has PFC anywhere (hosts or switches).
 func (m RoCEMode) PFC() bool { return m != ModeLossy }
 
 // SwitchSendsPause reports whether switches generate PFC pause on the
 // lossless priorities (and so need headroom and an XOFF point): lossless
 // and pfc-only. In semi-lossless a switch only honours received pause.
-func (m RoCEMode) SwitchSendsPause() bool { return m == ModeLossless || m == ModePFCOnly }
+func (m RoCEMode) SwitchSendsPause() bool { return m == ModeLossless || m == "" || m == ModePFCOnly }
 
 // ECN reports whether the mode marks ECN on switch queues (and runs
 // DCQCN on hosts): every mode but pfc-only.
