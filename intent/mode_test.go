@@ -30,7 +30,7 @@ func TestModeShapesThePresetClasses(t *testing.T) {
 		{"{preset: roce-lossless, mode: semi-lossless}", roce{ModeSemiLossless, true, true}},
 		{"{preset: roce-lossless, mode: pfc-only}", roce{ModePFCOnly, true, false}},
 		// the intent's own class fields win over the mode (check
-		// reports the contradiction, FC150/FC151)
+		// reports the contradiction, FC160/FC161)
 		{"{preset: roce-lossless, mode: lossy, classes: [{name: roce, lossless: true}]}", roce{ModeLossy, true, true}},
 		{"{preset: roce-lossless, mode: pfc-only, classes: [{name: roce, ecn: {min: 1000, max: 2000}}]}", roce{ModePFCOnly, true, true}},
 		{"{mode: lossy, classes: [{name: d, priority: 0, default: true}, {name: r, dscp: [26], priority: 3, ecn: {min: 1000, max: 2000}}]}", roce{ModeLossy, false, true}},

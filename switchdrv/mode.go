@@ -9,7 +9,7 @@ import (
 
 // ErrModeUnsupported is what a compiler refuses a policy.mode its
 // platform's configuration model cannot express with (check reports the
-// same fabric as FC106 or FC152 before anything compiles).
+// same fabric as FC106 or FC162 before anything compiles).
 var ErrModeUnsupported = errors.New("the platform cannot express this RoCE mode")
 
 // ModeUnsupported returns the refusal of mode m on a platform, with why

@@ -13,14 +13,14 @@ import (
 // switch of every platform, rendered with --validate --device: the
 // payloads pass the platform's YANG and its device twin (exit 0), or, where
 // the platform cannot express the mode, render refuses naming the switch
-// and why (exit 1) and check has said so (FC152, FC106) first.
+// and why (exit 1) and check has said so (FC162, FC106) first.
 func TestRenderDeviceModesEveryPlatform(t *testing.T) {
 	port := map[intent.Platform]string{
 		intent.PlatformSRLinux: "ethernet-1/1", intent.PlatformSONiC: "Ethernet0",
 		intent.PlatformEOS: "Ethernet1/1", intent.PlatformOpenConfig: "Ethernet1",
 	}
 	refused := map[string]string{ // mode/platform -> the check rule that says so
-		"semi-lossless/eos":        "FC152",
+		"semi-lossless/eos":        "FC162",
 		"semi-lossless/openconfig": "FC106",
 		"pfc-only/openconfig":      "FC106",
 	}

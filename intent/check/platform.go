@@ -16,7 +16,7 @@ type PlatformInfo struct {
 	PFC bool
 	// SemiLossless is how the platform makes a port honour received
 	// pause without sending any (profile semiLossless); "" where it
-	// cannot, and policy.mode semi-lossless is refused (FC152).
+	// cannot, and policy.mode semi-lossless is refused (FC162).
 	SemiLossless string
 	// MaxLosslessPriorities per port by default (a switch can override it).
 	MaxLosslessPriorities int

@@ -12,7 +12,7 @@ import (
 // FC109
 func (c *checker) ecnLossless() {
 	if c.f.Policy.Mode == intent.ModePFCOnly {
-		return // pfc-only has no ECN by design (FC151, FC155)
+		return // pfc-only has no ECN by design (FC161, FC165)
 	}
 	for _, cl := range c.lossless {
 		if cl.CNP {

@@ -1,6 +1,6 @@
 // The RoCE mode rules (policy.mode): a class's own fields that contradict
 // the mode, the platforms that cannot express it, ECN and buffers in lossy
-// mode, pause spreading in pfc-only mode (FC150-FC155). The other rules
+// mode, pause spreading in pfc-only mode (FC160-FC165). The other rules
 // follow the mode through what the parser resolved (no lossless class in
 // lossy mode, no ECN in pfc-only) and through c.switchPause (switches send
 // no pause in semi-lossless mode: no headroom, XOFF or deadlock rules).
@@ -30,7 +30,7 @@ func (c *checker) tosClass() *intent.Class {
 	return p.ClassByPriority(p.DSCPToPriority()[d])
 }
 
-// FC150
+// FC160
 func (c *checker) modeLossless() {
 	p := &c.f.Policy
 	at := p.Fields.At("mode", p.Pos)
@@ -60,7 +60,7 @@ func (c *checker) modeLossless() {
 	}
 }
 
-// FC151
+// FC161
 func (c *checker) modeECN() {
 	p := &c.f.Policy
 	if p.Mode != intent.ModePFCOnly {
@@ -78,7 +78,7 @@ func (c *checker) modeECN() {
 	}
 }
 
-// FC152
+// FC162
 func (c *checker) modePlatform() {
 	p := &c.f.Policy
 	if p.Mode != intent.ModeSemiLossless {
@@ -97,7 +97,7 @@ func (c *checker) modePlatform() {
 	}
 }
 
-// FC153
+// FC163
 func (c *checker) lossyECN() {
 	p := &c.f.Policy
 	if p.Mode != intent.ModeLossy {
@@ -133,7 +133,7 @@ func (c *checker) lossyECNSuggestion() (kmin, kmax int64) {
 	return max(kmin, mtu), kmax
 }
 
-// FC154. The model (printed in the message): an incast of N senders at
+// FC164. The model (printed in the message): an incast of N senders at
 // line rate into one port fills its queue to Kmin before the first mark,
 // then for one DCQCN reaction time (portfacts.DCQCNReaction: the round
 // trip over the port's cable plus the NIC's CNP and rate-reduce periods)
@@ -145,7 +145,7 @@ func (c *checker) lossyIncast() {
 	}
 	cl := c.tosClass()
 	if cl == nil || cl.ECN == nil || !c.ecnValid(cl.ECN) {
-		return // FC153, FC110
+		return // FC163, FC110
 	}
 	n := portfacts.IncastSenders(c.f)
 	if n < 2 {
@@ -200,7 +200,7 @@ func (c *checker) lossyIncast() {
 		bytesStr(worst.Need), bytesStr(worstS.BufferBytes), len(bad), plural(len(bad), "switch", "switches"), names(bad, 5)).with(edits...)
 }
 
-// FC155
+// FC165
 func (c *checker) pfcOnlySpreading() {
 	p := &c.f.Policy
 	if p.Mode != intent.ModePFCOnly || len(c.lossless) == 0 {

@@ -26,7 +26,7 @@ func (c *checker) watchdogTimers() {
 		}
 		sev, why := Warning, ""
 		if c.f.Policy.Mode == intent.ModePFCOnly {
-			// pfc-only relieves congestion by pause alone (FC155): a
+			// pfc-only relieves congestion by pause alone (FC165): a
 			// storm is not an accident there but the failure mode.
 			sev, why = Error, "; policy.mode pfc-only has nothing but pause against congestion, so the watchdog is required"
 		}
