@@ -607,7 +607,11 @@ func ruleCases() []ruleCase {
 			lossy(f)
 			f.Switches[0].BufferBytes = 900_000 // 3 senders at 400G, 3 m: 150 KB + 803 KB
 		}, Options{}, []got{{"FC164", Warning, "policy.classes[roce].ecn.min"}}},
-		{"semi-lossless keeps no switch headroom", func(f *intent.Fabric) {
+		{"lossy mode without a cnp class", func(f *intent.Fabric) {
+			lossy(f)
+			f.Policy.Classes = f.Policy.Classes[:2]
+		}, Options{}, []got{{"FC107", Warning, "policy.classes"}}},
+				{"semi-lossless keeps no switch headroom", func(f *intent.Fabric) {
 			f.Policy.Mode = intent.ModeSemiLossless
 			f.Switches[0].BufferBytes = 100_000 // lossless: FC112
 		}, Options{}, nil},
