@@ -611,7 +611,7 @@ func ruleCases() []ruleCase {
 			lossy(f)
 			f.Policy.Classes = f.Policy.Classes[:2]
 		}, Options{}, []got{{"FC107", Warning, "policy.classes"}}},
-				{"semi-lossless keeps no switch headroom", func(f *intent.Fabric) {
+		{"semi-lossless keeps no switch headroom", func(f *intent.Fabric) {
 			f.Policy.Mode = intent.ModeSemiLossless
 			f.Switches[0].BufferBytes = 100_000 // lossless: FC112
 		}, Options{}, nil},
