@@ -49,3 +49,17 @@ func TestRenderDeviceModesEveryPlatform(t *testing.T) {
 		}
 	}
 }
+
+// TestLabModesExamples: each examples/modes intent goes through lab's
+// check, plan, apply and diff against profiled twins of its switches (the
+// SONiC twin with its release's write semantics), ending in sync.
+func TestLabModesExamples(t *testing.T) {
+	for _, m := range []string{"lossy", "semi-lossless", "pfc-only"} {
+		t.Run(m, func(t *testing.T) {
+			code, out, errOut := runCLI(t, t.Context(), "lab", "--dir", t.TempDir(), "-f", filepath.Join("..", "..", "examples", "modes", m+".yaml"))
+			if code != ExitOK || !strings.Contains(out, "In sync:") {
+				t.Fatalf("lab -f examples/modes/%s.yaml: exit %d\n%s%s", m, code, out, errOut)
+			}
+		})
+	}
+}
