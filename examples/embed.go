@@ -25,16 +25,21 @@ const Lab = "lab.yaml"
 // manifests, a GitOps repository, Prometheus rules, test data.
 func IntentDir(name string) bool {
 	switch name {
-	case "broken", "k8s", "gitops", "testdata", "prometheus":
+	case "broken", "k8s", "gitops", "testdata", "prometheus", ModesDir:
 		return false
 	}
 	return true
 }
 
+// ModesDir is the folder of one example intent per RoCE mode
+// (policy.mode: lossy, semi-lossless, pfc-only; lossless is every other
+// example): each of its *.yaml files is a whole intent of its own.
+const ModesDir = "modes"
+
 // IntentSets walks the examples folder at root and returns each example
 // intent as the files that make it, by name: a top-level *.yaml alone (its
-// file name), or every intent *.yaml of an IntentDir folder together (the
-// folder's name). A YAML file is an intent when it names the fabricctl
+// file name), a *.yaml of ModesDir alone ("modes/lossy.yaml"), or every
+// intent *.yaml of an IntentDir folder together (the folder's name). A YAML file is an intent when it names the fabricctl
 // apiVersion.
 func IntentSets(root string) (map[string][]string, error) {
 	sets := map[string][]string{}
@@ -43,7 +48,7 @@ func IntentSets(root string) (map[string][]string, error) {
 			return err
 		}
 		if d.IsDir() {
-			if p != root && !IntentDir(d.Name()) {
+			if p != root && !IntentDir(d.Name()) && !(d.Name() == ModesDir && filepath.Dir(p) == root) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -59,7 +64,7 @@ func IntentSets(root string) (map[string][]string, error) {
 			return nil
 		}
 		key, _ := filepath.Rel(root, p)
-		if dir := filepath.Dir(p); dir != root {
+		if dir := filepath.Dir(p); dir != root && filepath.Base(dir) != ModesDir {
 			key, _ = filepath.Rel(root, dir)
 		}
 		sets[key] = append(sets[key], p)

@@ -189,15 +189,29 @@ func (m MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, [
 		}
 	}
 	sort.Ints(ecnPrios)
+	// offPrios: policy.mode pfc-only runs no DCQCN, so the NIC's
+	// notification and reaction points are turned off on the lossless
+	// priorities (ConnectX firmware enables them on every priority by
+	// default: ROCE_CC_PRIO_MASK 255). Every other mode keeps DCQCN on the
+	// ECN classes' priorities (lossy needs it most: it is the only brake).
+	var offPrios []int
+	if p.Mode == intent.ModePFCOnly {
+		offPrios = p.LosslessPriorities()
+	}
 	sysECN := path.Join("sys/class/net", nic.Interface, "ecn")
 	switch {
 	case exists(fsys, sysECN):
 		// NVIDIA's out-of-tree driver (MLNX_OFED).
-		for _, pr := range ecnPrios {
-			for _, side := range []string{"roce_np", "roce_rp"} {
-				st.Files = append(st.Files, File{
-					Setting: fmt.Sprintf("ecn/%s/enable/%d", side, pr),
-					Path:    path.Join(sysECN, side, "enable", fmt.Sprint(pr)), Value: "1"})
+		for _, x := range []struct {
+			prios []int
+			v     string
+		}{{ecnPrios, "1"}, {offPrios, "0"}} {
+			for _, pr := range x.prios {
+				for _, side := range []string{"roce_np", "roce_rp"} {
+					st.Files = append(st.Files, File{
+						Setting: fmt.Sprintf("ecn/%s/enable/%d", side, pr),
+						Path:    path.Join(sysECN, side, "enable", fmt.Sprint(pr)), Value: x.v})
+				}
 			}
 		}
 		st.Files = append(st.Files,
@@ -225,6 +239,10 @@ func (m MLX5) Desired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, [
 			if len(ecnPrios) > 0 {
 				notes = append(notes, fmt.Sprintf("%s: ECN/DCQCN on priority %s is a firmware setting on upstream mlx5 (mlxconfig -d %s set ROCE_CC_PRIO_MASK_%s=%#x, then a firmware reset): not changed",
 					nic.Interface, joinInts(ecnPrios), pciOr(fsys, nic.Interface), mlxPort(fsys, nic.Interface), prioMask(ecnPrios)))
+			}
+			if len(offPrios) > 0 {
+				notes = append(notes, fmt.Sprintf("%s: policy.mode pfc-only runs no DCQCN, and turning it off on priority %s is a firmware setting on upstream mlx5 (mlxconfig -d %s set ROCE_CC_PRIO_MASK_%s=%#x, then a firmware reset): not changed, so the NIC still reacts to any CNP it gets (the switches mark no ECN, so none should come)",
+					nic.Interface, joinInts(offPrios), pciOr(fsys, nic.Interface), mlxPort(fsys, nic.Interface), 0xff&^prioMask(offPrios)))
 			}
 		} else {
 			notes = append(notes, fmt.Sprintf("%s: no ECN/CNP control found (neither /sys/class/net/%s/ecn nor debugfs mlx5 cc_params): CNP DSCP %d / priority %d and ECN on priority %s are firmware settings (mlxconfig -d %s set CNP_DSCP_%[7]s=%[8]d CNP_802P_PRIO_%[7]s=%[9]d ROCE_CC_PRIO_MASK_%[7]s=%#[10]x, then a firmware reset): not changed",

@@ -36,8 +36,11 @@ var DefaultWatchdog = Watchdog{
 // priority 3 lossless (PFC) with ECN 150,000 B / 1,501,500 B at 100 %; DSCP 48
 // -> priority 6 strict for CNPs; everything else -> priority 0; ETS TC3 50 %,
 // TC0 50 %.
+//
+// roce-lossy is the same classes; the mode (lossy by default with it)
+// takes PFC off them.
 func presetClasses(name string) []Class {
-	if name != PresetRoCELossless {
+	if name != PresetRoCELossless && name != PresetRoCELossy {
 		return nil
 	}
 	return []Class{
@@ -49,4 +52,4 @@ func presetClasses(name string) []Class {
 }
 
 // Presets lists the preset names.
-func Presets() []string { return []string{PresetRoCELossless, PresetNone} }
+func Presets() []string { return []string{PresetRoCELossless, PresetRoCELossy, PresetNone} }

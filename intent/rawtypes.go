@@ -29,7 +29,8 @@ type rawMetadata struct {
 }
 
 type rawPolicy struct {
-	Preset                *string      `yaml:"preset" enum:"roce-lossless,none" doc:"start from a preset: roce-lossless (NVIDIA 'nv set qos roce' lossless defaults) or none"`
+	Preset                *string      `yaml:"preset" enum:"roce-lossless,roce-lossy,none" doc:"start from a preset: roce-lossless (NVIDIA 'nv set qos roce' lossless defaults), roce-lossy (the same classes in lossy mode, 'nv set qos roce mode lossy') or none"`
+	Mode                  *string      `yaml:"mode" enum:"lossless,lossy,semi-lossless,pfc-only" doc:"RoCE mode: lossless (PFC and ECN; default), lossy (ECN only, no PFC; NICs retransmit), semi-lossless (hosts send pause, switches honour it and never send it) or pfc-only (PFC without ECN marking or DCQCN); the preset's classes follow it, a class's own lossless/ecn may not contradict it"`
 	MTU                   *int         `yaml:"mtu" range:"1280,16383" doc:"switch port MTU in bytes, as an IP MTU like hostMTU (SR Linux and OpenConfig ports get +14 for the Ethernet header) (default 9216)"`
 	HostMTU               *int         `yaml:"hostMTU" range:"1280,16383" doc:"host netdev MTU in bytes (default 9000)"`
 	RoCEPathMTU           *int         `yaml:"rocePathMTU" enum:"256,512,1024,2048,4096" doc:"RDMA path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)"`

@@ -162,14 +162,31 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 	preset := PresetNone
 	if rp.Preset != nil {
 		preset = *rp.Preset
-		if preset != PresetRoCELossless && preset != PresetNone {
+		if preset != PresetRoCELossless && preset != PresetRoCELossy && preset != PresetNone {
 			r.errs.addText(p.Fields.At("preset", p.Pos), "policy.preset", unknownValue("preset", preset, Presets()))
 		}
 	}
 	if preset != PresetNone {
 		p.Preset = preset
 	}
+	p.Mode = ModeLossless
+	if preset == PresetRoCELossy {
+		p.Mode = ModeLossy
+	}
+	if rp.Mode != nil {
+		m := RoCEMode(*rp.Mode)
+		switch m {
+		case ModeLossless, ModeLossy, ModeSemiLossless, ModePFCOnly:
+			if preset == PresetRoCELossy && m != ModeLossy {
+				r.errorf(p.Fields.At("mode", p.Pos), "policy.mode", "preset %s is the lossy mode's preset; with mode %s use preset %s", PresetRoCELossy, m, PresetRoCELossless)
+			}
+			p.Mode = m
+		default:
+			r.errs.addText(p.Fields.At("mode", p.Pos), "policy.mode", unknownValue("mode", *rp.Mode, Modes()))
+		}
+	}
 	p.Classes = presetClasses(preset)
+	applyMode(p.Mode, p.Classes)
 	presetPos := p.Fields.At("preset", p.Pos)
 	for i := range p.Classes { // preset classes point at the preset that chose them
 		p.Classes[i].Pos = presetPos

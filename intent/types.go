@@ -94,6 +94,11 @@ func (f *Fabric) WithDerive(d Derive) *Fabric {
 type Policy struct {
 	// Preset is the name of the preset the classes started from ("" = none).
 	Preset string
+	// Mode is the RoCE mode (policy.mode; never empty after Parse): the
+	// preset's classes follow it (applyMode), and intent/portfacts
+	// derives from it which priorities each switch port sends and
+	// honours pause on.
+	Mode RoCEMode
 	// Classes sorted by priority. Exactly one has Default set; at most one has CNP set.
 	Classes []Class
 	// MTU is the switch port MTU in bytes, as an IP MTU: the largest IP packet

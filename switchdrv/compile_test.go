@@ -152,6 +152,18 @@ func compileExamples(t *testing.T) []compileCase {
 	for _, e := range ents {
 		var files []string
 		switch {
+		case e.IsDir() && e.Name() == examples.ModesDir:
+			// one intent per file: what each platform compiles each mode to
+			modes, _ := filepath.Glob(filepath.Join(root, e.Name(), "*.yaml"))
+			for _, m := range modes {
+				f, err := intent.Load(m)
+				if err != nil {
+					t.Errorf("intent.Load(%s): %v", m, err)
+					continue
+				}
+				out = append(out, compileCase{"example-modes-" + strings.TrimSuffix(filepath.Base(m), ".yaml"), f})
+			}
+			continue
 		case e.IsDir():
 			if !examples.IntentDir(e.Name()) {
 				continue

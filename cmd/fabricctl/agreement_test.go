@@ -112,8 +112,8 @@ func agreePlan(t *testing.T, name string, reg *switchdrv.Registry, f *intent.Fab
 		default:
 			continue // EOS and OpenConfig write no headroom or XOFF
 		}
-		if len(f.Policy.LosslessPriorities()) == 0 {
-			continue
+		if len(portfacts.SendPriorities(f)) == 0 {
+			continue // no switch sends pause (no PFC, or semi-lossless): no headroom to write
 		}
 		for _, pf := range facts {
 			w, ok := written[pf.Name]

@@ -589,6 +589,50 @@ func ruleCases() []ruleCase {
 		{"srlinux ports above 400G", func(f *intent.Fabric) {
 			f.Switches[0].Ports[5].Speed = 800e9 // unlinked
 		}, Options{}, []got{{"FC131", Warning, "inventory.switches[leaf1].ports[ethernet-1/6].speed"}}},
+		// policy.mode (FC160-FC165). The mutations do what the parser
+		// does to the preset's classes (intent.applyMode): lossy takes
+		// PFC off them, pfc-only their ECN.
+		{"lossy mode: no ECN-before-PFC or headroom finding without PFC", func(f *intent.Fabric) {
+			lossy(f)
+			f.Switches[0].BufferBytes = 1_200_000 // lossless: FC111 (Kmax above buffer - headroom)
+		}, Options{}, nil},
+		{"lossy mode with a lossless class", func(f *intent.Fabric) {
+			f.Policy.Mode = intent.ModeLossy // roce keeps its own lossless: true
+		}, Options{}, []got{{"FC160", Error, "policy.classes[roce].lossless"}}},
+		{"lossy mode without ecn on the roce class", func(f *intent.Fabric) {
+			lossy(f)
+			class(f, "roce").ECN = nil
+		}, Options{}, []got{{"FC163", Error, "policy.classes[roce].ecn"}}},
+		{"lossy incast above a switch buffer", func(f *intent.Fabric) {
+			lossy(f)
+			f.Switches[0].BufferBytes = 900_000 // 3 senders at 400G, 3 m: 150 KB + 803 KB
+		}, Options{}, []got{{"FC164", Warning, "policy.classes[roce].ecn.min"}}},
+		{"lossy mode without a cnp class", func(f *intent.Fabric) {
+			lossy(f)
+			f.Policy.Classes = f.Policy.Classes[:2]
+		}, Options{}, []got{{"FC107", Warning, "policy.classes"}}},
+		{"semi-lossless keeps no switch headroom", func(f *intent.Fabric) {
+			f.Policy.Mode = intent.ModeSemiLossless
+			f.Switches[0].BufferBytes = 100_000 // lossless: FC112
+		}, Options{}, nil},
+		{"semi-lossless on eos", func(f *intent.Fabric) {
+			f.Policy.Mode = intent.ModeSemiLossless
+			f.Policy.MTU = 9214
+			f.Switches[2].Platform = intent.PlatformEOS
+			f.Switches[2].ASIC = ""
+		}, Options{}, []got{{"FC162", Error, "inventory.switches[spine1].platform"}}},
+		{"semi-lossless without a lossless class", func(f *intent.Fabric) {
+			f.Policy.Mode = intent.ModeSemiLossless
+			class(f, "roce").Lossless = false
+		}, Options{}, []got{{"FC160", Error, "policy.classes[roce].lossless"}}},
+		{"pfc-only", pfcOnly, Options{}, []got{{"FC165", Warning, "policy.mode"}}},
+		{"pfc-only with ecn", func(f *intent.Fabric) {
+			f.Policy.Mode = intent.ModePFCOnly
+		}, Options{}, []got{{"FC165", Warning, "policy.mode"}, {"FC161", Error, "policy.classes[roce].ecn"}}},
+		{"pfc-only without the watchdog", func(f *intent.Fabric) {
+			pfcOnly(f)
+			f.Policy.Watchdog.Enabled = false
+		}, Options{}, []got{{"FC165", Warning, "policy.mode"}, {"FC114", Error, "policy.watchdog.enabled"}}},
 		{"chain of switches without hosts", func(f *intent.Fabric) {
 			f.Links = []intent.Link{
 				{A: intent.Endpoint{Node: "leaf1", Port: "ethernet-1/3"}, B: intent.Endpoint{Node: "spine1", Port: "Ethernet0"}, Pos: at(100)},
@@ -596,6 +640,18 @@ func ruleCases() []ruleCase {
 			}
 		}, Options{}, nil},
 	}
+}
+
+// lossy and pfcOnly set the mode and make the preset's classes what the
+// parser makes them in it.
+func lossy(f *intent.Fabric) {
+	f.Policy.Mode = intent.ModeLossy
+	class(f, "roce").Lossless = false
+}
+
+func pfcOnly(f *intent.Fabric) {
+	f.Policy.Mode = intent.ModePFCOnly
+	class(f, "roce").ECN = nil
 }
 
 // hostBuffer puts priority 3 (the RoCE class's) in receive buffer 1 of the

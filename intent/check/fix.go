@@ -24,6 +24,7 @@ import (
 //	policy.watchdog.{enabled,detect,restore,poll}
 //	policy.classes[NAME].{dscp,priority,lossless,strict,weight,cnp}
 //	policy.classes[NAME].ecn.{min,max,probability} (creates the ecn block)
+//	policy.classes[NAME].ecn.enabled (false only: no ECN marking)
 //	policy.hostBuffers[buffer=N].size (the entry of receive buffer N)
 //	inventory.switches[NAME].buffer
 //	inventory.switches[NAME].ports[PORT].{mtu,speed,cable}
@@ -195,6 +196,19 @@ func apply(f *intent.Fabric, e Edit) error {
 }
 
 func applyClass(cl *intent.Class, segs []string, v string) error {
+	if len(segs) == 2 && segs[0] == "ecn" && segs[1] == "enabled" {
+		// ecn: {enabled: false} turns the class's marking off (true
+		// alone gives no thresholds: write min and max instead)
+		var on bool
+		if err := parseBool(v, &on); err != nil {
+			return err
+		}
+		if on {
+			return fmt.Errorf("ecn.enabled: true needs min and max: set those")
+		}
+		cl.ECN = nil
+		return nil
+	}
 	if len(segs) == 2 && segs[0] == "ecn" {
 		if cl.ECN == nil {
 			cl.ECN = &intent.ECN{Probability: 100}

@@ -252,6 +252,12 @@ func exampleCases(t *testing.T) []fixCase {
 			files = ms
 		case !e.IsDir() && strings.HasSuffix(e.Name(), ".yaml"):
 			files = []string{filepath.Join(root, e.Name())}
+		case e.IsDir() && e.Name() == "modes": // one intent per file
+			ms, _ := filepath.Glob(filepath.Join(root, e.Name(), "*.yaml"))
+			for _, m := range ms {
+				out = append(out, fixCase{"example modes/" + filepath.Base(m), func() (*intent.Fabric, error) { return intent.Load(m) }})
+			}
+			continue
 		default:
 			continue
 		}

@@ -14,6 +14,10 @@ import (
 type PlatformInfo struct {
 	// PFC is false where the platform's configuration model cannot express PFC.
 	PFC bool
+	// SemiLossless is how the platform makes a port honour received
+	// pause without sending any (profile semiLossless); "" where it
+	// cannot, and policy.mode semi-lossless is refused (FC162).
+	SemiLossless string
 	// MaxLosslessPriorities per port by default (a switch can override it).
 	MaxLosslessPriorities int
 	// Detect, Restore and Poll bound the PFC watchdog timers the platform
@@ -95,6 +99,7 @@ func InfoFor(p *profile.Profile) PlatformInfo {
 	tr := func(r profile.TimerRange) Range { return Range{Min: r.Min(), Max: r.Max(), Step: r.Step()} }
 	pi := PlatformInfo{
 		PFC:                   p.PFC,
+		SemiLossless:          p.SemiLossless,
 		MaxLosslessPriorities: p.MaxLosslessPriorities,
 		Detect:                tr(p.Watchdog.Detect),
 		Restore:               tr(p.Watchdog.Restore),

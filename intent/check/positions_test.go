@@ -65,6 +65,17 @@ func TestEveryRulePointsAtItsField(t *testing.T) {
 		{id: "FC132", old: "      asic: spectrum3\n", new: "", field: "inventory.switches.1.ports",
 			old2: `{name: "Ethernet{0..12..4}", speed: 400G`, new2: `{name: "Ethernet{0..12..4}", speed: 100G`},
 		{id: "FC141", old: "{name: \"ethernet-1/{1..4}\", speed: 400G, cable: 3m}", new: "{name: \"ethernet-1/{1..4}\", speed: 400G, cable: 30m}", field: "inventory.hosts.0.nics.0"},
+		{id: "FC160", old: "    - name: roce\n", new: "    - name: roce\n      lossless: true\n", field: "policy.classes.0.lossless",
+			old2: "  preset: roce-lossless\n", new2: "  preset: roce-lossless\n  mode: lossy\n"},
+		{id: "FC161", old: "  preset: roce-lossless\n", new: "  preset: roce-lossless\n  mode: pfc-only\n", field: "policy.classes.0.ecn"},
+		{id: "FC162", old: "  preset: roce-lossless\n", new: "  preset: roce-lossless\n  mode: semi-lossless\n", field: "inventory.switches.1.platform",
+			old2: "platform: sonic", new2: "platform: eos"},
+		{id: "FC163", old: "  preset: roce-lossless\n", new: "  preset: roce-lossless\n  mode: lossy\n", field: "policy.classes.0.ecn",
+			old2: "ecn: {min: 150KB, max: 1.5MB}", new2: "ecn: {enabled: false}"},
+		{id: "FC164", old: "  preset: roce-lossless\n", new: "  preset: roce-lossless\n  mode: lossy\n", field: "policy.classes.0.ecn.min",
+			old2: "    - [leaf1:ethernet-1/2, spine1:Ethernet0]\n", new2: "    - [leaf1:ethernet-1/2, spine1:Ethernet0]\nvalidation: {incast: 16}\n"},
+		{id: "FC165", old: "  preset: roce-lossless\n", new: "  preset: roce-lossless\n  mode: pfc-only\n", field: "policy.mode",
+			old2: "ecn: {min: 150KB, max: 1.5MB}", new2: "ecn: {enabled: false}"},
 		{id: "FC127", old: "{name: ethernet-1/5, speed: 400G", new: "{name: ethernet-1/5, speed: 400M", field: "inventory.switches.0.ports.1.speed"},
 	}
 	byID := map[string]bool{}

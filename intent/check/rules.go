@@ -72,6 +72,12 @@ var ruleTable = []Rule{
 	{"FC131", "port-speed-sku", Warning, "no switch port is faster than the ports of the model its profile stands for (while the switch's ASIC is that model's)", (*checker).portSpeedSKU, "edit"},
 	{"FC132", "shared-buffer-profile", Warning, "plan raises no xoff of a SONiC buffer profile that ports outside the inventory share (releases whose config updater creates no buffer profile)", (*checker).sharedBufferProfile, "decision: list the other ports, or accept the larger xoff on them"},
 	{"FC141", "nic-headroom", Warning, "a host NIC's PFC headroom, as its driver computes it (mlx5 calculate_xoff) with the cable host plan gives it, covers its link's cable", (*checker).nicHeadroom, "edit"},
+	{"FC160", "mode-lossless", Error, "the classes' PFC agrees with policy.mode: no lossless class in lossy mode; semi-lossless and pfc-only need the RoCE class lossless", (*checker).modeLossless, "edit; decision where no class but the CNP class carries the hosts' RoCE DSCP"},
+	{"FC161", "mode-ecn", Error, "no class marks ECN in pfc-only mode (no ECN marking on switches, no DCQCN on hosts)", (*checker).modeECN, "edit"},
+	{"FC162", "mode-platform", Error, "every switch can express policy.mode: semi-lossless needs a platform whose model honours received pause without sending it (SR Linux, SONiC; not EOS)", (*checker).modePlatform, "decision: the mode or the switch's platform"},
+	{"FC163", "lossy-ecn", Error, "in lossy mode the hosts' RoCE class marks ECN (without PFC, ECN and DCQCN are the only congestion control)", (*checker).lossyECN, "edit; decision where the smallest switch buffer leaves no room above one MTU"},
+	{"FC164", "lossy-incast", Warning, "in lossy mode every switch port's buffer absorbs an incast (validation.incast senders, else every other host) at line rate for the time DCQCN needs to react after ECN Kmin (portfacts.IncastAt)", (*checker).lossyIncast, "edit: ECN min lowered so the burst fits; decision where even one MTU does not"},
+	{"FC165", "pfc-only-spreading", Warning, "pfc-only mode relieves congestion by pause alone, which spreads upstream: said once, with the watchdog it needs (FC114)", (*checker).pfcOnlySpreading, "decision: the mode, or a workload that admits its own traffic"},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the

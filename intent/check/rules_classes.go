@@ -432,7 +432,16 @@ func (c *checker) cnpClass() {
 		}
 	}
 	if len(cnps) == 0 {
-		for _, cl := range c.lossless {
+		// DCQCN runs on the lossless classes' ECN, and in lossy mode on
+		// every ECN class (the RoCE class there has no PFC).
+		dcqcn := c.lossless
+		if p.Mode == intent.ModeLossy {
+			dcqcn = nil
+			for i := range p.Classes {
+				dcqcn = append(dcqcn, &p.Classes[i])
+			}
+		}
+		for _, cl := range dcqcn {
 			if cl.ECN != nil {
 				def := "the default class"
 				if d := p.DefaultClass(); d != nil {

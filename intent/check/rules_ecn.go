@@ -11,6 +11,9 @@ import (
 
 // FC109
 func (c *checker) ecnLossless() {
+	if c.f.Policy.Mode == intent.ModePFCOnly {
+		return // pfc-only has no ECN by design (FC161, FC165)
+	}
 	for _, cl := range c.lossless {
 		if cl.CNP {
 			continue // FC107: a CNP class must not be lossless; ECN on it would mark the notifications themselves

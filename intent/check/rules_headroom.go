@@ -110,8 +110,8 @@ func (c *checker) worstPort(sw *intent.Switch, cell int64) (*intent.Port, headro
 // of the port.
 func (c *checker) ecnBeforePFC() {
 	n := int64(len(c.lossless))
-	if n == 0 {
-		return
+	if n == 0 || !c.switchPause() {
+		return // no PFC, or switches send no pause (semi-lossless): no XOFF
 	}
 	for _, cl := range c.lossless {
 		if cl.ECN == nil || cl.ECN.MaxBytes <= cl.ECN.MinBytes {
@@ -178,8 +178,8 @@ func (c *checker) ecnBeforePFC() {
 // FC112
 func (c *checker) headroomFits() {
 	n := int64(len(c.lossless))
-	if n == 0 {
-		return
+	if n == 0 || !c.switchPause() {
+		return // semi-lossless: switches send no pause, so keep no headroom
 	}
 	type agg struct {
 		sw       *intent.Switch

@@ -24,8 +24,14 @@ func (c *checker) watchdogTimers() {
 			fix = "enable the PFC watchdog and " + fix
 			edits = append([]Edit{set("policy.watchdog.enabled", true)}, edits...)
 		}
-		c.report(Warning, at, "policy.watchdog.enabled", fix,
-			"PFC watchdog is off: a PFC storm or deadlock stalls the lossless queues until someone intervenes").with(edits...)
+		sev, why := Warning, ""
+		if c.f.Policy.Mode == intent.ModePFCOnly {
+			// pfc-only relieves congestion by pause alone (FC165): a
+			// storm is not an accident there but the failure mode.
+			sev, why = Error, "; policy.mode pfc-only has nothing but pause against congestion, so the watchdog is required"
+		}
+		c.report(sev, at, "policy.watchdog.enabled", fix,
+			"PFC watchdog is off: a PFC storm or deadlock stalls the lossless queues until someone intervenes%s", why).with(edits...)
 		return
 	}
 	if w.Detect <= 0 {

@@ -46,6 +46,19 @@ type Switch struct {
 	// Watchdog is the policy's PFC watchdog as the platform takes it.
 	Watchdog Watchdog
 
+	// Mode is the policy's RoCE mode (policy.mode).
+	Mode intent.RoCEMode
+	// PFCSend has bit p set for each priority on which the switch's
+	// ports send PFC pause: the lossless classes' in lossless and
+	// pfc-only mode, none in semi-lossless (the switch only honours
+	// pause) and lossy (no PFC). Headroom and an XOFF point apply to
+	// these priorities only.
+	PFCSend uint8
+	// PFCHonour has bit p set for each priority whose received pause
+	// the switch's egress queues honour: the lossless classes' in every
+	// mode with PFC (lossless, semi-lossless, pfc-only).
+	PFCHonour uint8
+
 	// lossless is each lossless class's facts that do not depend on
 	// the port (its static XOFF point, its ECN as programmed), by
 	// priority: a port's Lossless starts as a copy.
@@ -83,8 +96,10 @@ type Port struct {
 	// Linux (+14, +4 more on a VLAN-tagged subinterface).
 	PlatformMTU int
 	Headroom    Headroom
-	// Lossless are the policy's lossless classes' facts on this port, in
-	// priority order.
+	// Lossless are the facts of the lossless classes this port sends
+	// pause for (Switch.PFCSend), in priority order: the policy's
+	// lossless classes in lossless and pfc-only mode, none in
+	// semi-lossless and lossy mode, where no headroom or XOFF applies.
 	Lossless []Lossless
 }
 
@@ -153,7 +168,12 @@ func SwitchOf(f *intent.Fabric, sw *intent.Switch) *Switch {
 	if f.Derive.CellFactor > 0 {
 		s.CellFactor, s.CellFactorSource = f.Derive.CellFactor, "--cell-factor"
 	}
-	for _, prio := range f.Policy.LosslessPriorities() {
+	s.Mode = f.Policy.Mode
+	s.PFCHonour = f.Policy.PFCBitmap()
+	if s.Mode.SwitchSendsPause() {
+		s.PFCSend = s.PFCHonour
+	}
+	for _, prio := range SendPriorities(f) {
 		cl := f.Policy.ClassByPriority(prio)
 		l := Lossless{Class: cl, Priority: cl.Priority, XOFF: -1, StaticXOFF: -1, XOFFSource: "unknown: no buffer in the intent"}
 		if s.StaticXOFF {
@@ -173,6 +193,27 @@ func SwitchOf(f *intent.Fabric, sw *intent.Switch) *Switch {
 		s.Watchdog.Action, s.Watchdog.ActionSource = intent.WatchdogForward, "SR Linux deadlock recovery: forward, whatever the intent asks"
 	}
 	return s
+}
+
+// SendPriorities are the priorities on which switches send PFC pause, in
+// ascending order (Switch.PFCSend as a list; the same on every switch):
+// the policy's lossless priorities where the mode has switches send pause
+// (lossless, pfc-only), none otherwise.
+func SendPriorities(f *intent.Fabric) []int {
+	if !f.Policy.Mode.SwitchSendsPause() {
+		return nil
+	}
+	return f.Policy.LosslessPriorities()
+}
+
+// HonourPriorities are the priorities whose received pause switches
+// honour, in ascending order (Switch.PFCHonour as a list): the policy's
+// lossless priorities in every mode with PFC.
+func HonourPriorities(f *intent.Fabric) []int {
+	if !f.Policy.Mode.PFC() {
+		return nil
+	}
+	return f.Policy.LosslessPriorities()
 }
 
 // SwitchProfile is sw's release profile with its asic applied: the one

@@ -50,6 +50,13 @@ type Profile struct {
 	// PFC is false where the platform's configuration model cannot express
 	// PFC at all (plain OpenConfig).
 	PFC bool `json:"pfc"`
+	// SemiLossless says how the platform's model makes a port honour
+	// the pause it receives without ever sending pause (policy.mode
+	// semi-lossless), with its source; "" where the model has no such
+	// knob and the mode is refused (EOS: priority-flow-control
+	// priority N no-drop turns sending and honouring on together, and
+	// arista-qos-augments has only priorities-no-drop).
+	SemiLossless string `json:"semiLossless"`
 	// MaxLosslessPriorities per port by default.
 	MaxLosslessPriorities int `json:"maxLosslessPriorities"`
 	// Watchdog bounds the PFC watchdog timers.

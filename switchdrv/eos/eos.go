@@ -110,6 +110,14 @@ func (c *compiler) compile() error {
 	if len(lossless) > 0 && p.GlobalPause {
 		return fmt.Errorf("802.3x flow control and PFC are mutually exclusive")
 	}
+	if p.Mode == intent.ModeSemiLossless {
+		// EOS's per-priority PFC is one switch: `priority-flow-control
+		// priority N no-drop` makes the port send pause and honour it
+		// (aristanetworks/avd eos_cli_config_gen), and arista-qos-augments
+		// has only priorities-no-drop (a bitmap, no direction); no
+		// receive-only PFC is documented (profile eos semiLossless).
+		return switchdrv.ModeUnsupported(p.Mode, "EOS cannot honour received pause without sending it: priority-flow-control priority N no-drop (and OpenConfig priorities-no-drop) turns both on, and no receive-only PFC is documented; use mode lossless on EOS switches")
+	}
 	for _, cl := range p.Classes {
 		var q queue
 		q.Name = strconv.Itoa(cl.Priority)

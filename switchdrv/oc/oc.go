@@ -218,6 +218,12 @@ type compiler struct {
 
 func (c *compiler) compile() error {
 	p := &c.f.Policy
+	if p.Mode == intent.ModeSemiLossless || p.Mode == intent.ModePFCOnly {
+		// Both modes are PFC and nothing else in its place (pfc-only
+		// drops ECN, semi-lossless's point is how pause is handled):
+		// what openconfig-qos could compile would be neither.
+		return switchdrv.ModeUnsupported(p.Mode, "openconfig-qos has no PFC, pause or watchdog model, and the mode is about PFC; use the switch's native platform (srlinux, sonic, eos) or mode lossy")
+	}
 	if len(p.LosslessPriorities()) > 0 {
 		c.d.Notes = append(c.d.Notes, NotePFC)
 	}

@@ -261,7 +261,28 @@ func join(ps []int) string {
 
 func (c *compiler) compile() error {
 	p := &c.f.Policy
-	lossless := p.LosslessPriorities()
+	// lossless are the priorities the switch sends pause for, with a
+	// lossless priority group, headroom and the watchdog: the lossless
+	// classes' but in semi-lossless mode (portfacts.SendPriorities).
+	lossless := portfacts.SendPriorities(c.f)
+	// semi: semi-lossless, the ports honour the hosts' pause and send
+	// none. PORT pfc_asym on puts the port in SAI's separate RX/TX PFC
+	// mode with RX on every priority (sonic-swss portsorch
+	// setPortPfcAsym: SAI_PORT_PRIORITY_FLOW_CONTROL_MODE_SEPARATE,
+	// SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL_RX 0xff), and PORT_QOS_MAP
+	// without pfc_enable leaves TX off: qosorch handlePortQosMapTable
+	// writes a pfc_enable of 0 when the port had one (`if (pfc_enable ||
+	// old_pfc_enable)`), which setPortPfc sends as
+	// SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL_TX in separate mode.
+	semi := p.Mode == intent.ModeSemiLossless && len(portfacts.HonourPriorities(c.f)) > 0
+	if semi {
+		c.d.Notes = append(c.d.Notes, fmt.Sprintf("semi-lossless: every port gets PORT pfc_asym on (SAI separate RX/TX PFC: pause received on any priority is honoured) and no pfc_enable (the port sends no pause), no lossless priority group and no headroom; pfcwd starts only on ports with pfc_enable (sonic-utilities pfcwd), so no PFC watchdog runs; a SAI without separate RX/TX PFC answers NOT_SUPPORTED to pfc_asym, which portsorch takes as success, leaving PFC off on priorities %v: check `show pfc asymmetric` on the switch", portfacts.HonourPriorities(c.f)))
+	}
+	if !p.Mode.PFC() {
+		// lossy: no pfc_enable, so qosorch sets the port's PFC to 0 where
+		// it had a bitmap (handlePortQosMapTable, as above).
+		c.d.Notes = append(c.d.Notes, "lossy: PORT_QOS_MAP carries no pfc_enable, so SONiC turns PFC off on every inventory port (qosorch writes 0 where the port had a PFC bitmap); lossless priority groups the QoS template or buffermgrd made (BUFFER_PG <port>|3-4, pg_lossless profiles) are not removed: their headroom stays reserved out of the shared pool (not verified here whether buffermgrd drops them when pfc_enable goes)")
+	}
 	isLossless := map[int]bool{}
 	for _, l := range lossless {
 		isLossless[l] = true
@@ -470,6 +491,11 @@ func (c *compiler) compile() error {
 		}
 		if err := c.field("PORT", port.Name, "mtu", itoa(mtu)); err != nil {
 			return err
+		}
+		if semi {
+			if err := c.field("PORT", port.Name, "pfc_asym", "on"); err != nil {
+				return err
+			}
 		}
 	}
 	if len(lossless) > 0 && len(c.sw.Ports) > 0 {

@@ -186,7 +186,7 @@ type (
 		Name            string `json:"name"`
 		ReceivedTraffic struct {
 			Unicast struct {
-				PFCQueue []pfcQueueMap[P] `json:"pfc-queue"`
+				PFCQueue []pfcQueueMap[P] `json:"pfc-queue,omitempty"`
 			} `json:"unicast-mapping"`
 		} `json:"received-traffic"`
 		ReceivedPause struct {
@@ -261,16 +261,34 @@ func pauseAsLeafList(prio int) []int { return []int{prio} }
 
 // mappingProfile is the pfc-mapping-profile of the lossless priorities,
 // the priority written by pp, with the deadlock settings dl.
-func mappingProfile[P pausePriority](lossless []int, pp func(int) P, dl *deadlock) pfcMappingProfile[P] {
+// send are the priorities the switch generates pause for
+// (received-traffic unicast-mapping: "Parameters related to receiving
+// traffic for pfc-generation", srl_nokia-qos pfc-profile-config), honour
+// those whose received pause its egress queues react to
+// (received-pfc-pause-frames queue enable-pfc: "Enables/disables reaction
+// to received pfc-frames for a given pfc-priority"). In semi-lossless mode
+// send is empty: traffic maps to no pfc-queue, so no pause is generated,
+// while the queues still stop on a received pause.
+func mappingProfile[P pausePriority](send, honour []int, pp func(int) P, dl *deadlock) pfcMappingProfile[P] {
 	mp := pfcMappingProfile[P]{Name: PFCProfile}
-	for _, prio := range lossless {
+	for _, prio := range send {
 		mp.ReceivedTraffic.Unicast.PFCQueue = append(mp.ReceivedTraffic.Unicast.PFCQueue, pfcQueueMap[P]{
 			Name: pfcQueue(prio), ForwardingClass: []string{fc(prio)}, PausePriority: pp(prio),
 		})
+	}
+	for _, prio := range honour {
 		mp.ReceivedPause.Queue = append(mp.ReceivedPause.Queue, pauseQueue[P]{Name: queue(prio), PausePriority: pp(prio), EnablePFC: true})
 	}
 	mp.ReceivedPause.Deadlock = dl
 	return mp
+}
+
+// modeName is m as the intent writes it (a Policy built in code has none: lossless).
+func modeName(m intent.RoCEMode) intent.RoCEMode {
+	if m == "" {
+		return intent.ModeLossless
+	}
+	return m
 }
 
 func fc(prio int) string       { return "fc" + strconv.Itoa(prio) }
@@ -319,9 +337,16 @@ func (c *compiler) compile() error {
 	// Per port two bindings, the MTU and flow control; the policies,
 	// profiles and named objects are about 17 with the preset's classes.
 	c.d.Reserve(4*len(c.sw.Ports) + 8 + 3*len(p.Classes))
-	lossless := p.LosslessPriorities()
+	// lossless are the priorities whose received pause the ports honour
+	// (pfc-enable, the reaction), send those they generate pause for
+	// (pfc-queues with headroom): the same but in semi-lossless mode,
+	// where send is empty (portfacts, one home for both).
+	lossless, send := portfacts.HonourPriorities(c.f), portfacts.SendPriorities(c.f)
 	if len(lossless) > 0 && p.GlobalPause {
 		return fmt.Errorf("802.3x flow-control and PFC are mutually exclusive on SR Linux interfaces")
+	}
+	if p.Mode == intent.ModeSemiLossless {
+		c.d.Notes = append(c.d.Notes, fmt.Sprintf("semi-lossless: PFC is enabled on the ports with a mapping profile that reacts to received pause on priorities %v (received-pfc-pause-frames) and maps no traffic to a pfc-queue (received-traffic), so the switch honours the hosts' pause and never generates pause itself; no PFC headroom is reserved", lossless))
 	}
 	var ecnClasses []intent.Class
 	profileOf := map[string]string{}
@@ -340,7 +365,7 @@ func (c *compiler) compile() error {
 		}
 	}
 
-	if err := c.namedObjects(lossless); err != nil {
+	if err := c.namedObjects(send); err != nil {
 		return err
 	}
 
@@ -407,17 +432,21 @@ func (c *compiler) compile() error {
 		if err := c.d.Replace(out, elemQos, elemBufferManagement, switchdrv.Elem("buffer-allocation-profile", "name", out.Name)); err != nil {
 			return err
 		}
-		c.d.Notes = append(c.d.Notes, fmt.Sprintf("output queues of ECN classes get a static maximum-burst-size (%s): lossless queues as much as every inventory port's pfc-queue can hold, so PFC, not the egress queue, stops lossless traffic; lossy queues twice their ECN max", OutputBuffers))
+		if len(send) > 0 {
+			c.d.Notes = append(c.d.Notes, fmt.Sprintf("output queues of ECN classes get a static maximum-burst-size (%s): lossless queues as much as every inventory port's pfc-queue can hold, so PFC, not the egress queue, stops lossless traffic; lossy queues twice their ECN max", OutputBuffers))
+		} else {
+			c.d.Notes = append(c.d.Notes, fmt.Sprintf("output queues of ECN classes get a static maximum-burst-size (%s) of twice their ECN max: the switch sends no pause in %s mode, so a queue that fills past it drops", OutputBuffers, modeName(p.Mode)))
+		}
 	}
 
 	// PFC: headroom buffer profiles and the mapping profile with the watchdog.
 	portBuffer := map[string]string{}
-	if len(lossless) > 0 {
+	if len(send) > 0 {
 		byBytes := map[int64]string{} // the profile of each size
 		var total int64
 		for i, port := range c.sw.Ports {
 			h := c.portHeadroom(i)
-			total += h * int64(len(lossless))
+			total += h * int64(len(send))
 			name, ok := byBytes[h]
 			if !ok {
 				name = bufferPrefix + strconv.FormatInt(h, 10)
@@ -440,7 +469,7 @@ func (c *compiler) compile() error {
 		sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
 		for _, h := range sizes {
 			bp := bufferProfile{Name: bufferPrefix + strconv.FormatInt(h, 10)}
-			for _, prio := range lossless {
+			for _, prio := range send {
 				bp.Queues.PFCQueue = append(bp.Queues.PFCQueue, pfcQueueBuffer{
 					Name: pfcQueue(prio), MaximumBurstSize: c.pfcMBS(prio), ReservedBytes: h,
 				})
@@ -449,6 +478,8 @@ func (c *compiler) compile() error {
 				return err
 			}
 		}
+	}
+	if len(lossless) > 0 {
 		dl := &deadlock{Enable: false}
 		wd := p.Watchdog
 		if wd.Enabled {
@@ -468,9 +499,9 @@ func (c *compiler) compile() error {
 				c.d.Notes = append(c.d.Notes, fmt.Sprintf("SR Linux deadlock recovery ignores received pause frames on the stuck queue for the recovery timer and keeps transmitting (what SONiC calls forward); the action is not configurable, so watchdog action %q is not what happens on this switch", wd.Action))
 			}
 		}
-		var mp any = mappingProfile(lossless, pauseAsLeaf, dl)
+		var mp any = mappingProfile(send, lossless, pauseAsLeaf, dl)
 		if c.prof.Shapes.PFCPauseFramePriority == profile.ShapeLeafList {
-			mp = mappingProfile(lossless, pauseAsLeafList, dl)
+			mp = mappingProfile(send, lossless, pauseAsLeafList, dl)
 		}
 		if err := c.d.Replace(mp, elemQos, switchdrv.Elem("pfc-mapping-profile", "name", PFCProfile)); err != nil {
 			return err
@@ -518,6 +549,8 @@ func (c *compiler) compile() error {
 		*qi = qosInterface{ID: port.Name, InterfaceRef: interfaceRef{Interface: port.Name}, Output: output}
 		if pfc != nil {
 			qi.PFC = pfc
+		}
+		if len(send) > 0 {
 			in := inputs[portBuffer[port.Name]]
 			if in == nil {
 				in = &ifInput{PFCBufferProfile: portBuffer[port.Name]}
@@ -638,7 +671,7 @@ const maxMBS = 1<<32 - 1
 // room to mark before it drops without taking the shared buffer.
 func (c *compiler) outputMBS(cl *intent.Class) int64 {
 	mbs := 2 * cl.ECN.MaxBytes
-	if cl.Lossless {
+	if cl.Lossless && c.f.Policy.Mode.SwitchSendsPause() {
 		mbs = int64(len(c.sw.Ports)) * c.pfcMBS(cl.Priority)
 		for i := range c.sw.Ports {
 			mbs += c.portHeadroom(i)
