@@ -194,7 +194,7 @@ func withSetting(f *intent.Fabric, cl *intent.Class, s Setting) (*intent.Fabric,
 
 // run simulates s on every scenario for d of fabric time.
 func (r *Result) run(s Setting, d time.Duration, samples int) ([]*sim.Result, error) {
-	g, err := withSetting(r.fabric, r.class, s)
+	g, err := withSetting(r.fabric, r.class, r.Bounds.Effective(s))
 	if err != nil {
 		return nil, err
 	}
@@ -304,6 +304,10 @@ func Search(ctx context.Context, f *intent.Fabric, o Options) (*Result, error) {
 	r := &Result{Class: cl.Name, Seed: o.Seed, fabric: f, class: cl, opts: o, DCQCN: o.DCQCN}
 	r.Bounds = boundsOf(f, cl)
 	r.Base = baseSetting(f, cl)
+	if sh := r.Bounds.Shared; sh != nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("SONiC 202405/202411 switches give every ECN class one WRED profile with the earliest marking (FC128): the search keeps class %s at or before class %s's min %s, max %s, probability %d%%, and simulates every setting, the intent's too, as they program it",
+			cl.Name, strings.Join(sh.Classes, ", "), intent.FormatSize(sh.MinBytes), intent.FormatSize(sh.MaxBytes), sh.Probability))
+	}
 	for _, spec := range o.Scenarios {
 		sc, err := sim.ParseSpec(spec)
 		if err != nil {
@@ -406,10 +410,17 @@ func Search(ctx context.Context, f *intent.Fabric, o Options) (*Result, error) {
 		return nil, err
 	}
 	r.Before = before[0]
-	best := r.Before
+	// best is the best setting inside the bounds: the intent's, unless it
+	// is outside them (then the first of the grid to beat the others,
+	// which the local search starts from and which must beat the
+	// intent's in the end)
+	var best *Score
+	if r.Bounds.Check(r.Base) == nil {
+		best = r.Before
+	}
 	consider := func(scores []*Score) {
 		for _, sc := range scores { // in the order given: ties keep the earlier
-			if better(sc, best) {
+			if best == nil || better(sc, best) {
 				best = sc
 			}
 		}
@@ -445,6 +456,9 @@ func Search(ctx context.Context, f *intent.Fabric, o Options) (*Result, error) {
 	consider(scores)
 	// local refinement: the neighbours of the best, two levels away on
 	// each parameter then one, while a round finds a better one
+	if best == nil {
+		best = r.Before
+	}
 	for _, step := range []int{2, 1} {
 		for r.Evaluated < o.Budget && !best.Setting.PFCOnly {
 			var ns []Setting
@@ -480,6 +494,9 @@ func Search(ctx context.Context, f *intent.Fabric, o Options) (*Result, error) {
 	}
 	if r.Evaluated >= o.Budget {
 		r.Notes = append(r.Notes, fmt.Sprintf("the search stopped at its budget of %d settings (--budget)", o.Budget))
+	}
+	if !better(best, r.Before) {
+		best = r.Before
 	}
 	r.After, r.Best = best, best.Setting
 	r.Edits = r.Best.Edits(cl, r.Base, o.DCQCN)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/check"
@@ -69,6 +70,21 @@ type Bounds struct {
 	CellBytes []int64
 	// XOFFSource names the port whose XOFF point is KmaxCeil.
 	XOFFSource string
+	// Shared is set when switches give every ECN class one WRED profile
+	// with the earliest marking of them (SONiC 202405/202411's config
+	// updater, check's FC128) and another class has ECN: the tuned class
+	// then gets exactly its setting only at or before that one (min and
+	// max at most Shared's, probability at least), which the search keeps
+	// to, so that what was simulated is what is programmed.
+	Shared *SharedECN `json:"shared,omitempty"`
+}
+
+// SharedECN is the earliest marking of the other ECN classes that share
+// one WRED profile with the tuned class.
+type SharedECN struct {
+	Classes            []string
+	MinBytes, MaxBytes int64
+	Probability        int
 }
 
 // boundsOf derives the constraints of f's RoCE class cl from the intent's
@@ -76,9 +92,13 @@ type Bounds struct {
 func boundsOf(f *intent.Fabric, cl *intent.Class) Bounds {
 	b := Bounds{KminFloor: int64(max(f.Policy.MTU, 1)), KmaxCeil: math.MaxInt64, MinProb: 1, MaxProb: 100}
 	platforms := map[intent.Platform]bool{}
+	shared := false
 	for i := range f.Switches {
 		sw := &f.Switches[i]
 		platforms[sw.Platform] = true
+		if p := portfacts.SwitchProfile(sw); p != nil && p.Write.GCU != nil {
+			shared = true // switchdrv/sonic gcuWRED: one WRED profile, the earliest marking
+		}
 		facts := portfacts.Ports(f, sw)
 		for _, pf := range facts {
 			if c := pf.Switch.CellBytes; c > 0 && !slices.Contains(b.CellBytes, c) {
@@ -96,6 +116,18 @@ func boundsOf(f *intent.Fabric, cl *intent.Class) Bounds {
 		}
 	}
 	slices.Sort(b.CellBytes)
+	for i := range f.Policy.Classes {
+		o := &f.Policy.Classes[i]
+		if !shared || o.Name == cl.Name || o.ECN == nil {
+			continue
+		}
+		if b.Shared == nil {
+			b.Shared = &SharedECN{MinBytes: o.ECN.MinBytes, MaxBytes: o.ECN.MaxBytes, Probability: o.ECN.Probability}
+		}
+		sh := b.Shared
+		sh.Classes = append(sh.Classes, o.Name)
+		sh.MinBytes, sh.MaxBytes, sh.Probability = min(sh.MinBytes, o.ECN.MinBytes), min(sh.MaxBytes, o.ECN.MaxBytes), max(sh.Probability, o.ECN.Probability)
+	}
 	for _, l := range Limits {
 		if len(platforms) == 0 || platforms[l.Platform] {
 			b.Platforms = append(b.Platforms, l)
@@ -126,12 +158,25 @@ func (b Bounds) Check(s Setting) error {
 	case s.Pmax < b.MinProb || s.Pmax > b.MaxProb:
 		return fmt.Errorf("ECN probability %d%% is outside %d-%d%%", s.Pmax, b.MinProb, b.MaxProb)
 	}
+	if sh := b.Shared; sh != nil && (s.Kmin > sh.MinBytes || s.Kmax > sh.MaxBytes || s.Pmax < sh.Probability) {
+		return fmt.Errorf("ECN %d..%d B at %d%% marks later than class %s's %d..%d B at %d%%, which shares its WRED profile (FC128): the earliest of the two is programmed", s.Kmin, s.Kmax, s.Pmax, strings.Join(sh.Classes, ", "), sh.MinBytes, sh.MaxBytes, sh.Probability)
+	}
 	for _, l := range b.Platforms {
 		if s.Kmin < l.MinBytes || s.Kmax > l.MaxBytes || s.Pmax < l.MinProb || s.Pmax > l.MaxProb {
 			return fmt.Errorf("ECN %d..%d B at %d%% is outside what %s takes (%s)", s.Kmin, s.Kmax, s.Pmax, l.Platform, l.Source)
 		}
 	}
 	return nil
+}
+
+// Effective is s as the switches program it: with a shared WRED profile,
+// the earliest marking of s and the other classes' (switchdrv/sonic
+// gcuWRED: lowest thresholds, highest probability).
+func (b Bounds) Effective(s Setting) Setting {
+	if sh := b.Shared; sh != nil && !s.PFCOnly {
+		s.Kmin, s.Kmax, s.Pmax = min(s.Kmin, sh.MinBytes), min(s.Kmax, sh.MaxBytes), max(s.Pmax, sh.Probability)
+	}
+	return s
 }
 
 // dim is one searched parameter: its levels in increasing order, and how
@@ -191,15 +236,24 @@ func spread(n, k int) []int {
 func dims(b Bounds, base Setting, withDCQCN bool) []dim {
 	const kb = 1000
 	kmaxHi := math.Min(float64(b.KmaxCeil), 4e6)
+	pmaxLevels := []float64{1, 2, 5, 10, 20, 35, 50, 75, 100}
+	if sh := b.Shared; sh != nil {
+		kmaxHi = math.Min(kmaxHi, float64(sh.MaxBytes))
+		pmaxLevels = slices.DeleteFunc(pmaxLevels, func(v float64) bool { return v < float64(sh.Probability) })
+	}
 	kminLo := math.Ceil(float64(b.KminFloor)/kb) * kb
 	kmaxLo := 2 * kminLo
 	kmaxHi = math.Floor(kmaxHi/kb) * kb
 	var ds []dim
-	kmin := dim{name: "ecn.min", levels: geometric(kminLo, math.Max(kminLo, kmaxHi/2), 14, kb),
+	kminHi := kmaxHi / 2
+	if sh := b.Shared; sh != nil {
+		kminHi = math.Min(kminHi, float64(sh.MinBytes))
+	}
+	kmin := dim{name: "ecn.min", levels: geometric(kminLo, math.Max(kminLo, kminHi), 14, kb),
 		set: func(s *Setting, v float64) { s.Kmin = int64(v) }, get: func(s Setting) float64 { return float64(s.Kmin) }}
 	kmax := dim{name: "ecn.max", levels: geometric(math.Min(kmaxLo, kmaxHi), kmaxHi, 14, kb),
 		set: func(s *Setting, v float64) { s.Kmax = int64(v) }, get: func(s Setting) float64 { return float64(s.Kmax) }}
-	pmax := dim{name: "ecn.probability", levels: []float64{1, 2, 5, 10, 20, 35, 50, 75, 100},
+	pmax := dim{name: "ecn.probability", levels: pmaxLevels,
 		set: func(s *Setting, v float64) { s.Pmax = int(v) }, get: func(s Setting) float64 { return float64(s.Pmax) }}
 	ds = append(ds, kmin, kmax, pmax)
 	if withDCQCN {
@@ -227,7 +281,15 @@ func dims(b Bounds, base Setting, withDCQCN bool) []dim {
 	}
 	ds[0].coarse = spread(len(ds[0].levels), 5)
 	ds[1].coarse = spread(len(ds[1].levels), 5)
-	ds[2].coarse = []int{slices.Index(ds[2].levels, 5), slices.Index(ds[2].levels, 20), slices.Index(ds[2].levels, 100)}
+	ds[2].coarse = nil
+	for _, v := range []float64{5, 20, 100} {
+		if i := slices.Index(ds[2].levels, v); i >= 0 {
+			ds[2].coarse = append(ds[2].coarse, i)
+		}
+	}
+	if len(ds[2].coarse) == 0 {
+		ds[2].coarse = spread(len(ds[2].levels), 3)
+	}
 	return ds
 }
 

@@ -258,3 +258,32 @@ func BenchmarkTuneIncast16to1(b *testing.B) {
 		b.ReportMetric(float64(r.Evaluated), "settings/op")
 	}
 }
+
+// TestSharedWREDProfile: on SONiC 202405/202411 (one WRED profile for every
+// ECN class, the earliest marking: FC128) the tuned class marks at or
+// before the other ECN class, so that the switches program what was
+// simulated; the intent's own setting is simulated as they program it.
+func TestSharedWREDProfile(t *testing.T) {
+	f := parse(t, strings.Replace(buffered, "  preset: roce-lossless\n", "  preset: roce-lossless\n  classes:\n    - {name: storage, dscp: [24], priority: 4, lossless: true, weight: 20%, ecn: {min: 100KB, max: 1MB, probability: 50%}}\n    - {name: default, weight: 30%}\n", 1))
+	cl, _ := RoCEClass(f, "")
+	b := boundsOf(f, cl)
+	if b.Shared == nil || b.Shared.MaxBytes != 1_000_000 || b.Shared.MinBytes != 100_000 || b.Shared.Probability != 50 {
+		t.Fatalf("shared %+v, want storage's ECN", b.Shared)
+	}
+	if e := b.Effective(baseSetting(f, cl)); e.Kmin != 100_000 || e.Kmax != 1_000_000 || e.Pmax != 100 {
+		t.Errorf("the preset's ECN as programmed: %s, want min 100KB max 1MB 100%%", e)
+	}
+	r, err := Search(t.Context(), f, Options{Scenarios: []string{"incast:16:1"}, Parallel: 2, DCQCN: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Best == r.Base {
+		t.Fatalf("no better setting than the intent's (%d settings): the test wants one", r.Evaluated)
+	}
+	if s := r.Best; s.Kmin > 100_000 || s.Kmax > 1_000_000 || s.Pmax < 50 || b.Effective(s) != s {
+		t.Errorf("best %s marks later than storage's shared profile", s)
+	}
+	if len(r.Notes) == 0 || !strings.Contains(r.Notes[0], "FC128") {
+		t.Errorf("notes %q do not say why", r.Notes)
+	}
+}
