@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -200,7 +201,11 @@ func (r *Result) run(s Setting, d time.Duration, samples int) ([]*sim.Result, er
 	}
 	var out []*sim.Result
 	for _, sc := range r.scenarios {
-		n, err := sim.Build(g, sc.sc, r.opts.Star, r.Seed)
+		// sim.Build writes to its scenario (a slow receiver's name): each
+		// run has its own copy, as runs go in parallel
+		c := *sc.sc
+		c.Slow, c.Flows = maps.Clone(c.Slow), slices.Clip(c.Flows)
+		n, err := sim.Build(g, &c, r.opts.Star, r.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.spec, err)
 		}

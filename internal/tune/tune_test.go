@@ -87,7 +87,7 @@ func TestTuneImprovesIncast16(t *testing.T) {
 // the parallelism; another seed runs other ECN marking draws.
 func TestTuneDeterministic(t *testing.T) {
 	f := parse(t, minimal)
-	o := Options{Scenarios: []string{"incast:8:1"}, DCQCN: true, Budget: 60, Seed: 7}
+	o := Options{Scenarios: []string{"incast:8:1", "slow-receiver:50"}, DCQCN: true, Budget: 60, Seed: 7}
 	var got []*Result
 	for _, par := range []int{1, 2, 2} {
 		o.Parallel = par
