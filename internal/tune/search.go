@@ -504,7 +504,7 @@ func Search(ctx context.Context, f *intent.Fabric, o Options) (*Result, error) {
 		best = r.Before
 	}
 	r.After, r.Best = best, best.Setting
-	r.Edits = r.Best.Edits(cl, r.Base, o.DCQCN)
+	r.Edits = r.Best.Edits(&f.Policy, cl, r.Base, o.DCQCN)
 	if r.Best == r.Base {
 		r.Edits = nil
 	}

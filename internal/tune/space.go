@@ -307,11 +307,20 @@ func nearest(levels []float64, v float64) int {
 // Edits is s as changes of the intent: the class's ECN block, and (with
 // dcqcn) the policy.dcqcn fields (CONTRACTS names, mlx5 units: rates in
 // Mb/s, times in microseconds) that differ from base.
-func (s Setting) Edits(cl *intent.Class, base Setting, dcqcn bool) []Edit {
+//
+// pfc-only is policy.mode: pfc-only and, on every class of pol whose ECN
+// block the files write (a preset's follows the mode), ecn.enabled:
+// false (the policy.mode branch's FC151 and its fix).
+func (s Setting) Edits(pol *intent.Policy, cl *intent.Class, base Setting, dcqcn bool) []Edit {
 	path := "policy.classes[" + cl.Name + "]"
 	var out []Edit
 	if s.PFCOnly {
 		out = append(out, Edit{Path: "policy.mode", Value: "pfc-only"})
+		for _, c := range pol.Classes {
+			if _, written := c.Fields["ecn"]; written && c.ECN != nil {
+				out = append(out, Edit{Path: "policy.classes[" + c.Name + "].ecn.enabled", Value: "false"})
+			}
+		}
 	} else if cl.ECN == nil || cl.ECN.MinBytes != s.Kmin || cl.ECN.MaxBytes != s.Kmax || cl.ECN.Probability != s.Pmax {
 		out = append(out,
 			Edit{Path: path + ".ecn.min", Value: sizeText(s.Kmin)},

@@ -186,7 +186,7 @@ func TestSettingEdits(t *testing.T) {
 	s := base
 	s.Kmin, s.Kmax, s.Pmax = 20_000, 400_000, 5
 	s.DCQCN.AIRate, s.DCQCN.TimeReset = 20e6, 50*sim.Microsecond
-	edits := s.Edits(cl, base, true)
+	edits := s.Edits(&f.Policy, cl, base, true)
 	var ecn []Edit
 	paths := map[string]string{}
 	for _, e := range edits {
@@ -222,6 +222,15 @@ func TestSettingEdits(t *testing.T) {
 		if !Known(e) {
 			t.Errorf("Known(%s) = false", e)
 		}
+	}
+	pfc := base
+	pfc.PFCOnly = true
+	g = parse(t, head+"policy:\n  preset: roce-lossless\n  classes:\n    - {name: roce, ecn: {min: 150KB, max: 1.5MB, probability: 100%}}\n")
+	if d := cmp.Diff([]Edit{{Path: "policy.mode", Value: "pfc-only"}, {Path: "policy.classes[roce].ecn.enabled", Value: "false"}}, pfc.Edits(&g.Policy, g.Policy.ClassByName("roce"), base, true)); d != "" {
+		t.Errorf("pfc-only edits (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]Edit{{Path: "policy.mode", Value: "pfc-only"}}, pfc.Edits(&f.Policy, cl, base, true)); d != "" {
+		t.Errorf("pfc-only edits on the preset's ECN (-want +got):\n%s", d)
 	}
 	if Known(Edit{Path: "policy.noSuchField", Value: "1"}) {
 		t.Error("Known(policy.noSuchField) = true")
