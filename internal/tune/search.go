@@ -184,6 +184,10 @@ func withSetting(f *intent.Fabric, cl *intent.Class, s Setting) (*intent.Fabric,
 	if s.PFCOnly {
 		return &g, nil
 	}
+	if s.Kmax == 0 { // the intent's class without ECN
+		g.Policy.ClassByName(cl.Name).ECN = nil
+		return &g, nil
+	}
 	path := "policy.classes[" + cl.Name + "]"
 	err := check.Apply(&g, []Edit{
 		{Path: path + ".ecn.min", Value: strconv.FormatInt(s.Kmin, 10)},

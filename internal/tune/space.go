@@ -173,7 +173,7 @@ func (b Bounds) Check(s Setting) error {
 // the earliest marking of s and the other classes' (switchdrv/sonic
 // gcuWRED: lowest thresholds, highest probability).
 func (b Bounds) Effective(s Setting) Setting {
-	if sh := b.Shared; sh != nil && !s.PFCOnly {
+	if sh := b.Shared; sh != nil && !s.PFCOnly && s.Kmax > 0 {
 		s.Kmin, s.Kmax, s.Pmax = min(s.Kmin, sh.MinBytes), min(s.Kmax, sh.MaxBytes), max(s.Pmax, sh.Probability)
 	}
 	return s

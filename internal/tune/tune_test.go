@@ -1,6 +1,8 @@
 package tune
 
 import (
+	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -294,5 +296,30 @@ func TestSharedWREDProfile(t *testing.T) {
 	}
 	if len(r.Notes) == 0 || !strings.Contains(r.Notes[0], "FC128") {
 		t.Errorf("notes %q do not say why", r.Notes)
+	}
+}
+
+// TestTuneClassWithoutECN: a lossless class without ECN (check's FC109)
+// runs as it is, PFC alone, and tune adds the ECN block it finds best;
+// a cancelled search stops with the context's error.
+func TestTuneClassWithoutECN(t *testing.T) {
+	f := parse(t, head+"policy:\n  preset: none\n  classes:\n    - {name: default, priority: 0, default: true, weight: 50%}\n    - {name: roce, dscp: [26], priority: 3, lossless: true, weight: 50%}\n    - {name: cnp, dscp: [48], priority: 6, strict: true, cnp: true}\n")
+	r, err := Search(t.Context(), f, Options{Scenarios: []string{"incast:8:1"}, Budget: 40, Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Before.Runs[0].Unfinished != 0 || r.Before.Drops != 0 {
+		t.Errorf("PFC alone: %+v", r.Before.Runs[0])
+	}
+	if r.Best == r.Base || r.Best.Kmax == 0 {
+		t.Fatalf("best %s: want an ECN setting for this incast", r.Best)
+	}
+	if w, err := r.Write(); err != nil || !strings.Contains(string(w.Sources[0].Data), "ecn: {min: ") {
+		t.Errorf("Write: %v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Search(ctx, f, Options{Scenarios: []string{"incast:8:1"}, Budget: 40}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled search: %v, want context.Canceled", err)
 	}
 }
