@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,7 +128,7 @@ func TestTuneCommand(t *testing.T) {
 			t.Fatalf("tune -o json: exit %d\n%s\n%s", code, stdout, stderr)
 		}
 	}
-	if a, b := reps[0], reps[1]; a.AfterSetting.ECN == nil || *a.AfterSetting.ECN != *b.AfterSetting.ECN || a.AfterSetting.DCQCN != b.AfterSetting.DCQCN || a.Evaluated != b.Evaluated || a.After.Runs[0] != b.After.Runs[0] {
+	if a, b := reps[0], reps[1]; a.AfterSetting.ECN == nil || *a.AfterSetting.ECN != *b.AfterSetting.ECN || !maps.Equal(a.AfterSetting.DCQCN, b.AfterSetting.DCQCN) || len(a.AfterSetting.DCQCN) != 6 || a.Evaluated != b.Evaluated || a.After.Runs[0] != b.After.Runs[0] {
 		t.Errorf("same seed, different results:\n%+v\n%+v", a.AfterSetting, b.AfterSetting)
 	}
 	r := reps[0]

@@ -12,7 +12,6 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/portfacts"
-	"github.com/fabricctl/fabricctl/internal/sim"
 )
 
 // Programmed is the tuned thresholds as switches program them: whole
@@ -56,28 +55,38 @@ func (r *Result) Programmed(w *Written) []Programmed {
 	return out
 }
 
-// SettingJSON is a setting in the intent's terms.
+// SettingJSON is a setting in the intent's terms: the ECN thresholds in
+// bytes, the DCQCN parameters by their policy.dcqcn names as the intent
+// writes them.
 type SettingJSON struct {
-	Mode string `json:"mode,omitempty"`
-	ECN  *struct {
-		Min         int64 `json:"minBytes"`
-		Max         int64 `json:"maxBytes"`
-		Probability int   `json:"probability"`
-	} `json:"ecn,omitempty"`
-	DCQCN sim.DCQCN `json:"dcqcn"`
+	Mode  string            `json:"mode,omitempty"`
+	ECN   *ECNJSON          `json:"ecn,omitempty"`
+	DCQCN map[string]string `json:"dcqcn,omitempty"`
 }
 
-func settingJSON(s Setting) SettingJSON {
-	j := SettingJSON{DCQCN: s.DCQCN}
-	if s.PFCOnly {
-		j.Mode = "pfc-only"
-		return j
+// ECNJSON is a class's ECN thresholds.
+type ECNJSON struct {
+	Min         int64 `json:"minBytes"`
+	Max         int64 `json:"maxBytes"`
+	Probability int   `json:"probability"`
+}
+
+func settingJSON(s Setting, dcqcn bool) SettingJSON {
+	var j SettingJSON
+	for _, row := range settingRows(s, dcqcn) {
+		if name, ok := strings.CutPrefix(row[0], "dcqcn."); ok {
+			if j.DCQCN == nil {
+				j.DCQCN = map[string]string{}
+			}
+			j.DCQCN[name] = row[1]
+		}
 	}
-	j.ECN = &struct {
-		Min         int64 `json:"minBytes"`
-		Max         int64 `json:"maxBytes"`
-		Probability int   `json:"probability"`
-	}{s.Kmin, s.Kmax, s.Pmax}
+	switch {
+	case s.PFCOnly:
+		j.Mode = "pfc-only"
+	case s.Kmax > 0:
+		j.ECN = &ECNJSON{s.Kmin, s.Kmax, s.Pmax}
+	}
 	return j
 }
 
@@ -105,7 +114,7 @@ type Report struct {
 // Report builds the JSON form of r and its written edits w.
 func (r *Result) Report(w *Written) Report {
 	rep := Report{Class: r.Class, Scenarios: r.Scenarios(), Seed: r.Seed, Duration: r.Duration, Evaluated: r.Evaluated,
-		DCQCNSearched: r.DCQCN, Bounds: r.Bounds, BeforeSetting: settingJSON(r.Base), AfterSetting: settingJSON(r.Best),
+		DCQCNSearched: r.DCQCN, Bounds: r.Bounds, BeforeSetting: settingJSON(r.Base, r.DCQCN), AfterSetting: settingJSON(r.Best, r.DCQCN),
 		Before: r.Before, After: r.After, Edits: r.Edits, Notes: r.Notes}
 	if rep.Edits == nil {
 		rep.Edits = []Edit{}
@@ -171,8 +180,8 @@ func settingRows(s Setting, dcqcn bool) [][2]string {
 		rows = append(rows,
 			[2]string{"dcqcn.aiRate", intent.FormatRate(int64(d.AIRate))},
 			[2]string{"dcqcn.haiRate", intent.FormatRate(int64(d.HAIRate))},
-			[2]string{"dcqcn.timeReset", us(time.Duration(d.TimeReset / sim.Nanosecond))},
-			[2]string{"dcqcn.rateReduceMonitorPeriod", us(time.Duration(d.RateReducePeriod / sim.Nanosecond))},
+			[2]string{"dcqcn.timeReset", durText(d.TimeReset)},
+			[2]string{"dcqcn.rateReduceMonitorPeriod", durText(d.RateReducePeriod)},
 			[2]string{"dcqcn.minDecreaseFactor", strconv.Itoa(int(d.MinDecFactor*100+0.5)) + "%"},
 			[2]string{"dcqcn.g", strconv.Itoa(int(1024 - d.G*1024 + 0.5))})
 	}

@@ -30,10 +30,12 @@ type Setting struct {
 // Limit is what one platform accepts for a class's ECN thresholds and
 // marking probability, with where that comes from.
 type Limit struct {
-	Platform           intent.Platform
-	MinBytes, MaxBytes int64
-	MinProb, MaxProb   int
-	Source             string
+	Platform intent.Platform `json:"platform"`
+	MinBytes int64           `json:"minBytes"`
+	MaxBytes int64           `json:"maxBytes"`
+	MinProb  int             `json:"minProbability"`
+	MaxProb  int             `json:"maxProbability"`
+	Source   string          `json:"source"`
 }
 
 // maxUint32 bounds SR Linux's pfc-queue maximum-burst-size (uint32), which
@@ -59,17 +61,19 @@ type Bounds struct {
 	// KminFloor is one MTU (FC110), KmaxCeil the smallest XOFF point of
 	// any switch port (FC111, portfacts Lossless.XOFF; the platforms'
 	// range when no XOFF point is known).
-	KminFloor, KmaxCeil int64
-	MinProb, MaxProb    int
+	KminFloor int64 `json:"minFloorBytes"`
+	KmaxCeil  int64 `json:"maxCeilingBytes"`
+	MinProb   int   `json:"minProbability"`
+	MaxProb   int   `json:"maxProbability"`
 	// Platforms are the limits of the platforms the intent's switches use
 	// (all four when it has no switch: the synthetic star is SONiC, but
 	// the tuned intent may be compiled for any).
-	Platforms []Limit
+	Platforms []Limit `json:"platforms"`
 	// CellBytes is the distinct buffer cells of the switches (portfacts),
 	// to show the thresholds as programmed.
-	CellBytes []int64
+	CellBytes []int64 `json:"cellBytes,omitempty"`
 	// XOFFSource names the port whose XOFF point is KmaxCeil.
-	XOFFSource string
+	XOFFSource string `json:"xoffSource,omitempty"`
 	// Shared is set when switches give every ECN class one WRED profile
 	// with the earliest marking of them (SONiC 202405/202411's config
 	// updater, check's FC128) and another class has ECN: the tuned class
@@ -82,9 +86,10 @@ type Bounds struct {
 // SharedECN is the earliest marking of the other ECN classes that share
 // one WRED profile with the tuned class.
 type SharedECN struct {
-	Classes            []string
-	MinBytes, MaxBytes int64
-	Probability        int
+	Classes     []string `json:"classes"`
+	MinBytes    int64    `json:"minBytes"`
+	MaxBytes    int64    `json:"maxBytes"`
+	Probability int      `json:"probability"`
 }
 
 // boundsOf derives the constraints of f's RoCE class cl from the intent's
@@ -331,12 +336,6 @@ func (s Setting) Edits(pol *intent.Policy, cl *intent.Class, base Setting, dcqcn
 		return out
 	}
 	d, b := s.DCQCN, base.DCQCN
-	us := func(t sim.Time) string {
-		if t%sim.Microsecond == 0 {
-			return strconv.FormatInt(int64(t/sim.Microsecond), 10) + "us"
-		}
-		return strconv.FormatInt(int64(t/sim.Nanosecond), 10) + "ns"
-	}
 	add := func(field string, differ bool, v string) {
 		if differ {
 			out = append(out, Edit{Path: "policy.dcqcn." + field, Value: v})
@@ -344,8 +343,8 @@ func (s Setting) Edits(pol *intent.Policy, cl *intent.Class, base Setting, dcqcn
 	}
 	add("aiRate", d.AIRate != b.AIRate, intent.FormatRate(int64(d.AIRate)))
 	add("haiRate", d.HAIRate != b.HAIRate, intent.FormatRate(int64(d.HAIRate)))
-	add("timeReset", d.TimeReset != b.TimeReset, us(d.TimeReset))
-	add("rateReduceMonitorPeriod", d.RateReducePeriod != b.RateReducePeriod, us(d.RateReducePeriod))
+	add("timeReset", d.TimeReset != b.TimeReset, durText(d.TimeReset))
+	add("rateReduceMonitorPeriod", d.RateReducePeriod != b.RateReducePeriod, durText(d.RateReducePeriod))
 	add("minDecreaseFactor", d.MinDecFactor != b.MinDecFactor, strconv.Itoa(int(math.Round(d.MinDecFactor*100)))+"%")
 	add("g", d.G != b.G, strconv.Itoa(int(math.Round(1024-d.G*1024))))
 	return out
@@ -358,4 +357,13 @@ func sizeText(b int64) string {
 		return strconv.FormatInt(b/1000, 10) + "KB"
 	}
 	return strconv.FormatInt(b, 10) + "B"
+}
+
+// durText writes t as the intent's durations read it: whole
+// microseconds (mlx5's unit) where it is, else nanoseconds.
+func durText(t sim.Time) string {
+	if t%sim.Microsecond == 0 {
+		return strconv.FormatInt(int64(t/sim.Microsecond), 10) + "us"
+	}
+	return strconv.FormatInt(int64(t/sim.Nanosecond), 10) + "ns"
 }
