@@ -187,3 +187,44 @@ func TestTuneCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneSearchSpaceCompiles: the extreme ECN settings the search can
+// try (tune.Corners: the lowest and highest levels of min and max,
+// probability 1 and 100 %), written into the intent with tune's own
+// writer, pass check and compile for every platform into payloads the
+// YANG modules and the device twins take (render --validate --device):
+// no tuned value can fall outside a platform's range. Without buffers,
+// so max goes up to the search's ceiling.
+func TestTuneSearchSpaceCompiles(t *testing.T) {
+	noBuffer := strings.ReplaceAll(tuneIntent, "      buffer: 2MB\n", "")
+	f, err := intent.Parse("fabric.yaml", []byte(noBuffer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	corners, err := tune.Corners(f, "")
+	if err != nil || len(corners) < 4 {
+		t.Fatalf("corners %v: %v", corners, err)
+	}
+	dir := t.TempDir()
+	for i, c := range corners {
+		edits := []tune.Edit{
+			{Path: "policy.classes[roce].ecn.min", Value: strconv.FormatInt(c.Kmin, 10)},
+			{Path: "policy.classes[roce].ecn.max", Value: strconv.FormatInt(c.Kmax, 10)},
+			{Path: "policy.classes[roce].ecn.probability", Value: strconv.Itoa(c.Pmax) + "%"},
+		}
+		srcs, _, err := tune.Write(f.Sources, edits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "corner"+strconv.Itoa(i)+".yaml")
+		if err := os.WriteFile(path, srcs[0].Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runCLIWant(t, ExitOK, "check", "-f", path)
+		withOC := filepath.Join(dir, "corner"+strconv.Itoa(i)+"-oc.yaml")
+		if err := os.WriteFile(withOC, append(srcs[0].Data, ocSwitch...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runCLIWant(t, ExitOK, "render", "--validate", "--device", "-f", withOC)
+	}
+}

@@ -367,3 +367,32 @@ func durText(t sim.Time) string {
 	}
 	return strconv.FormatInt(int64(t/sim.Nanosecond), 10) + "ns"
 }
+
+// Corners are the extreme ECN settings the search can try on f's class
+// (the lowest and highest levels of min and max, probability 1 and 100 %
+// where the bounds take them), each inside the bounds: what a test
+// compiles for every platform to show that no tuned value falls outside
+// what one accepts.
+func Corners(f *intent.Fabric, class string) ([]Setting, error) {
+	cl, err := RoCEClass(f, class)
+	if err != nil {
+		return nil, err
+	}
+	b := boundsOf(f, cl)
+	base := baseSetting(f, cl)
+	ds := dims(b, base, false)
+	var out []Setting
+	ends := func(l []float64) []float64 { return []float64{l[0], l[len(l)-1]} }
+	for _, kmin := range ends(ds[0].levels) {
+		for _, kmax := range ends(ds[1].levels) {
+			for _, p := range ends(ds[2].levels) {
+				s := base
+				s.Kmin, s.Kmax, s.Pmax = int64(kmin), int64(kmax), int(p)
+				if b.Check(s) == nil && !slices.Contains(out, s) {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out, nil
+}
