@@ -67,6 +67,7 @@ var commands = []func(*deps) *cobra.Command{
 	newValidateCmd,
 	newWatchCmd,
 	newSimulateCmd,
+	newTuneCmd,
 	// more commands are added here, one line each.
 }
 

@@ -79,10 +79,10 @@ type (
 	}
 )
 
-// ecnMaxBytes bounds random-detect ecn thresholds (AVD
+// ECNMaxBytes bounds random-detect ecn thresholds (AVD
 // ethernet_interfaces tx_queues random_detect ecn threshold min/max:
 // 1..256000000).
-const ecnMaxBytes = 256_000_000
+const ECNMaxBytes = 256_000_000
 
 // cliSeconds renders d in seconds as the EOS CLI takes it (AVD
 // priority_flow_control.watchdog: "0.01" or "60", up to 2 fraction digits
@@ -131,8 +131,8 @@ func (c *compiler) compile() error {
 			w := cl.Weight
 			q.Config.Scheduling, q.Config.Bandwidth = "ROUND_ROBIN", &w
 		}
-		if e := cl.ECN; e != nil && (e.MinBytes < 1 || e.MaxBytes > ecnMaxBytes) {
-			return fmt.Errorf("class %s: ecn thresholds %d..%d bytes outside EOS's 1..%d", cl.Name, e.MinBytes, e.MaxBytes, ecnMaxBytes)
+		if e := cl.ECN; e != nil && (e.MinBytes < 1 || e.MaxBytes > ECNMaxBytes) {
+			return fmt.Errorf("class %s: ecn thresholds %d..%d bytes outside EOS's 1..%d", cl.Name, e.MinBytes, e.MaxBytes, ECNMaxBytes)
 		}
 		if err := c.d.Replace(q, switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("queue", "name", q.Name)); err != nil {
 			return err

@@ -1,0 +1,82 @@
+package tune
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/intent/check"
+)
+
+// Known reports whether the intent parser of this build takes the field
+// an edit sets (policy.dcqcn and policy.mode come with their own
+// branches): a one-field intent with it is parsed.
+func Known(e Edit) bool {
+	segs := strings.Split(e.Path, ".")
+	if len(segs) < 2 || segs[0] != "policy" {
+		return false
+	}
+	root := &pending{}
+	cur := root
+	for i, s := range segs {
+		name, idx, _ := strings.Cut(s, "[")
+		cur = cur.child(name, strings.TrimSuffix(idx, "]"), strings.Join(segs[:i+1], "."))
+	}
+	cur.leaf, cur.value = true, e.Value
+	doc := "apiVersion: " + intent.APIVersion + "\nkind: Fabric\nmetadata: {name: probe}\npolicy: {preset: roce-lossless, " + root.kids[0].flowInner() + "}\n"
+	_, err := intent.Parse("probe.yaml", []byte(doc))
+	return err == nil
+}
+
+// Written is the tuned intent as text.
+type Written struct {
+	Sources []intent.Source
+	Changes []Change
+	// Left are the edits this build's intent cannot hold (Known).
+	Left []Edit
+	// Fabric is the tuned intent parsed back.
+	Fabric *intent.Fabric
+}
+
+// Write makes r's edits in the intent's files and proves them: the text
+// parses back to the tuned setting, and check reports no error that the
+// intent as it was did not have.
+func (r *Result) Write() (*Written, error) {
+	w := &Written{}
+	var edits []Edit
+	for _, e := range r.Edits {
+		if Known(e) {
+			edits = append(edits, e)
+		} else {
+			w.Left = append(w.Left, e)
+		}
+	}
+	var err error
+	w.Sources, w.Changes, err = Write(r.fabric.Sources, edits)
+	if err != nil {
+		return nil, err
+	}
+	g, err := intent.ParseSources(w.Sources...)
+	if err != nil {
+		return nil, fmt.Errorf("the tuned intent does not parse (a bug in tune): %w", err)
+	}
+	w.Fabric = g.WithDerive(r.fabric.Derive)
+	if !r.Best.PFCOnly {
+		cl := g.Policy.ClassByName(r.class.Name)
+		if cl == nil || cl.ECN == nil || cl.ECN.MinBytes != r.Best.Kmin || cl.ECN.MaxBytes != r.Best.Kmax || cl.ECN.Probability != r.Best.Pmax {
+			return nil, fmt.Errorf("the tuned intent does not read back as %s (a bug in tune)", r.Best)
+		}
+	}
+	was, _, _ := check.Count(check.Run(r.fabric, check.Options{}))
+	fs := check.Run(w.Fabric, check.Options{})
+	if now, _, _ := check.Count(fs); now > was {
+		var msgs []string
+		for _, x := range fs {
+			if x.Severity == check.Error {
+				msgs = append(msgs, x.String())
+			}
+		}
+		return nil, fmt.Errorf("the tuned intent has %d check errors, the intent had %d (a bug in tune):\n%s", now, was, strings.Join(msgs, "\n"))
+	}
+	return w, nil
+}
