@@ -62,9 +62,9 @@ and at most the smallest XOFF point for max (portfacts), so it passes check.
 
 It prints the before/after table and the edits of the intent with their
 file:line and as a diff; --write makes them in the intent files, --out
-writes the tuned intent to a file. Fields this build's intent cannot hold
-(policy.dcqcn, policy.mode before their branches are merged) are printed,
-not written.
+writes the tuned intent to a file: the RoCE class's ecn, policy.dcqcn
+(the hosts' DCQCN, which host apply writes) and, with --modes,
+policy.mode.
 
 Exit codes: 0 tuned (or the intent's setting is the best), 3 the best
 setting still drops on a lossless priority, 1 the intent or a scenario

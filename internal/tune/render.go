@@ -105,7 +105,6 @@ type Report struct {
 	After         *Score            `json:"after"`
 	Edits         []Edit            `json:"edits"`
 	Changes       []Change          `json:"changes"`
-	NotWritten    []Edit            `json:"notWritten,omitempty"`
 	Programmed    []Programmed      `json:"programmed,omitempty"`
 	Files         map[string]string `json:"files,omitempty"` // the tuned text of each changed file
 	Notes         []string          `json:"notes,omitempty"`
@@ -122,7 +121,6 @@ func (r *Result) Report(w *Written) Report {
 	rep.Changes = []Change{}
 	if w != nil {
 		rep.Changes = append(rep.Changes, w.Changes...)
-		rep.NotWritten = w.Left
 		rep.Programmed = r.Programmed(w)
 		rep.Files = map[string]string{}
 		for i, s := range w.Sources {
@@ -258,12 +256,6 @@ func (r *Result) WriteText(out io.Writer, w *Written) error {
 				fmt.Fprintf(&b, "  %s: %s: %s -> %s\n", c.Pos, c.Path, c.Old, c.New)
 			} else {
 				fmt.Fprintf(&b, "  %s: %s: add %s\n", c.Pos, c.Path, c.New)
-			}
-		}
-		if len(w.Left) > 0 {
-			b.WriteString("\nnot written (this build's intent has no such field; set them on the hosts or with the branch that adds them):\n")
-			for _, e := range w.Left {
-				fmt.Fprintf(&b, "  %s\n", e)
 			}
 		}
 		b.WriteString("\n")

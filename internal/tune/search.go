@@ -159,11 +159,11 @@ func RoCEClass(f *intent.Fabric, name string) (*intent.Class, error) {
 
 // baseSetting is the intent's own setting of class cl: its ECN (none:
 // the thresholds check suggests are not taken; the search starts from
-// its own grid) and the hosts' DCQCN parameters, mlx5's defaults (the
-// intent of this build has no DCQCN block; with policy.dcqcn,
-// sim.DCQCNFromPolicy gives them).
+// its own grid) and the hosts' DCQCN parameters: the intent's
+// policy.dcqcn over mlx5's defaults, what host apply writes and simulate
+// runs (sim.DCQCNFromPolicy).
 func baseSetting(f *intent.Fabric, cl *intent.Class) Setting {
-	s := Setting{DCQCN: sim.MLX5Defaults()}
+	s := Setting{DCQCN: sim.DCQCNFromPolicy(&f.Policy)}
 	if cl.ECN != nil {
 		s.Kmin, s.Kmax, s.Pmax = cl.ECN.MinBytes, cl.ECN.MaxBytes, cl.ECN.Probability
 	}

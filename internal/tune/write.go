@@ -8,32 +8,10 @@ import (
 	"github.com/fabricctl/fabricctl/intent/check"
 )
 
-// Known reports whether the intent parser of this build takes the field
-// an edit sets (policy.dcqcn and policy.mode come with their own
-// branches): a one-field intent with it is parsed.
-func Known(e Edit) bool {
-	segs := strings.Split(e.Path, ".")
-	if len(segs) < 2 || segs[0] != "policy" {
-		return false
-	}
-	root := &pending{}
-	cur := root
-	for i, s := range segs {
-		name, idx, _ := strings.Cut(s, "[")
-		cur = cur.child(name, strings.TrimSuffix(idx, "]"), strings.Join(segs[:i+1], "."))
-	}
-	cur.leaf, cur.value = true, e.Value
-	doc := "apiVersion: " + intent.APIVersion + "\nkind: Fabric\nmetadata: {name: probe}\npolicy: {preset: roce-lossless, " + root.kids[0].flowInner() + "}\n"
-	_, err := intent.Parse("probe.yaml", []byte(doc))
-	return err == nil
-}
-
 // Written is the tuned intent as text.
 type Written struct {
 	Sources []intent.Source
 	Changes []Change
-	// Left are the edits this build's intent cannot hold (Known).
-	Left []Edit
 	// Fabric is the tuned intent parsed back.
 	Fabric *intent.Fabric
 }
@@ -43,16 +21,8 @@ type Written struct {
 // intent as it was did not have.
 func (r *Result) Write() (*Written, error) {
 	w := &Written{}
-	var edits []Edit
-	for _, e := range r.Edits {
-		if Known(e) {
-			edits = append(edits, e)
-		} else {
-			w.Left = append(w.Left, e)
-		}
-	}
 	var err error
-	w.Sources, w.Changes, err = Write(r.fabric.Sources, edits)
+	w.Sources, w.Changes, err = Write(r.fabric.Sources, r.Edits)
 	if err != nil {
 		return nil, err
 	}
