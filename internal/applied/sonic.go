@@ -65,8 +65,8 @@ func (d *decoder) sonicPrioKey(table, port string, prio int) (map[string]any, er
 //     (sonic-buildimage sonic-port-qos-map.yang); sonic-swss orchagent
 //     (qosorch.cpp's PORT_QOS_MAP handler, portsorch.cpp setPortPfc) writes
 //     the bits to SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL, pause both ways,
-//     unless PORT pfc_asym is on (then _TX only: not modelled here, and
-//     fabricctl never sets it);
+//     unless PORT pfc_asym is on (semi-lossless): then pause is sent on
+//     pfc_enable's priorities and honoured on all (PrioConfig.HonourOnly);
 //   - ECN: QUEUE|<port>|<q> wred_profile -> WRED_PROFILE|<name>: ecn
 //     (ecn_none: no marking; sonic-wred-profile.yang), green_min_threshold,
 //     green_max_threshold (bytes) and green_drop_probability (percent):
@@ -139,6 +139,15 @@ func (d *decoder) sonic(p intent.Port, pc *sim.PortConfig) error {
 	}
 	if m, ok := num(port["mtu"]); ok {
 		pc.MTU = int(m)
+	}
+	// PORT pfc_asym on (what semi-lossless compiles to): sonic-swss
+	// portsorch setPortPfcAsym sets SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL_MODE
+	// SEPARATE, _TX to pfc_enable's bits and _RX to 0xff: the port honours
+	// pause on every priority and sends it only on pfc_enable's.
+	if str(port, "pfc_asym") == "on" {
+		for prio := range pc.Prio {
+			pc.Prio[prio].HonourOnly = !pc.Prio[prio].PFC
+		}
 	}
 	return nil
 }

@@ -57,7 +57,8 @@ func prios(v any) []int {
 //     (the priorities whose pfc-queue generates pause) and
 //     received-pfc-pause-frames/queue[]/{enable-pfc, pfc-pause-frame-priority}
 //     (the priorities whose egress queue obeys pause). A priority has PFC
-//     when the port enables PFC and the profile does both for it;
+//     when the port enables PFC and the profile does both for it; one it
+//     only obeys is HonourOnly (semi-lossless);
 //   - headroom and XOFF: input/pfc-buffer-allocation-profile ->
 //     /qos/buffer-management/buffer-allocation-profile[name]/queues/
 //     pfc-queue[]: maximum-pfc-reserved-share-bytes (the headroom the
@@ -108,6 +109,9 @@ func (d *decoder) srl(p intent.Port, pc *sim.PortConfig) error {
 		}
 		for prio := range pc.Prio {
 			pc.Prio[prio].PFC = gen[prio] && obey[prio]
+			// semi-lossless compiles to a profile that obeys pause but
+			// maps no traffic to a pfc-queue, so the port never sends it
+			pc.Prio[prio].HonourOnly = obey[prio] && !gen[prio]
 		}
 	}
 	if name := str(obj(qi, "input"), "pfc-buffer-allocation-profile"); name != "" {

@@ -15,19 +15,24 @@ import (
 // intent's links, the QoS classes from its policy, and the flows of a
 // scenario.
 type Network struct {
-	fabric     *intent.Fabric
-	nodes      []*node
-	byName     map[string]*node
-	ports      []*port
-	flows      []*flow
-	classes    [8]classCfg
-	cnpPrio    int
-	mtuPayload int
-	watchdog   intent.Watchdog
-	portInfo   map[*port]portInfo
-	scenario   string
-	dist       map[*node]map[*node]int // BFS distances to each destination
-	swFacts    map[*intent.Switch]*portfacts.Switch
+	fabric  *intent.Fabric
+	nodes   []*node
+	byName  map[string]*node
+	ports   []*port
+	flows   []*flow
+	classes [8]classCfg
+	// switchPause is false for the modes in which switches never send
+	// pause (semi-lossless: intent.RoCEMode.SwitchSendsPause): a switch
+	// that drops a lossless class there drops by design, and RoCE RC
+	// recovers it.
+	switchPause bool
+	cnpPrio     int
+	mtuPayload  int
+	watchdog    intent.Watchdog
+	portInfo    map[*port]portInfo
+	scenario    string
+	dist        map[*node]map[*node]int // BFS distances to each destination
+	swFacts     map[*intent.Switch]*portfacts.Switch
 	// Synthetic is set when the topology was made up (the intent had no
 	// hosts for the scenario); Notes say how.
 	Synthetic bool
@@ -57,7 +62,8 @@ func (n *Network) lossless() []int {
 // compilers program, in the switch's buffer cells) and so is its XOFF point; a switch's buffer (intent switches[].buffer) is the
 // headroom pool of each of its ports.
 func FromIntent(f *intent.Fabric) (*Network, error) {
-	n := &Network{fabric: f, byName: map[string]*node{}, portInfo: map[*port]portInfo{}, watchdog: f.Policy.Watchdog, swFacts: map[*intent.Switch]*portfacts.Switch{}}
+	n := &Network{fabric: f, byName: map[string]*node{}, portInfo: map[*port]portInfo{}, watchdog: f.Policy.Watchdog, swFacts: map[*intent.Switch]*portfacts.Switch{},
+		switchPause: f.Policy.Mode.SwitchSendsPause()}
 	n.policy(&f.Policy)
 	for i := range f.Switches {
 		n.addNode(f.Switches[i].Name, false)
@@ -199,7 +205,7 @@ func (n *Network) addLink(f *intent.Fabric, li int, l intent.Link) error {
 // response is longer. The switch's pause to the NIC keeps the IEEE loop
 // its headroom models assume.
 func (n *Network) newPort(f *intent.Fabric, e, peer linkEnd, nicLink bool, speed int64, cable float64, li int) *port {
-	p := &port{n: e.node, name: e.name, idx: len(n.ports), bps: float64(speed)}
+	p := &port{n: e.node, name: e.name, idx: len(n.ports), bps: float64(speed), sendMask: 0xFF, honourMask: 0xFF}
 	p.psByte = 8e12 / p.bps
 	in := intent.HeadroomInput{Speed: speed, CableMeters: cable, MTU: f.Policy.MTU}
 	if e.port != nil {
@@ -249,6 +255,9 @@ func (n *Network) newPort(f *intent.Fabric, e, peer linkEnd, nicLink bool, speed
 		}
 		p.buffer = e.sw.BufferBytes
 		p.wdAction = sf.Watchdog.Action
+		// Which priorities the port sends and honours pause on, as the
+		// mode has the compilers program them.
+		p.sendMask, p.honourMask = sf.PFCSend, sf.PFCHonour
 	} else {
 		// a NIC computes its own: mlx5's calculate_xoff with the cable
 		// and MTU host plan gives the driver (portfacts.NIC.Headroom).

@@ -166,11 +166,19 @@ type port struct {
 	// per priority, as the run applies them (Sim.configure): PFC, the
 	// priority group's headroom, the occupancy at which XOFF and XON are
 	// sent, and WRED-ECN of the egress queue.
-	pfc   [8]bool
-	hrP   [8]int64
-	xoffP [8]int64
-	xonP  [8]int64
-	mk    [8]markCfg
+	pfc [8]bool
+	// honour: a pause received for the priority stops the egress (pfc,
+	// or a port that honours pause without sending it: semi-lossless,
+	// SONiC pfc_asym).
+	honour [8]bool
+	// sendMask and honourMask are the priorities on which the intent's
+	// mode has a switch port send and honour pause (portfacts
+	// Switch.PFCSend and PFCHonour); every priority on a host port.
+	sendMask, honourMask uint8
+	hrP                  [8]int64
+	xoffP                [8]int64
+	xonP                 [8]int64
+	mk                   [8]markCfg
 	// sampling
 	sampledPaused [8]Time
 }

@@ -45,6 +45,9 @@ func WithMode(f *intent.Fabric, mode string) (*intent.Fabric, error) {
 	default:
 		return nil, fmt.Errorf("mode %q: want %s, %s or %s", mode, ModeLossless, ModePFCOnly, ModeLossy)
 	}
+	// The policy's mode too: the derived facts (intent/portfacts) give
+	// headroom and an XOFF point only where switches send pause.
+	out.Policy.Mode = intent.RoCEMode(mode)
 	return &out, nil
 }
 

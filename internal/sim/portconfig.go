@@ -42,10 +42,15 @@ type PortConfig struct {
 
 // PrioConfig is one priority of a PortConfig.
 type PrioConfig struct {
-	PFC      bool
-	ECN      *ECNConfig
-	Headroom int64
-	XOFF     int64
+	PFC bool
+	// HonourOnly (with PFC false): the port obeys pause it receives for
+	// the priority but never sends any (semi-lossless; SONiC PORT
+	// pfc_asym on, whose portsorch sets PFC RX on every priority and TX
+	// on pfc_enable's); its ingress fills and drops as without PFC.
+	HonourOnly bool
+	ECN        *ECNConfig
+	Headroom   int64
+	XOFF       int64
 }
 
 // ECNConfig is WRED-ECN on an egress queue: no mark below MinBytes,
@@ -98,8 +103,10 @@ func (n *Network) PortConfigOf(node, port string) (PortConfig, bool) {
 		var pc PortConfig
 		for prio, c := range n.classes {
 			pc.Prio[prio].XOFF = -1
-			if c.lossless {
+			if c.lossless && p.sendMask&(1<<prio) != 0 {
 				pc.Prio[prio] = PrioConfig{PFC: true, Headroom: p.headroom, XOFF: p.factsXOFF}
+			} else if c.lossless && p.honourMask&(1<<prio) != 0 {
+				pc.Prio[prio].HonourOnly = true
 			}
 			if c.ecn {
 				pc.Prio[prio].ECN = &ECNConfig{MinBytes: c.kmin, MaxBytes: c.kmax, Probability: int(c.pmax*100 + 0.5)}
@@ -124,7 +131,8 @@ func (s *Sim) configure(p *port, xoff, frame int64) {
 	for prio := range 8 {
 		c := &s.net.classes[prio]
 		p.hrP[prio], p.xoffP[prio], p.xonP[prio] = p.headroom, xoff, max(xoff-2*frame, 0)
-		p.pfc[prio] = c.lossless
+		p.pfc[prio] = c.lossless && p.sendMask&(1<<prio) != 0
+		p.honour[prio] = c.lossless && p.honourMask&(1<<prio) != 0
 		p.mk[prio] = markCfg{on: c.ecn, kmin: c.kmin, kmax: c.kmax, pmax: c.pmax}
 	}
 	if p.cfg == nil || p.n.host {
@@ -134,6 +142,7 @@ func (s *Sim) configure(p *port, xoff, frame int64) {
 	for prio := range 8 {
 		pc := p.cfg.Prio[prio]
 		p.pfc[prio] = pc.PFC
+		p.honour[prio] = pc.PFC || pc.HonourOnly
 		p.hrP[prio] = pc.Headroom
 		if s.opt.Headroom > 0 {
 			p.hrP[prio] = s.opt.Headroom

@@ -121,8 +121,10 @@ type rcState struct {
 	discarded           int64 // wire bytes the responder discarded
 }
 
-// recovers reports whether f recovers losses (its class is not lossless).
-func (s *Sim) recovers(f *flow) bool { return !s.net.classes[f.prio].lossless }
+// recovers reports whether f recovers losses: its class is not lossless,
+// or the mode has switches drop it by design (semi-lossless: they honour
+// pause but never send it).
+func (s *Sim) recovers(f *flow) bool { return !s.net.classes[f.prio].lossless || !s.net.switchPause }
 
 func (s *Sim) initRecovery(f *flow) {
 	if !s.recovers(f) {

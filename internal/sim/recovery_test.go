@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -325,5 +326,60 @@ func TestRecoveryFor(t *testing.T) {
 		if got := RecoveryFor(&intent.Policy{NICAccelerations: tc.acc}); got != tc.want {
 			t.Errorf("RecoveryFor(%+v) = %s, want %s", tc.acc, got, tc.want)
 		}
+	}
+}
+
+// Semi-lossless (Onyx's "pause RX compliant, no pause propagation";
+// intent.ModeSemiLossless): a receiver that drains at half rate pauses
+// its switch port, which obeys (the egress waits), but the switch never
+// sends pause upstream: its ingress fills and drops, by design, and
+// RoCE RC recovers the drops. The same run in lossless mode pauses the
+// senders and drops nothing.
+func TestSemiLosslessHonoursButNeverSendsPause(t *testing.T) {
+	opt := Options{Duration: 5 * time.Millisecond, AckTimeout: AckTimeout(8)}
+	sc := func() *Scenario {
+		sc, err := ParseSpec("slow-receiver:50")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Size = 1_000_000
+		return sc
+	}
+	switchTotals := func(r *Result) (sent, recv, drops int64, paused Time) {
+		for _, p := range r.Ports {
+			if !p.Host {
+				sent += p.PauseSent
+				recv += p.PauseRecv
+				drops += p.Drops
+				paused += p.PausedTime
+			}
+		}
+		return
+	}
+	ll := runSc(t, parse(t, minimalIntent), sc(), StarOptions{Speed: 100e9}, opt)
+	if sent, _, drops, _ := switchTotals(ll); sent == 0 || drops != 0 {
+		t.Fatalf("lossless: switch sent %d pause frames and dropped %d; want pause and no drop", sent, drops)
+	}
+	semi := parse(t, minimalIntent+"  mode: semi-lossless\n")
+	r := runSc(t, semi, sc(), StarOptions{Speed: 100e9}, opt)
+	sent, recv, drops, paused := switchTotals(r)
+	if sent != 0 {
+		t.Errorf("semi-lossless: switch ports sent %d pause frames, want none", sent)
+	}
+	if recv == 0 || paused == 0 {
+		t.Errorf("semi-lossless: switch received %d pause frames and was paused %v; want the receiver's pause obeyed", recv, paused)
+	}
+	if drops == 0 {
+		t.Fatalf("semi-lossless: the switch dropped nothing; its ingress should overflow without pause")
+	}
+	if r.Totals(true).Drops != 0 {
+		t.Errorf("semi-lossless: %d drops counted as lossless (switch drops are by design here)", r.Totals(true).Drops)
+	}
+	if r.Recovery.Flows == 0 || r.Recovery.RetransmittedBytes == 0 {
+		t.Errorf("semi-lossless: recovery %+v, want RoCE RC resending the switch's drops", r.Recovery)
+	}
+	t.Logf("semi-lossless: switch pause sent %d, received %d, paused %v, drops %d; %s; recovery %+v", sent, recv, paused, drops, r.Verdict(), r.Recovery)
+	if strings.HasPrefix(r.Verdict(), "LOSSLESS BROKEN") {
+		t.Errorf("semi-lossless verdict %q", r.Verdict())
 	}
 }

@@ -400,7 +400,7 @@ func (s *Sim) result() *Result {
 				continue
 			}
 			pr := PortResult{Node: p.n.name, Port: p.name, Peer: peer, Host: p.n.host, Priority: prio, Class: c.name,
-				Lossless: c.lossless, MeanQueue: (st.qIntegral + st.rxIntegral) / float64(s.end), Pos: info.pos, Path: info.path, PrioStats: st.st}
+				Lossless: c.lossless && (p.n.host || s.net.switchPause), MeanQueue: (st.qIntegral + st.rxIntegral) / float64(s.end), Pos: info.pos, Path: info.path, PrioStats: st.st}
 			if c.lossless {
 				pr.Headroom = p.hrP[prio]
 			}

@@ -556,7 +556,7 @@ func (s *Sim) rxPause(p *port, prio int, quanta uint16) {
 	eff := s.now + p.resp
 	if quanta == 0 {
 		st.st.ResumeRecv++
-		if !p.pfc[prio] && !p.n.host {
+		if !p.honour[prio] && !p.n.host {
 			return
 		}
 		if st.pauseEnd > eff {
@@ -566,7 +566,7 @@ func (s *Sim) rxPause(p *port, prio int, quanta uint16) {
 		return
 	}
 	st.st.PauseRecv++
-	if !p.pfc[prio] && !p.n.host {
+	if !p.honour[prio] && !p.n.host {
 		// PFC is off for prio at this switch port: the frame is
 		// counted, not obeyed.
 		return
