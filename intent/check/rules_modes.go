@@ -166,7 +166,7 @@ func (c *checker) lossyIncast() {
 		over := false
 		for j := range sw.Ports {
 			pt := &sw.Ports[j]
-			in := portfacts.IncastAt(*pt, n, cl.ECN.MinBytes)
+			in := portfacts.IncastAt(&c.f.Policy, *pt, n, cl.ECN.MinBytes)
 			if in.Need <= sw.BufferBytes {
 				continue
 			}
@@ -186,6 +186,7 @@ func (c *checker) lossyIncast() {
 		return
 	}
 	kmin = kmin / 1000 * 1000
+	cnpGap, rateCut := portfacts.DCQCNTimers(p)
 	mtu := (int64(p.MTU) + 999) / 1000 * 1000
 	fix := fmt.Sprintf("lower ECN min of class %s to %s so marking starts while the buffer can still absorb the burst", cl.Name, sizeText(kmin))
 	var edits []Edit
@@ -195,8 +196,8 @@ func (c *checker) lossyIncast() {
 		fix = fmt.Sprintf("raise buffer if the ASIC has more, use shorter cables or fewer senders per port: even ECN min at one MTU (%s) leaves no room for the %s burst", bytesStr(mtu), bytesStr(worst.Burst))
 	}
 	c.report(Warning, c.ecnPos(cl), classPath(cl)+".ecn.min", fix,
-		"lossy mode: an incast of %d senders into %s %s (%s) queues ECN min %s plus %s (%d x line rate for the %v DCQCN needs to react: the cable's round trip, mlx5's 4 µs CNP interval and 4 µs rate-reduce period) = %s, above its buffer of %s: the excess is dropped and retransmitted; %d %s affected: %s",
-		n, worstS.Name, worstP.Name, intent.FormatRate(worstP.Speed), bytesStr(cl.ECN.MinBytes), bytesStr(worst.Burst), n-1, worst.Reaction,
+		"lossy mode: an incast of %d senders into %s %s (%s) queues ECN min %s plus %s (%d x line rate for the %v DCQCN needs to react: the cable's round trip, the hosts' %v CNP interval and %v rate-reduce period) = %s, above its buffer of %s: the excess is dropped and retransmitted; %d %s affected: %s",
+		n, worstS.Name, worstP.Name, intent.FormatRate(worstP.Speed), bytesStr(cl.ECN.MinBytes), bytesStr(worst.Burst), n-1, worst.Reaction, cnpGap, rateCut,
 		bytesStr(worst.Need), bytesStr(worstS.BufferBytes), len(bad), plural(len(bad), "switch", "switches"), names(bad, 5)).with(edits...)
 }
 

@@ -22,12 +22,31 @@ const propagation = 5 * time.Nanosecond
 // DCQCNReaction is the time from a switch queue's first ECN mark to the
 // senders' first rate cut, as the lossy incast facts take it: the round
 // trip over the port's cable (the mark travels to the receiver, its CNP
-// back) plus the NIC's CNP pacing interval and rate-reduce period. It is a
+// back) plus the NIC's CNP pacing interval and rate-reduce period: the
+// intent's policy.dcqcn minTimeBetweenCNPs and rateReduceMonitorPeriod
+// (what host apply writes), mlx5's defaults where it sets none. It is a
 // lower bound: more hops, a busy CNP queue and the NIC's own processing
 // only make it longer.
-func DCQCNReaction(cableMeters float64) time.Duration {
+func DCQCNReaction(pol *intent.Policy, cableMeters float64) time.Duration {
+	cnp, cut := DCQCNTimers(pol)
 	rtt := 2 * time.Duration(cableMeters*float64(propagation))
-	return rtt + MLX5MinTimeBetweenCNPs + MLX5RateReduceMonitorTime
+	return rtt + cnp + cut
+}
+
+// DCQCNTimers are the hosts' CNP interval (np_min_time_between_cnps) and
+// rate-reduce period (rp_rate_reduce_monitor_period): policy.dcqcn's,
+// mlx5's defaults where it sets none.
+func DCQCNTimers(pol *intent.Policy) (cnpInterval, rateReduce time.Duration) {
+	cnpInterval, rateReduce = MLX5MinTimeBetweenCNPs, MLX5RateReduceMonitorTime
+	if d := pol.DCQCN; d != nil {
+		if d.MinTimeBetweenCNPs != nil {
+			cnpInterval = *d.MinTimeBetweenCNPs
+		}
+		if d.RateReduceMonitorPeriod != nil {
+			rateReduce = *d.RateReduceMonitorPeriod
+		}
+	}
+	return cnpInterval, rateReduce
 }
 
 // Incast is what an incast of Senders flows at line rate into one switch
@@ -46,9 +65,9 @@ type Incast struct {
 }
 
 // IncastAt derives the incast facts of port p (its speed and cable) for
-// senders flows and the ECN Kmin kmin.
-func IncastAt(p intent.Port, senders int, kmin int64) Incast {
-	in := Incast{Senders: senders, Reaction: DCQCNReaction(p.CableMeters)}
+// senders flows and the ECN Kmin kmin, with the hosts' DCQCN timers of pol.
+func IncastAt(pol *intent.Policy, p intent.Port, senders int, kmin int64) Incast {
+	in := Incast{Senders: senders, Reaction: DCQCNReaction(pol, p.CableMeters)}
 	if senders > 1 && p.Speed > 0 {
 		in.Burst = int64(float64(senders-1) * float64(p.Speed) / 8 * in.Reaction.Seconds())
 	}

@@ -2,6 +2,7 @@ package portfacts_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/portfacts"
@@ -47,5 +48,23 @@ func TestModePFCFacts(t *testing.T) {
 				t.Errorf("HonourPriorities = %v, want %d priorities", got, tc.honourPrioLens)
 			}
 		})
+	}
+}
+
+// The lossy incast's DCQCN reaction takes the hosts' timers from
+// policy.dcqcn (what host apply writes), mlx5's defaults where unset.
+func TestDCQCNReactionReadsThePolicy(t *testing.T) {
+	var pol intent.Policy
+	if got, want := portfacts.DCQCNReaction(&pol, 100), time.Microsecond+8*time.Microsecond; got != want {
+		t.Errorf("defaults: %v, want %v (1 us round trip over 100 m + 4 + 4 us)", got, want)
+	}
+	cnp, cut := 50*time.Microsecond, 20*time.Microsecond
+	pol.DCQCN = &intent.DCQCN{MinTimeBetweenCNPs: &cnp, RateReduceMonitorPeriod: &cut}
+	if got, want := portfacts.DCQCNReaction(&pol, 100), time.Microsecond+70*time.Microsecond; got != want {
+		t.Errorf("policy.dcqcn: %v, want %v", got, want)
+	}
+	in := portfacts.IncastAt(&pol, intent.Port{Speed: 100e9, CableMeters: 100}, 3, 10_000)
+	if want := int64(2 * 100e9 / 8 * (71e-6)); in.Burst != want || in.Need != 10_000+want {
+		t.Errorf("IncastAt: %+v, want burst %d", in, want)
 	}
 }
