@@ -23,16 +23,29 @@ var (
 )
 
 // lossyPrio is the priority of the RoCE class when it has no PFC (policy
-// mode lossy, or a RoCE class written with lossless: false), else -1.
+// mode lossy, or a RoCE class written with lossless: false) or when the
+// switches send no pause (semi-lossless: they drop and RoCE RC recovers),
+// else -1.
 func (v verdictInput) lossyPrio() int {
 	if v.policy == nil {
 		return -1
 	}
 	rc := v.policy.RoCEClass()
-	if rc == nil || rc.Lossless {
+	if rc == nil || rc.Lossless && v.policy.Mode.SwitchSendsPause() {
 		return -1
 	}
 	return rc.Priority
+}
+
+// switchLossless are the priorities whose switch queues must not drop:
+// the lossless ones where switches send pause; none in semi-lossless,
+// whose switches honour the hosts' pause but never send it and so drop
+// by design (judged by validation.lossy, as lossy's are).
+func (v verdictInput) switchLossless() map[int]bool {
+	if v.policy == nil || !v.policy.Mode.SwitchSendsPause() {
+		return map[int]bool{}
+	}
+	return v.lossless()
 }
 
 // ecnPrios are the priorities whose ECN marking drives DCQCN: the lossless

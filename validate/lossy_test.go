@@ -15,6 +15,15 @@ func lossyPolicy() *intent.Policy {
 	return p
 }
 
+// semiLosslessPolicy is the RoCE class lossless (hosts send PFC) in
+// semi-lossless mode: switches honour pause but never send it, so their
+// drops are judged as lossy's are.
+func semiLosslessPolicy() *intent.Policy {
+	p := rocePolicy()
+	p.Mode = intent.ModeSemiLossless
+	return p
+}
+
 func lossyDeltas(swDrops, seqErr, timeouts, oos int64) map[string]map[string]int64 {
 	return map[string]map[string]int64{
 		"leaf1/Ethernet0": {"q3.drops": swDrops, "q3.tx_packets": 100_000 - swDrops, "q3.ecn_marked": 900},
@@ -74,28 +83,34 @@ func TestLossyCounterChecks(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cs := counterChecks(verdictInput{policy: lossyPolicy(), deltas: tt.deltas, incastRan: true, lossy: budgets, hosts: lossyHosts})
-			for id, st := range tt.want {
-				c := find(cs, id)
-				if c == nil {
-					t.Errorf("no check %s in %v", id, rows(cs))
-					continue
+		for _, mode := range []string{"lossy", "semi-lossless"} {
+			t.Run(mode+"/"+tt.name, func(t *testing.T) {
+				pol := lossyPolicy()
+				if mode == "semi-lossless" {
+					pol = semiLosslessPolicy()
 				}
-				if c.Status != st {
-					t.Errorf("%s: %s (%s; %s), want %s", id, c.Status, c.Observed, c.Message, st)
+				cs := counterChecks(verdictInput{policy: pol, deltas: tt.deltas, incastRan: true, lossy: budgets, hosts: lossyHosts})
+				for id, st := range tt.want {
+					c := find(cs, id)
+					if c == nil {
+						t.Errorf("no check %s in %v", id, rows(cs))
+						continue
+					}
+					if c.Status != st {
+						t.Errorf("%s: %s (%s; %s), want %s", id, c.Status, c.Observed, c.Message, st)
+					}
+					if want := tt.observed[id]; !strings.Contains(c.Observed, want) {
+						t.Errorf("%s: observed %q, want it to name %q", id, c.Observed, want)
+					}
 				}
-				if want := tt.observed[id]; !strings.Contains(c.Observed, want) {
-					t.Errorf("%s: observed %q, want it to name %q", id, c.Observed, want)
+				// the zero-drop rules of a lossless class do not apply
+				for _, c := range cs {
+					if c.Name == "host.rdma.seq_errors" || c.Name == "host.rdma.ack_timeouts" || c.Name == "switch.lossless_drops" {
+						t.Errorf("lossy class judged by %s: %+v", c.ID(), c)
+					}
 				}
-			}
-			// the zero-drop rules of a lossless class do not apply
-			for _, c := range cs {
-				if c.Name == "host.rdma.seq_errors" || c.Name == "host.rdma.ack_timeouts" || c.Name == "switch.lossless_drops" {
-					t.Errorf("lossy class judged by %s: %+v", c.ID(), c)
-				}
-			}
-		})
+			})
+		}
 	}
 	// The same counters on the lossless class: any sequence error fails.
 	cs := counterChecks(verdictInput{policy: rocePolicy(), deltas: lossyDeltas(50, 40, 2, 600), incastRan: true, lossy: budgets, hosts: lossyHosts})

@@ -111,11 +111,12 @@ func counterChecks(v verdictInput) []Check {
 	// against zero.
 	lossyRoCE := v.lossyPrio() >= 0
 	lossless := v.lossless()
+	switchLossless := v.switchLossless()
 	add := func(c Check) {
 		switch {
 		case lossyRoCE && (c.Name == "host.rdma.seq_errors" || c.Name == "host.rdma.ack_timeouts"):
 			return
-		case c.Name == "switch.lossless_drops" && c.Status == Skip && len(lossless) == 0:
+		case c.Name == "switch.lossless_drops" && c.Status == Skip && len(switchLossless) == 0:
 			return // no lossless queue to have counters for
 		}
 		c.Phase = PhaseCounters
@@ -261,7 +262,7 @@ func counterChecks(v verdictInput) []Check {
 		}
 		for p := range 8 {
 			dn := fmt.Sprintf("q%d.%s", p, ctrDrops)
-			if _, ok := m[dn]; ok && lossless[p] {
+			if _, ok := m[dn]; ok && switchLossless[p] {
 				hasDrops = true
 				if m[dn] != 0 {
 					drops = append(drops, fmt.Sprintf("%s=%d", dn, m[dn]))
