@@ -72,7 +72,8 @@ lossless: false) recover their drops as RoCE RC does: --recovery go-back-n
 a timeout) or selective-repeat (resend only the lost packets), with the QP's
 local ACK timeout 4.096 us x 2^--ack-timeout. The run reports the bytes
 resent and the goodput they cost. --compare-modes runs the same workload
-lossless, pfc-only and lossy (with each recovery) and prints one line each.
+lossless, pfc-only, lossy (with each recovery) and semi-lossless (switches
+honour the hosts' pause but never send it) and prints one line each.
 
 Exit codes: 0 lossless held (drops on lossy classes are recovered, not
 failures), 3 drops on a lossless priority or a deadlock, 1 the intent or
@@ -104,7 +105,7 @@ scenario could not be read, 64 usage.`,
 	cmd.Flags().StringVar(&o.class, "class", "", "class of the generated flows (default: the RoCE class, the first lossless one or else the one with ECN)")
 	cmd.Flags().StringVar(&o.recovery, "recovery", "go-back-n", "loss recovery of flows on lossy classes: go-back-n (ConnectX default) or selective-repeat (default: selective-repeat when the intent's policy.nicAccelerations.selectiveRepeat is true, as host apply sets the NICs)")
 	cmd.Flags().IntVar(&o.ackTimeout, "ack-timeout", sim.DefaultAckTimeoutExp, "QP local ACK timeout exponent: 4.096us x 2^N (0 = never; perftest's default 14 is 67ms)")
-	cmd.Flags().BoolVar(&o.compare, "compare-modes", false, "run the workload lossless, pfc-only and lossy (go-back-n, selective-repeat) and compare drops, pause, resent bytes and FCT")
+	cmd.Flags().BoolVar(&o.compare, "compare-modes", false, "run the workload lossless, pfc-only, lossy (go-back-n, selective-repeat) and semi-lossless and compare drops, pause, resent bytes and FCT")
 	cmd.Flags().BoolVar(&o.enqueue, "mark-on-enqueue", false, "ECN-mark on the depth a frame finds when queued (default: the depth it leaves behind at dequeue)")
 	return cmd
 }

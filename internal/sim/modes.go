@@ -16,6 +16,9 @@ const (
 	ModeLossless = "lossless" // PFC and ECN/DCQCN on the RoCE class
 	ModePFCOnly  = "pfc-only" // PFC, no ECN marking (no DCQCN)
 	ModeLossy    = "lossy"    // ECN/DCQCN only; RoCE RC recovers the drops
+	// ModeSemiLossless: hosts send PFC, switches honour it but never send
+	// it (intent.ModeSemiLossless): switch drops are recovered by RoCE RC.
+	ModeSemiLossless = "semi-lossless"
 )
 
 // WithMode returns a copy of f whose RoCE class (intent.Policy.RoCEClass)
@@ -24,8 +27,9 @@ const (
 // Everything else is f's; f is not changed. The simulator itself reads
 // only the classes' lossless flags and ECN, so an intent that states its
 // mode (policy.mode) runs as it is; this is for comparing modes on the
-// same workload. semi-lossless (the switch honours pause but sends none)
-// needs per-port PFC and is not one of them.
+// same workload. semi-lossless keeps the class lossless (the hosts send
+// pause) and sets the policy's mode, whose derived facts have the switches
+// honour pause without sending it (portfacts PFCSend, PFCHonour).
 func WithMode(f *intent.Fabric, mode string) (*intent.Fabric, error) {
 	rc := f.Policy.RoCEClass()
 	if rc == nil {
@@ -42,8 +46,10 @@ func WithMode(f *intent.Fabric, mode string) (*intent.Fabric, error) {
 		c.Lossless, c.ECN = true, nil
 	case ModeLossy:
 		c.Lossless = false
+	case ModeSemiLossless:
+		c.Lossless = true
 	default:
-		return nil, fmt.Errorf("mode %q: want %s, %s or %s", mode, ModeLossless, ModePFCOnly, ModeLossy)
+		return nil, fmt.Errorf("mode %q: want %s, %s, %s or %s", mode, ModeLossless, ModePFCOnly, ModeLossy, ModeSemiLossless)
 	}
 	// The policy's mode too: the derived facts (intent/portfacts) give
 	// headroom and an XOFF point only where switches send pause.
@@ -58,8 +64,9 @@ type ModeRun struct {
 	Result   *Result  `json:"result"`
 }
 
-// CompareModes runs sc on f in each mode (lossless, pfc-only, and lossy
-// with each loss recovery), with the same options, seed and topology.
+// CompareModes runs sc on f in each mode (lossless, pfc-only, lossy with
+// each loss recovery, and semi-lossless with opt's), with the same
+// options, seed and topology.
 func CompareModes(f *intent.Fabric, sc *Scenario, so StarOptions, opt Options) ([]ModeRun, error) {
 	type variant struct {
 		mode string
@@ -69,6 +76,11 @@ func CompareModes(f *intent.Fabric, sc *Scenario, so StarOptions, opt Options) (
 	for _, r := range Recoveries() {
 		vs = append(vs, variant{ModeLossy, r})
 	}
+	semiRec := opt.Recovery
+	if semiRec == "" {
+		semiRec = RecoveryGoBackN
+	}
+	vs = append(vs, variant{ModeSemiLossless, semiRec})
 	var out []ModeRun
 	for _, v := range vs {
 		mf, err := WithMode(f, v.mode)
