@@ -257,13 +257,13 @@ func TestSendWindow(t *testing.T) {
 }
 
 // TestWithMode: the RoCE class as each mode sets it up, the intent itself
-// untouched; a mode the simulator cannot run is refused.
+// untouched, the policy's mode set; an unknown mode is refused.
 func TestWithMode(t *testing.T) {
 	f := parse(t, minimalIntent)
 	for _, tc := range []struct {
 		mode          string
 		lossless, ecn bool
-	}{{ModeLossless, true, true}, {ModePFCOnly, true, false}, {ModeLossy, false, true}} {
+	}{{ModeLossless, true, true}, {ModePFCOnly, true, false}, {ModeLossy, false, true}, {ModeSemiLossless, true, true}} {
 		m, err := WithMode(f, tc.mode)
 		if err != nil {
 			t.Fatal(err)
@@ -272,12 +272,15 @@ func TestWithMode(t *testing.T) {
 		if c.Lossless != tc.lossless || (c.ECN != nil) != tc.ecn {
 			t.Errorf("%s: roce lossless %v ECN %v", tc.mode, c.Lossless, c.ECN != nil)
 		}
+		if string(m.Policy.Mode) != tc.mode {
+			t.Errorf("%s: the policy's mode is %q", tc.mode, m.Policy.Mode)
+		}
 	}
 	if c := f.Policy.ClassByName("roce"); !c.Lossless || c.ECN == nil {
 		t.Errorf("WithMode changed the intent: %+v", c)
 	}
-	if _, err := WithMode(f, "semi-lossless"); err == nil {
-		t.Error("semi-lossless accepted")
+	if _, err := WithMode(f, "lossless-ish"); err == nil {
+		t.Error("an unknown mode accepted")
 	}
 }
 
