@@ -44,6 +44,16 @@ type decoder struct {
 	visits    int
 	maxVisits int // 0 until counted
 	bombed    bool
+	// units remembers what a scalar with a unit (400G, 3m) decoded to:
+	// an inventory repeats a few spellings thousands of times.
+	units map[unitKey]reflect.Value
+}
+
+// unitKey is one scalar as a unit type reads it (decodeNode reads the
+// value and its tag only).
+type unitKey struct {
+	c          *codec
+	tag, value string
 }
 
 func (d *decoder) pos(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
@@ -134,6 +144,7 @@ type codec struct {
 	typ       reflect.Type
 	kind      reflect.Kind
 	self      bool   // *T implements nodeDecoder
+	unit      bool   // ... and T is a number read from one scalar (Size, Rate, ...)
 	elem      *codec // pointer and slice element
 	fields    []fieldInfo
 	byKey     map[string]int // key -> index into fields
@@ -183,6 +194,10 @@ func buildCodec(t reflect.Type, building map[reflect.Type]*codec) *codec {
 	building[t] = c
 	c.self = reflect.PointerTo(t).Implements(nodeDecoderType)
 	if c.self {
+		switch t.Kind() {
+		case reflect.Int64, reflect.Float64:
+			c.unit = true
+		}
 		return c
 	}
 	switch t.Kind() {
@@ -245,8 +260,24 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, c *codec, path *fieldPat
 		return
 	}
 	if c.self {
+		cache := c.unit && n.Kind == yaml.ScalarNode
+		if cache {
+			if u, ok := d.units[unitKey{c, n.Tag, n.Value}]; ok {
+				v.Set(u)
+				return
+			}
+		}
 		if err := v.Addr().Interface().(nodeDecoder).decodeNode(n); err != nil {
 			d.errorf(n, path, "%v", err)
+			return
+		}
+		if cache {
+			if d.units == nil {
+				d.units = map[unitKey]reflect.Value{}
+			}
+			u := reflect.New(c.typ).Elem() // a copy: v may be written again (merge keys)
+			u.Set(v)
+			d.units[unitKey{c, n.Tag, n.Value}] = u
 		}
 		return
 	}

@@ -114,6 +114,7 @@ func refereeCases(t *testing.T) map[string][]intent.Source {
 	one("required", refPolicy+"inventory:\n  switches:\n    - {name: s1}\n  hosts:\n    - {nics: [{rdma: mlx5_0}]}\n")
 	one("anchors-aliases", refHeader+"policy:\n  preset: roce-lossless\n  classes:\n    - &r {name: roce, dscp: [26], priority: 3}\ninventory:\n  switches:\n    - &s {name: s1, platform: sonic, address: 'a:1', portDefaults: &pd {speed: 100G}, ports: [{name: e1}]}\n    - {name: s2, platform: sonic, address: 'a:2', portDefaults: *pd, ports: [{name: e1}]}\n  links:\n    - &l ['s1:e1', 's2:e1']\n    - *l\n")
 	one("merge-keys", refHeader+"x-base: &b {platform: sonic, portDefaults: {speed: 100G, cable: 5m}}\nx-more: &m {address: 'a:9'}\npolicy: {preset: roce-lossless}\ninventory:\n  switches:\n    - {<<: [*b, *m], name: s1, ports: [{name: e1}]}\n    - <<: *b\n      name: s2\n      address: 'a:2'\n      ports: [{name: e1}]\n    - {<<: {platform: eos, bogus: 1}, name: s3, address: 'a:3'}\n    - {<<: 5, name: s4, platform: sonic, address: 'a:4'}\n")
+	one("merge-override-units", refHeader+"x-d: &d {speed: 100G, cable: 5m}\npolicy: {preset: roce-lossless}\ninventory:\n  switches:\n    - {name: s1, platform: sonic, address: 'a:1', portDefaults: {<<: *d, speed: 400G}, ports: [{name: e1}, {name: e2, speed: 100G}, {name: e3, speed: 400G, cable: 5m}]}\n    - {name: s2, platform: sonic, address: 'a:2', portDefaults: {<<: *d, cable: 1m}, ports: [{name: e1, cable: 5m}, {name: e2, speed: 100G, cable: 1m}]}\n")
 	one("alias-unknown", refPolicy+"inventory: *nope\n")
 	one("alias-bomb", refHeader+"x-a: &a [1,1,1,1,1,1,1,1,1,1]\nx-b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nx-c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nx-d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\nx-e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nx-f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\npolicy: {preset: roce-lossless, classes: *f}\n")
 	one("keys-not-strings", refHeader+"policy: {preset: roce-lossless, [a]: 1, {b: c}: 2}\n")
@@ -183,8 +184,18 @@ var (
 	fieldsType = reflect.TypeOf(intent.Fields(nil))
 )
 
+// inventoryTypes are the types whose values the referee holds too (the
+// policy's are check's to judge; other branches add fields to them).
+var inventoryTypes = map[reflect.Type]bool{
+	reflect.TypeOf(intent.Switch{}): true, reflect.TypeOf(intent.Port{}): true,
+	reflect.TypeOf(intent.Host{}): true, reflect.TypeOf(intent.NIC{}): true,
+	reflect.TypeOf(intent.Endpoint{}): true, reflect.TypeOf(intent.SSH{}): true,
+	reflect.TypeOf(intent.TLS{}): true, reflect.TypeOf(intent.Credentials{}): true,
+}
+
 // dumpPositions writes every Pos and Fields reachable from v (structs,
-// pointers, slices and arrays), each under its Go field path.
+// pointers, slices and arrays), each under its Go field path, and the
+// values of the inventory's elements.
 func dumpPositions(b *bytes.Buffer, path string, v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -209,6 +220,13 @@ func dumpPositions(b *bytes.Buffer, path string, v reflect.Value) {
 			ft := v.Type().Field(i)
 			if !ft.IsExported() || ft.Name == "Sources" {
 				continue
+			}
+			if inventoryTypes[v.Type()] {
+				switch fv := v.Field(i); fv.Kind() {
+				case reflect.String, reflect.Int, reflect.Int64, reflect.Float64, reflect.Bool:
+					fmt.Fprintf(b, "%s.%s = %v\n", path, ft.Name, fv.Interface())
+					continue
+				}
 			}
 			dumpPositions(b, path+"."+ft.Name, v.Field(i))
 		}
