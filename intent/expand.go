@@ -76,7 +76,11 @@ func expandGroup(g string) ([]string, error) {
 	}
 	out := make([]string, 0, n)
 	for k := range n {
-		out = append(out, fmt.Sprintf("%0*d", width, lo+k*step))
+		v := strconv.Itoa(lo + k*step) // as %0*d: zero-padded to width
+		if len(v) < width {
+			v = strings.Repeat("0", width-len(v)) + v
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }

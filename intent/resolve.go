@@ -584,7 +584,10 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		if !strings.Contains(sw.Address, ":") {
 			r.errorf(pos, path+".address", "%q: want host:port (gNMI usually listens on 57400 or 6030)", sw.Address)
 		}
-		sw.Ports = append([]Port(nil), ports...)
+		sw.Ports = ports
+		if len(swNames) > 1 {
+			sw.Ports = append([]Port(nil), ports...)
+		}
 		r.f.Switches = append(r.f.Switches, sw)
 	}
 }
@@ -619,7 +622,7 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			r.errorf(withFile(def.Pos, file), swPath+".portDefaults.name", "portDefaults cannot name a port")
 		}
 	}
-	seen := map[string]Pos{}
+	var seen map[string]Pos
 	var out []Port
 	for i := range rs.Ports {
 		rp := &rs.Ports[i]
@@ -665,6 +668,10 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		sub := rp.Subinterface
 		if sub == nil {
 			sub = def.Subinterface
+		}
+		if seen == nil { // sized for the first entry, mostly the only one
+			seen = make(map[string]Pos, len(names))
+			out = make([]Port, 0, len(names))
 		}
 		// A value from portDefaults is where portDefaults sets it.
 		fields := Fields{}
@@ -778,12 +785,14 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	}
 }
 
+func linkPath(idx int) string { return "inventory.links[" + strconv.Itoa(idx) + "]" }
+
 func (r *resolver) links(rl *rawLink, file string, idx int) {
 	if r.over {
 		return
 	}
 	pos := withFile(rl.Pos, file)
-	path := fmt.Sprintf("inventory.links[%d]", idx)
+	path := linkPath(idx)
 	as, err := Expand(rl.A)
 	if err != nil {
 		r.errorf(withFile(rl.APos, file), path, "%v", err)
@@ -873,6 +882,13 @@ func deref[T any](p *T, def T) T {
 func fieldsIn(keys Fields, file string) Fields {
 	if len(keys) == 0 {
 		return nil
+	}
+	named := true // the decoder names the file: the map is used as it is
+	for _, p := range keys {
+		named = named && p.File == file
+	}
+	if named {
+		return keys
 	}
 	out := make(Fields, len(keys))
 	for k, p := range keys {
