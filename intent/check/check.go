@@ -179,6 +179,8 @@ type checker struct {
 	nicPeers map[intent.Endpoint]*intent.Port
 	// skuLosslessByProfile: each profile's SKU lossless buffer profile (skuLossless).
 	skuLosslessByProfile map[string]*profile.SONiCLossless
+	// skuSharingByProfile: each profile's FC132 facts (skuShared).
+	skuSharingByProfile map[string]*skuSharing
 
 	findings []Finding
 	// byProfile: platform facts come from each switch's profile.
