@@ -136,7 +136,23 @@ func (r *resolver) resolve(parts []part) {
 		r.policy(policy.raw.Policy, policy.file)
 	}
 	r.validation(validation)
-	names := map[string]Pos{}
+	// Size the lists for the entries (ranges may add more).
+	nsw, nh, nl := 0, 0, 0
+	for _, p := range parts {
+		if inv := p.raw.Inventory; inv != nil {
+			nsw, nh, nl = nsw+len(inv.Switches), nh+len(inv.Hosts), nl+len(inv.Links)
+		}
+	}
+	if nsw > 0 { // nil stays nil
+		r.f.Switches = make([]Switch, 0, nsw)
+	}
+	if nh > 0 {
+		r.f.Hosts = make([]Host, 0, nh)
+	}
+	if nl > 0 {
+		r.f.Links = make([]Link, 0, nl)
+	}
+	names := make(map[string]Pos, nsw+nh)
 	for _, p := range parts {
 		if p.raw.Inventory == nil {
 			continue
@@ -456,9 +472,11 @@ func (r *resolver) zip(pos Pos, path, name, companion, what string) (names, comp
 	return names, comps, true
 }
 
+// claim takes name for the element at path (whose .name is reported when
+// it is taken already).
 func (r *resolver) claim(names map[string]Pos, name string, pos Pos, path string) bool {
 	if prev, dup := names[name]; dup {
-		r.errorf(pos, path, "%q is defined twice (also at %s); switch and host names are unique", name, prev)
+		r.errorf(pos, path+".name", "%q is defined twice (also at %s); switch and host names are unique", name, prev)
 		return false
 	}
 	names[name] = pos
@@ -522,7 +540,8 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		}
 		r.errs.addText(fieldsIn(rs.Keys, file).At("platform", pos), path+".platform", unknownValue("platform", rs.Platform, ks))
 	}
-	if !r.nameFits(pos, path+".name", "switch name", rs.Name) || !r.nameFits(pos, path+".address", "switch address", rs.Address) {
+	if (len(rs.Name) > MaxNameLen || len(rs.Address) > MaxNameLen) && // the paths are built for errors only
+		(!r.nameFits(pos, path+".name", "switch name", rs.Name) || !r.nameFits(pos, path+".address", "switch address", rs.Address)) {
 		return
 	}
 	swNames, addrs, ok := r.zip(pos, path, rs.Name, rs.Address, "address")
@@ -573,7 +592,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		return
 	}
 	for i, n := range swNames {
-		if !r.claim(names, n, pos, path+".name") {
+		if !r.claim(names, n, pos, path) {
 			continue
 		}
 		sw := Switch{Name: n, Platform: plat, Address: addrs[min(i, len(addrs)-1)], Credentials: creds, TLS: tls, Proxy: rs.Proxy,
@@ -700,7 +719,8 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	}
 	pos := withFile(rh.Pos, file)
 	path := inventoryPath("hosts", idx, rh.Name)
-	if !r.nameFits(pos, path+".name", "host name", rh.Name) || !r.nameFits(pos, path+".address", "host address", rh.Address) {
+	if (len(rh.Name) > MaxNameLen || len(rh.Address) > MaxNameLen) && // the paths are built for errors only
+		(!r.nameFits(pos, path+".name", "host name", rh.Name) || !r.nameFits(pos, path+".address", "host address", rh.Address)) {
 		return
 	}
 	hostNames, addrs, ok := r.zip(pos, path, rh.Name, rh.Address, "address")
@@ -768,7 +788,7 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		nics = append(nics, nicAddrs{n, a})
 	}
 	for i, hn := range hostNames {
-		if !r.claim(names, hn, pos, path+".name") {
+		if !r.claim(names, hn, pos, path) {
 			continue
 		}
 		h := Host{Name: hn, Address: addrs[min(i, len(addrs)-1)], SSH: ssh, Pos: pos, Fields: hostFields}
