@@ -17,7 +17,7 @@ import (
 	"github.com/fabricctl/fabricctl/intent/check"
 )
 
-// The referee: what `fabricctl check -o json` printed, the parse error's
+// The referee: what `fabricctl check` and `check -o json` printed, the parse error's
 // text, and every position of the parsed fabric, for the example intents,
 // the fuzz targets' seeds and a set of deliberately bad inputs, recorded
 // with the decoder that walked yaml.Node reflectively in a second pass
@@ -143,7 +143,7 @@ func refereeCases(t *testing.T) map[string][]intent.Source {
 	add("multi-bad-and-good", pol, intent.Source{Name: "bad.yaml", Data: []byte(refHeader + "inventory: {switches: 3}\n")}, intent.Source{Name: "empty.yaml", Data: []byte("\n")})
 	add("no-policy", intent.Source{Name: "inv.yaml", Data: inv.Data})
 	// The benchmarks' generated fabric, small.
-	add("generated", intent.Source{Name: "large.yaml", Data: largeFabric(16, 2)})
+	add("generated", intent.Source{Name: "large.yaml", Data: largeFabric(4, 1)})
 	return cases
 }
 
@@ -171,6 +171,10 @@ func refereeOutput(t *testing.T, srcs []intent.Source) []byte {
 	}
 	if f != nil {
 		files = f.Files
+	}
+	b.WriteString("# check\n")
+	if err := check.WriteText(&b, findings, false); err != nil {
+		t.Fatal(err)
 	}
 	b.WriteString("# check -o json\n")
 	if err := check.WriteJSON(&b, files, findings); err != nil {

@@ -115,10 +115,10 @@ func (c *checker) portSpeedSKU() {
 		topText := intent.FormatRate(top)
 		edits := make([]Edit, 0, len(fast))
 		for _, q := range fast {
-			edits = append(edits, Edit{Path: portPath(sw, q) + ".speed", Value: topText})
+			edits = append(edits, Edit{Path: "inventory.switches[" + sw.Name + "].ports[" + q.Name + "].speed", Value: topText}) // portPath, in one concatenation
 			switch o, _ := c.peerOf(sw, q); {
 			case o.kind == endSwitch && o.port != nil && o.port.Speed != top:
-				edits = append(edits, Edit{Path: portPath(o.sw, o.port) + ".speed", Value: topText})
+				edits = append(edits, Edit{Path: "inventory.switches[" + o.sw.Name + "].ports[" + o.port.Name + "].speed", Value: topText})
 			case o.kind == endHost && o.nic != nil && o.nic.Speed != 0 && o.nic.Speed != top:
 				edits = append(edits, Edit{Path: "inventory.hosts[" + o.host.Name + "].nics[" + o.nic.Interface + "].speed", Value: topText})
 			}
