@@ -47,6 +47,7 @@ type decoder struct {
 	// units remembers what a scalar with a unit (400G, 3m) decoded to:
 	// an inventory repeats a few spellings thousands of times.
 	units map[unitKey]reflect.Value
+	path  []pathPart // where the value being decoded is
 }
 
 // unitKey is one scalar as a unit type reads it (decodeNode reads the
@@ -58,8 +59,8 @@ type unitKey struct {
 
 func (d *decoder) pos(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
 
-func (d *decoder) errorf(n *yaml.Node, path *fieldPath, format string, a ...any) {
-	d.errs.add(d.pos(n), path.String(), format, a...)
+func (d *decoder) errorf(n *yaml.Node, format string, a ...any) {
+	d.errs.add(d.pos(n), d.pathString(), format, a...)
 }
 
 var (
@@ -68,25 +69,30 @@ var (
 	nodeDecoderType = reflect.TypeOf((*nodeDecoder)(nil)).Elem()
 )
 
-// fieldPath is the field path of the value being decoded, built only when
-// an error names it: a key under its parent, or a list element (named by
-// elemName). Decoding a fabric of 16,000 hosts formats no path at all.
-type fieldPath struct {
-	parent *fieldPath
-	key    string     // a mapping key; or, with elem set, unused
-	elem   *yaml.Node // a list element's node
-	index  int        // a list element's index
+// pathPart is one step of the field path of the value being decoded: a
+// mapping key, or a list element (named by elemName). The decoder keeps the
+// steps on a stack and formats the path only when an error names it:
+// decoding a fabric of 16,000 hosts formats no path at all.
+type pathPart struct {
+	key   string
+	elem  *yaml.Node // a list element's node; nil for a key
+	index int        // a list element's index
 }
 
-func (p *fieldPath) String() string {
-	if p == nil {
-		return ""
+func (d *decoder) push(p pathPart) { d.path = append(d.path, p) }
+func (d *decoder) pop()            { d.path = d.path[:len(d.path)-1] }
+
+// pathString is the field path as errors spell it: policy.classes[roce].dscp.
+func (d *decoder) pathString() string {
+	path := ""
+	for _, p := range d.path {
+		if p.elem != nil {
+			path += "[" + elemName(p.elem, p.index) + "]"
+		} else {
+			path = joinPath(path, p.key)
+		}
 	}
-	parent := p.parent.String()
-	if p.elem != nil {
-		return parent + "[" + elemName(p.elem, p.index) + "]"
-	}
-	return joinPath(parent, p.key)
+	return path
 }
 
 func kindName(n *yaml.Node) string {
@@ -107,8 +113,8 @@ func kindName(n *yaml.Node) string {
 // kind is kindName, except under credentials: a value written there may be
 // a secret in the wrong place (credentials: "admin:hunter2"), and errors are
 // printed, logged and kept in CI output, so it is not shown.
-func (d *decoder) kind(n *yaml.Node, path *fieldPath) string {
-	if secretPath(path.String()) && n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+func (d *decoder) kind(n *yaml.Node) string {
+	if secretPath(d.pathString()) && n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 		return "a value (not shown: it may be a secret)"
 	}
 	return kindName(n)
@@ -121,7 +127,7 @@ func secretPath(path string) bool {
 
 // visit counts one node against the alias budget; false once it is spent
 // (reported once).
-func (d *decoder) visit(n *yaml.Node, path *fieldPath) bool {
+func (d *decoder) visit(n *yaml.Node) bool {
 	if d.bombed {
 		return false
 	}
@@ -131,7 +137,7 @@ func (d *decoder) visit(n *yaml.Node, path *fieldPath) bool {
 	}
 	if d.maxVisits > 0 && d.visits > d.maxVisits {
 		d.bombed = true
-		d.errorf(n, path, "document expands to more than %d nodes through aliases (alias bomb?); refusing to read further", d.maxVisits)
+		d.errorf(n, "document expands to more than %d nodes through aliases (alias bomb?); refusing to read further", d.maxVisits)
 		return false
 	}
 	return true
@@ -240,23 +246,23 @@ func buildCodec(t reflect.Type, building map[reflect.Type]*codec) *codec {
 
 // decode fills v (addressable, of c's type) from n. It reports errors and
 // never panics.
-func (d *decoder) decode(n *yaml.Node, v reflect.Value, c *codec, path *fieldPath) {
-	if !d.visit(n, path) {
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, c *codec) {
+	if !d.visit(n) {
 		return
 	}
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
-			d.errorf(n, path, "unknown alias")
+			d.errorf(n, "unknown alias")
 			return
 		}
-		d.decode(n.Alias, v, c, path)
+		d.decode(n.Alias, v, c)
 		return
 	}
 	if n.Kind == yaml.DocumentNode {
 		if len(n.Content) == 0 {
 			return
 		}
-		d.decode(n.Content[0], v, c, path)
+		d.decode(n.Content[0], v, c)
 		return
 	}
 	if c.self {
@@ -268,7 +274,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, c *codec, path *fieldPat
 			}
 		}
 		if err := v.Addr().Interface().(nodeDecoder).decodeNode(n); err != nil {
-			d.errorf(n, path, "%v", err)
+			d.errorf(n, "%v", err)
 			return
 		}
 		if cache {
@@ -287,56 +293,58 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, c *codec, path *fieldPat
 			return // explicit null = not set
 		}
 		nv := reflect.New(c.elem.typ)
-		d.decode(n, nv.Elem(), c.elem, path)
+		d.decode(n, nv.Elem(), c.elem)
 		v.Set(nv)
 	case reflect.Struct:
-		d.decodeStruct(n, v, c, path)
+		d.decodeStruct(n, v, c)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, path, "want a list, got %s", d.kind(n, path))
+			d.errorf(n, "want a list, got %s", d.kind(n))
 			return
 		}
 		s := reflect.MakeSlice(c.typ, len(n.Content), len(n.Content))
 		for i, e := range n.Content {
-			d.decode(e, s.Index(i), c.elem, &fieldPath{parent: path, elem: e, index: i})
+			d.push(pathPart{elem: e, index: i})
+			d.decode(e, s.Index(i), c.elem)
+			d.pop()
 		}
 		v.Set(s)
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-			d.errorf(n, path, "want a string, got %s", d.kind(n, path))
+			d.errorf(n, "want a string, got %s", d.kind(n))
 			return
 		}
 		v.SetString(n.Value)
 	case reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			d.errorf(n, path, "want true or false, got %s", d.kind(n, path))
+			d.errorf(n, "want true or false, got %s", d.kind(n))
 			return
 		}
 		v.SetBool(n.Value == "true" || n.Value == "True" || n.Value == "TRUE")
 	case reflect.Int, reflect.Int64:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			d.errorf(n, path, "want an integer, got %s", d.kind(n, path))
+			d.errorf(n, "want an integer, got %s", d.kind(n))
 			return
 		}
 		i, err := strconv.ParseInt(n.Value, 0, 64)
 		if err != nil {
-			d.errorf(n, path, "integer %s is out of range", n.Value)
+			d.errorf(n, "integer %s is out of range", n.Value)
 			return
 		}
 		v.SetInt(i)
 	case reflect.Float64:
 		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-			d.errorf(n, path, "want a number, got %s", d.kind(n, path))
+			d.errorf(n, "want a number, got %s", d.kind(n))
 			return
 		}
 		f, err := strconv.ParseFloat(n.Value, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			d.errorf(n, path, "number %s is not finite", n.Value)
+			d.errorf(n, "number %s is not finite", n.Value)
 			return
 		}
 		v.SetFloat(f)
 	default:
-		d.errorf(n, path, "internal: cannot decode into %s", c.typ)
+		d.errorf(n, "internal: cannot decode into %s", c.typ)
 	}
 }
 
@@ -347,9 +355,9 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, c *codec, path *fieldPath) {
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, c *codec) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping, got %s", d.kind(n, path))
+		d.errorf(n, "want a mapping, got %s", d.kind(n))
 		return
 	}
 	if c.posIndex >= 0 {
@@ -366,13 +374,13 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, c *codec, path *fi
 	// YAML merge keys (<<: *defaults) first, so explicit keys override them.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Tag == "!!merge" {
-			d.decodeMerge(n.Content[i+1], v, c, path, keys)
+			d.decodeMerge(n.Content[i+1], v, c, keys)
 		}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			d.errorf(k, path, "keys must be plain strings")
+			d.errorf(k, "keys must be plain strings")
 			continue
 		}
 		if k.Value == "<<" && k.Tag == "!!merge" {
@@ -381,40 +389,47 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, c *codec, path *fi
 		fi, ok := c.byKey[k.Value]
 		if ok {
 			if seen.has(fi) {
-				d.errorf(k, &fieldPath{parent: path, key: k.Value}, "duplicate key (first defined at line %d)", firstKey(n, i).Line)
+				d.push(pathPart{key: k.Value})
+				d.errorf(k, "duplicate key (first defined at line %d)", firstKey(n, i).Line)
+				d.pop()
 				continue
 			}
 			seen.set(fi)
 		} else {
 			if first, dup := seenOther[k.Value]; dup {
-				d.errorf(k, &fieldPath{parent: path, key: k.Value}, "duplicate key (first defined at line %d)", first.Line)
+				d.push(pathPart{key: k.Value})
+				d.errorf(k, "duplicate key (first defined at line %d)", first.Line)
+				d.pop()
 				continue
 			}
 			if seenOther == nil {
 				seenOther = map[string]*yaml.Node{}
 			}
 			seenOther[k.Value] = k
-			if path == nil && strings.HasPrefix(k.Value, "x-") {
+			if len(d.path) == 0 && strings.HasPrefix(k.Value, "x-") {
 				continue // top-level x-* keys hold YAML anchors, as in docker compose
 			}
-			d.errorf(k, path, "unknown field %q%s", k.Value, suggest(k.Value, c.fields))
+			d.errorf(k, "unknown field %q%s", k.Value, suggest(k.Value, c.fields))
 			continue
 		}
 		f := &c.fields[fi]
 		if keys != nil {
 			keys[k.Value] = d.pos(val)
 		}
-		fp := &fieldPath{parent: path, key: k.Value}
 		fv := v.Field(f.index)
 		before := len(d.errs.errs)
-		d.decode(val, fv, f.codec, fp)
+		d.push(pathPart{key: k.Value})
+		d.decode(val, fv, f.codec)
 		if f.hasRange && len(d.errs.errs) == before {
-			d.checkRange(val, fv, fp, f)
+			d.checkRange(val, fv, f)
 		}
+		d.pop()
 	}
 	for fi := range c.fields {
 		if f := &c.fields[fi]; f.required && !seen.has(fi) && v.Field(f.index).IsZero() {
-			d.errorf(n, &fieldPath{parent: path, key: f.key}, "required field is missing")
+			d.push(pathPart{key: f.key})
+			d.errorf(n, "required field is missing")
+			d.pop()
 		}
 	}
 }
@@ -436,8 +451,8 @@ func firstKey(n *yaml.Node, i int) *yaml.Node {
 // yaml.v3 implements it). A merged mapping's own merge keys apply first, so
 // its explicit keys override them. Every merge counts against the alias
 // budget: lists of aliased lists would otherwise double at every level.
-func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, c *codec, path *fieldPath, keys Fields) {
-	if !d.visit(n, path) {
+func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, c *codec, keys Fields) {
+	if !d.visit(n) {
 		return
 	}
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
@@ -447,7 +462,7 @@ func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, c *codec, path *fie
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; k.Value == "<<" && k.Tag == "!!merge" {
-				d.decodeMerge(n.Content[i+1], v, c, path, keys)
+				d.decodeMerge(n.Content[i+1], v, c, keys)
 			}
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -457,9 +472,11 @@ func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, c *codec, path *fie
 				if keys != nil {
 					keys[k.Value] = d.pos(n.Content[i+1])
 				}
-				d.decode(n.Content[i+1], v.Field(f.index), f.codec, &fieldPath{parent: path, key: k.Value})
+				d.push(pathPart{key: k.Value})
+				d.decode(n.Content[i+1], v.Field(f.index), f.codec)
+				d.pop()
 			} else if k.Value != "<<" || k.Tag != "!!merge" {
-				d.errorf(k, path, "unknown field %q (merged from line %d)", k.Value, n.Line)
+				d.errorf(k, "unknown field %q (merged from line %d)", k.Value, n.Line)
 			}
 		}
 	case yaml.SequenceNode:
@@ -469,20 +486,20 @@ func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, c *codec, path *fie
 				e = e.Alias
 			}
 			if e.Kind != yaml.MappingNode {
-				d.errorf(e, path, "merge key << wants a mapping or a list of mappings")
+				d.errorf(e, "merge key << wants a mapping or a list of mappings")
 				continue
 			}
-			d.decodeMerge(e, v, c, path, keys)
+			d.decodeMerge(e, v, c, keys)
 		}
 	default:
-		d.errorf(n, path, "merge key << wants a mapping or a list of mappings")
+		d.errorf(n, "merge key << wants a mapping or a list of mappings")
 	}
 }
 
-func (d *decoder) checkRange(n *yaml.Node, fv reflect.Value, path *fieldPath, f *fieldInfo) {
+func (d *decoder) checkRange(n *yaml.Node, fv reflect.Value, f *fieldInfo) {
 	check := func(x int64, at *yaml.Node) {
 		if x < f.lo || x > f.hi {
-			d.errorf(at, path, "%d is out of range %d-%d", x, f.lo, f.hi)
+			d.errorf(at, "%d is out of range %d-%d", x, f.lo, f.hi)
 		}
 	}
 	for n.Kind == yaml.AliasNode && n.Alias != nil {

@@ -154,7 +154,7 @@ func decodeSource(s Source, errs *errList) (parts []part) {
 		}
 		raw := &rawFile{}
 		d := &decoder{file: s.Name, errs: errs, root: &n}
-		d.decode(&n, reflect.ValueOf(raw).Elem(), rawFileCodec, nil)
+		d.decode(&n, reflect.ValueOf(raw).Elem(), rawFileCodec)
 		parts = append(parts, part{file: s.Name, raw: raw})
 	}
 	if len(parts) == 0 && len(errs.errs) == 0 {
