@@ -709,7 +709,10 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			out = append(out, Port{Name: n, Speed: int64(*speed), CableMeters: cm, MTU: deref(mtu, 0), Subinterface: deref(sub, 0), Pos: pos, Fields: fields})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return naturalLess(out[i].Name, out[j].Name) })
+	less := func(i, j int) bool { return naturalLess(out[i].Name, out[j].Name) }
+	if !sort.SliceIsSorted(out, less) { // a range lists them in order
+		sort.SliceStable(out, less)
+	}
 	return out
 }
 
@@ -796,6 +799,9 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 			r.errorf(pos, path+".address", "%d hosts share the address %q; give it a range", len(hostNames), rh.Address)
 			return
 		}
+		if len(nics) > 0 {
+			h.NICs = make([]NIC, 0, len(nics))
+		}
 		for _, na := range nics {
 			n := na.nic
 			n.Address = na.addrs[min(i, len(na.addrs)-1)]
@@ -812,33 +818,35 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 		return
 	}
 	pos := withFile(rl.Pos, file)
-	path := linkPath(idx)
+	// The path is built for an error only (30,000 links, mostly none).
 	as, err := Expand(rl.A)
 	if err != nil {
-		r.errorf(withFile(rl.APos, file), path, "%v", err)
+		r.errorf(withFile(rl.APos, file), linkPath(idx), "%v", err)
 		return
 	}
 	bs, err := Expand(rl.B)
 	if err != nil {
-		r.errorf(withFile(rl.BPos, file), path, "%v", err)
+		r.errorf(withFile(rl.BPos, file), linkPath(idx), "%v", err)
 		return
 	}
-	if !r.spend(len(as), pos, path) {
+	if r.over || r.objects+len(as) > r.budget() {
+		r.spend(len(as), pos, linkPath(idx))
 		return
 	}
+	r.objects += len(as)
 	linkFields := Fields{"a": withFile(rl.APos, file), "b": withFile(rl.BPos, file)}
 	if len(as) != len(bs) {
-		r.errorf(pos, path, "%q expands to %d ends but %q to %d; both sides must expand alike", rl.A, len(as), rl.B, len(bs))
+		r.errorf(pos, linkPath(idx), "%q expands to %d ends but %q to %d; both sides must expand alike", rl.A, len(as), rl.B, len(bs))
 		return
 	}
 	for i := range as {
 		a, okA := splitEndpoint(as[i])
 		b, okB := splitEndpoint(bs[i])
 		if !okA {
-			r.errorf(withFile(rl.APos, file), path, "%q: want node:port", as[i])
+			r.errorf(withFile(rl.APos, file), linkPath(idx), "%q: want node:port", as[i])
 		}
 		if !okB {
-			r.errorf(withFile(rl.BPos, file), path, "%q: want node:port", bs[i])
+			r.errorf(withFile(rl.BPos, file), linkPath(idx), "%q: want node:port", bs[i])
 		}
 		if okA && okB {
 			r.f.Links = append(r.f.Links, Link{A: a, B: b, Pos: pos, Fields: linkFields})

@@ -106,6 +106,9 @@ func TestExpand(t *testing.T) {
 		{"x{a..b}", nil, true},
 		{"x{1..2", nil, true},
 		{"x}1", nil, true},
+		{"a{1..2}b}", nil, true},
+		{"{9..11}-p{00..1}", []string{"9-p00", "9-p01", "10-p00", "10-p01", "11-p00", "11-p01"}, false},
+		{"h{098..100..2}x", []string{"h098x", "h100x"}, false},
 		{"x{0..100000}", nil, true},
 		{"x{1..1000}{1..1000}", nil, true},
 	}
