@@ -688,9 +688,16 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		if sub == nil {
 			sub = def.Subinterface
 		}
-		if seen == nil { // sized for the first entry, mostly the only one
-			seen = make(map[string]Pos, len(names))
+		if out == nil { // sized for the first entry, mostly the only one
 			out = make([]Port, 0, len(names))
+		}
+		// The names of one entry with at most one range are distinct: the
+		// index of names is made for a second entry (or several ranges).
+		if seen == nil && (len(out) > 0 || strings.Count(rp.Name, "{") > 1) {
+			seen = make(map[string]Pos, len(out)+len(names))
+			for _, p := range out {
+				seen[p.Name] = p.Pos
+			}
 		}
 		// A value from portDefaults is where portDefaults sets it.
 		fields := Fields{}
@@ -701,11 +708,13 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			fields[k] = withFile(p, file)
 		}
 		for _, n := range names {
-			if prev, dup := seen[n]; dup {
-				r.errorf(pos, path+".name", "port %q is listed twice (also at %s)", n, prev)
-				continue
+			if seen != nil {
+				if prev, dup := seen[n]; dup {
+					r.errorf(pos, path+".name", "port %q is listed twice (also at %s)", n, prev)
+					continue
+				}
+				seen[n] = pos
 			}
-			seen[n] = pos
 			out = append(out, Port{Name: n, Speed: int64(*speed), CableMeters: cm, MTU: deref(mtu, 0), Subinterface: deref(sub, 0), Pos: pos, Fields: fields})
 		}
 	}
@@ -811,6 +820,24 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	}
 }
 
+// noRange reports whether s expands to itself (Expand's fast case).
+func noRange(s string) bool { return strings.IndexAny(s, "{}") < 0 }
+
+// expandEnds expands both ends of a link with a range; true when it
+// reported an error.
+func (r *resolver) expandEnds(rl *rawLink, file string, idx int, as, bs *[]string) bool {
+	var err error
+	if *as, err = Expand(rl.A); err != nil {
+		r.errorf(withFile(rl.APos, file), linkPath(idx), "%v", err)
+		return true
+	}
+	if *bs, err = Expand(rl.B); err != nil {
+		r.errorf(withFile(rl.BPos, file), linkPath(idx), "%v", err)
+		return true
+	}
+	return false
+}
+
 func linkPath(idx int) string { return "inventory.links[" + strconv.Itoa(idx) + "]" }
 
 func (r *resolver) links(rl *rawLink, file string, idx int) {
@@ -819,14 +846,12 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 	}
 	pos := withFile(rl.Pos, file)
 	// The path is built for an error only (30,000 links, mostly none).
-	as, err := Expand(rl.A)
-	if err != nil {
-		r.errorf(withFile(rl.APos, file), linkPath(idx), "%v", err)
-		return
-	}
-	bs, err := Expand(rl.B)
-	if err != nil {
-		r.errorf(withFile(rl.BPos, file), linkPath(idx), "%v", err)
+	var as, bs []string
+	var one [2]string // both ends when neither has a range (no slices made)
+	if noRange(rl.A) && noRange(rl.B) {
+		one = [2]string{rl.A, rl.B}
+		as, bs = one[0:1], one[1:2]
+	} else if failed := r.expandEnds(rl, file, idx, &as, &bs); failed {
 		return
 	}
 	if r.over || r.objects+len(as) > r.budget() {
