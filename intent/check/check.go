@@ -173,8 +173,8 @@ type checker struct {
 	// figures the compilers program and simulate uses.
 	facts map[*intent.Switch]*portfacts.Switch
 
-	ends  [][2]end             // per link: its two endpoints, resolved once
-	peers map[*intent.Port]end // switch port -> the other end of its link (peerOf)
+	ends  [][2]end                                // per link: its two endpoints, resolved once
+	peers map[*intent.Switch]map[*intent.Port]end // switch, port -> the other end of its link (peerOf)
 	// nicPeers: host NIC -> the switch port it is cabled to (linkedNIC).
 	nicPeers map[intent.Endpoint]*intent.Port
 	// skuLosslessByProfile: each profile's SKU lossless buffer profile (skuLossless).
