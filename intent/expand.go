@@ -121,6 +121,26 @@ func parseGroup(g string) (group, error) {
 // "links[10]". Errors, findings, switches and ports are sorted by it.
 func NaturalLess(a, b string) bool { return naturalLess(a, b) }
 
+// sortedIndex finds name among n names in natural order (naturalLess), or
+// returns -1.
+func sortedIndex(n int, at func(int) string, name string) int {
+	lo, hi := 0, n // the first name not before name is in [lo, hi]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if naturalLess(at(m), name) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	for i := lo; i < n && !naturalLess(name, at(i)); i++ { // names equal in natural order ("e1", "e01")
+		if at(i) == name {
+			return i
+		}
+	}
+	return -1
+}
+
 // naturalLess orders "ethernet-1/2" before "ethernet-1/10".
 func naturalLess(a, b string) bool {
 	for a != "" && b != "" {
