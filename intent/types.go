@@ -450,6 +450,9 @@ func (f *Fabric) Host(name string) *Host {
 
 // Port returns the named port of the switch, or nil.
 func (s *Switch) Port(name string) *Port {
+	if i := sortedIndex(len(s.Ports), func(i int) string { return s.Ports[i].Name }, name); i >= 0 { // as Fabric.Switch
+		return &s.Ports[i]
+	}
 	for i := range s.Ports {
 		if s.Ports[i].Name == name {
 			return &s.Ports[i]
