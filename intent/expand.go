@@ -30,7 +30,7 @@ func Expand(s string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w", s, err)
 	}
-	if strings.IndexAny(s[j+1:], "{}") < 0 {
+	if !strings.ContainsAny(s[j+1:], "{}") {
 		// One group (the usual Ethernet{0..252..4}): each name is built in
 		// one buffer and made a string once.
 		out := make([]string, 0, g.n)

@@ -821,7 +821,7 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 }
 
 // noRange reports whether s expands to itself (Expand's fast case).
-func noRange(s string) bool { return strings.IndexAny(s, "{}") < 0 }
+func noRange(s string) bool { return !strings.ContainsAny(s, "{}") }
 
 // expandEnds expands both ends of a link with a range; true when it
 // reported an error.
