@@ -320,6 +320,13 @@ func ownMTU(pi PlatformInfo, m int) string {
 // peerOf returns the other end of the link on sw's port p, and whether it
 // is a host NIC.
 func (c *checker) peerOf(sw *intent.Switch, p *intent.Port) (end, bool) {
+	o := c.peersOf(sw)[p]
+	return o, o.kind == endHost
+}
+
+// peersOf returns the other ends of the links on sw's ports, by port (a
+// port without a link is not in it).
+func (c *checker) peersOf(sw *intent.Switch) map[*intent.Port]end {
 	if c.peers == nil {
 		// Per switch: 2,000 small maps are looked up faster than one of
 		// 60,000 ports.
@@ -339,6 +346,5 @@ func (c *checker) peerOf(sw *intent.Switch, p *intent.Port) (end, bool) {
 			}
 		}
 	}
-	o := c.peers[sw][p]
-	return o, o.kind == endHost
+	return c.peers[sw]
 }

@@ -114,9 +114,10 @@ func (c *checker) portSpeedSKU() {
 		// cabled to, so both ends agree (FC124).
 		topText := intent.FormatRate(top)
 		edits := make([]Edit, 0, len(fast))
+		peers := c.peersOf(sw)
 		for _, q := range fast {
 			edits = append(edits, Edit{Path: "inventory.switches[" + sw.Name + "].ports[" + q.Name + "].speed", Value: topText}) // portPath, in one concatenation
-			switch o, _ := c.peerOf(sw, q); {
+			switch o := peers[q]; {
 			case o.kind == endSwitch && o.port != nil && o.port.Speed != top:
 				edits = append(edits, Edit{Path: "inventory.switches[" + o.sw.Name + "].ports[" + o.port.Name + "].speed", Value: topText})
 			case o.kind == endHost && o.nic != nil && o.nic.Speed != 0 && o.nic.Speed != top:
@@ -162,16 +163,11 @@ func (c *checker) sharedBufferProfile() {
 		if sku.creates {
 			continue // the release creates the intent's own profiles
 		}
-		listed := map[string]bool{}
 		var need int64
 		var first *intent.Port
 		for j := range sw.Ports {
 			p := &sw.Ports[j]
-			if !sku.ports[p.Name] {
-				continue
-			}
-			listed[p.Name] = true
-			if p.Speed != l.SpeedMbps*1e6 {
+			if p.Speed != l.SpeedMbps*1e6 || !sku.ports[p.Name] {
 				continue
 			}
 			if first == nil {
@@ -181,6 +177,12 @@ func (c *checker) sharedBufferProfile() {
 		}
 		if first == nil || need <= l.Xoff {
 			continue
+		}
+		listed := map[string]bool{} // the SKU's ports the inventory lists, at any speed
+		for j := range sw.Ports {
+			if p := &sw.Ports[j]; sku.ports[p.Name] {
+				listed[p.Name] = true
+			}
 		}
 		var others []string
 		for _, p := range l.Ports {
