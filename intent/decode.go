@@ -24,6 +24,15 @@ import (
 //	required:"true"  missing key is an error
 //	range:"lo,hi"    inclusive bounds for integers
 //	doc:"..."        description (JSON Schema, docs)
+//	enum, enumfrom   allowed values (JSON Schema; resolve checks them)
+//
+// The tags of each raw type are read once, into a codec (codecFor): the
+// walk over the nodes then indexes tables. A field added to a raw type with
+// its tags is decoded with nothing else to change. The field path an error
+// names is kept as a stack and formatted only for an error; what each
+// spelling of a unit (400G) decoded to is remembered per file.
+// TestDecodeReferee holds the results, errors and positions to those of the
+// decoder before (testdata/referee).
 
 // nodeDecoder is implemented by raw types that read their own node (units,
 // links).
