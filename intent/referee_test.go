@@ -102,7 +102,6 @@ func refereeCases(t *testing.T) map[string][]intent.Source {
 	one("range-int", refHeader+"policy: {preset: roce-lossless, mtu: 100, hostMTU: 20000, maxLosslessPriorities: 0}\n")
 	one("range-list", refHeader+"policy:\n  preset: roce-lossless\n  classes:\n    - {name: roce, dscp: [26, 64, -1], priority: 8}\n")
 	one("range-nested", refPolicy+"inventory:\n  hosts:\n    - {name: h1, ssh: {port: 70000}, nics: [{interface: eth0, rdmaPort: 0}]}\n")
-	one("enum-preset", refHeader+"policy: {preset: roce-losless}\n")
 	one("enum-many", refHeader+"policy: {preset: roce-lossless, dcbx: auto, rocePathMTU: 1000, watchdog: {action: reboot}, roce: {mode: v3}}\n")
 	one("enum-platform", refPolicy+"inventory:\n  switches:\n    - {name: s1, platform: junos, address: 'a:1', profile: nope, asic: nope}\n")
 	one("units", refPolicy+"inventory:\n  switches:\n    - {name: s1, platform: sonic, address: 'a:1', buffer: 12XB, portDefaults: {speed: 400X, cable: far}, ports: [{name: e1}]}\n")
