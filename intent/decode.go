@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -23,6 +24,15 @@ import (
 //	required:"true"  missing key is an error
 //	range:"lo,hi"    inclusive bounds for integers
 //	doc:"..."        description (JSON Schema, docs)
+//	enum, enumfrom   allowed values (JSON Schema; resolve checks them)
+//
+// The tags of each raw type are read once, into a codec (codecFor): the
+// walk over the nodes then indexes tables. A field added to a raw type with
+// its tags is decoded with nothing else to change. The field path an error
+// names is kept as a stack and formatted only for an error; what each
+// spelling of a unit (400G) decoded to is remembered per file.
+// TestDecodeReferee holds the results, errors and positions to those of the
+// decoder before (testdata/referee).
 
 // nodeDecoder is implemented by raw types that read their own node (units,
 // links).
@@ -32,21 +42,34 @@ type nodeDecoder interface {
 
 // maxVisitsFloor bounds alias expansion: a document may expand to at most
 // max(maxVisitsFloor, 16 x its own node count) nodes, which stops "billion
-// laughs" alias bombs in microseconds.
+// laughs" alias bombs in microseconds. The nodes are counted only once a
+// document has expanded to maxVisitsFloor.
 const maxVisitsFloor = 1_000_000
 
 type decoder struct {
 	file      string
 	errs      *errList
+	root      *yaml.Node // the document, counted when visits pass maxVisitsFloor
 	visits    int
-	maxVisits int
+	maxVisits int // 0 until counted
 	bombed    bool
+	// units remembers what a scalar with a unit (400G, 3m) decoded to:
+	// an inventory repeats a few spellings thousands of times.
+	units map[unitKey]reflect.Value
+	path  []pathPart // where the value being decoded is
+}
+
+// unitKey is one scalar as a unit type reads it (decodeNode reads the
+// value and its tag only).
+type unitKey struct {
+	c          *codec
+	tag, value string
 }
 
 func (d *decoder) pos(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
 
-func (d *decoder) errorf(n *yaml.Node, path, format string, a ...any) {
-	d.errs.add(d.pos(n), path, format, a...)
+func (d *decoder) errorf(n *yaml.Node, format string, a ...any) {
+	d.errs.add(d.pos(n), d.pathString(), format, a...)
 }
 
 var (
@@ -54,6 +77,32 @@ var (
 	posType         = reflect.TypeOf(Pos{})
 	nodeDecoderType = reflect.TypeOf((*nodeDecoder)(nil)).Elem()
 )
+
+// pathPart is one step of the field path of the value being decoded: a
+// mapping key, or a list element (named by elemName). The decoder keeps the
+// steps on a stack and formats the path only when an error names it:
+// decoding a fabric of 16,000 hosts formats no path at all.
+type pathPart struct {
+	key   string
+	elem  *yaml.Node // a list element's node; nil for a key
+	index int        // a list element's index
+}
+
+func (d *decoder) push(p pathPart) { d.path = append(d.path, p) }
+func (d *decoder) pop()            { d.path = d.path[:len(d.path)-1] }
+
+// pathString is the field path as errors spell it: policy.classes[roce].dscp.
+func (d *decoder) pathString() string {
+	path := ""
+	for _, p := range d.path {
+		if p.elem != nil {
+			path += "[" + elemName(p.elem, p.index) + "]"
+		} else {
+			path = joinPath(path, p.key)
+		}
+	}
+	return path
+}
 
 func kindName(n *yaml.Node) string {
 	switch n.Kind {
@@ -73,8 +122,8 @@ func kindName(n *yaml.Node) string {
 // kind is kindName, except under credentials: a value written there may be
 // a secret in the wrong place (credentials: "admin:hunter2"), and errors are
 // printed, logged and kept in CI output, so it is not shown.
-func (d *decoder) kind(n *yaml.Node, path string) string {
-	if secretPath(path) && n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+func (d *decoder) kind(n *yaml.Node) string {
+	if secretPath(d.pathString()) && n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 		return "a value (not shown: it may be a secret)"
 	}
 	return kindName(n)
@@ -87,137 +136,225 @@ func secretPath(path string) bool {
 
 // visit counts one node against the alias budget; false once it is spent
 // (reported once).
-func (d *decoder) visit(n *yaml.Node, path string) bool {
+func (d *decoder) visit(n *yaml.Node) bool {
 	if d.bombed {
 		return false
 	}
 	d.visits++
-	if d.visits > d.maxVisits {
+	if d.visits > maxVisitsFloor && d.maxVisits == 0 {
+		d.maxVisits = max(maxVisitsFloor, 16*countNodes(d.root))
+	}
+	if d.maxVisits > 0 && d.visits > d.maxVisits {
 		d.bombed = true
-		d.errorf(n, path, "document expands to more than %d nodes through aliases (alias bomb?); refusing to read further", d.maxVisits)
+		d.errorf(n, "document expands to more than %d nodes through aliases (alias bomb?); refusing to read further", d.maxVisits)
 		return false
 	}
 	return true
 }
 
-// decode fills v (addressable) from n. It reports errors and never panics.
-func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
-	if !d.visit(n, path) {
+// codec is what the decoder knows of one Go type, worked out once per type
+// from its reflection and struct tags (codecFor): the per-node loop then
+// only indexes tables.
+type codec struct {
+	typ       reflect.Type
+	kind      reflect.Kind
+	self      bool   // *T implements nodeDecoder
+	unit      bool   // ... and T is a number read from one scalar (Size, Rate, ...)
+	elem      *codec // pointer and slice element
+	fields    []fieldInfo
+	byKey     map[string]int // key -> index into fields
+	posIndex  int            // the struct's Pos field, or -1
+	keysIndex int            // the struct's Keys Fields field, or -1
+}
+
+type fieldInfo struct {
+	index    int
+	key      string
+	codec    *codec
+	required bool
+	lo, hi   int64
+	hasRange bool
+}
+
+// maxStructFields bounds the keyed fields of one raw type (fieldSet).
+const maxStructFields = 256
+
+// fieldSet marks the fields of one mapping that were written.
+type fieldSet [maxStructFields / 64]uint64
+
+func (s *fieldSet) has(i int) bool { return s[i/64]&(1<<(i%64)) != 0 }
+func (s *fieldSet) set(i int)      { s[i/64] |= 1 << (i % 64) }
+
+var codecs sync.Map // reflect.Type -> *codec
+
+// codecFor returns t's codec, building it (and those of the types it
+// holds) on first use.
+func codecFor(t reflect.Type) *codec {
+	if c, ok := codecs.Load(t); ok {
+		return c.(*codec)
+	}
+	c := buildCodec(t, map[reflect.Type]*codec{})
+	actual, _ := codecs.LoadOrStore(t, c)
+	return actual.(*codec)
+}
+
+func buildCodec(t reflect.Type, building map[reflect.Type]*codec) *codec {
+	if c, ok := codecs.Load(t); ok {
+		return c.(*codec)
+	}
+	if c, ok := building[t]; ok {
+		return c // a type that holds itself
+	}
+	c := &codec{typ: t, kind: t.Kind(), posIndex: -1, keysIndex: -1}
+	building[t] = c
+	c.self = reflect.PointerTo(t).Implements(nodeDecoderType)
+	if c.self {
+		switch t.Kind() {
+		case reflect.Int64, reflect.Float64:
+			c.unit = true
+		}
+		return c
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice:
+		c.elem = buildCodec(t.Elem(), building)
+	case reflect.Struct:
+		c.byKey = map[string]int{}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Type == posType && f.Name == "Pos" {
+				c.posIndex = i
+				continue
+			}
+			if f.Type == fieldsType {
+				if f.Name == "Keys" {
+					c.keysIndex = i
+				}
+				continue
+			}
+			key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if key == "" || key == "-" {
+				continue
+			}
+			fi := fieldInfo{index: i, key: key, required: f.Tag.Get("required") == "true", codec: buildCodec(f.Type, building)}
+			if r := f.Tag.Get("range"); r != "" {
+				lo, hi, _ := strings.Cut(r, ",")
+				fi.lo, _ = strconv.ParseInt(lo, 10, 64)
+				fi.hi, _ = strconv.ParseInt(hi, 10, 64)
+				fi.hasRange = true
+			}
+			c.byKey[key] = len(c.fields)
+			c.fields = append(c.fields, fi)
+		}
+		if len(c.fields) > maxStructFields {
+			panic(fmt.Sprintf("intent: %s has %d YAML fields; the decoder takes at most %d", t, len(c.fields), maxStructFields))
+		}
+	}
+	return c
+}
+
+// decode fills v (addressable, of c's type) from n. It reports errors and
+// never panics.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, c *codec) {
+	if !d.visit(n) {
 		return
 	}
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
-			d.errorf(n, path, "unknown alias")
+			d.errorf(n, "unknown alias")
 			return
 		}
-		d.decode(n.Alias, v, path)
+		d.decode(n.Alias, v, c)
 		return
 	}
 	if n.Kind == yaml.DocumentNode {
 		if len(n.Content) == 0 {
 			return
 		}
-		d.decode(n.Content[0], v, path)
+		d.decode(n.Content[0], v, c)
 		return
 	}
-	if v.CanAddr() && v.Addr().Type().Implements(nodeDecoderType) {
+	if c.self {
+		cache := c.unit && n.Kind == yaml.ScalarNode
+		if cache {
+			if u, ok := d.units[unitKey{c, n.Tag, n.Value}]; ok {
+				v.Set(u)
+				return
+			}
+		}
 		if err := v.Addr().Interface().(nodeDecoder).decodeNode(n); err != nil {
-			d.errorf(n, path, "%v", err)
+			d.errorf(n, "%v", err)
+			return
+		}
+		if cache {
+			if d.units == nil {
+				d.units = map[unitKey]reflect.Value{}
+			}
+			u := reflect.New(c.typ).Elem() // a copy: v may be written again (merge keys)
+			u.Set(v)
+			d.units[unitKey{c, n.Tag, n.Value}] = u
 		}
 		return
 	}
-	switch v.Kind() {
+	switch c.kind {
 	case reflect.Pointer:
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 			return // explicit null = not set
 		}
-		nv := reflect.New(v.Type().Elem())
-		d.decode(n, nv.Elem(), path)
+		nv := reflect.New(c.elem.typ)
+		d.decode(n, nv.Elem(), c.elem)
 		v.Set(nv)
 	case reflect.Struct:
-		d.decodeStruct(n, v, path)
+		d.decodeStruct(n, v, c)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, path, "want a list, got %s", d.kind(n, path))
+			d.errorf(n, "want a list, got %s", d.kind(n))
 			return
 		}
-		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
-		for i, c := range n.Content {
-			d.decode(c, s.Index(i), fmt.Sprintf("%s[%s]", path, elemName(c, i)))
+		s := reflect.MakeSlice(c.typ, len(n.Content), len(n.Content))
+		for i, e := range n.Content {
+			d.push(pathPart{elem: e, index: i})
+			d.decode(e, s.Index(i), c.elem)
+			d.pop()
 		}
 		v.Set(s)
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-			d.errorf(n, path, "want a string, got %s", d.kind(n, path))
+			d.errorf(n, "want a string, got %s", d.kind(n))
 			return
 		}
 		v.SetString(n.Value)
 	case reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			d.errorf(n, path, "want true or false, got %s", d.kind(n, path))
+			d.errorf(n, "want true or false, got %s", d.kind(n))
 			return
 		}
 		v.SetBool(n.Value == "true" || n.Value == "True" || n.Value == "TRUE")
 	case reflect.Int, reflect.Int64:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			d.errorf(n, path, "want an integer, got %s", d.kind(n, path))
+			d.errorf(n, "want an integer, got %s", d.kind(n))
 			return
 		}
 		i, err := strconv.ParseInt(n.Value, 0, 64)
 		if err != nil {
-			d.errorf(n, path, "integer %s is out of range", n.Value)
+			d.errorf(n, "integer %s is out of range", n.Value)
 			return
 		}
 		v.SetInt(i)
 	case reflect.Float64:
 		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-			d.errorf(n, path, "want a number, got %s", d.kind(n, path))
+			d.errorf(n, "want a number, got %s", d.kind(n))
 			return
 		}
 		f, err := strconv.ParseFloat(n.Value, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			d.errorf(n, path, "number %s is not finite", n.Value)
+			d.errorf(n, "number %s is not finite", n.Value)
 			return
 		}
 		v.SetFloat(f)
 	default:
-		d.errorf(n, path, "internal: cannot decode into %s", v.Type())
+		d.errorf(n, "internal: cannot decode into %s", c.typ)
 	}
-}
-
-type fieldInfo struct {
-	index    int
-	key      string
-	required bool
-	lo, hi   int64
-	hasRange bool
-}
-
-func structFields(t reflect.Type) (fields []fieldInfo, posIndex int) {
-	posIndex = -1
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Type == posType && f.Name == "Pos" {
-			posIndex = i
-			continue
-		}
-		if f.Type == fieldsType {
-			continue
-		}
-		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if key == "" || key == "-" {
-			continue
-		}
-		fi := fieldInfo{index: i, key: key, required: f.Tag.Get("required") == "true"}
-		if r := f.Tag.Get("range"); r != "" {
-			lo, hi, _ := strings.Cut(r, ",")
-			fi.lo, _ = strconv.ParseInt(lo, 10, 64)
-			fi.hi, _ = strconv.ParseInt(hi, 10, 64)
-			fi.hasRange = true
-		}
-		fields = append(fields, fi)
-	}
-	return fields, posIndex
 }
 
 func joinPath(path, key string) string {
@@ -227,70 +364,95 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, c *codec) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping, got %s", d.kind(n, path))
+		d.errorf(n, "want a mapping, got %s", d.kind(n))
 		return
 	}
-	fields, posIndex := structFields(v.Type())
-	if posIndex >= 0 {
-		v.Field(posIndex).Set(reflect.ValueOf(d.pos(n)))
+	if c.posIndex >= 0 {
+		*v.Field(c.posIndex).Addr().Interface().(*Pos) = d.pos(n)
 	}
 	var keys Fields
 	// A raw type with a field "Keys Fields" learns where each of its keys is.
-	if kf := v.FieldByName("Keys"); kf.IsValid() && kf.Type() == fieldsType {
-		keys = Fields{}
-		kf.Set(reflect.ValueOf(keys))
+	if c.keysIndex >= 0 {
+		keys = make(Fields, len(n.Content)/2)
+		*v.Field(c.keysIndex).Addr().Interface().(*Fields) = keys
 	}
-	byKey := make(map[string]fieldInfo, len(fields))
-	for _, f := range fields {
-		byKey[f.key] = f
-	}
-	seen := map[string]*yaml.Node{}
+	var seen fieldSet
+	var seenOther map[string]*yaml.Node // keys that are no field (made when one is written)
 	// YAML merge keys (<<: *defaults) first, so explicit keys override them.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Tag == "!!merge" {
-			d.decodeMerge(n.Content[i+1], v, path, byKey, keys)
+			d.decodeMerge(n.Content[i+1], v, c, keys)
 		}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			d.errorf(k, path, "keys must be plain strings")
+			d.errorf(k, "keys must be plain strings")
 			continue
 		}
 		if k.Value == "<<" && k.Tag == "!!merge" {
 			continue
 		}
-		if first, dup := seen[k.Value]; dup {
-			d.errorf(k, joinPath(path, k.Value), "duplicate key (first defined at line %d)", first.Line)
+		fi, ok := c.byKey[k.Value]
+		if ok {
+			if seen.has(fi) {
+				d.push(pathPart{key: k.Value})
+				d.errorf(k, "duplicate key (first defined at line %d)", firstKey(n, i).Line)
+				d.pop()
+				continue
+			}
+			seen.set(fi)
+		} else {
+			if first, dup := seenOther[k.Value]; dup {
+				d.push(pathPart{key: k.Value})
+				d.errorf(k, "duplicate key (first defined at line %d)", first.Line)
+				d.pop()
+				continue
+			}
+			if seenOther == nil {
+				seenOther = map[string]*yaml.Node{}
+			}
+			seenOther[k.Value] = k
+			if len(d.path) == 0 && strings.HasPrefix(k.Value, "x-") {
+				continue // top-level x-* keys hold YAML anchors, as in docker compose
+			}
+			d.errorf(k, "unknown field %q%s", k.Value, suggest(k.Value, c.fields))
 			continue
 		}
-		seen[k.Value] = k
-		f, ok := byKey[k.Value]
-		if !ok && path == "" && strings.HasPrefix(k.Value, "x-") {
-			continue // top-level x-* keys hold YAML anchors, as in docker compose
-		}
-		if !ok {
-			d.errorf(k, path, "unknown field %q%s", k.Value, suggest(k.Value, fields))
-			continue
-		}
+		f := &c.fields[fi]
 		if keys != nil {
 			keys[k.Value] = d.pos(val)
 		}
-		fp := joinPath(path, k.Value)
 		fv := v.Field(f.index)
 		before := len(d.errs.errs)
-		d.decode(val, fv, fp)
+		d.push(pathPart{key: k.Value})
+		d.decode(val, fv, f.codec)
 		if f.hasRange && len(d.errs.errs) == before {
-			d.checkRange(val, fv, fp, f)
+			d.checkRange(val, fv, f)
+		}
+		d.pop()
+	}
+	for fi := range c.fields {
+		if f := &c.fields[fi]; f.required && !seen.has(fi) && v.Field(f.index).IsZero() {
+			d.push(pathPart{key: f.key})
+			d.errorf(n, "required field is missing")
+			d.pop()
 		}
 	}
-	for _, f := range fields {
-		if f.required && seen[f.key] == nil && v.Field(f.index).IsZero() {
-			d.errorf(n, joinPath(path, f.key), "required field is missing")
+}
+
+// firstKey is the first key of mapping n written like its i-th (a
+// duplicate's first definition).
+func firstKey(n *yaml.Node, i int) *yaml.Node {
+	k := n.Content[i]
+	for j := 0; j < i; j += 2 {
+		if p := n.Content[j]; p.Kind == yaml.ScalarNode && p.Value == k.Value && (p.Value != "<<" || p.Tag != "!!merge") {
+			return p
 		}
 	}
+	return k
 }
 
 // decodeMerge applies the value of a merge key (<<) to v: a mapping, or a
@@ -298,8 +460,8 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 // yaml.v3 implements it). A merged mapping's own merge keys apply first, so
 // its explicit keys override them. Every merge counts against the alias
 // budget: lists of aliased lists would otherwise double at every level.
-func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey map[string]fieldInfo, keys Fields) {
-	if !d.visit(n, path) {
+func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, c *codec, keys Fields) {
+	if !d.visit(n) {
 		return
 	}
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
@@ -309,41 +471,44 @@ func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, byKey 
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; k.Value == "<<" && k.Tag == "!!merge" {
-				d.decodeMerge(n.Content[i+1], v, path, byKey, keys)
+				d.decodeMerge(n.Content[i+1], v, c, keys)
 			}
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
-			if f, ok := byKey[k.Value]; ok {
+			if fi, ok := c.byKey[k.Value]; ok {
+				f := &c.fields[fi]
 				if keys != nil {
 					keys[k.Value] = d.pos(n.Content[i+1])
 				}
-				d.decode(n.Content[i+1], v.Field(f.index), joinPath(path, k.Value))
+				d.push(pathPart{key: k.Value})
+				d.decode(n.Content[i+1], v.Field(f.index), f.codec)
+				d.pop()
 			} else if k.Value != "<<" || k.Tag != "!!merge" {
-				d.errorf(k, path, "unknown field %q (merged from line %d)", k.Value, n.Line)
+				d.errorf(k, "unknown field %q (merged from line %d)", k.Value, n.Line)
 			}
 		}
 	case yaml.SequenceNode:
 		for i := len(n.Content) - 1; i >= 0; i-- {
-			c := n.Content[i]
-			for c.Kind == yaml.AliasNode && c.Alias != nil {
-				c = c.Alias
+			e := n.Content[i]
+			for e.Kind == yaml.AliasNode && e.Alias != nil {
+				e = e.Alias
 			}
-			if c.Kind != yaml.MappingNode {
-				d.errorf(c, path, "merge key << wants a mapping or a list of mappings")
+			if e.Kind != yaml.MappingNode {
+				d.errorf(e, "merge key << wants a mapping or a list of mappings")
 				continue
 			}
-			d.decodeMerge(c, v, path, byKey, keys)
+			d.decodeMerge(e, v, c, keys)
 		}
 	default:
-		d.errorf(n, path, "merge key << wants a mapping or a list of mappings")
+		d.errorf(n, "merge key << wants a mapping or a list of mappings")
 	}
 }
 
-func (d *decoder) checkRange(n *yaml.Node, fv reflect.Value, path string, f fieldInfo) {
+func (d *decoder) checkRange(n *yaml.Node, fv reflect.Value, f *fieldInfo) {
 	check := func(x int64, at *yaml.Node) {
 		if x < f.lo || x > f.hi {
-			d.errorf(at, path, "%d is out of range %d-%d", x, f.lo, f.hi)
+			d.errorf(at, "%d is out of range %d-%d", x, f.lo, f.hi)
 		}
 	}
 	for n.Kind == yaml.AliasNode && n.Alias != nil {

@@ -104,6 +104,9 @@ func ParseSources(srcs ...Source) (*Fabric, error) {
 	return f, nil
 }
 
+// rawFileCodec is the decoder's table of the raw types, built once.
+var rawFileCodec = codecFor(reflect.TypeOf(rawFile{}))
+
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
 // decodeSource decodes every YAML document of one file.
@@ -150,8 +153,8 @@ func decodeSource(s Source, errs *errList) (parts []part) {
 			continue // empty document between ---
 		}
 		raw := &rawFile{}
-		d := &decoder{file: s.Name, errs: errs, maxVisits: max(maxVisitsFloor, 16*countNodes(&n))}
-		d.decode(&n, reflect.ValueOf(raw).Elem(), "")
+		d := &decoder{file: s.Name, errs: errs, root: &n}
+		d.decode(&n, reflect.ValueOf(raw).Elem(), rawFileCodec)
 		parts = append(parts, part{file: s.Name, raw: raw})
 	}
 	if len(parts) == 0 && len(errs.errs) == 0 {

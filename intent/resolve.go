@@ -136,7 +136,23 @@ func (r *resolver) resolve(parts []part) {
 		r.policy(policy.raw.Policy, policy.file)
 	}
 	r.validation(validation)
-	names := map[string]Pos{}
+	// Size the lists for the entries (ranges may add more).
+	nsw, nh, nl := 0, 0, 0
+	for _, p := range parts {
+		if inv := p.raw.Inventory; inv != nil {
+			nsw, nh, nl = nsw+len(inv.Switches), nh+len(inv.Hosts), nl+len(inv.Links)
+		}
+	}
+	if nsw > 0 { // nil stays nil
+		r.f.Switches = make([]Switch, 0, nsw)
+	}
+	if nh > 0 {
+		r.f.Hosts = make([]Host, 0, nh)
+	}
+	if nl > 0 {
+		r.f.Links = make([]Link, 0, nl)
+	}
+	names := make(map[string]Pos, nsw+nh)
 	for _, p := range parts {
 		if p.raw.Inventory == nil {
 			continue
@@ -495,9 +511,11 @@ func (r *resolver) zip(pos Pos, path, name, companion, what string) (names, comp
 	return names, comps, true
 }
 
+// claim takes name for the element at path (whose .name is reported when
+// it is taken already).
 func (r *resolver) claim(names map[string]Pos, name string, pos Pos, path string) bool {
 	if prev, dup := names[name]; dup {
-		r.errorf(pos, path, "%q is defined twice (also at %s); switch and host names are unique", name, prev)
+		r.errorf(pos, path+".name", "%q is defined twice (also at %s); switch and host names are unique", name, prev)
 		return false
 	}
 	names[name] = pos
@@ -561,7 +579,8 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		}
 		r.errs.addText(fieldsIn(rs.Keys, file).At("platform", pos), path+".platform", unknownValue("platform", rs.Platform, ks))
 	}
-	if !r.nameFits(pos, path+".name", "switch name", rs.Name) || !r.nameFits(pos, path+".address", "switch address", rs.Address) {
+	if (len(rs.Name) > MaxNameLen || len(rs.Address) > MaxNameLen) && // the paths are built for errors only
+		(!r.nameFits(pos, path+".name", "switch name", rs.Name) || !r.nameFits(pos, path+".address", "switch address", rs.Address)) {
 		return
 	}
 	swNames, addrs, ok := r.zip(pos, path, rs.Name, rs.Address, "address")
@@ -612,7 +631,7 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		return
 	}
 	for i, n := range swNames {
-		if !r.claim(names, n, pos, path+".name") {
+		if !r.claim(names, n, pos, path) {
 			continue
 		}
 		sw := Switch{Name: n, Platform: plat, Address: addrs[min(i, len(addrs)-1)], Credentials: creds, TLS: tls, Proxy: rs.Proxy,
@@ -623,7 +642,10 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		if !strings.Contains(sw.Address, ":") {
 			r.errorf(pos, path+".address", "%q: want host:port (gNMI usually listens on 57400 or 6030)", sw.Address)
 		}
-		sw.Ports = append([]Port(nil), ports...)
+		sw.Ports = ports
+		if len(swNames) > 1 {
+			sw.Ports = append([]Port(nil), ports...)
+		}
 		r.f.Switches = append(r.f.Switches, sw)
 	}
 }
@@ -658,7 +680,7 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			r.errorf(withFile(def.Pos, file), swPath+".portDefaults.name", "portDefaults cannot name a port")
 		}
 	}
-	seen := map[string]Pos{}
+	var seen map[string]Pos
 	var out []Port
 	for i := range rs.Ports {
 		rp := &rs.Ports[i]
@@ -705,6 +727,17 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		if sub == nil {
 			sub = def.Subinterface
 		}
+		if out == nil { // sized for the first entry, mostly the only one
+			out = make([]Port, 0, len(names))
+		}
+		// The names of one entry with at most one range are distinct: the
+		// index of names is made for a second entry (or several ranges).
+		if seen == nil && (len(out) > 0 || strings.Count(rp.Name, "{") > 1) {
+			seen = make(map[string]Pos, len(out)+len(names))
+			for _, p := range out {
+				seen[p.Name] = p.Pos
+			}
+		}
 		// A value from portDefaults is where portDefaults sets it.
 		fields := Fields{}
 		for k, p := range def.Keys {
@@ -714,15 +747,20 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			fields[k] = withFile(p, file)
 		}
 		for _, n := range names {
-			if prev, dup := seen[n]; dup {
-				r.errorf(pos, path+".name", "port %q is listed twice (also at %s)", n, prev)
-				continue
+			if seen != nil {
+				if prev, dup := seen[n]; dup {
+					r.errorf(pos, path+".name", "port %q is listed twice (also at %s)", n, prev)
+					continue
+				}
+				seen[n] = pos
 			}
-			seen[n] = pos
 			out = append(out, Port{Name: n, Speed: int64(*speed), CableMeters: cm, MTU: deref(mtu, 0), Subinterface: deref(sub, 0), Pos: pos, Fields: fields})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return naturalLess(out[i].Name, out[j].Name) })
+	less := func(i, j int) bool { return naturalLess(out[i].Name, out[j].Name) }
+	if !sort.SliceIsSorted(out, less) { // a range lists them in order
+		sort.SliceStable(out, less)
+	}
 	return out
 }
 
@@ -732,7 +770,8 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	}
 	pos := withFile(rh.Pos, file)
 	path := inventoryPath("hosts", idx, rh.Name)
-	if !r.nameFits(pos, path+".name", "host name", rh.Name) || !r.nameFits(pos, path+".address", "host address", rh.Address) {
+	if (len(rh.Name) > MaxNameLen || len(rh.Address) > MaxNameLen) && // the paths are built for errors only
+		(!r.nameFits(pos, path+".name", "host name", rh.Name) || !r.nameFits(pos, path+".address", "host address", rh.Address)) {
 		return
 	}
 	hostNames, addrs, ok := r.zip(pos, path, rh.Name, rh.Address, "address")
@@ -800,13 +839,16 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		nics = append(nics, nicAddrs{n, a})
 	}
 	for i, hn := range hostNames {
-		if !r.claim(names, hn, pos, path+".name") {
+		if !r.claim(names, hn, pos, path) {
 			continue
 		}
 		h := Host{Name: hn, Address: addrs[min(i, len(addrs)-1)], SSH: ssh, Pos: pos, Fields: hostFields}
 		if len(hostNames) > 1 && len(addrs) == 1 && !h.IsLocal() {
 			r.errorf(pos, path+".address", "%d hosts share the address %q; give it a range", len(hostNames), rh.Address)
 			return
+		}
+		if len(nics) > 0 {
+			h.NICs = make([]NIC, 0, len(nics))
 		}
 		for _, na := range nics {
 			n := na.nic
@@ -817,38 +859,58 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	}
 }
 
+// noRange reports whether s expands to itself (Expand's fast case).
+func noRange(s string) bool { return !strings.ContainsAny(s, "{}") }
+
+// expandEnds expands both ends of a link with a range; true when it
+// reported an error.
+func (r *resolver) expandEnds(rl *rawLink, file string, idx int, as, bs *[]string) bool {
+	var err error
+	if *as, err = Expand(rl.A); err != nil {
+		r.errorf(withFile(rl.APos, file), linkPath(idx), "%v", err)
+		return true
+	}
+	if *bs, err = Expand(rl.B); err != nil {
+		r.errorf(withFile(rl.BPos, file), linkPath(idx), "%v", err)
+		return true
+	}
+	return false
+}
+
+func linkPath(idx int) string { return "inventory.links[" + strconv.Itoa(idx) + "]" }
+
 func (r *resolver) links(rl *rawLink, file string, idx int) {
 	if r.over {
 		return
 	}
 	pos := withFile(rl.Pos, file)
-	path := fmt.Sprintf("inventory.links[%d]", idx)
-	as, err := Expand(rl.A)
-	if err != nil {
-		r.errorf(withFile(rl.APos, file), path, "%v", err)
+	// The path is built for an error only (30,000 links, mostly none).
+	var as, bs []string
+	var one [2]string // both ends when neither has a range (no slices made)
+	if noRange(rl.A) && noRange(rl.B) {
+		one = [2]string{rl.A, rl.B}
+		as, bs = one[0:1], one[1:2]
+	} else if failed := r.expandEnds(rl, file, idx, &as, &bs); failed {
 		return
 	}
-	bs, err := Expand(rl.B)
-	if err != nil {
-		r.errorf(withFile(rl.BPos, file), path, "%v", err)
+	if r.over || r.objects+len(as) > r.budget() {
+		r.spend(len(as), pos, linkPath(idx))
 		return
 	}
-	if !r.spend(len(as), pos, path) {
-		return
-	}
+	r.objects += len(as)
 	linkFields := Fields{"a": withFile(rl.APos, file), "b": withFile(rl.BPos, file)}
 	if len(as) != len(bs) {
-		r.errorf(pos, path, "%q expands to %d ends but %q to %d; both sides must expand alike", rl.A, len(as), rl.B, len(bs))
+		r.errorf(pos, linkPath(idx), "%q expands to %d ends but %q to %d; both sides must expand alike", rl.A, len(as), rl.B, len(bs))
 		return
 	}
 	for i := range as {
 		a, okA := splitEndpoint(as[i])
 		b, okB := splitEndpoint(bs[i])
 		if !okA {
-			r.errorf(withFile(rl.APos, file), path, "%q: want node:port", as[i])
+			r.errorf(withFile(rl.APos, file), linkPath(idx), "%q: want node:port", as[i])
 		}
 		if !okB {
-			r.errorf(withFile(rl.BPos, file), path, "%q: want node:port", bs[i])
+			r.errorf(withFile(rl.BPos, file), linkPath(idx), "%q: want node:port", bs[i])
 		}
 		if okA && okB {
 			r.f.Links = append(r.f.Links, Link{A: a, B: b, Pos: pos, Fields: linkFields})
@@ -912,6 +974,13 @@ func deref[T any](p *T, def T) T {
 func fieldsIn(keys Fields, file string) Fields {
 	if len(keys) == 0 {
 		return nil
+	}
+	named := true // the decoder names the file: the map is used as it is
+	for _, p := range keys {
+		named = named && p.File == file
+	}
+	if named {
+		return keys
 	}
 	out := make(Fields, len(keys))
 	for k, p := range keys {

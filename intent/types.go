@@ -452,6 +452,12 @@ func (p *Policy) DSCPToPriority() [64]int {
 
 // Switch returns the named switch, or nil.
 func (f *Fabric) Switch(name string) *Switch {
+	// Parse sorts switches by name: look there first (check looks up
+	// the switch of each of thousands of findings), then everywhere, for a
+	// Fabric built or changed by hand.
+	if i := sortedIndex(len(f.Switches), func(i int) string { return f.Switches[i].Name }, name); i >= 0 {
+		return &f.Switches[i]
+	}
 	for i := range f.Switches {
 		if f.Switches[i].Name == name {
 			return &f.Switches[i]
@@ -462,6 +468,9 @@ func (f *Fabric) Switch(name string) *Switch {
 
 // Host returns the named host, or nil.
 func (f *Fabric) Host(name string) *Host {
+	if i := sortedIndex(len(f.Hosts), func(i int) string { return f.Hosts[i].Name }, name); i >= 0 { // as Switch
+		return &f.Hosts[i]
+	}
 	for i := range f.Hosts {
 		if f.Hosts[i].Name == name {
 			return &f.Hosts[i]
@@ -472,6 +481,9 @@ func (f *Fabric) Host(name string) *Host {
 
 // Port returns the named port of the switch, or nil.
 func (s *Switch) Port(name string) *Port {
+	if i := sortedIndex(len(s.Ports), func(i int) string { return s.Ports[i].Name }, name); i >= 0 { // as Fabric.Switch
+		return &s.Ports[i]
+	}
 	for i := range s.Ports {
 		if s.Ports[i].Name == name {
 			return &s.Ports[i]

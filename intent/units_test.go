@@ -106,6 +106,9 @@ func TestExpand(t *testing.T) {
 		{"x{a..b}", nil, true},
 		{"x{1..2", nil, true},
 		{"x}1", nil, true},
+		{"a{1..2}b}", nil, true},
+		{"{9..11}-p{00..1}", []string{"9-p00", "9-p01", "10-p00", "10-p01", "11-p00", "11-p01"}, false},
+		{"h{098..100..2}x", []string{"h098x", "h100x"}, false},
 		{"x{0..100000}", nil, true},
 		{"x{1..1000}{1..1000}", nil, true},
 	}
@@ -219,6 +222,37 @@ func TestUnitGrammarForms(t *testing.T) {
 			t.Errorf("%s %q = %v, %v; want %v", tc.kind, tc.in, got, err, tc.want)
 		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
 			t.Errorf("%s %q = %v, %v; want refused with %q", tc.kind, tc.in, got, err, tc.refused)
+		}
+	}
+}
+
+// TestSwitchHostLookup: Fabric.Switch and Host find a name in Parse's
+// natural order by halving, and anywhere in a list built by hand.
+func TestSwitchHostLookup(t *testing.T) {
+	sorted := &Fabric{}
+	for _, n := range []string{"e1", "e01", "e2", "leaf2", "leaf10", "spine1"} {
+		sorted.Switches = append(sorted.Switches, Switch{Name: n})
+		sorted.Hosts = append(sorted.Hosts, Host{Name: n})
+	}
+	unsorted := &Fabric{Switches: []Switch{{Name: "z"}, {Name: "a"}, {Name: "m"}}, Hosts: []Host{{Name: "z"}, {Name: "a"}}}
+	for _, tt := range []struct {
+		f    *Fabric
+		name string
+		want bool
+	}{
+		{sorted, "e1", true}, {sorted, "e01", true}, {sorted, "leaf10", true}, {sorted, "spine1", true},
+		{sorted, "leaf1", false}, {sorted, "e001", false}, {sorted, "", false},
+		{unsorted, "a", true}, {unsorted, "m", true}, {unsorted, "z", true}, {unsorted, "b", false},
+	} {
+		sw, h := tt.f.Switch(tt.name), tt.f.Host(tt.name)
+		if (sw != nil) != tt.want || (sw != nil && sw.Name != tt.name) {
+			t.Errorf("Switch(%q) = %v, want found %v", tt.name, sw, tt.want)
+		}
+		if tt.name == "m" {
+			continue // not a host
+		}
+		if (h != nil) != tt.want || (h != nil && h.Name != tt.name) {
+			t.Errorf("Host(%q) = %v, want found %v", tt.name, h, tt.want)
 		}
 	}
 }

@@ -163,9 +163,8 @@ type checker struct {
 	rule *Rule
 
 	switches map[string]*intent.Switch
-	ports    map[string]map[string]*intent.Port // switch -> port name -> port
 	hosts    map[string]*intent.Host
-	nics     map[string]map[string]*intent.NIC // host -> interface -> NIC
+	nics     map[string]map[string]*intent.NIC // host -> interface -> NIC, for hosts of many NICs (nicOf)
 	lossless []*intent.Class                   // lossless classes, by priority
 
 	headroom map[headroomKey]headroomValue
@@ -173,12 +172,14 @@ type checker struct {
 	// figures the compilers program and simulate uses.
 	facts map[*intent.Switch]*portfacts.Switch
 
-	ends  [][2]end             // per link: its two endpoints, resolved once
-	peers map[*intent.Port]end // switch port -> the other end of its link (peerOf)
+	ends  [][2]end                                // per link: its two endpoints, resolved once
+	peers map[*intent.Switch]map[*intent.Port]end // switch, port -> the other end of its link (peerOf)
 	// nicPeers: host NIC -> the switch port it is cabled to (linkedNIC).
 	nicPeers map[intent.Endpoint]*intent.Port
 	// skuLosslessByProfile: each profile's SKU lossless buffer profile (skuLossless).
 	skuLosslessByProfile map[string]*profile.SONiCLossless
+	// skuSharingByProfile: each profile's FC132 facts (skuShared).
+	skuSharingByProfile map[string]*skuSharing
 
 	findings []Finding
 	// byProfile: platform facts come from each switch's profile.
@@ -195,9 +196,8 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 		f:         f,
 		opts:      opts,
 		switches:  make(map[string]*intent.Switch, len(f.Switches)),
-		ports:     make(map[string]map[string]*intent.Port, len(f.Switches)),
 		hosts:     make(map[string]*intent.Host, len(f.Hosts)),
-		nics:      make(map[string]map[string]*intent.NIC, len(f.Hosts)),
+		nics:      map[string]map[string]*intent.NIC{},
 		headroom:  map[headroomKey]headroomValue{},
 		facts:     make(map[*intent.Switch]*portfacts.Switch, len(f.Switches)),
 	}
@@ -207,13 +207,6 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 			continue // the parser reports duplicates; keep the first
 		}
 		c.switches[sw.Name] = sw
-		pm := make(map[string]*intent.Port, len(sw.Ports))
-		for j := range sw.Ports {
-			if _, dup := pm[sw.Ports[j].Name]; !dup {
-				pm[sw.Ports[j].Name] = &sw.Ports[j]
-			}
-		}
-		c.ports[sw.Name] = pm
 	}
 	for i := range f.Hosts {
 		h := &f.Hosts[i]
@@ -221,6 +214,9 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 			continue
 		}
 		c.hosts[h.Name] = h
+		if len(h.NICs) <= nicIndexFrom {
+			continue // nicOf looks through them
+		}
 		nm := make(map[string]*intent.NIC, len(h.NICs))
 		for j := range h.NICs {
 			if _, dup := nm[h.NICs[j].Interface]; !dup {
@@ -362,12 +358,33 @@ type end struct {
 	nic  *intent.NIC
 }
 
+// nicIndexFrom is how many NICs a host has before nicOf looks them up in
+// an index rather than through them (most hosts have one to eight).
+const nicIndexFrom = 8
+
+// nicOf returns the first NIC named iface of the host named host, or nil.
+func (c *checker) nicOf(host, iface string) *intent.NIC {
+	if m, ok := c.nics[host]; ok {
+		return m[iface]
+	}
+	h := c.hosts[host]
+	if h == nil {
+		return nil
+	}
+	for j := range h.NICs {
+		if h.NICs[j].Interface == iface {
+			return &h.NICs[j]
+		}
+	}
+	return nil
+}
+
 func (c *checker) resolve(e intent.Endpoint) end {
 	if sw, ok := c.switches[e.Node]; ok {
-		return end{kind: endSwitch, sw: sw, port: c.ports[e.Node][e.Port]}
+		return end{kind: endSwitch, sw: sw, port: sw.Port(e.Port)}
 	}
 	if h, ok := c.hosts[e.Node]; ok {
-		return end{kind: endHost, host: h, nic: c.nics[e.Node][e.Port]}
+		return end{kind: endHost, host: h, nic: c.nicOf(e.Node, e.Port)}
 	}
 	return end{}
 }

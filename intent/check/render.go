@@ -1,6 +1,7 @@
 package check
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,7 +64,9 @@ func WriteText(w io.Writer, fs []Finding, color bool) error {
 		}
 		return code + s + ansiReset
 	}
-	var b strings.Builder
+	// Written through a buffer as it goes: a fabric of 2,000 switches can
+	// have thousands of findings, megabytes of text.
+	b := bufio.NewWriterSize(w, 64<<10)
 	file := ""
 	for i, g := range groupFindings(fs) {
 		f := g.Finding
@@ -80,17 +83,17 @@ func WriteText(w io.Writer, fs []Finding, color bool) error {
 		default:
 			sev = paint(ansiCyan, sev)
 		}
-		fmt.Fprintf(&b, "%s: %s %s: ", paint(ansiBold, f.Pos.String()), sev, f.ID)
+		fmt.Fprintf(b, "%s: %s %s: ", paint(ansiBold, f.Pos.String()), sev, f.ID)
 		if f.Path != "" {
 			b.WriteString(paint(ansiDim, f.Path) + ": ")
 		}
 		b.WriteString(f.Message)
 		b.WriteString("\n")
 		if g.subjects != "" {
-			fmt.Fprintf(&b, "  %s\n", paint(ansiDim, g.subjects))
+			fmt.Fprintf(b, "  %s\n", paint(ansiDim, g.subjects))
 		}
 		if f.Fix != "" {
-			fmt.Fprintf(&b, "  %s %s\n", paint(ansiDim, "fix:"), f.Fix)
+			fmt.Fprintf(b, "  %s %s\n", paint(ansiDim, "fix:"), f.Fix)
 		}
 	}
 	if len(fs) > 0 {
@@ -98,8 +101,7 @@ func WriteText(w io.Writer, fs []Finding, color bool) error {
 	}
 	b.WriteString(Summary(fs))
 	b.WriteString("\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
 }
 
 // Summary is the one-line count of findings, e.g. "3 errors, 1 warning, 0 infos".

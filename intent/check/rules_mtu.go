@@ -320,18 +320,31 @@ func ownMTU(pi PlatformInfo, m int) string {
 // peerOf returns the other end of the link on sw's port p, and whether it
 // is a host NIC.
 func (c *checker) peerOf(sw *intent.Switch, p *intent.Port) (end, bool) {
+	o := c.peersOf(sw)[p]
+	return o, o.kind == endHost
+}
+
+// peersOf returns the other ends of the links on sw's ports, by port (a
+// port without a link is not in it).
+func (c *checker) peersOf(sw *intent.Switch) map[*intent.Port]end {
 	if c.peers == nil {
-		c.peers = make(map[*intent.Port]end, 2*len(c.f.Links))
+		// Per switch: 2,000 small maps are looked up faster than one of
+		// 60,000 ports.
+		c.peers = make(map[*intent.Switch]map[*intent.Port]end, len(c.f.Switches))
 		for i := range c.ends {
 			for j := range 2 {
 				if e := c.ends[i][j]; e.kind == endSwitch && e.port != nil {
-					if _, dup := c.peers[e.port]; !dup { // FC122 reports reuse
-						c.peers[e.port] = c.ends[i][1-j]
+					m := c.peers[e.sw]
+					if m == nil {
+						m = map[*intent.Port]end{}
+						c.peers[e.sw] = m
+					}
+					if _, dup := m[e.port]; !dup { // FC122 reports reuse
+						m[e.port] = c.ends[i][1-j]
 					}
 				}
 			}
 		}
 	}
-	o := c.peers[p]
-	return o, o.kind == endHost
+	return c.peers[sw]
 }

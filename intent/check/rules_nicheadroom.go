@@ -39,7 +39,7 @@ func (c *checker) nicHeadroom() {
 	for i := range c.f.Hosts {
 		h := &c.f.Hosts[i]
 		for j, nic := range h.NICs {
-			pr := peers[c.nics[h.Name][nic.Interface]]
+			pr := peers[c.nicOf(h.Name, nic.Interface)]
 			n := portfacts.NICOn(c.f, h, nic, pr.sw, pr.port)
 			if n.Headroom >= n.Needed {
 				continue

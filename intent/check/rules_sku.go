@@ -51,6 +51,33 @@ func (c *checker) skuLossless(prof *profile.Profile) (profile.SONiCLossless, boo
 	return *l, true
 }
 
+// skuSharing is what FC132 asks of a profile whatever the switch: whether
+// its config updater creates the intent's own buffer profiles, and the
+// SKU's ports (a set), worked out once per profile and Run.
+type skuSharing struct {
+	creates bool
+	ports   map[string]bool
+}
+
+func (c *checker) skuShared(prof *profile.Profile, l profile.SONiCLossless) *skuSharing {
+	if s, ok := c.skuSharingByProfile[prof.Name]; ok {
+		return s
+	}
+	add := gcu.Op{Op: "add", Path: []string{"BUFFER_PROFILE", "FABRICCTL_PG"}, Value: map[string]any{"pool": "ingress_lossless_pool", "xoff": "0"}}
+	s := &skuSharing{creates: prof.Write.GCU.Check([]gcu.Op{add}, prof.Write.GCU.ASIC(l.SKU), "") == nil}
+	if !s.creates {
+		s.ports = make(map[string]bool, len(l.Ports))
+		for _, p := range l.Ports {
+			s.ports[p] = true
+		}
+	}
+	if c.skuSharingByProfile == nil {
+		c.skuSharingByProfile = map[string]*skuSharing{}
+	}
+	c.skuSharingByProfile[prof.Name] = s
+	return s
+}
+
 // FC131
 func (c *checker) portSpeedSKU() {
 	for i := range c.f.Switches {
@@ -85,14 +112,16 @@ func (c *checker) portSpeedSKU() {
 		}
 		// The fix: the SKU's speed on the ports and on what they are
 		// cabled to, so both ends agree (FC124).
-		var edits []Edit
+		topText := intent.FormatRate(top)
+		edits := make([]Edit, 0, len(fast))
+		peers := c.peersOf(sw)
 		for _, q := range fast {
-			edits = append(edits, set(portPath(sw, q)+".speed", intent.FormatRate(top)))
-			switch o, _ := c.peerOf(sw, q); {
+			edits = append(edits, Edit{Path: "inventory.switches[" + sw.Name + "].ports[" + q.Name + "].speed", Value: topText}) // portPath, in one concatenation
+			switch o := peers[q]; {
 			case o.kind == endSwitch && o.port != nil && o.port.Speed != top:
-				edits = append(edits, set(portPath(o.sw, o.port)+".speed", intent.FormatRate(top)))
+				edits = append(edits, Edit{Path: "inventory.switches[" + o.sw.Name + "].ports[" + o.port.Name + "].speed", Value: topText})
 			case o.kind == endHost && o.nic != nil && o.nic.Speed != 0 && o.nic.Speed != top:
-				edits = append(edits, set(fmt.Sprintf("inventory.hosts[%s].nics[%s].speed", o.host.Name, o.nic.Interface), intent.FormatRate(top)))
+				edits = append(edits, Edit{Path: "inventory.hosts[" + o.host.Name + "].nics[" + o.nic.Interface + "].speed", Value: topText})
 			}
 		}
 		then := ""
@@ -130,20 +159,15 @@ func (c *checker) sharedBufferProfile() {
 		if !ok {
 			continue
 		}
-		add := gcu.Op{Op: "add", Path: []string{"BUFFER_PROFILE", "FABRICCTL_PG"}, Value: map[string]any{"pool": "ingress_lossless_pool", "xoff": "0"}}
-		if prof.Write.GCU.Check([]gcu.Op{add}, prof.Write.GCU.ASIC(l.SKU), "") == nil {
+		sku := c.skuShared(prof, l)
+		if sku.creates {
 			continue // the release creates the intent's own profiles
 		}
-		listed := map[string]bool{}
 		var need int64
 		var first *intent.Port
 		for j := range sw.Ports {
 			p := &sw.Ports[j]
-			if !slices.Contains(l.Ports, p.Name) {
-				continue
-			}
-			listed[p.Name] = true
-			if p.Speed != l.SpeedMbps*1e6 {
+			if p.Speed != l.SpeedMbps*1e6 || !sku.ports[p.Name] {
 				continue
 			}
 			if first == nil {
@@ -153,6 +177,12 @@ func (c *checker) sharedBufferProfile() {
 		}
 		if first == nil || need <= l.Xoff {
 			continue
+		}
+		listed := map[string]bool{} // the SKU's ports the inventory lists, at any speed
+		for j := range sw.Ports {
+			if p := &sw.Ports[j]; sku.ports[p.Name] {
+				listed[p.Name] = true
+			}
 		}
 		var others []string
 		for _, p := range l.Ports {

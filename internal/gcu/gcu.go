@@ -134,10 +134,13 @@ func (o Op) Pointer() string {
 	var b strings.Builder
 	for _, p := range o.Path {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(p))
+		b.WriteString(pointerEscaper.Replace(p))
 	}
 	return b.String()
 }
+
+// pointerEscaper escapes a JSON pointer's reference token (RFC 6901 section 3).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // Diff lists the JSON patch operations jsonpatch.JsonPatch.from_diff
 // derives from old to target CONFIG_DB (table -> key -> field -> value),
