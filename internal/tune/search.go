@@ -214,7 +214,9 @@ func (r *Result) run(s Setting, d time.Duration, samples int) ([]*sim.Result, er
 			return nil, fmt.Errorf("scenario %s: %w", sc.spec, err)
 		}
 		dc := s.DCQCN
-		res := sim.New(n, sim.Options{Duration: d, Seed: r.Seed, DCQCN: &dc, NoECN: s.PFCOnly, Samples: samples}).Run()
+		// the hosts' loss recovery as the intent leaves the NICs (a lossy
+		// or semi-lossless intent's drops are recovered, as simulate does)
+		res := sim.New(n, sim.Options{Duration: d, Seed: r.Seed, DCQCN: &dc, NoECN: s.PFCOnly, Samples: samples, Recovery: sim.RecoveryFor(&r.fabric.Policy)}).Run()
 		out = append(out, res)
 	}
 	return out, nil
@@ -223,7 +225,7 @@ func (r *Result) run(s Setting, d time.Duration, samples int) ([]*sim.Result, er
 // measure reduces a run to its metrics.
 func measure(spec string, res *sim.Result) Metrics {
 	m := Metrics{Scenario: spec}
-	var fcts []time.Duration
+	var fcts []sim.Time
 	var delivered int64
 	end := res.Duration
 	last := sim.Time(0)
@@ -238,7 +240,7 @@ func measure(spec string, res *sim.Result) Metrics {
 			continue
 		}
 		last = max(last, f.StartTime+f.FCT)
-		fcts = append(fcts, time.Duration(f.FCT/sim.Nanosecond))
+		fcts = append(fcts, f.FCT)
 	}
 	if m.Flows > 0 && m.Unfinished == 0 && last > 0 {
 		end = last // the sized flows' goodput until the last one completed
@@ -246,10 +248,12 @@ func measure(spec string, res *sim.Result) Metrics {
 	if end > 0 {
 		m.Throughput = float64(delivered) * 8 / end.Seconds()
 	}
-	slices.Sort(fcts)
+	// The finished flows' percentiles, by the simulator's own nearest rank
+	// (sim.Percentile, what simulate reports); unfinished flows are
+	// counted apart and rank first.
 	if len(fcts) > 0 {
-		m.P99FCT = percentile(fcts, 99)
-		m.MedianFCT = percentile(fcts, 50)
+		m.P99FCT = time.Duration(sim.Percentile(fcts, 99) / sim.Nanosecond)
+		m.MedianFCT = time.Duration(sim.Percentile(fcts, 50) / sim.Nanosecond)
 	}
 	for _, p := range res.Ports {
 		m.Drops += p.Drops
@@ -259,12 +263,6 @@ func measure(spec string, res *sim.Result) Metrics {
 		}
 	}
 	return m
-}
-
-// percentile is the nearest-rank p-th percentile of sorted v.
-func percentile(v []time.Duration, p int) time.Duration {
-	i := (p*len(v)+99)/100 - 1
-	return v[min(max(i, 0), len(v)-1)]
 }
 
 func (r *Result) score(s Setting, runs []*sim.Result) *Score {
