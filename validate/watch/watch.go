@@ -43,6 +43,12 @@ type Options struct {
 	// Detail chooses the priorities with per-port series (DetailAll when
 	// empty).
 	Detail Detail
+	// NonZero exports a per-port counter only while its value is not zero
+	// (a queue that never dropped has no drops series): fewer series on a
+	// healthy fabric, at the price that a series appears with its first
+	// non-zero value, so an increase() over a window that holds its first
+	// sample misses that first step.
+	NonZero bool
 	// Transport configures the gNMI clients (TLS, credentials, logging).
 	Transport transport.Options
 	// SampleInterval is the counters' SAMPLE interval (DefaultSampleInterval when 0).
