@@ -268,6 +268,7 @@ func BenchmarkWatchGRPC(b *testing.B) {
 	w.Handler(reg).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	scrapeWall, scrapeCPUs := time.Since(scrapeStart), cpuTime()-scrapeCPU
 
+	goroutines := runtime.NumGoroutine()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	heapInuse, sys, stacks := ms.HeapInuse, ms.Sys, ms.StackInuse
@@ -295,6 +296,7 @@ func BenchmarkWatchGRPC(b *testing.B) {
 	b.ReportMetric(float64(heapInuse)/(1<<20), "heap-MiB")
 	b.ReportMetric(float64(sys)/(1<<20), "sys-MiB")
 	b.ReportMetric(float64(stacks)/(1<<20), "stacks-MiB")
+	b.ReportMetric(float64(goroutines)/float64(switches), "goroutines/switch")
 	b.ReportMetric(float64(live)/(1<<20), "live-heap-MiB")
 	b.ReportMetric(float64(maxRSS())/(1<<20), "peak-rss-MiB")
 	b.ReportMetric(scrapeWall.Seconds(), "scrape-wall-s")

@@ -323,11 +323,13 @@ func (w *Watcher) start(t *target) {
 	go func() {
 		defer rs.wg.Done()
 		defer close(t.done)
+		if w.opts.Engine == nil {
+			t.run(ctx) // in this goroutine: a stack less per switch
+			return
+		}
 		var wg sync.WaitGroup
 		wg.Go(func() { t.run(ctx) })
-		if w.opts.Engine != nil {
-			wg.Go(func() { t.driftLoop(ctx) })
-		}
+		wg.Go(func() { t.driftLoop(ctx) })
 		wg.Wait()
 	}()
 }
@@ -488,30 +490,32 @@ func (t *target) session(ctx context.Context) (synced bool, err error) {
 	// The stale timer ends a session whose target stopped sampling: no
 	// initial sync within Stale, or no update for Stale once the switch has
 	// sent data (a SAMPLE subscription to paths with no data sends
-	// nothing, and that switch is not hung).
+	// nothing, and that switch is not hung). It is a timer that re-arms
+	// itself, not a goroutine of its own (with the one start no longer
+	// spawns without drift: 7 goroutines per switch instead of 9, about
+	// 3 KB less stack each).
 	var last atomic.Int64 // last update, unix ns; 0 = none yet
 	var syncedFlag atomic.Bool
 	start := time.Now()
 	stale := t.w.opts.Stale
-	go func() {
-		tk := time.NewTicker(max(stale/3, time.Millisecond))
-		defer tk.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tk.C:
-				if !syncedFlag.Load() && time.Since(start) > stale {
-					cancel(fmt.Errorf("switch %s: no initial sync within %s", t.sw.Name, stale))
-					return
-				}
-				if l := last.Load(); l != 0 && time.Since(time.Unix(0, l)) > stale {
-					cancel(fmt.Errorf("switch %s: no counter sample for %s", t.sw.Name, stale))
-					return
-				}
-			}
+	period := max(stale/3, time.Millisecond)
+	var check *time.Timer
+	check = time.AfterFunc(time.Hour, func() { // armed below, once check is set
+		if ctx.Err() != nil {
+			return
 		}
-	}()
+		if !syncedFlag.Load() && time.Since(start) > stale {
+			cancel(fmt.Errorf("switch %s: no initial sync within %s", t.sw.Name, stale))
+			return
+		}
+		if l := last.Load(); l != 0 && time.Since(time.Unix(0, l)) > stale {
+			cancel(fmt.Errorf("switch %s: no counter sample for %s", t.sw.Name, stale))
+			return
+		}
+		check.Reset(period)
+	})
+	check.Reset(period)
+	defer check.Stop()
 	var msg transport.RawMessage
 	var sc rawScratch
 	for {
