@@ -20,7 +20,13 @@ import (
 // payloads and bases; otherwise `plan -o text` / `diff` without JSON,
 // which show neither, so the engine is told (NoPayload) not to build them;
 // either way the plan is only shown (ShowOnly).
-func (a *applyCost) planInSync(json bool) {
+func (a *applyCost) planInSync(json bool) { a.showInSync(json, false) }
+
+// diffInSync is `fabricctl diff` (text) on the in-sync fabric: the engine
+// run as planInSync(false), rendered as a diff.
+func (a *applyCost) diffInSync() { a.showInSync(false, true) }
+
+func (a *applyCost) showInSync(json, diff bool) {
 	b, eng := a.b, a.eng
 	e := &switchdrv.Engine{Registry: eng.Registry, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport,
 		Defaults: eng.Defaults, NoPayload: !json, ShowOnly: true}
@@ -33,8 +39,11 @@ func (a *applyCost) planInSync(json bool) {
 		b.Fatal("drift on the in-sync fabric")
 	}
 	write := plan.WriteText
-	if json {
+	switch {
+	case json:
 		write = plan.WriteJSON
+	case diff:
+		write = plan.WriteDiff
 	}
 	if err := write(io.Discard, p); err != nil {
 		b.Fatal(err)
@@ -53,16 +62,17 @@ func (a *applyCost) getOnly() {
 }
 
 // BenchmarkPlanCost compares, on the same 200 SR Linux twins brought in
-// sync once and per iteration (the sides alternated, each from a
-// collected heap), `fabricctl plan -o text` (and `diff`, the same engine
-// run: the same Capabilities and Get per switch, compile, YANG defaults
-// and compare) with the floor: a client that only does the Get of the
+// sync once and per iteration (the sides alternated in a rotated order,
+// each from a collected heap), `fabricctl plan -o text` (and `diff`, the
+// same engine run: the same Capabilities and Get per switch, compile,
+// YANG defaults and compare) with the floor: a client that only does the Get of the
 // owned paths (getOnly). It reports x_get (wall), x_get_cpu (the
 // process's CPU time: client and twins), x_get_bytes and x_get_allocs
 // (what each side allocates, which the machine's load does not change);
 // goal x_get_cpu <= 1.3. json_x_get_cpu is `plan -o json` (or --out, or
 // `diff -o json`), which also encodes every switch's SetRequest and
-// hashes its basis.
+// hashes its basis. diff_x_get and diff_x_get_cpu are `fabricctl diff`
+// (its text), measured as a side of its own.
 //
 //	go test -run '^$' -bench 'PlanCost$' -benchtime 5x ./switchdrv/
 func BenchmarkPlanCost(b *testing.B) {
@@ -94,13 +104,21 @@ func BenchmarkPlanCost(b *testing.B) {
 		sum.bytes += ms.TotalAlloc - b0
 		sum.objects += ms.Mallocs - o0
 	}
-	var sT, sJ, sG sample
+	var sT, sJ, sG, sD sample
+	// The sides in a rotated order, so that none always follows the
+	// heaviest (json).
+	sides := []func(){
+		func() { measure(&sT, func() { a.planInSync(false) }, true) },
+		func() { measure(&sG, a.getOnly, false) },
+		func() { measure(&sD, a.diffInSync, false) },
+		func() { measure(&sJ, func() { a.planInSync(true) }, false) },
+	}
 	b.ResetTimer()
-	for b.Loop() {
+	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		measure(&sT, func() { a.planInSync(false) }, true)
-		measure(&sG, a.getOnly, false)
-		measure(&sJ, func() { a.planInSync(true) }, false)
+		for j := range sides {
+			sides[(i+j)%len(sides)]()
+		}
 		b.StartTimer()
 	}
 	n := float64(b.N * len(a.twins))
@@ -108,6 +126,8 @@ func BenchmarkPlanCost(b *testing.B) {
 	b.ReportMetric(float64(sT.cpu)/float64(sG.cpu), "x_get_cpu")
 	b.ReportMetric(float64(sT.bytes)/float64(sG.bytes), "x_get_bytes")
 	b.ReportMetric(float64(sT.objects)/float64(sG.objects), "x_get_allocs")
+	b.ReportMetric(float64(sD.wall)/float64(sG.wall), "diff_x_get")
+	b.ReportMetric(float64(sD.cpu)/float64(sG.cpu), "diff_x_get_cpu")
 	b.ReportMetric(float64(sJ.cpu)/float64(sG.cpu), "json_x_get_cpu")
 	b.ReportMetric(float64(sJ.bytes)/float64(sG.bytes), "json_x_get_bytes")
 	b.ReportMetric(float64(sT.cpu.Microseconds())/n/1000, "cpu-ms/switch")
@@ -115,7 +135,7 @@ func BenchmarkPlanCost(b *testing.B) {
 }
 
 // BenchmarkPlanCostSide runs one side of BenchmarkPlanCost alone (text,
-// json or get) on 200 in-sync twins, for profiles and for counting
+// json, get or diff) on 200 in-sync twins, for profiles and for counting
 // instructions under callgrind (tools/plancost-callgrind.sh), the steady
 // referee of x_get_cpu on a loaded machine.
 //
@@ -129,12 +149,12 @@ func BenchmarkPlanCostSide(b *testing.B) {
 		}
 		n = v
 	}
-	for _, side := range []string{"text", "json", "get"} {
+	for _, side := range []string{"text", "json", "get", "diff"} {
 		b.Run(side, func(b *testing.B) {
 			a := newApplyCost(b, n)
 			a.reset()
 			a.fabricctl()
-			run := map[string]func(){"text": func() { a.planInSync(false) }, "json": func() { a.planInSync(true) }, "get": a.getOnly}[side]
+			run := map[string]func(){"text": func() { a.planInSync(false) }, "json": func() { a.planInSync(true) }, "get": a.getOnly, "diff": a.diffInSync}[side]
 			var used rusage
 			b.ReportAllocs()
 			b.ResetTimer()

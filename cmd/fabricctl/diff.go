@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -81,58 +80,5 @@ func (o *diffOptions) run(ctx context.Context, d *deps, out io.Writer) error {
 	return nil
 }
 
-// writeDiff renders the plan as a diff: "-" is the switch, "+" the intent.
-func writeDiff(w io.Writer, p *plan.Plan) error {
-	var b strings.Builder
-	drifted, paths, lacks, failed := 0, 0, 0, 0
-	for _, t := range p.Targets {
-		switch {
-		case t.Error != "":
-			failed++
-			fmt.Fprintf(&b, "%s %s: ERROR: %s\n", t.Kind, t.Name, t.Error)
-			continue
-		case !t.HasDrift():
-			fmt.Fprintf(&b, "%s %s: in sync\n", t.Kind, t.Name)
-			continue
-		}
-		drifted++
-		fmt.Fprintf(&b, "--- %s %s (observed)\n+++ %s %s (intent)\n", t.Kind, t.Name, t.Kind, t.Name)
-		// What the switch lacks and apply cannot write: the reason and the
-		// operator's fix, before the paths apply would write.
-		for _, l := range t.Lacks {
-			lacks++
-			fmt.Fprintf(&b, "!! lacks %s: %s\n!! fix: %s\n", l.What, l.Reason, l.Fix)
-		}
-		for _, c := range t.Changes {
-			if c.Action == plan.NoOp {
-				continue
-			}
-			paths++
-			fmt.Fprintf(&b, "@@ %s @@\n", c.Path)
-			if c.Action != plan.Create {
-				fmt.Fprintf(&b, "-%s\n", c.Before)
-			}
-			if c.Action != plan.Delete {
-				fmt.Fprintf(&b, "+%s\n", c.After)
-			}
-		}
-	}
-	// A target that could not be read is neither in sync nor drifted:
-	// count it apart, as plan does.
-	fail := ""
-	if failed > 0 {
-		fail = fmt.Sprintf("; %d failed (not compared)", failed)
-	}
-	switch {
-	case drifted == 0 && failed == 0:
-		fmt.Fprintf(&b, "In sync: %d targets.\n", len(p.Targets))
-	case drifted == 0:
-		fmt.Fprintf(&b, "In sync: %d of %d targets%s.\n", len(p.Targets)-failed, len(p.Targets), fail)
-	case lacks > 0:
-		fmt.Fprintf(&b, "Drift: %d paths and %d lacking what apply cannot write on %d of %d targets%s.\n", paths, lacks, drifted, len(p.Targets), fail)
-	default:
-		fmt.Fprintf(&b, "Drift: %d paths on %d of %d targets%s.\n", paths, drifted, len(p.Targets), fail)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
+// writeDiff renders the plan as a diff (plan.WriteDiff).
+func writeDiff(w io.Writer, p *plan.Plan) error { return plan.WriteDiff(w, p) }

@@ -133,7 +133,7 @@ func (o *watchOptions) run(ctx context.Context, d *deps, errOut io.Writer) error
 		return withCode(ExitError, err)
 	}
 	wo := watch.Options{Fabric: f, Switches: o.switches, Transport: eng.Transport, SampleInterval: o.interval,
-		DriftInterval: o.driftInterval, Log: d.log, Shard: o.shard.parsed, Detail: o.shard.detail}
+		DriftInterval: o.driftInterval, Log: d.log, Shard: o.shard.parsed, Detail: o.shard.detail, NonZero: o.shard.nonzero}
 	if !o.noDrift {
 		wo.Engine = eng
 	}

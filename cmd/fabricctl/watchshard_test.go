@@ -222,3 +222,32 @@ func TestWatchPrioritiesLossless(t *testing.T) {
 		t.Errorf("--shard 3/3: exit %d, want %d naming --shard (%s)", code, ExitUsage, errOut)
 	}
 }
+
+// TestWatchNonZero: --nonzero exports a per-port counter only once it is
+// not zero: the twin's played ECN marks appear, and none of the counters
+// the twins report as 0 (every other one).
+func TestWatchNonZero(t *testing.T) {
+	file, twins := watchLab(t)
+	if err := twins["leaf1"].Play("ethernet-1/1", 6, twin.Traffic{ECNMarked: 2}); err != nil {
+		t.Fatal(err)
+	}
+	addr := startWatch(t, file, "--interval", "100ms", "--no-drift", "--nonzero")
+	want := `fabricctl_switch_ecn_marked_packets_total{switch="leaf1",port="ethernet-1/1",priority="6"} 2`
+	var body string
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		body, _ = httpGet("http://" + addr + "/metrics")
+		if strings.Contains(body, want) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(body, want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "fabricctl_switch_") && strings.HasSuffix(line, " 0") {
+			t.Errorf("--nonzero exports %s", line)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -222,7 +224,11 @@ func BenchmarkWatchGRPC(b *testing.B) {
 		f.Switches[i].TLS.Insecure = ca == ""
 		f.Switches[i].TLS.CA = ca
 	}
-	w, err := New(Options{Fabric: f, SampleInterval: interval, Stale: 10 * interval,
+	detail, err := ParseDetail(os.Getenv("WATCH_BENCH_DETAIL"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := New(Options{Fabric: f, SampleInterval: interval, Stale: 10 * interval, Detail: detail,
 		Transport: transport.Options{Timeout: time.Minute, Attempts: 1}})
 	if err != nil {
 		b.Fatal(err)
@@ -262,9 +268,10 @@ func BenchmarkWatchGRPC(b *testing.B) {
 	w.Handler(reg).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	scrapeWall, scrapeCPUs := time.Since(scrapeStart), cpuTime()-scrapeCPU
 
+	goroutines := runtime.NumGoroutine()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	heapInuse, sys := ms.HeapInuse, ms.Sys
+	heapInuse, sys, stacks := ms.HeapInuse, ms.Sys, ms.StackInuse
 	runtime.GC() // what the streaming watch holds
 	runtime.ReadMemStats(&ms)
 	live := ms.HeapInuse
@@ -288,6 +295,8 @@ func BenchmarkWatchGRPC(b *testing.B) {
 	b.ReportMetric(need/(float64(updates)/cpu.Seconds()), "cores/1000sw@10s")
 	b.ReportMetric(float64(heapInuse)/(1<<20), "heap-MiB")
 	b.ReportMetric(float64(sys)/(1<<20), "sys-MiB")
+	b.ReportMetric(float64(stacks)/(1<<20), "stacks-MiB")
+	b.ReportMetric(float64(goroutines)/float64(switches), "goroutines/switch")
 	b.ReportMetric(float64(live)/(1<<20), "live-heap-MiB")
 	b.ReportMetric(float64(maxRSS())/(1<<20), "peak-rss-MiB")
 	b.ReportMetric(scrapeWall.Seconds(), "scrape-wall-s")
@@ -305,4 +314,91 @@ func allUp(w *Watcher) bool {
 		}
 	}
 	return true
+}
+
+// BenchmarkWatchScale measures issue 30's watch rows, each in a process of
+// its own (BenchmarkWatchGRPC run again by this test binary, its sender in
+// a third process), so that its peak RSS is the collector's alone, without
+// a GOMEMLIMIT: one shard of 512 SR Linux switches x 64 ports at 10 s
+// (goal 256 MiB), 2,000 switches (goal 1 GiB), and 2,000 over TLS (goal 1
+// GiB). Each reports the collector's peak RSS and its ratio to the goal
+// (x_goal_rss), one /metrics scrape's wall time during ingest and its
+// ratio to the 1 s goal (x_goal_scrape), and the collector's cores.
+// WATCH_BENCH_ROUNDS (default 2) and WATCH_BENCH_DETAIL pass through;
+// WATCH_SCALE_CASES picks cases by name (comma-separated).
+//
+//	go test ./validate/watch -run - -bench WatchScale -benchtime 1x
+func BenchmarkWatchScale(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	only := os.Getenv("WATCH_SCALE_CASES")
+	for _, c := range []struct {
+		name     string
+		switches int
+		tls      bool
+		rssGoal  float64 // MiB
+	}{
+		{"shard512", 512, false, 256},
+		{"fabric2000", 2000, false, 1024},
+		{"fabric2000-tls", 2000, true, 1024},
+	} {
+		if only != "" && !slices.Contains(strings.Split(only, ","), c.name) {
+			continue
+		}
+		b.Run(c.name, func(b *testing.B) {
+			var m map[string]float64
+			for b.Loop() {
+				m = runCollector(b, exe, c.switches, c.tls)
+			}
+			rss := m["peak-rss-MiB"]
+			b.ReportMetric(rss, "peak-rss-MiB")
+			b.ReportMetric(rss/c.rssGoal, "x_goal_rss")
+			b.ReportMetric(m["scrape-wall-s"], "scrape-wall-s")
+			b.ReportMetric(m["scrape-wall-s"]/1, "x_goal_scrape")
+			b.ReportMetric(m["lines"], "lines")
+			b.ReportMetric(m["collector-cores"], "collector-cores")
+			b.ReportMetric(m["cores/1000sw@10s"], "cores/1000sw@10s")
+			b.ReportMetric(m["live-heap-MiB"], "live-heap-MiB")
+		})
+	}
+}
+
+// runCollector runs BenchmarkWatchGRPC in a new process and returns its
+// metrics by unit.
+func runCollector(b *testing.B, exe string, switches int, tls bool) map[string]float64 {
+	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^BenchmarkWatchGRPC$", "-test.benchtime=1x")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "WATCH_BENCH_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	rounds := cmp.Or(os.Getenv("WATCH_BENCH_ROUNDS"), "2")
+	cmd.Env = append(cmd.Env, "WATCH_BENCH_SWITCHES="+strconv.Itoa(switches), "WATCH_BENCH_ROUNDS="+rounds,
+		"WATCH_BENCH_DETAIL="+os.Getenv("WATCH_BENCH_DETAIL"))
+	if tls {
+		cmd.Env = append(cmd.Env, "WATCH_BENCH_TLS=1")
+	}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("collector process: %v\n%s", err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		if !strings.HasPrefix(line, "BenchmarkWatchGRPC") {
+			continue
+		}
+		// name, iterations, then value unit pairs.
+		f := strings.Fields(line)
+		m := map[string]float64{}
+		for i := 2; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				m[f[i+1]] = v
+			}
+		}
+		return m
+	}
+	b.Fatalf("collector process printed no result:\n%s", out)
+	return nil
 }

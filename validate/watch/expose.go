@@ -82,6 +82,9 @@ func (w *Watcher) writeCounters(bw *bufio.Writer) {
 			}
 			sw := t.sw.Name
 			t.ctr.each(copies[i].vals, copies[i].seen, func(port string, prio, kind int, v uint64) {
+				if v == 0 && w.opts.NonZero {
+					return
+				}
 				dir := ""
 				switch {
 				case kind == f.kinds[0]:

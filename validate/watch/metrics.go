@@ -115,6 +115,9 @@ func (w *Watcher) Collect(ch chan<- prometheus.Metric) {
 		}
 		name := t.sw.Name
 		t.ctr.snapshot(func(port string, prio, kind int, v uint64) {
+			if v == 0 && w.opts.NonZero {
+				return
+			}
 			f := float64(v)
 			switch kind {
 			case kDrops:
