@@ -180,6 +180,9 @@ type checker struct {
 	lossless []*intent.Class                   // lossless classes, by priority
 
 	headroom map[headroomKey]headroomValue
+	// lastHeadroom is portHeadroom's last answer (a switch's ports
+	// mostly share one).
+	lastHeadroom *headroomEntry
 	// facts are each switch's derived facts (intent/portfacts), the
 	// figures the compilers program and simulate uses.
 	facts map[*intent.Switch]*portfacts.Switch

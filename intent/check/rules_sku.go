@@ -159,6 +159,7 @@ func (c *checker) sharedBufferProfile() {
 	if len(c.lossless) == 0 {
 		return
 	}
+	var listed map[string]bool
 	for i := range c.f.Switches {
 		sw := &c.f.Switches[i]
 		prof, ok := c.skuProfile(sw)
@@ -175,6 +176,12 @@ func (c *checker) sharedBufferProfile() {
 		}
 		var need int64
 		var first *intent.Port
+		facts := c.switchFacts(sw)
+		var ( // the port before's cable and MTU (its speed is the SKU's), whose headroom is known
+			cable float64
+			mtu   int
+			known bool
+		)
 		for j := range sw.Ports {
 			p := &sw.Ports[j]
 			if p.Speed != l.SpeedMbps*1e6 || !sku.ports[p.Name] {
@@ -183,25 +190,34 @@ func (c *checker) sharedBufferProfile() {
 			if first == nil {
 				first = p
 			}
-			need = max(need, c.switchFacts(sw).PortHeadroom(c.f, *p).Programmed)
+			if known && p.CableMeters == cable && c.f.PortMTU(*p) == mtu {
+				continue // the same headroom as the port before
+			}
+			cable, mtu, known = p.CableMeters, c.f.PortMTU(*p), true
+			need = max(need, facts.PortHeadroom(c.f, *p).Programmed)
 		}
 		if first == nil || need <= l.Xoff {
 			continue
 		}
-		var others []string // the SKU's ports the inventory does not list, at any speed
+		// The SKU's ports the inventory lists, at any speed: one set,
+		// emptied for each switch.
+		if listed == nil {
+			listed = make(map[string]bool, len(l.Ports))
+		}
+		clear(listed)
+		for j := range sw.Ports {
+			if p := &sw.Ports[j]; sku.ports[p.Name] {
+				listed[p.Name] = true
+			}
+		}
+		var others []string
 		for _, p := range l.Ports {
-			if sw.Port(p) == nil {
+			if !listed[p] {
 				others = append(others, p)
 			}
 		}
 		if len(others) == 0 {
 			continue
-		}
-		listed := map[string]bool{} // the SKU's ports the inventory lists
-		for j := range sw.Ports {
-			if p := &sw.Ports[j]; sku.ports[p.Name] {
-				listed[p.Name] = true
-			}
 		}
 		span := others[0]
 		if len(others) > 1 {
