@@ -241,8 +241,10 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 		c.nics[h.Name] = nm
 	}
 	c.ends = make([][2]end, len(f.Links))
-	for i, l := range f.Links {
-		c.ends[i] = [2]end{c.resolve(l.A), c.resolve(l.B)}
+	next := make(map[*intent.Switch]int, len(f.Switches))
+	for i := range f.Links {
+		l := &f.Links[i]
+		c.ends[i] = [2]end{c.resolve(l.A, next), c.resolve(l.B, next)}
 	}
 	for i := range f.Policy.Classes {
 		if f.Policy.Classes[i].Lossless {
@@ -394,9 +396,24 @@ func (c *checker) nicOf(host, iface string) *intent.NIC {
 	return nil
 }
 
-func (c *checker) resolve(e intent.Endpoint) end {
+// resolve finds what endpoint e names: a switch port or a host NIC.
+//
+// next holds, per switch, the index after the port last found on it: an
+// inventory lists a switch's links mostly in the order of its ports, so
+// the port asked for next is mostly that one, found without searching.
+// A port name is taken there when the port before has another name (the
+// ports Parse resolves are sorted and distinct).
+func (c *checker) resolve(e intent.Endpoint, next map[*intent.Switch]int) end {
 	if sw, ok := c.switches[e.Node]; ok {
-		return end{kind: endSwitch, sw: sw, port: sw.Port(e.Port)}
+		i := next[sw]
+		if i >= len(sw.Ports) || sw.Ports[i].Name != e.Port || (i > 0 && sw.Ports[i-1].Name == e.Port) {
+			i = sw.PortIndex(e.Port)
+		}
+		if i < 0 {
+			return end{kind: endSwitch, sw: sw}
+		}
+		next[sw] = i + 1
+		return end{kind: endSwitch, sw: sw, port: &sw.Ports[i]}
 	}
 	if h, ok := c.hosts[e.Node]; ok {
 		return end{kind: endHost, host: h, nic: c.nicOf(e.Node, e.Port)}
