@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
@@ -259,6 +260,12 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 // value path names where it is written; pos is where to point when nothing
 // on the path was (a default).
 func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string, a ...any) *Finding {
+	return c.reportText(sev, pos, path, fix, fmt.Sprintf(format, a...))
+}
+
+// reportText is report of a message written already (a rule that reports
+// thousands writes its message without fmt).
+func (c *checker) reportText(sev Severity, pos intent.Pos, path, fix, msg string) *Finding {
 	if at, ok := c.f.FieldPos(path); ok && at.IsValid() {
 		pos = at
 	}
@@ -267,7 +274,7 @@ func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string,
 		Severity: sev,
 		Pos:      pos,
 		Path:     path,
-		Message:  fmt.Sprintf(format, a...),
+		Message:  msg,
 		Fix:      fix,
 	})
 	return &c.findings[len(c.findings)-1]
@@ -326,7 +333,7 @@ func switchPath(sw *intent.Switch) string {
 func portPath(sw *intent.Switch, p *intent.Port) string {
 	return switchPath(sw) + ".ports[" + p.Name + "]"
 }
-func linkPath(i int) string { return fmt.Sprintf("inventory.links[%d]", i) }
+func linkPath(i int) string { return "inventory.links[" + strconv.Itoa(i) + "]" }
 
 // names lists up to max names and says how many more there are.
 func names(list []string, max int) string {
