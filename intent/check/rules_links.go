@@ -20,18 +20,18 @@ func (c *checker) linkEndpoints() {
 			continue
 		}
 		for j, e := range []intent.Endpoint{l.A, l.B} {
-			path := linkPath(i) + "." + "ab"[j:j+1]
+			path := func() string { return linkPath(i) + "." + "ab"[j:j+1] } // for a finding only
 			switch r := c.ends[i][j]; {
 			case r.kind == endSwitch && r.port == nil:
-				c.report(Error, l.Pos, path,
+				c.report(Error, l.Pos, path(),
 					fmt.Sprintf("add port %s to switch %s, or fix the port name", e.Port, r.sw.Name),
 					"switch %s has no port %q", r.sw.Name, e.Port)
 			case r.kind == endHost && r.nic == nil:
-				c.report(Error, l.Pos, path,
+				c.report(Error, l.Pos, path(),
 					fmt.Sprintf("add NIC %s to host %s, or fix the interface name", e.Port, r.host.Name),
 					"host %s has no NIC %q", r.host.Name, e.Port)
 			case r.kind == endNone:
-				c.report(Error, l.Pos, path,
+				c.report(Error, l.Pos, path(),
 					"add the node to the inventory, or fix the name",
 					"link endpoint %s: no switch or host named %q", e, e.Node)
 			}
