@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"syscall"
@@ -258,11 +259,30 @@ func TestCleanFabricHasNoFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := map[string]int{}
-	for _, fd := range check.Run(f, check.Options{}) {
+	with := check.Run(f, check.Options{})
+	for _, fd := range with {
 		ids[fd.ID]++
 	}
 	if ids["FC131"] != 72 || ids["FC124"] != 64*8 {
 		t.Errorf("large fabric: %d FC131 (want one per switch, 72), %d FC124 (want one per uplink, 512)", ids["FC131"], ids["FC124"])
+	}
+	// What checkPath (the text report) leaves out is the edits alone:
+	// FC131's, one per port and peer.
+	without := check.Run(f, check.Options{NoEdits: true})
+	if len(without) != len(with) {
+		t.Fatalf("%d findings with edits, %d without", len(with), len(without))
+	}
+	edits := 0
+	for i := range with {
+		w := with[i]
+		edits += len(w.Edits)
+		w.Edits = nil
+		if !reflect.DeepEqual(w, without[i]) {
+			t.Errorf("finding %d\nwith edits:    %+v\nwithout edits: %+v", i, w, without[i])
+		}
+	}
+	if edits < 72*64 {
+		t.Errorf("FC131 made %d edits, want at least one per port of the 72 switches", edits)
 	}
 }
 
