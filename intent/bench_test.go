@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"syscall"
@@ -52,6 +53,42 @@ func largeFabric(leaves, spines int) []byte {
 	return []byte(b.String())
 }
 
+// cleanFabric writes the same fabric as largeFabric (names, ports, hosts,
+// links, one line each) as it would be for the switch model SONiC's default
+// profile describes (ACS-MSN3800: 64 x 100G): ports and NICs at 100G, and a
+// leaf's uplinks given the 30 m cable of the spine ports they are cabled
+// to. check then finds no fault in it (no FC131 on every switch, no FC124
+// on every uplink): what check costs on a fabric that is right, beside
+// largeFabric's 16,210 findings.
+func cleanFabric(leaves, spines int) []byte {
+	var b strings.Builder
+	b.WriteString("apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: large}\npolicy: {preset: roce-lossless}\ninventory:\n  switches:\n")
+	for i := 1; i <= spines; i++ {
+		fmt.Fprintf(&b, "    - {name: spine%d, platform: sonic, address: \"10.1.%d.%d:8080\", portDefaults: {speed: 100G, cable: 30m}, ports: [{name: \"Ethernet{0..252..4}\"}]}\n", i, i/256, i%256)
+	}
+	for i := 1; i <= leaves; i++ {
+		fmt.Fprintf(&b, "    - {name: leaf%d, platform: sonic, address: \"10.2.%d.%d:8080\", portDefaults: {speed: 100G, cable: 3m}, ports: [{name: \"Ethernet{0..220..4}\"}, {name: \"Ethernet{224..252..4}\", cable: 30m}]}\n", i, i/256, i%256)
+	}
+	hostsPerLeaf := 9
+	b.WriteString("  hosts:\n")
+	for l := 1; l <= leaves; l++ {
+		for h := 0; h < hostsPerLeaf; h++ {
+			fmt.Fprintf(&b, "    - {name: h%d-%d, address: \"10.3.%d.%d\", nics: [{interface: eth0, rdma: mlx5_0, speed: 100G}]}\n", l, h, l/256, h)
+		}
+	}
+	b.WriteString("  links:\n")
+	for l := 1; l <= leaves; l++ {
+		for h := 0; h < hostsPerLeaf; h++ {
+			fmt.Fprintf(&b, "    - [\"h%d-%d:eth0\", \"leaf%d:Ethernet%d\"]\n", l, h, l, h*4)
+		}
+		for u := 0; u < 8 && spines > 0; u++ {
+			g := (l-1)*8 + u
+			fmt.Fprintf(&b, "    - [\"leaf%d:Ethernet%d\", \"spine%d:Ethernet%d\"]\n", l, 224+u*4, g%spines+1, (g/spines)*4)
+		}
+	}
+	return []byte(b.String())
+}
+
 // BenchmarkParseAndCheckLarge: 2,000 switches x 64 ports (1,776 leaves with 8
 // uplinks each + 224 spines), 15,984 hosts, every host and uplink cabled
 // (30,192 links). Target: < 1 s, < 500 MB.
@@ -84,7 +121,7 @@ func checkPath(tb testing.TB, path string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	fs := check.Run(f, check.Options{})
+	fs := check.Run(f, check.Options{NoEdits: true}) // the text report shows no edits
 	for _, x := range fs {
 		if x.Severity == check.Error {
 			tb.Fatalf("generated fabric fails check: %s", x)
@@ -163,6 +200,16 @@ func BenchmarkCheckVsNodeFloor(b *testing.B) {
 	floorRatio(b, largeFabric(1776, 224), 2000)
 }
 
+// BenchmarkCheckVsNodeFloorClean: the same for cleanFabric, the same
+// fabric as its switch model runs it: check finds no fault (no warning, no
+// error), so what it costs over the floor is reading, resolving and the
+// rules, not reporting.
+//
+//	go test -run '^$' -bench CheckVsNodeFloorClean -benchtime 4x ./intent
+func BenchmarkCheckVsNodeFloorClean(b *testing.B) {
+	floorRatio(b, cleanFabric(1776, 224), 2000)
+}
+
 // BenchmarkCheckScaling: the same at growing sizes; check_ns/switch stays
 // flat (linear) and x_node about the same.
 func BenchmarkCheckScaling(b *testing.B) {
@@ -187,6 +234,55 @@ func BenchmarkParseScaling(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCleanFabricHasNoFindings: cleanFabric is what it says, a fabric
+// check finds nothing wrong with (infos only), while largeFabric's switches
+// each run faster than their model (FC131) and its uplinks have two cable
+// lengths (FC124).
+func TestCleanFabricHasNoFindings(t *testing.T) {
+	f, err := intent.Parse("clean.yaml", cleanFabric(64, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Switches) != 72 || len(f.Links) != 64*17 {
+		t.Fatalf("generated %d switches, %d links", len(f.Switches), len(f.Links))
+	}
+	for _, fd := range check.Run(f, check.Options{}) {
+		if fd.Severity != check.Info {
+			t.Errorf("clean fabric: %s", fd)
+		}
+	}
+	f, err = intent.Parse("large.yaml", largeFabric(64, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	with := check.Run(f, check.Options{})
+	for _, fd := range with {
+		ids[fd.ID]++
+	}
+	if ids["FC131"] != 72 || ids["FC124"] != 64*8 {
+		t.Errorf("large fabric: %d FC131 (want one per switch, 72), %d FC124 (want one per uplink, 512)", ids["FC131"], ids["FC124"])
+	}
+	// What checkPath (the text report) leaves out is the edits alone:
+	// FC131's, one per port and peer.
+	without := check.Run(f, check.Options{NoEdits: true})
+	if len(without) != len(with) {
+		t.Fatalf("%d findings with edits, %d without", len(with), len(without))
+	}
+	edits := 0
+	for i := range with {
+		w := with[i]
+		edits += len(w.Edits)
+		w.Edits = nil
+		if !reflect.DeepEqual(w, without[i]) {
+			t.Errorf("finding %d\nwith edits:    %+v\nwithout edits: %+v", i, w, without[i])
+		}
+	}
+	if edits < 72*64 {
+		t.Errorf("FC131 made %d edits, want at least one per port of the 72 switches", edits)
 	}
 }
 

@@ -60,13 +60,13 @@ func (r *resolver) budget() int {
 // when over. The overrun is reported once: after it nothing is expanded, so a
 // short file of aliased ranges cannot make the resolver rebuild millions of
 // ports per switch.
-func (r *resolver) spend(n int, pos Pos, path string) bool {
+func (r *resolver) spend(n int, pos Pos, path func() string) bool {
 	if r.over {
 		return false
 	}
 	r.objects += n
 	if r.objects > r.budget() {
-		r.overrun(pos, path)
+		r.overrun(pos, path())
 		return false
 	}
 	return true
@@ -493,19 +493,19 @@ func (r *resolver) validation(p *part) {
 
 // zip expands a name pattern and a companion pattern (address) together: the
 // companion expands to 1 value (shared) or to as many as the name.
-func (r *resolver) zip(pos Pos, path, name, companion, what string) (names, comps []string, ok bool) {
+func (r *resolver) zip(pos Pos, path func() string, name, companion, what string) (names, comps []string, ok bool) {
 	names, err := Expand(name)
 	if err != nil {
-		r.errorf(pos, path+".name", "%v", err)
+		r.errorf(pos, path()+".name", "%v", err)
 		return nil, nil, false
 	}
 	comps, err = Expand(companion)
 	if err != nil {
-		r.errorf(pos, path+"."+what, "%v", err)
+		r.errorf(pos, path()+"."+what, "%v", err)
 		return nil, nil, false
 	}
 	if len(comps) != 1 && len(comps) != len(names) {
-		r.errorf(pos, path+"."+what, "%q expands to %d values but the name %q to %d; they must match", companion, len(comps), name, len(names))
+		r.errorf(pos, path()+"."+what, "%q expands to %d values but the name %q to %d; they must match", companion, len(comps), name, len(names))
 		return nil, nil, false
 	}
 	return names, comps, true
@@ -513,9 +513,9 @@ func (r *resolver) zip(pos Pos, path, name, companion, what string) (names, comp
 
 // claim takes name for the element at path (whose .name is reported when
 // it is taken already).
-func (r *resolver) claim(names map[string]Pos, name string, pos Pos, path string) bool {
+func (r *resolver) claim(names map[string]Pos, name string, pos Pos, path func() string) bool {
 	if prev, dup := names[name]; dup {
-		r.errorf(pos, path+".name", "%q is defined twice (also at %s); switch and host names are unique", name, prev)
+		r.errorf(pos, path()+".name", "%q is defined twice (also at %s); switch and host names are unique", name, prev)
 		return false
 	}
 	names[name] = pos
@@ -583,7 +583,8 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		(!r.nameFits(pos, path+".name", "switch name", rs.Name) || !r.nameFits(pos, path+".address", "switch address", rs.Address)) {
 		return
 	}
-	swNames, addrs, ok := r.zip(pos, path, rs.Name, rs.Address, "address")
+	swPath := func() string { return path }
+	swNames, addrs, ok := r.zip(pos, swPath, rs.Name, rs.Address, "address")
 	if !ok {
 		return
 	}
@@ -627,11 +628,11 @@ func (r *resolver) switches(rs *rawSwitch, file string, idx int, names map[strin
 		}
 	}
 	ports := r.ports(rs, file, path)
-	if r.over || !r.spend(len(swNames)*max(1, len(ports)), pos, path) {
+	if r.over || !r.spend(len(swNames)*max(1, len(ports)), pos, swPath) {
 		return
 	}
 	for i, n := range swNames {
-		if !r.claim(names, n, pos, path) {
+		if !r.claim(names, n, pos, swPath) {
 			continue
 		}
 		sw := Switch{Name: n, Platform: plat, Address: addrs[min(i, len(addrs)-1)], Credentials: creds, TLS: tls, Proxy: rs.Proxy,
@@ -682,6 +683,29 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 	}
 	var seen map[string]Pos
 	var out []Port
+	// A switch of several entries (host ports, uplinks) has its names
+	// expanded first, so that its ports are sized once for all of them
+	// rather than grown (and copied) at each entry. Past a switch's
+	// limit of ports the entries are expanded one by one as they come,
+	// so that the first too many is reported before the rest expand.
+	var expanded [][]string
+	var expandErrs []error
+	if len(rs.Ports) > 1 {
+		expanded, expandErrs = make([][]string, len(rs.Ports)), make([]error, len(rs.Ports))
+		total := 0
+		for i := range rs.Ports {
+			if rs.Ports[i].Name != "" {
+				expanded[i], expandErrs[i] = Expand(rs.Ports[i].Name)
+				if total += len(expanded[i]); total > MaxPortsPerSwitch {
+					expanded, expandErrs = nil, nil
+					break
+				}
+			}
+		}
+		if expanded != nil && total > 0 {
+			out = make([]Port, 0, total)
+		}
+	}
 	for i := range rs.Ports {
 		rp := &rs.Ports[i]
 		pos := withFile(rp.Pos, file)
@@ -690,7 +714,13 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			r.errorf(pos, path+".name", "required field is missing")
 			continue
 		}
-		names, err := Expand(rp.Name)
+		var names []string
+		var err error
+		if expanded != nil {
+			names, err = expanded[i], expandErrs[i]
+		} else {
+			names, err = Expand(rp.Name)
+		}
 		if err != nil {
 			r.errorf(pos, path+".name", "%v", err)
 			continue
@@ -757,6 +787,9 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			out = append(out, Port{Name: n, Speed: int64(*speed), CableMeters: cm, MTU: deref(mtu, 0), Subinterface: deref(sub, 0), Pos: pos, Fields: fields})
 		}
 	}
+	if len(out) == 0 {
+		return nil // as when no entry made a port
+	}
 	less := func(i, j int) bool { return naturalLess(out[i].Name, out[j].Name) }
 	if !sort.SliceIsSorted(out, less) { // a range lists them in order
 		sort.SliceStable(out, less)
@@ -764,14 +797,18 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 	return out
 }
 
+// nicIndexFrom is the number of a host's NICs above which hosts indexes
+// their interfaces instead of looking through them.
+const nicIndexFrom = 8
+
 func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos) {
 	if r.over {
 		return
 	}
 	pos := withFile(rh.Pos, file)
-	path := inventoryPath("hosts", idx, rh.Name)
-	if (len(rh.Name) > MaxNameLen || len(rh.Address) > MaxNameLen) && // the paths are built for errors only
-		(!r.nameFits(pos, path+".name", "host name", rh.Name) || !r.nameFits(pos, path+".address", "host address", rh.Address)) {
+	path := func() string { return inventoryPath("hosts", idx, rh.Name) } // built for an error only
+	if (len(rh.Name) > MaxNameLen || len(rh.Address) > MaxNameLen) &&
+		(!r.nameFits(pos, path()+".name", "host name", rh.Name) || !r.nameFits(pos, path()+".address", "host address", rh.Address)) {
 		return
 	}
 	hostNames, addrs, ok := r.zip(pos, path, rh.Name, rh.Address, "address")
@@ -795,38 +832,49 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		nic   NIC
 		addrs []string
 	}
-	var nics []nicAddrs
-	seen := map[string]bool{}
+	nics := make([]nicAddrs, 0, len(rh.NICs))
+	// An interface listed twice: a host's few NICs are looked through,
+	// a map is made for many.
+	var seen map[string]bool
+	if len(rh.NICs) > nicIndexFrom {
+		seen = make(map[string]bool, len(rh.NICs))
+	}
 	for i := range rh.NICs {
 		rn := &rh.NICs[i]
 		npos := withFile(rn.Pos, file)
-		npath := path + ".nics[" + entryName(rn.Interface, i) + "]"
-		if seen[rn.Interface] {
-			r.errorf(npos, npath+".interface", "interface %q is listed twice", rn.Interface)
+		dup := seen[rn.Interface]
+		for j := 0; seen == nil && j < i && !dup; j++ {
+			dup = rh.NICs[j].Interface == rn.Interface
+		}
+		if dup {
+			r.errorf(npos, path()+".nics["+entryName(rn.Interface, i)+"].interface", "interface %q is listed twice", rn.Interface)
 			continue
 		}
-		seen[rn.Interface] = true
+		if seen != nil {
+			seen[rn.Interface] = true
+		}
+		npath := func() string { return path() + ".nics[" + entryName(rn.Interface, i) + "]" } // for an error only
 		if err := checkDevName(rn.Interface, "interface"); err != nil {
-			r.errorf(npos, npath+".interface", "%v", err)
+			r.errorf(npos, npath()+".interface", "%v", err)
 			continue
 		}
 		if rn.RDMA != "" {
 			if err := checkDevName(rn.RDMA, "RDMA device"); err != nil {
-				r.errorf(npos, npath+".rdma", "%v", err)
+				r.errorf(npos, npath()+".rdma", "%v", err)
 				continue
 			}
 		}
 		a, err := Expand(rn.Address)
 		if err != nil {
-			r.errorf(npos, npath+".address", "%v", err)
+			r.errorf(npos, npath()+".address", "%v", err)
 			continue
 		}
 		if len(a) != 1 && len(a) != len(hostNames) {
-			r.errorf(npos, npath+".address", "%q expands to %d values but there are %d hosts", rn.Address, len(a), len(hostNames))
+			r.errorf(npos, npath()+".address", "%q expands to %d values but there are %d hosts", rn.Address, len(a), len(hostNames))
 			continue
 		}
 		if len(a) == 1 && len(hostNames) > 1 && a[0] != "" {
-			r.errorf(npos, npath+".address", "%d hosts would share the address %q; give it a range", len(hostNames), rn.Address)
+			r.errorf(npos, npath()+".address", "%d hosts would share the address %q; give it a range", len(hostNames), rn.Address)
 			continue
 		}
 		n := NIC{Interface: rn.Interface, RDMADevice: rn.RDMA, RDMAPort: deref(rn.RDMAPort, 1), Pos: npos, Fields: fieldsIn(rn.Keys, file)}
@@ -844,7 +892,7 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		}
 		h := Host{Name: hn, Address: addrs[min(i, len(addrs)-1)], SSH: ssh, Pos: pos, Fields: hostFields}
 		if len(hostNames) > 1 && len(addrs) == 1 && !h.IsLocal() {
-			r.errorf(pos, path+".address", "%d hosts share the address %q; give it a range", len(hostNames), rh.Address)
+			r.errorf(pos, path()+".address", "%d hosts share the address %q; give it a range", len(hostNames), rh.Address)
 			return
 		}
 		if len(nics) > 0 {
@@ -894,7 +942,7 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 		return
 	}
 	if r.over || r.objects+len(as) > r.budget() {
-		r.spend(len(as), pos, linkPath(idx))
+		r.spend(len(as), pos, func() string { return linkPath(idx) })
 		return
 	}
 	r.objects += len(as)

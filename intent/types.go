@@ -481,15 +481,23 @@ func (f *Fabric) Host(name string) *Host {
 
 // Port returns the named port of the switch, or nil.
 func (s *Switch) Port(name string) *Port {
-	if i := sortedIndex(len(s.Ports), func(i int) string { return s.Ports[i].Name }, name); i >= 0 { // as Fabric.Switch
+	if i := s.PortIndex(name); i >= 0 {
 		return &s.Ports[i]
+	}
+	return nil
+}
+
+// PortIndex returns the index in Ports of the named port (Port's), or -1.
+func (s *Switch) PortIndex(name string) int {
+	if i := sortedIndex(len(s.Ports), func(i int) string { return s.Ports[i].Name }, name); i >= 0 { // as Fabric.Switch
+		return i
 	}
 	for i := range s.Ports {
 		if s.Ports[i].Name == name {
-			return &s.Ports[i]
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // PortMTU returns the port's MTU, falling back to the policy MTU.

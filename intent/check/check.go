@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
@@ -98,6 +99,13 @@ type Options struct {
 	// (intent.Fabric.Derive, what --cell-factor sets for every command)
 	// for this run: the headroom is still portfacts', as plan's is.
 	CellFactor float64
+	// NoEdits leaves every Finding.Edits nil, for an output that shows no
+	// edits (check's text report): the rules then build none (FC131 writes
+	// one for each too-fast port and its peer, 172,400 on the 2,000-switch
+	// benchmark intent). The findings are otherwise those of a run with
+	// edits (TestNoEditsSameFindings); the JSON report, Apply and tune
+	// leave it false.
+	NoEdits bool
 }
 
 // Run applies every rule in Rules to f and returns the findings sorted by
@@ -117,6 +125,11 @@ func Run(f *intent.Fabric, opts Options) []Finding {
 		}
 		c.rule = &ruleTable[i]
 		ruleTable[i].run(c)
+	}
+	if opts.NoEdits {
+		for i := range c.findings {
+			c.findings[i].Edits = nil // the few rules that build them regardless
+		}
 	}
 	Sort(c.findings)
 	return c.findings
@@ -168,6 +181,9 @@ type checker struct {
 	lossless []*intent.Class                   // lossless classes, by priority
 
 	headroom map[headroomKey]headroomValue
+	// lastHeadroom is portHeadroom's last answer (a switch's ports
+	// mostly share one).
+	lastHeadroom *headroomEntry
 	// facts are each switch's derived facts (intent/portfacts), the
 	// figures the compilers program and simulate uses.
 	facts map[*intent.Switch]*portfacts.Switch
@@ -226,8 +242,10 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 		c.nics[h.Name] = nm
 	}
 	c.ends = make([][2]end, len(f.Links))
-	for i, l := range f.Links {
-		c.ends[i] = [2]end{c.resolve(l.A), c.resolve(l.B)}
+	next := make(map[*intent.Switch]int, len(f.Switches))
+	for i := range f.Links {
+		l := &f.Links[i]
+		c.ends[i] = [2]end{c.resolve(l.A, next), c.resolve(l.B, next)}
 	}
 	for i := range f.Policy.Classes {
 		if f.Policy.Classes[i].Lossless {
@@ -242,6 +260,12 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 // value path names where it is written; pos is where to point when nothing
 // on the path was (a default).
 func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string, a ...any) *Finding {
+	return c.reportText(sev, pos, path, fix, fmt.Sprintf(format, a...))
+}
+
+// reportText is report of a message written already (a rule that reports
+// thousands writes its message without fmt).
+func (c *checker) reportText(sev Severity, pos intent.Pos, path, fix, msg string) *Finding {
 	if at, ok := c.f.FieldPos(path); ok && at.IsValid() {
 		pos = at
 	}
@@ -250,7 +274,7 @@ func (c *checker) report(sev Severity, pos intent.Pos, path, fix, format string,
 		Severity: sev,
 		Pos:      pos,
 		Path:     path,
-		Message:  fmt.Sprintf(format, a...),
+		Message:  msg,
 		Fix:      fix,
 	})
 	return &c.findings[len(c.findings)-1]
@@ -309,7 +333,7 @@ func switchPath(sw *intent.Switch) string {
 func portPath(sw *intent.Switch, p *intent.Port) string {
 	return switchPath(sw) + ".ports[" + p.Name + "]"
 }
-func linkPath(i int) string { return fmt.Sprintf("inventory.links[%d]", i) }
+func linkPath(i int) string { return "inventory.links[" + strconv.Itoa(i) + "]" }
 
 // names lists up to max names and says how many more there are.
 func names(list []string, max int) string {
@@ -379,9 +403,24 @@ func (c *checker) nicOf(host, iface string) *intent.NIC {
 	return nil
 }
 
-func (c *checker) resolve(e intent.Endpoint) end {
+// resolve finds what endpoint e names: a switch port or a host NIC.
+//
+// next holds, per switch, the index after the port last found on it: an
+// inventory lists a switch's links mostly in the order of its ports, so
+// the port asked for next is mostly that one, found without searching.
+// A port name is taken there when the port before has another name (the
+// ports Parse resolves are sorted and distinct).
+func (c *checker) resolve(e intent.Endpoint, next map[*intent.Switch]int) end {
 	if sw, ok := c.switches[e.Node]; ok {
-		return end{kind: endSwitch, sw: sw, port: sw.Port(e.Port)}
+		i := next[sw]
+		if i >= len(sw.Ports) || sw.Ports[i].Name != e.Port || (i > 0 && sw.Ports[i-1].Name == e.Port) {
+			i = sw.PortIndex(e.Port)
+		}
+		if i < 0 {
+			return end{kind: endSwitch, sw: sw}
+		}
+		next[sw] = i + 1
+		return end{kind: endSwitch, sw: sw, port: &sw.Ports[i]}
 	}
 	if h, ok := c.hosts[e.Node]; ok {
 		return end{kind: endHost, host: h, nic: c.nicOf(e.Node, e.Port)}

@@ -3,8 +3,10 @@ package check
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -810,3 +812,32 @@ var cmpEmpty = cmp.Comparer(func(a, b []got) bool {
 	}
 	return cmp.Equal(a, b)
 })
+
+// TestLinkEndsFoundAsPortSays: newChecker finds each link's switch port
+// from where the last one on that switch was (links listed in port order)
+// and by searching otherwise; either way the port Switch.Port names, for
+// links in port order, reversed and shuffled.
+func TestLinkEndsFoundAsPortSays(t *testing.T) {
+	f := bigFabric(1)
+	for _, order := range []string{"in order", "reversed", "shuffled"} {
+		switch order {
+		case "reversed":
+			slices.Reverse(f.Links)
+		case "shuffled":
+			r := rand.New(rand.NewPCG(30, 1))
+			r.Shuffle(len(f.Links), func(i, j int) { f.Links[i], f.Links[j] = f.Links[j], f.Links[i] })
+		}
+		c := newChecker(f, Options{})
+		for i, l := range f.Links {
+			for j, e := range []intent.Endpoint{l.A, l.B} {
+				sw := f.Switch(e.Node)
+				if sw == nil {
+					continue
+				}
+				if got, want := c.ends[i][j].port, sw.Port(e.Port); got != want || got == nil {
+					t.Fatalf("%s: link %d end %s: port %p, Switch.Port %p", order, i, e, got, want)
+				}
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -464,4 +465,60 @@ func TestApplyRefusesWhatItCannotDo(t *testing.T) {
 	if p := f.Policy.Classes; p[1].Name != "cnp" || p[1].Priority != 2 || f.Policy.Watchdog.Poll != 50*time.Millisecond || f.Switches[0].Ports[0].Speed != 100e9 {
 		t.Errorf("Apply made the wrong changes: classes %+v, poll %v, speed %d", p, f.Policy.Watchdog.Poll, f.Switches[0].Ports[0].Speed)
 	}
+}
+
+// TestNoEditsSameFindings: a run with Options.NoEdits (check's text report)
+// finds what a run with edits finds, every field equal but Edits, which it
+// leaves nil; over the examples, every TestRules case, the contradictions,
+// the generated corpus and the large generated fabric (FC131 on every
+// switch, FC124 on its links).
+func TestNoEditsSameFindings(t *testing.T) {
+	type run struct {
+		name string
+		f    func() (*intent.Fabric, error)
+		opts Options
+	}
+	var runs []run
+	add := func(fcs []fixCase) {
+		for _, fc := range fcs {
+			runs = append(runs, run{fc.name, fc.build, Options{}})
+		}
+	}
+	add(exampleCases(t))
+	add(contradictions())
+	add(generatedCorpus(500))
+	for _, rc := range ruleCases() {
+		runs = append(runs, run{"rule case " + rc.name, mutated(rc.mutate), rc.opts})
+	}
+	runs = append(runs, run{"big fabric", func() (*intent.Fabric, error) { return bigFabric(2), nil }, Options{}})
+	edits := 0
+	for _, r := range runs {
+		f, err := r.f()
+		if err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		with := Run(f, r.opts)
+		opts := r.opts
+		opts.NoEdits = true
+		without := Run(f, opts)
+		if len(with) != len(without) {
+			t.Errorf("%s: %d findings with edits, %d without", r.name, len(with), len(without))
+			continue
+		}
+		for i := range with {
+			edits += len(with[i].Edits)
+			if without[i].Edits != nil {
+				t.Errorf("%s: NoEdits, but %s has edits %v", r.name, without[i], without[i].Edits)
+			}
+			w := with[i]
+			w.Edits = nil
+			if !reflect.DeepEqual(w, without[i]) {
+				t.Errorf("%s: finding %d\nwith edits:    %+v\nwithout edits: %+v", r.name, i, w, without[i])
+			}
+		}
+	}
+	if edits == 0 {
+		t.Fatal("no run had edits: the comparison shows nothing")
+	}
+	t.Logf("%d runs, %d edits left out", len(runs), edits)
 }

@@ -30,21 +30,30 @@ type textGroup struct {
 // them) that differ only in evenly stepping numbers.
 func groupFindings(fs []Finding) []textGroup {
 	var out []textGroup
+	eachGroup(fs, func(g *textGroup) { out = append(out, *g) })
+	return out
+}
+
+// eachGroup calls yield with each group of groupFindings in turn, without
+// collecting them (WriteText writes each as it comes). g is yield's only
+// until it returns.
+func eachGroup(fs []Finding, yield func(g *textGroup)) {
+	var one textGroup
 	for i := 0; i < len(fs); {
 		j := i + 1
 		for j < len(fs) && sameSource(fs[i], fs[j]) {
 			j++
 		}
 		if g, ok := group(fs[i:j]); ok {
-			out = append(out, g)
+			yield(&g)
 		} else {
-			for _, f := range fs[i:j] {
-				out = append(out, textGroup{Finding: f})
+			for k := i; k < j; k++ {
+				one.Finding = fs[k]
+				yield(&one)
 			}
 		}
 		i = j
 	}
-	return out
 }
 
 // sameSource reports whether two findings are from one rule at one place,

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fabricctl/fabricctl/intent"
@@ -103,4 +104,6 @@ func ints(v []int) string {
 	return strings.Join(s, ",")
 }
 
-func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%g", f), ".0") }
+func trimFloat(f float64) string {
+	return strings.TrimSuffix(strconv.FormatFloat(f, 'g', -1, 64), ".0")
+} // fmt's %g

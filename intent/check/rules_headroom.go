@@ -38,7 +38,11 @@ func (c *checker) portHeadroom(sw *intent.Switch, p *intent.Port, cell int64) (h
 		cell = s.CellBytes // the cell every command counts (a test's Options.Platform gives its own)
 	}
 	k := headroomKey{p.Speed, p.CableMeters, c.f.PortMTU(*p), cell, s.ASIC, s.CellFactor}
+	if c.lastHeadroom != nil && c.lastHeadroom.k == k { // the port before's, mostly
+		return k, c.lastHeadroom.v
+	}
 	if v, ok := c.headroom[k]; ok {
+		c.lastHeadroom = &headroomEntry{k, v}
 		return k, v
 	}
 	h := s.Port(c.f, *p).Headroom
@@ -47,7 +51,14 @@ func (c *checker) portHeadroom(sw *intent.Switch, p *intent.Port, cell int64) (h
 		v.perPrio += cell - v.perPrio%cell
 	}
 	c.headroom[k] = v
+	c.lastHeadroom = &headroomEntry{k, v}
 	return k, v
+}
+
+// headroomEntry is one of portHeadroom's answers.
+type headroomEntry struct {
+	k headroomKey
+	v headroomValue
 }
 
 func (k headroomKey) String() string {
@@ -191,6 +202,9 @@ func (c *checker) headroomFits() {
 	var (
 		unknown    = map[headroomKey]*agg{}
 		unknownKey []headroomKey
+		// the last port's: a switch's ports mostly share one
+		lastUnknown    *agg
+		lastUnknownKey headroomKey
 	)
 	for i := range c.f.Switches {
 		sw := &c.f.Switches[i]
@@ -209,11 +223,16 @@ func (c *checker) headroomFits() {
 			}
 			k, v := c.portHeadroom(sw, p, pi.BufferCellBytes)
 			if sw.BufferBytes <= 0 {
-				a := unknown[k]
+				a := lastUnknown
+				if a == nil || k != lastUnknownKey { // the port before's, mostly
+					a = unknown[k]
+				}
+				lastUnknown, lastUnknownKey = a, k
 				if a == nil {
 					a = &agg{sw: sw, port: p}
 					unknown[k] = a
 					unknownKey = append(unknownKey, k)
+					lastUnknown = a
 				}
 				a.ports++
 				if len(a.switches) == 0 || a.switches[len(a.switches)-1] != sw.Name {

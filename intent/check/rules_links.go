@@ -20,18 +20,18 @@ func (c *checker) linkEndpoints() {
 			continue
 		}
 		for j, e := range []intent.Endpoint{l.A, l.B} {
-			path := linkPath(i) + "." + "ab"[j:j+1]
+			path := func() string { return linkPath(i) + "." + "ab"[j:j+1] } // for a finding only
 			switch r := c.ends[i][j]; {
 			case r.kind == endSwitch && r.port == nil:
-				c.report(Error, l.Pos, path,
+				c.report(Error, l.Pos, path(),
 					fmt.Sprintf("add port %s to switch %s, or fix the port name", e.Port, r.sw.Name),
 					"switch %s has no port %q", r.sw.Name, e.Port)
 			case r.kind == endHost && r.nic == nil:
-				c.report(Error, l.Pos, path,
+				c.report(Error, l.Pos, path(),
 					fmt.Sprintf("add NIC %s to host %s, or fix the interface name", e.Port, r.host.Name),
 					"host %s has no NIC %q", r.host.Name, e.Port)
 			case r.kind == endNone:
-				c.report(Error, l.Pos, path,
+				c.report(Error, l.Pos, path(),
 					"add the node to the inventory, or fix the name",
 					"link endpoint %s: no switch or host named %q", e, e.Node)
 			}
@@ -92,23 +92,26 @@ func (e end) speedCable() (speed int64, cable float64, ok bool) {
 
 // FC124
 func (c *checker) linkEnds() {
-	for i, l := range c.f.Links {
+	for i := range c.f.Links {
+		l := &c.f.Links[i]
 		sa, ca, oka := c.ends[i][0].speedCable()
 		sb, cb, okb := c.ends[i][1].speedCable()
 		if !oka || !okb || l.A == l.B {
 			continue // FC121
 		}
+		// The messages are written without fmt: a generated inventory
+		// can have one per link.
 		if sa > 0 && sb > 0 && sa != sb {
-			c.report(Warning, l.Pos, linkPath(i),
+			c.reportText(Warning, l.Pos, linkPath(i),
 				"give both ends the speed the link really runs at",
-				"link %s (%s) - %s (%s): the ends disagree on speed, so the link runs at %s at best and the PFC headroom computed for the faster end is wrong",
-				l.A, intent.FormatRate(sa), l.B, intent.FormatRate(sb), intent.FormatRate(min(sa, sb)))
+				"link "+l.A.Node+":"+l.A.Port+" ("+intent.FormatRate(sa)+") - "+l.B.Node+":"+l.B.Port+" ("+intent.FormatRate(sb)+
+					"): the ends disagree on speed, so the link runs at "+intent.FormatRate(min(sa, sb))+" at best and the PFC headroom computed for the faster end is wrong")
 		}
 		if ca > 0 && cb > 0 && ca != cb {
-			c.report(Warning, l.Pos, linkPath(i),
+			c.reportText(Warning, l.Pos, linkPath(i),
 				"give both ends the length of the cable between them",
-				"link %s (%s m) - %s (%s m): one cable, two lengths; PFC headroom grows with the cable, so the shorter figure under-reserves",
-				l.A, trimFloat(ca), l.B, trimFloat(cb))
+				"link "+l.A.Node+":"+l.A.Port+" ("+trimFloat(ca)+" m) - "+l.B.Node+":"+l.B.Port+" ("+trimFloat(cb)+
+					" m): one cable, two lengths; PFC headroom grows with the cable, so the shorter figure under-reserves")
 		}
 	}
 }

@@ -112,17 +112,9 @@ func (c *checker) portSpeedSKU() {
 		}
 		// The fix: the SKU's speed on the ports and on what they are
 		// cabled to, so both ends agree (FC124).
-		topText := intent.FormatRate(top)
-		edits := make([]Edit, 0, len(fast))
-		peers := c.peersOf(sw)
-		for _, q := range fast {
-			edits = append(edits, Edit{Path: "inventory.switches[" + sw.Name + "].ports[" + q.Name + "].speed", Value: topText}) // portPath, in one concatenation
-			switch o := peers[q]; {
-			case o.kind == endSwitch && o.port != nil && o.port.Speed != top:
-				edits = append(edits, Edit{Path: "inventory.switches[" + o.sw.Name + "].ports[" + o.port.Name + "].speed", Value: topText})
-			case o.kind == endHost && o.nic != nil && o.nic.Speed != 0 && o.nic.Speed != top:
-				edits = append(edits, Edit{Path: "inventory.hosts[" + o.host.Name + "].nics[" + o.nic.Interface + "].speed", Value: topText})
-			}
+		var edits []Edit
+		if !c.opts.NoEdits {
+			edits = c.speedSKUEdits(sw, fast, top)
 		}
 		then := ""
 		if l, ok := c.skuLossless(prof); ok && prof.Write.GCU != nil && l.SpeedMbps*1e6 == top {
@@ -133,6 +125,24 @@ func (c *checker) portSpeedSKU() {
 			"switch %s, %s: speed %s is above the %s the ports of %s (%s's model: %d x %s) run at, so the headroom and buffer facts of that model do not describe this switch",
 			sw.Name, ports, joinWords(sp), intent.FormatRate(top), prof.SKU.Name, prof.Name, prof.SKU.Ports, intent.FormatRate(top)).with(edits...)
 	}
+}
+
+// speedSKUEdits is FC131's fix: the SKU's speed top on sw's fast ports
+// and on what they are cabled to, so both ends agree (FC124).
+func (c *checker) speedSKUEdits(sw *intent.Switch, fast []*intent.Port, top int64) []Edit {
+	topText := intent.FormatRate(top)
+	edits := make([]Edit, 0, len(fast))
+	peers := c.peersOf(sw)
+	for _, q := range fast {
+		edits = append(edits, Edit{Path: "inventory.switches[" + sw.Name + "].ports[" + q.Name + "].speed", Value: topText}) // portPath, in one concatenation
+		switch o := peers[q]; {
+		case o.kind == endSwitch && o.port != nil && o.port.Speed != top:
+			edits = append(edits, Edit{Path: "inventory.switches[" + o.sw.Name + "].ports[" + o.port.Name + "].speed", Value: topText})
+		case o.kind == endHost && o.nic != nil && o.nic.Speed != 0 && o.nic.Speed != top:
+			edits = append(edits, Edit{Path: "inventory.hosts[" + o.host.Name + "].nics[" + o.nic.Interface + "].speed", Value: topText})
+		}
+	}
+	return edits
 }
 
 // FC132: on a SONiC release whose config updater refuses to create buffer
@@ -149,6 +159,7 @@ func (c *checker) sharedBufferProfile() {
 	if len(c.lossless) == 0 {
 		return
 	}
+	var listed map[string]bool
 	for i := range c.f.Switches {
 		sw := &c.f.Switches[i]
 		prof, ok := c.skuProfile(sw)
@@ -165,6 +176,12 @@ func (c *checker) sharedBufferProfile() {
 		}
 		var need int64
 		var first *intent.Port
+		facts := c.switchFacts(sw)
+		var ( // the port before's cable and MTU (its speed is the SKU's), whose headroom is known
+			cable float64
+			mtu   int
+			known bool
+		)
 		for j := range sw.Ports {
 			p := &sw.Ports[j]
 			if p.Speed != l.SpeedMbps*1e6 || !sku.ports[p.Name] {
@@ -173,12 +190,21 @@ func (c *checker) sharedBufferProfile() {
 			if first == nil {
 				first = p
 			}
-			need = max(need, c.switchFacts(sw).PortHeadroom(c.f, *p).Programmed)
+			if known && p.CableMeters == cable && c.f.PortMTU(*p) == mtu {
+				continue // the same headroom as the port before
+			}
+			cable, mtu, known = p.CableMeters, c.f.PortMTU(*p), true
+			need = max(need, facts.PortHeadroom(c.f, *p).Programmed)
 		}
 		if first == nil || need <= l.Xoff {
 			continue
 		}
-		listed := map[string]bool{} // the SKU's ports the inventory lists, at any speed
+		// The SKU's ports the inventory lists, at any speed: one set,
+		// emptied for each switch.
+		if listed == nil {
+			listed = make(map[string]bool, len(l.Ports))
+		}
+		clear(listed)
 		for j := range sw.Ports {
 			if p := &sw.Ports[j]; sku.ports[p.Name] {
 				listed[p.Name] = true
