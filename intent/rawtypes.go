@@ -189,8 +189,10 @@ type rawValidation struct {
 	Iterations     *int      `yaml:"iterations" range:"5,100000000" doc:"iterations of each latency test (default 10000; perftest needs at least 5)"`
 	MessageSize    *Size     `yaml:"messageSize" doc:"message size (default 64KiB for bandwidth)"`
 	Incast         *int      `yaml:"incast" range:"0,100000" doc:"senders in the incast test (default: all other hosts)"`
-	Keys           Fields
-	Pos            Pos
+	// PredictionTolerance: validate warns where measured and simulated differ by more.
+	PredictionTolerance *Percent `yaml:"predictionTolerance" doc:"how far a measured figure (throughput, drops, pause frames, ECN marks) may differ from what the simulator predicts for the same flows before validate warns, relative to the larger (default 20%)"`
+	Keys                Fields
+	Pos                 Pos
 }
 
 // rawLink is [a, b] or {a: ..., b: ...}, each "node:port".

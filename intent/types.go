@@ -312,8 +312,11 @@ type Validation struct {
 	Iterations        int           // per latency test
 	MessageSize       int64         // bytes
 	Incast            int           // senders in the incast test (0 = hosts-1)
-	Fields            Fields        // where each key written for it is (nil: nothing written)
-	Pos               Pos
+	// PredictionTolerance is the relative difference (0..1] between measured
+	// and predicted beyond which validate warns (default 0.2).
+	PredictionTolerance float64
+	Fields              Fields // where each key written for it is (nil: nothing written)
+	Pos                 Pos
 }
 
 // ClassByPriority returns the class for priority p, or nil.
