@@ -99,13 +99,13 @@ type FlowResult struct {
 
 // Report is the outcome of one validation run.
 type Report struct {
-	Fabric  string        `json:"fabric"`
-	Engine  string        `json:"engine"`
+	Fabric string `json:"fabric"`
+	Engine string `json:"engine"`
 	// EngineNote says what the engine's figures are when they were not
 	// measured on a wire (the sim engine).
-	EngineNote string `json:"engineNote,omitempty"`
-	Started time.Time     `json:"started"`
-	Elapsed time.Duration `json:"elapsedNs"`
+	EngineNote string        `json:"engineNote,omitempty"`
+	Started    time.Time     `json:"started"`
+	Elapsed    time.Duration `json:"elapsedNs"`
 	// TrafficElapsed is the time spent in traffic rounds; the rest of Elapsed
 	// is fabricctl's own overhead (readback, counters, verdict).
 	TrafficElapsed time.Duration `json:"trafficElapsedNs"`
