@@ -263,7 +263,7 @@ func (ps *predictState) finish(rep *Report, lossless map[int]bool) []Check {
 	if ps.flowN == 0 {
 		return out
 	}
-	noSwitch := "no switch counters were read (--no-counters, or no switch in the intent)"
+	noSwitch := "no switch counters were read (--no-counters, no switch in the intent, or the sim engine without a lab)"
 	counter := func(q, unit string, p float64, have bool, m float64, why, name string) {
 		row := PredictionRow{Quantity: q, Unit: unit, Predicted: p}
 		switch {

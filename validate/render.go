@@ -56,7 +56,9 @@ func WriteText(w io.Writer, r *Report) error {
 		// bandwidth; perftest measures bandwidth, and loses nothing it
 		// could count. Each table shows the columns its engine measures.
 		udp := r.Engine == "udp"
-		pred := r.Prediction != nil
+		// The udp engine's paced flows have no bandwidth to set a
+		// predicted one beside (the prediction table has it).
+		pred := r.Prediction != nil && !udp
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		measuredCol := "Gb/s"
 		if udp {
@@ -178,7 +180,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 	if len(r.Flows) > 0 {
 		udp := r.Engine == "udp"
-		pred := r.Prediction != nil
+		// The udp engine's paced flows have no bandwidth to set a
+		// predicted one beside (the prediction table has it).
+		pred := r.Prediction != nil && !udp
 		measuredCol := "Gb/s"
 		if udp {
 			measuredCol = "lost"
