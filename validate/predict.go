@@ -210,80 +210,93 @@ func (ps *predictState) finish(rep *Report, lossless map[int]bool) []Check {
 	//   sim PausedTime (time the egress was held by received XOFF): no
 	//   counter fabricctl reads (SONiC's SAI_PORT_STAT_PFC_N_RX_PAUSE_DURATION_US
 	//   exists on some ASICs only), so it is shown, not compared.
-	read := map[string]bool{}
-	var measured struct{ drops, pfcTx, pfcRx, ecn float64 }
-	var hasDrops, hasPFC, hasECN bool
-	for t, m := range rep.Deltas {
-		if strings.Contains(t, "/rdma/") || strings.Contains(t, "/ethtool/") {
-			continue
+	// Each quantity is compared over the switch ports that report its
+	// counter (EOS's and OpenConfig's state has no PFC counters): the
+	// prediction of a port is counted where the measurement is.
+	var read []string
+	for t := range rep.Deltas {
+		if !strings.Contains(t, "/rdma/") && !strings.Contains(t, "/ethtool/") {
+			read = append(read, t)
 		}
-		read[t] = true
-		if v, ok := m[ctrPFCDiscards]; ok {
-			hasDrops = true
-			measured.drops += float64(v)
-		}
+	}
+	sort.Strings(read)
+	lossSum := func(m map[string]int64, format, name string) (float64, bool) {
+		var v float64
+		has := false
 		for p := range 8 {
-			if !lossless[p] {
-				continue
-			}
-			if v, ok := m[fmt.Sprintf("q%d.%s", p, ctrDrops)]; ok {
-				hasDrops = true
-				measured.drops += float64(v)
-			}
-			if v, ok := m[fmt.Sprintf("p%d.%s", p, ctrPFCTx)]; ok {
-				hasPFC = true
-				measured.pfcTx += float64(v)
-			}
-			if v, ok := m[fmt.Sprintf("p%d.%s", p, ctrPFCRx)]; ok {
-				measured.pfcRx += float64(v)
-			}
-			if v, ok := m[fmt.Sprintf("q%d.%s", p, ctrECNMarked)]; ok {
-				hasECN = true
-				measured.ecn += float64(v)
+			if x, ok := m[fmt.Sprintf(format, p, name)]; ok && lossless[p] {
+				v, has = v+float64(x), true
 			}
 		}
+		return v, has
 	}
-	var predicted sim.PrioStats
-	targets := make([]string, 0, len(ps.ports))
-	for t := range ps.ports {
-		targets = append(targets, t)
+	type quantity struct {
+		q, unit, name, why string
+		measure            func(m map[string]int64) (float64, bool)
+		predict            func(st *sim.PrioStats) float64
 	}
-	sort.Strings(targets)
-	for _, t := range targets {
-		if len(read) > 0 && !read[t] {
-			continue
-		}
-		st := ps.ports[t]
-		predicted.Drops += st.Drops
-		predicted.PauseSent += st.PauseSent
-		predicted.PauseRecv += st.PauseRecv
-		predicted.PausedTime += st.PausedTime
-		predicted.ECNMarks += st.ECNMarks
+	noPFC := "the switches returned no PFC counters (OpenConfig and EOS's OpenConfig state have none)"
+	qs := []quantity{
+		{"lossless drops at switches", "packets", "prediction.drops", "the switches returned no drop counters for the lossless queues",
+			func(m map[string]int64) (float64, bool) {
+				v, has := lossSum(m, "q%d.%s", ctrDrops)
+				if x, ok := m[ctrPFCDiscards]; ok {
+					v, has = v+float64(x), true
+				}
+				return v, has
+			}, func(st *sim.PrioStats) float64 { return float64(st.Drops) }},
+		{"PFC pause frames sent by switches", "frames", "prediction.pause_frames", noPFC,
+			func(m map[string]int64) (float64, bool) { return lossSum(m, "p%d.%s", ctrPFCTx) },
+			func(st *sim.PrioStats) float64 { return float64(st.PauseSent) }},
+		{"PFC pause frames received by switches", "frames", "prediction.pause_frames_rx", noPFC,
+			func(m map[string]int64) (float64, bool) { return lossSum(m, "p%d.%s", ctrPFCRx) },
+			func(st *sim.PrioStats) float64 { return float64(st.PauseRecv) }},
+		{"ECN-marked packets at switches", "packets", "prediction.ecn_marks", "the switches returned no ECN-marked counter for the lossless queues",
+			func(m map[string]int64) (float64, bool) { return lossSum(m, "q%d.%s", ctrECNMarked) },
+			func(st *sim.PrioStats) float64 { return float64(st.ECNMarks) }},
 	}
 	if ps.flowN == 0 {
 		return out
 	}
-	noSwitch := "no switch counters were read (--no-counters, no switch in the intent, or the sim engine without a lab)"
-	counter := func(q, unit string, p float64, have bool, m float64, why, name string) {
-		row := PredictionRow{Quantity: q, Unit: unit, Predicted: p}
+	var all sim.PrioStats // every switch port, for the quantities not measured
+	for _, st := range ps.ports {
+		all.Drops += st.Drops
+		all.PausedTime += st.PausedTime
+	}
+	for _, q := range qs {
+		row := PredictionRow{Quantity: q.q, Unit: q.unit}
+		var m float64
+		ports := 0
+		for _, t := range read {
+			v, ok := q.measure(rep.Deltas[t])
+			if !ok {
+				continue
+			}
+			ports++
+			m += v
+			if st := ps.ports[t]; st != nil {
+				row.Predicted += q.predict(st)
+			}
+		}
 		switch {
 		case len(read) == 0:
-			row.Note = noSwitch
-		case !have:
-			row.Note = why
+			row.Note = "no switch counters were read (--no-counters, no switch in the intent, or the sim engine without a lab)"
+		case ports == 0:
+			row.Note = q.why
 		default:
 			row.Measured = &m
+			if ports < len(read) {
+				row.Note = fmt.Sprintf("over the %d of %d switch ports that report it", ports, len(read))
+			}
 		}
-		add(row, name, "")
+		if row.Measured == nil {
+			for _, st := range ps.ports {
+				row.Predicted += q.predict(st)
+			}
+		}
+		add(row, q.name, "")
 	}
-	counter("lossless drops at switches", "packets", float64(predicted.Drops), hasDrops, measured.drops,
-		"the switches returned no drop counters for the lossless queues", "prediction.drops")
-	counter("PFC pause frames sent by switches", "frames", float64(predicted.PauseSent), hasPFC, measured.pfcTx,
-		"the switches returned no PFC counters (OpenConfig and EOS's OpenConfig state have none)", "prediction.pause_frames")
-	counter("PFC pause frames received by switches", "frames", float64(predicted.PauseRecv), hasPFC, measured.pfcRx,
-		"the switches returned no PFC counters (OpenConfig and EOS's OpenConfig state have none)", "prediction.pause_frames_rx")
-	counter("ECN-marked packets at switches", "packets", float64(predicted.ECNMarks), hasECN, measured.ecn,
-		"the switches returned no ECN-marked counter for the lossless queues", "prediction.ecn_marks")
+	predicted := all
 	add(PredictionRow{Quantity: "time switch egress was paused", Unit: "ms", Predicted: predicted.PausedTime.Seconds() * 1e3,
 		Note: "no pause-duration counter is read from switches"}, "prediction.pause_time", "")
 	if rep.Engine == "udp" {

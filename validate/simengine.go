@@ -23,6 +23,22 @@ func IntentNetwork(f *intent.Fabric) NetworkSource {
 	}
 }
 
+// ConfiguredNetwork is the intent's topology with each port's
+// configuration replaced by configure's (a lab: the configuration read
+// back from the twins, internal/applied.Configure).
+func ConfiguredNetwork(f *intent.Fabric, configure func(*sim.Network) error) NetworkSource {
+	return func(_ context.Context, sc *sim.Scenario) (*sim.Network, error) {
+		n, err := sim.Build(f, sc, sim.StarOptions{}, 0)
+		if err != nil {
+			return nil, err
+		}
+		if err := configure(n); err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
+}
+
 // Simulator runs the flows of a validate round in the packet simulator
 // (internal/sim): the sim engine's traffic and every engine's prediction.
 type Simulator struct {
