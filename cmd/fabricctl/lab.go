@@ -18,6 +18,7 @@ import (
 	"github.com/fabricctl/fabricctl/examples"
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/check"
+	"github.com/fabricctl/fabricctl/internal/labctl"
 	"github.com/fabricctl/fabricctl/internal/profile"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
 	"github.com/fabricctl/fabricctl/plan"
@@ -41,6 +42,9 @@ type labOptions struct {
 	files []string
 	// fresh starts the twins and stops there (no check/plan/apply/diff).
 	fresh bool
+	// traffic runs a scenario through what apply left on the twins
+	// (--traffic, labtraffic.go).
+	traffic labTrafficOptions
 }
 
 // labStrictDefault: lab runs profiled twins (factory defaults, full
@@ -93,12 +97,26 @@ switch of your unchanged intent at its twin: plan, diff, apply, restore, watch,
 validate. Without -f, lab also writes lab.yaml, the embedded lab intent pointed
 at the twins.
 
+TRAFFIC: --traffic SCENARIO (after apply) reads the configuration back from the
+twins over gNMI, runs the packet simulator over what they hold (not over the
+intent) on the intent's own switches, hosts and links, and drives the twins'
+counters with the run in each platform's own counter paths (pause frames, ECN
+marks, drops, PFC watchdog triggers per switch port and priority): once, or with
+--keep continuously at the run's per-second rates, so that watch sees moving
+counters. SCENARIO: incast:N:1, alltoall, slow-receiver:PCT, link-down:A-B, storm
+(a receiver that never drains, run past the watchdog's detection) or a scenario
+file. A kept lab also serves its CONTROL SOCKET, control.sock in the lab directory
+(0600, the lab owner's only): ` + "`fabricctl lab traffic SCENARIO -f INTENT --lab DIR`" + ` plays
+traffic into it from another process, as validate --engine sim does.
+
 Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed,
 4 apply failed and the twins were rolled back, 64 usage.`,
 		Example: `  fabricctl lab
   fabricctl lab --keep
   fabricctl lab -f fabric.yaml --keep --dir ./lab
   fabricctl lab -f fabric.yaml --keep --fresh --dir ./lab
+  fabricctl lab -f fabric.yaml --traffic incast:4:1
+  fabricctl lab -f fabric.yaml --keep --dir ./lab --traffic storm
   fabricctl apply -f fabric.yaml --lab ./lab
   fabricctl lab --profile srlinux-24.10 --profile sonic-202405
   fabricctl lab --empty`,
@@ -109,6 +127,12 @@ Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed,
 			}
 			if o.fresh && !o.keep {
 				return usagef("--fresh starts the twins and stops there: it needs --keep")
+			}
+			if o.fresh && o.traffic.scenario != "" {
+				return usagef("--traffic runs after apply, which --fresh leaves to you: play it later with `fabricctl lab traffic`")
+			}
+			if err := o.traffic.validate(); err != nil {
+				return err
 			}
 			if o.empty && (o.strict || len(o.profiles) > 0) {
 				return usagef("--empty runs bare twins: it does not go with --strict or --profile")
@@ -132,6 +156,8 @@ Exit codes: 0 every step passed, 1 error, 2 drift after apply, 3 check failed,
 	cmd.Flags().BoolVar(&o.empty, "empty", false, "bare twins: no release profile, empty datastores, each payload checked against the schema only")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "profiled twins (the default unless --empty): each switch's release profile, its factory-default datastore and full validation of every Set (leafref, must, when, mandatory, features)")
 	cmd.Flags().StringSliceVar(&o.profiles, "profile", nil, "release profile to run for its platform (repeatable, e.g. --profile srlinux-24.10 --profile sonic-202405); implies --strict")
+	o.traffic.bind(cmd, "traffic")
+	cmd.AddCommand(newLabTrafficCmd(d))
 	return cmd
 }
 
@@ -363,6 +389,10 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 		return withCode(ExitError, err)
 	}
 	defer l.close()
+	// The twins' counters: played by --traffic and, in a kept lab, through
+	// the control socket; the rates stop before the twins close.
+	ctl := labctl.NewLab(l.twins)
+	defer ctl.Stop()
 	// Every step reads the facts the flags change (--cell-factor) alike.
 	l.fabric = d.derive(l.fabric)
 
@@ -409,7 +439,7 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 	}
 
 	if o.fresh {
-		return o.hold(ctx, out, l, dir, filepath.Join(dir, "backups"))
+		return o.hold(ctx, out, l, ctl, dir, filepath.Join(dir, "backups"))
 	}
 	fmt.Fprintf(out, "\n== 1/4 check %s\n", l.intentName(o.files))
 	findings := check.Run(l.fabric, check.Options{})
@@ -463,6 +493,16 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 	if p2.HasDrift() {
 		return withCode(ExitChanges, errors.New("lab: drift right after apply"))
 	}
+	if o.traffic.scenario != "" {
+		fmt.Fprintf(out, "\n== traffic %s (simulated packets through what apply left on the twins, read back over gNMI)\n", o.traffic.scenario)
+		_, plays, dur, err := runLabTraffic(ctx, out, l.fabric, eng, &o.traffic)
+		if err != nil {
+			return err
+		}
+		if err := playTraffic(ctx, out, inProcess{ctl}, plays, dur, o.keep); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(out, "\nAll four steps passed against DEVICE TWINS, not switches.\n")
 	if !o.keep {
 		fs := ""
@@ -472,7 +512,7 @@ func (o *labOptions) run(ctx context.Context, d *deps, out io.Writer) (err error
 		fmt.Fprintf(out, "Run `fabricctl lab%s --keep` to keep the twins and try the commands yourself.\n", fs)
 		return nil
 	}
-	return o.hold(ctx, out, l, dir, eng.BackupDir)
+	return o.hold(ctx, out, l, ctl, dir, eng.BackupDir)
 }
 
 // labListMax is the most twins lab lists one by one.
@@ -488,7 +528,17 @@ func (l *labTwins) intentName(files []string) string {
 
 // hold keeps the twins running until ctx ends (Ctrl-C), after saying how
 // to use them.
-func (o *labOptions) hold(ctx context.Context, out io.Writer, l *labTwins, dir, backups string) error {
+func (o *labOptions) hold(ctx context.Context, out io.Writer, l *labTwins, ctl *labctl.Lab, dir, backups string) error {
+	// The control socket serves `lab traffic` and validate --engine sim;
+	// a lab that cannot serve it (a directory path too long for a Unix
+	// socket address, another lab on the same directory) still serves
+	// its twins, and says so.
+	sock := filepath.Join(dir, labctl.SocketName)
+	if srv, err := labctl.Serve(dir, ctl); err != nil {
+		fmt.Fprintf(out, "  no control socket (lab traffic cannot reach this lab): %v\n", err)
+	} else {
+		defer srv.Close()
+	}
 	if l.file != "" {
 		fmt.Fprintf(out, `
 The twins keep running until Ctrl-C. Try:
@@ -510,7 +560,8 @@ The twins keep running until Ctrl-C. Your intent, unchanged, reaches them with -
   fabricctl apply%[1]s --backup-dir %[4]s
   fabricctl diff %[1]s
   fabricctl watch%[1]s --listen 127.0.0.1:9464
-`, fs, dir, labEnv, backups)
+  fabricctl lab traffic incast:4:1%[1]s      # traffic into the twins' counters (control socket %[5]s)
+`, fs, dir, labEnv, backups, sock)
 	}
 	<-ctx.Done()
 	if o.dir == "" {

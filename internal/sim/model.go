@@ -154,8 +154,17 @@ type port struct {
 	// smallest of its lossless classes'), -1 when unknown.
 	factsXOFF int64
 	hrUsed    int64
-	xoff      int64 // PG occupancy at which XOFF is sent
-	xon       int64 // PG occupancy at which XON is sent
+	// cfg is the port's configuration as the switch holds it
+	// (SetPortConfig), nil for the intent's.
+	cfg *PortConfig
+	// per priority, as the run applies them (Sim.configure): PFC, the
+	// priority group's headroom, the occupancy at which XOFF and XON are
+	// sent, and WRED-ECN of the egress queue.
+	pfc   [8]bool
+	hrP   [8]int64
+	xoffP [8]int64
+	xonP  [8]int64
+	mk    [8]markCfg
 	// sampling
 	sampledPaused [8]Time
 }

@@ -380,7 +380,7 @@ func (s *Sim) result() *Result {
 			pr := PortResult{Node: p.n.name, Port: p.name, Peer: peer, Host: p.n.host, Priority: prio, Class: c.name,
 				Lossless: c.lossless, MeanQueue: (st.qIntegral + st.rxIntegral) / float64(s.end), Pos: info.pos, Path: info.path, PrioStats: st.st}
 			if c.lossless {
-				pr.Headroom = p.headroom
+				pr.Headroom = p.hrP[prio]
 			}
 			if st.st == (PrioStats{}) {
 				continue

@@ -123,9 +123,7 @@ func New(net *Network, opt Options) *Sim {
 		if p.buffer > 0 {
 			p.hrPool = min(p.hrPool, p.buffer)
 		}
-		xoff := xoffOf(p, opt, nLossless)
-		p.xoff = xoff
-		p.xon = max(xoff-2*frame, 0)
+		s.configure(p, xoffOf(p, opt, nLossless), frame)
 	}
 	for _, f := range net.flows {
 		f.line = f.path[0].bps
@@ -357,7 +355,7 @@ func (s *Sim) send(p *port, prio int) {
 	pkt := st.q.pop()
 	st.qBytes -= int64(pkt.wire)
 	if !p.n.host && !s.opt.MarkOnEnqueue {
-		s.mark(st, &s.net.classes[prio], pkt)
+		s.mark(st, &p.mk[prio], pkt)
 	}
 	st.st.TxFrames++
 	st.st.TxBytes += int64(pkt.wire)
@@ -469,12 +467,16 @@ func (s *Sim) drop(pkt *packet) {
 // admit does the ingress priority-group accounting of a lossless frame on
 // in: XOFF once the group passes the XOFF threshold, and a drop when the
 // frame does not fit in the headroom above it (or the port's headroom pool).
+// A priority without PFC at in (its PortConfig) is admitNoPFC's.
 func (s *Sim) admit(in *port, prio int, pkt *packet) bool {
+	if !in.losslessAt(prio) {
+		return s.admitNoPFC(in, prio, pkt)
+	}
 	st := &in.pr[prio]
 	w := int64(pkt.wire)
-	oldOver := max(st.pg-in.xoff, 0)
-	newOver := max(st.pg+w-in.xoff, 0)
-	if newOver > in.headroom || in.hrUsed-oldOver+newOver > in.hrPool {
+	oldOver := max(st.pg-in.xoffP[prio], 0)
+	newOver := max(st.pg+w-in.xoffP[prio], 0)
+	if newOver > in.hrP[prio] || in.hrUsed-oldOver+newOver > in.hrPool {
 		st.st.Drops++
 		st.st.HeadroomDrops++
 		return false
@@ -482,7 +484,7 @@ func (s *Sim) admit(in *port, prio int, pkt *packet) bool {
 	st.pg += w
 	in.hrUsed += newOver - oldOver
 	pkt.in = in
-	if st.pg >= in.xoff && !st.xoffSent {
+	if st.pg >= in.xoffP[prio] && !st.xoffSent {
 		st.xoffSent = true
 		s.sendPause(in, prio, pauseQuantaMax)
 		if !st.refreshOn {
@@ -495,10 +497,14 @@ func (s *Sim) admit(in *port, prio int, pkt *packet) bool {
 
 func (s *Sim) releasePG(in *port, prio int, w int64) {
 	st := &in.pr[prio]
-	oldOver := max(st.pg-in.xoff, 0)
+	if !in.pfc[prio] { // admitNoPFC: no headroom, no pause
+		st.pg -= w
+		return
+	}
+	oldOver := max(st.pg-in.xoffP[prio], 0)
 	st.pg -= w
-	in.hrUsed -= oldOver - max(st.pg-in.xoff, 0)
-	if st.xoffSent && st.pg <= in.xon {
+	in.hrUsed -= oldOver - max(st.pg-in.xoffP[prio], 0)
+	if st.xoffSent && st.pg <= in.xonP[prio] {
 		st.xoffSent = false
 		s.sendPause(in, prio, 0)
 	}
@@ -523,6 +529,9 @@ func (s *Sim) rxPause(p *port, prio int, quanta uint16) {
 	eff := s.now + p.resp
 	if quanta == 0 {
 		st.st.ResumeRecv++
+		if !p.pfc[prio] && !p.n.host {
+			return
+		}
 		if st.pauseEnd > eff {
 			st.pauseEnd = eff
 			s.wake(p, eff)
@@ -530,6 +539,11 @@ func (s *Sim) rxPause(p *port, prio int, quanta uint16) {
 		return
 	}
 	st.st.PauseRecv++
+	if !p.pfc[prio] && !p.n.host {
+		// PFC is off for prio at this switch port: the frame is
+		// counted, not obeyed.
+		return
+	}
 	if s.now >= st.pauseEnd {
 		st.pauseStart = eff
 	}
@@ -548,6 +562,11 @@ func (s *Sim) switchRx(in *port, pkt *packet) {
 	prio := int(pkt.prio)
 	c := &s.net.classes[prio]
 	ost := &out.pr[prio]
+	if out.tooBig(pkt) {
+		ost.st.Drops++
+		s.drop(pkt)
+		return
+	}
 	if ost.storm && out.wdAction == intent.WatchdogDrop {
 		ost.st.Drops++
 		ost.st.WatchdogDrops++
@@ -559,13 +578,19 @@ func (s *Sim) switchRx(in *port, pkt *packet) {
 			s.drop(pkt)
 			return
 		}
+	} else if in.losslessAt(prio) {
+		// a lossy class with PFC at this port (its PortConfig)
+		if !s.admit(in, prio, pkt) {
+			s.drop(pkt)
+			return
+		}
 	} else if ost.qBytes+int64(pkt.wire) > s.opt.LossyLimit {
 		ost.st.Drops++
 		s.drop(pkt)
 		return
 	}
 	if s.opt.MarkOnEnqueue {
-		s.mark(ost, c, pkt)
+		s.mark(ost, &out.mk[prio], pkt)
 	}
 	s.enqueue(out, prio, pkt)
 	s.tryTx(out)
@@ -573,8 +598,8 @@ func (s *Sim) switchRx(in *port, pkt *packet) {
 
 // mark is WRED-ECN on queue st: no mark below Kmin, probability rising
 // linearly to Pmax at Kmax, every frame above Kmax.
-func (s *Sim) mark(st *prioState, c *classCfg, pkt *packet) {
-	if !c.ecn || s.opt.NoECN || pkt.kind != pktData || st.qBytes <= c.kmin {
+func (s *Sim) mark(st *prioState, c *markCfg, pkt *packet) {
+	if !c.on || s.opt.NoECN || pkt.kind != pktData || st.qBytes <= c.kmin {
 		return
 	}
 	pr := 1.0
@@ -707,7 +732,10 @@ func (s *Sim) poll() {
 		if p.n.host {
 			continue
 		}
-		for _, prio := range s.net.lossless() {
+		for prio := range 8 {
+			if !p.pfc[prio] {
+				continue
+			}
 			st := &p.pr[prio]
 			if st.storm {
 				if s.now-st.lastPauseRx >= restore {
