@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/labctl"
 	"github.com/fabricctl/fabricctl/internal/sim"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
@@ -68,24 +69,15 @@ func simTwins(t *testing.T, f *intent.Fabric) ([]Source, map[string]*twin.Twin) 
 }
 
 // playToTwins posts a simulation result's switch-port counters to the
-// twins, as the lab's control socket does (labctl.FromResult's mapping:
-// TxFrames -> Packets, Drops, ECNMarks, PauseSent -> PauseTx, PauseRecv ->
-// PauseRx, WatchdogTriggers -> Storms).
+// twins as a kept lab's control socket does (labctl.FromResult into
+// labctl.Lab.Play, which the socket serves).
 func playToTwins(twins map[string]*twin.Twin) func(context.Context, *sim.Result) error {
-	return func(_ context.Context, r *sim.Result) error {
-		for _, p := range r.Ports {
-			tw := twins[p.Node]
-			if p.Host || tw == nil {
-				continue
-			}
-			err := tw.Play(p.Port, p.Priority, twin.Traffic{Packets: uint64(p.TxFrames), Drops: uint64(p.Drops), ECNMarked: uint64(p.ECNMarks),
-				PauseTx: uint64(p.PauseSent), PauseRx: uint64(p.PauseRecv), Storms: uint64(p.WatchdogTriggers)})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+	var tws []*twin.Twin
+	for _, tw := range twins {
+		tws = append(tws, tw)
 	}
+	lab := labctl.NewLab(tws)
+	return func(_ context.Context, r *sim.Result) error { return lab.Play(labctl.FromResult(r)) }
 }
 
 // TestSimEngineChainIsCoherent: the sim engine runs the validation plan's

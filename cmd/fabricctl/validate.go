@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 
 	"github.com/fabricctl/fabricctl/hostdrv"
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/applied"
+	"github.com/fabricctl/fabricctl/internal/labctl"
 	"github.com/fabricctl/fabricctl/internal/remote"
 	"github.com/fabricctl/fabricctl/internal/sim"
 	"github.com/fabricctl/fabricctl/plan"
@@ -198,8 +201,11 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 		return err
 	}
 	defer eng.Close()
-	if o.labDir != "" && o.engine == "sim" {
-		return usagef("--engine sim with --lab: not yet (the twins' configuration is not read back for the simulator in this build)")
+	if o.labDir != "" && !o.engineSet {
+		// The lab's hosts are simulated endpoints; --engine udp with
+		// --netns still runs real traffic on this machine's namespaces
+		// while the switch counters come from the twins.
+		o.engine = "sim"
 	}
 	if o.engine == "sim" {
 		return o.runSim(ctx, d, f, eng, out)
@@ -295,7 +301,19 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 
 	vo := validate.Options{Engine: engine, AllPairs: !o.noAllPairs, Incast: !o.noIncast, Latency: !o.noLatency, Log: d.log}
 	if !o.noPrediction {
-		vo.Predict = &validate.Predictor{Sim: o.simulator(f), Tolerance: f.Validation.PredictionTolerance}
+		s := o.simulator(f)
+		// The prediction runs on what the switches hold, as the sim
+		// engine does on a lab's twins; where they cannot be read, on the
+		// intent's configuration (and the readback says why).
+		if len(f.Switches) > 0 && !o.noReadback {
+			if sws, err := applied.Read(ctx, f, eng); err != nil {
+				fmt.Fprintf(d.stderr, "fabricctl: the prediction runs on the intent's configuration: the switches could not be read back: %v\n", err)
+			} else {
+				s.Source = fmt.Sprintf("the configuration read back from the %d switches", len(sws))
+				s.Network = validate.ConfiguredNetwork(f, func(n *sim.Network) error { return applied.Configure(n, sws) })
+			}
+		}
+		vo.Predict = &validate.Predictor{Sim: s, Tolerance: f.Validation.PredictionTolerance}
 	}
 	if !o.noReadback {
 		vo.Readback = func(ctx context.Context) (*plan.Plan, error) { return o.readback(ctx, d, f, eng, nsOf, runnerFor) }
@@ -332,11 +350,79 @@ func (o *validateOptions) runSim(ctx context.Context, d *deps, f *intent.Fabric,
 		for _, sw := range f.Switches {
 			vo.ReadbackSkipped[plan.KindSwitch+" "+sw.Name] = "the sim engine without --lab runs on the intent's configuration: no switch is read"
 		}
+	} else {
+		closeLab, err := o.labSim(ctx, d, f, eng, s, simEng)
+		if err != nil {
+			return withCode(ExitError, err)
+		}
+		defer closeLab()
+		if !o.noReadback {
+			vo.Readback = func(ctx context.Context) (*plan.Plan, error) {
+				p, err := eng.Plan(ctx, f, o.switches)
+				if p != nil {
+					p.Fabric = f.Name
+				}
+				return p, err
+			}
+		}
+		if !o.noCounters {
+			srcs, closeAll := o.sources(ctx, d, f, nil, nil)
+			defer closeAll()
+			vo.Sources = srcs
+		}
 	}
 	if !o.noPrediction {
 		vo.Predict = &validate.Predictor{Sim: s, Tolerance: f.Validation.PredictionTolerance}
 	}
 	return o.finish(ctx, f, vo, out)
+}
+
+// labSim points the sim engine at the lab in o.labDir: the simulator runs
+// on the configuration read back from the twins (internal/applied, read
+// once before the traffic: what apply, or anyone, left there), and every
+// round's switch counters are posted to the twins through the lab's
+// control socket (internal/labctl), where validate reads them back as it
+// reads real switches.
+func (o *validateOptions) labSim(ctx context.Context, d *deps, f *intent.Fabric, eng *switchdrv.Engine, s *validate.Simulator, simEng *validate.SimEngine) (func(), error) {
+	sws, err := applied.Read(ctx, f, eng)
+	if err != nil {
+		return nil, fmt.Errorf("--lab %s: read the twins' configuration back for the simulator: %w", o.labDir, err)
+	}
+	names := make([]string, 0, len(sws))
+	for n := range sws {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for _, note := range sws[n].Notes {
+			fmt.Fprintf(d.stderr, "fabricctl: switch %s read back: %s\n", n, note)
+		}
+	}
+	s.Source = fmt.Sprintf("the configuration read back from the lab's %d twins", len(sws))
+	s.Network = validate.ConfiguredNetwork(f, func(n *sim.Network) error { return applied.Configure(n, sws) })
+	c, err := labctl.Dial(o.labDir)
+	if err != nil {
+		return nil, err
+	}
+	// A switch reports every port's queue and PFC counters, zeros
+	// included; a twin has a counter once something played into it. Zero
+	// traffic into every port of the intent and priority of its classes
+	// gives validate's first read a value for every counter the rounds
+	// can move (a counter present on one side only has no delta).
+	var zero []labctl.Play
+	for _, sw := range f.Switches {
+		for _, p := range sw.Ports {
+			for _, c := range f.Policy.Classes {
+				zero = append(zero, labctl.Play{Switch: sw.Name, Port: p.Name, Priority: c.Priority})
+			}
+		}
+	}
+	if err := c.Play(ctx, zero); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	simEng.Post = func(ctx context.Context, r *sim.Result) error { return c.Play(ctx, labctl.FromResult(r)) }
+	return func() { _ = c.Close() }, nil
 }
 
 // finish runs validate and writes the report; the exit code is the verdict's.
