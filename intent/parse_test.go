@@ -600,3 +600,22 @@ func TestSwitchProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictionTolerance: validation.predictionTolerance is a percent
+// (default 20%, what validate.DefaultPredictionTolerance says); 0% would
+// warn on every difference and is refused naming the field.
+func TestPredictionTolerance(t *testing.T) {
+	f, err := Parse("t.yaml", []byte(header+"policy: {preset: roce-lossless}\nvalidation: {predictionTolerance: 35%}\n"))
+	if err != nil || f.Validation.PredictionTolerance != 0.35 {
+		t.Errorf("35%%: %v, %v", f, err)
+	}
+	f, err = Parse("t.yaml", []byte(header+"policy: {preset: roce-lossless}\n"))
+	if err != nil || f.Validation.PredictionTolerance != 0.2 {
+		t.Errorf("default: %v, %v", f.Validation.PredictionTolerance, err)
+	}
+	_, err = Parse("t.yaml", []byte(header+"policy: {preset: roce-lossless}\nvalidation: {predictionTolerance: 0%}\n"))
+	var es Errors
+	if !errors.As(err, &es) || es[0].Path != "validation.predictionTolerance" {
+		t.Errorf("0%%: error = %v", err)
+	}
+}

@@ -226,8 +226,10 @@ type rawValidation struct {
 	MessageSize    *Size     `yaml:"messageSize" doc:"message size (default 64KiB for bandwidth)"`
 	Incast         *int      `yaml:"incast" range:"0,100000" doc:"senders in the incast test (default: all other hosts)"`
 	Lossy          *rawLossy `yaml:"lossy" doc:"budgets that judge a RoCE class that is not lossless (policy.mode lossy): drops, retransmissions, goodput lost to them"`
-	Keys           Fields
-	Pos            Pos
+	// PredictionTolerance: validate warns where measured and simulated differ by more.
+	PredictionTolerance *Percent `yaml:"predictionTolerance" doc:"how far a measured figure (throughput, drops, pause frames, ECN marks) may differ from what the simulator predicts for the same flows before validate warns, relative to the larger (default 20%)"`
+	Keys                Fields
+	Pos                 Pos
 }
 
 type rawLossy struct {

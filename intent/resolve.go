@@ -448,6 +448,8 @@ func (r *resolver) validation(p *part) {
 		Iterations:        10000,
 		MessageSize:       65536,
 		Lossy:             DefaultLossyValidation,
+		// validate.DefaultPredictionTolerance
+		PredictionTolerance: 0.2,
 	}
 	if p != nil {
 		rv := p.raw.Validation
@@ -462,6 +464,12 @@ func (r *resolver) validation(p *part) {
 		v.Iterations = deref(rv.Iterations, v.Iterations)
 		v.MessageSize = int64(deref(rv.MessageSize, Size(v.MessageSize)))
 		v.Incast = deref(rv.Incast, 0)
+		if rv.PredictionTolerance != nil {
+			v.PredictionTolerance = float64(*rv.PredictionTolerance) / 100
+			if v.PredictionTolerance <= 0 {
+				r.errorf(v.Pos, "validation.predictionTolerance", "must be above 0%% (100%% never warns)")
+			}
+		}
 		if v.Duration <= 0 {
 			r.errorf(v.Pos, "validation.duration", "must be positive")
 		}

@@ -324,8 +324,11 @@ type Validation struct {
 	MessageSize       int64         // bytes
 	Incast            int           // senders in the incast test (0 = hosts-1)
 	Lossy             LossyValidation
-	Fields            Fields // where each key written for it is (nil: nothing written)
-	Pos               Pos
+	// PredictionTolerance is the relative difference (0..1] between measured
+	// and predicted beyond which validate warns (default 0.2).
+	PredictionTolerance float64
+	Fields              Fields // where each key written for it is (nil: nothing written)
+	Pos                 Pos
 }
 
 // LossyValidation are the budgets validate judges a RoCE class that is not

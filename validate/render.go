@@ -48,27 +48,56 @@ func WriteText(w io.Writer, r *Report) error {
 	s := r.Summarize()
 	fmt.Fprintf(&b, "fabric %s: engine %s, %d traffic rounds, %d flows, %s (traffic %s)\n\n", r.Fabric, r.Engine, r.Rounds, len(r.Flows),
 		r.Elapsed.Round(time.Millisecond), r.TrafficElapsed.Round(time.Millisecond))
+	if r.EngineNote != "" {
+		fmt.Fprintf(&b, "%s.\n\n", r.EngineNote)
+	}
 	if len(r.Flows) > 0 {
 		// The udp engine sends paced packets: it measures loss, not
 		// bandwidth; perftest measures bandwidth, and loses nothing it
 		// could count. Each table shows the columns its engine measures.
 		udp := r.Engine == "udp"
+		// The udp engine's paced flows have no bandwidth to set a
+		// predicted one beside (the prediction table has it).
+		pred := r.Prediction != nil && !udp
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		measuredCol := "Gb/s"
 		if udp {
-			fmt.Fprintln(tw, "TEST\tROUND\tCLIENT\tSERVER\tLOST\tP50 us\tP99 us\tP99.9 us\tERROR")
-		} else {
-			fmt.Fprintln(tw, "TEST\tROUND\tCLIENT\tSERVER\tGb/s\tP50 us\tP99 us\tP99.9 us\tERROR")
+			measuredCol = "LOST"
 		}
+		predCol := ""
+		if pred {
+			predCol = "\tPREDICTED Gb/s"
+		}
+		fmt.Fprintf(tw, "TEST\tROUND\tCLIENT\tSERVER\t%s%s\tP50 us\tP99 us\tP99.9 us\tERROR\n", measuredCol, predCol)
 		for _, f := range r.Flows {
 			measured := flowGbps(f)
 			if udp {
 				measured = flowLoss(f, r.Engine)
+			}
+			if pred {
+				measured += "\t" + predictedGbps(f)
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Test, f.Round, f.Client, f.Server, measured,
 				flowLatency(f.P50), flowLatency(f.P99), flowLatency(f.P999), orDashText(f.Err))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		b.WriteString("\n")
+	}
+	if p := r.Prediction; p != nil {
+		fmt.Fprintf(&b, "predicted by the simulator on %s (%s simulated per round, counts scaled to %s of traffic); tolerance %.0f%%:\n",
+			p.Source, p.Simulated, p.Scaled.Round(time.Millisecond), p.Tolerance*100)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "QUANTITY\tPREDICTED\tMEASURED\tAPART\tSTATUS")
+		for _, row := range p.Rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", row.Quantity, fmtQty(row.Predicted, row.Unit), measuredQty(row), apart(row), strings.ToUpper(string(row.Status)))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, n := range p.Notes {
+			fmt.Fprintf(&b, "note: %s\n", n)
 		}
 		b.WriteString("\n")
 	}
@@ -81,9 +110,37 @@ func WriteText(w io.Writer, r *Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(&b, "\n%s: %d passed, %d failed, %d skipped, %d errors\n", r.Verdict(), s.Pass, s.Fail, s.Skip, s.Error)
+	fmt.Fprintf(&b, "\n%s: %d passed, %d failed, %d skipped, %d errors%s\n", r.Verdict(), s.Pass, s.Fail, s.Skip, s.Error, warnings(s))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func warnings(s Summary) string {
+	if s.Warn == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d %s", s.Warn, map[bool]string{true: "warning", false: "warnings"}[s.Warn == 1])
+}
+
+func predictedGbps(f FlowResult) string {
+	if f.PredictedGbps == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", *f.PredictedGbps)
+}
+
+func measuredQty(row PredictionRow) string {
+	if row.Measured == nil {
+		return "-"
+	}
+	return fmtQty(*row.Measured, row.Unit)
+}
+
+func apart(row PredictionRow) string {
+	if row.Measured == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", row.Divergence*100)
 }
 
 func orDashText(s string) string {
@@ -98,8 +155,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	var b strings.Builder
 	s := r.Summarize()
 	fmt.Fprintf(&b, "## fabricctl validate `%s`: **%s**\n\n", mdCode(r.Fabric), r.Verdict())
-	fmt.Fprintf(&b, "%d passed, %d failed, %d skipped, %d errors; engine `%s`, %d traffic rounds, %d flows, %s.\n\n",
-		s.Pass, s.Fail, s.Skip, s.Error, r.Engine, r.Rounds, len(r.Flows), r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&b, "%d passed, %d failed, %d skipped, %d errors%s; engine `%s`, %d traffic rounds, %d flows, %s.\n\n",
+		s.Pass, s.Fail, s.Skip, s.Error, warnings(s), r.Engine, r.Rounds, len(r.Flows), r.Elapsed.Round(time.Millisecond))
+	if r.EngineNote != "" {
+		fmt.Fprintf(&b, "> %s.\n\n", mdCell(r.EngineNote))
+	}
 	if s.Fail+s.Error > 0 {
 		b.WriteString("### Failed checks\n\n| status | check | target | observed | limit | detail |\n|---|---|---|---|---|---|\n")
 		for _, c := range r.Checks {
@@ -109,20 +169,50 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		b.WriteString("\n")
 	}
+	if s.Warn > 0 {
+		b.WriteString("### Warnings\n\n| check | target | observed | limit | detail |\n|---|---|---|---|---|\n")
+		for _, c := range r.Checks {
+			if c.Status == Warn {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(c.Name), mdCell(c.Target), mdCell(c.Observed), mdCell(c.Limit), mdCell(c.Message))
+			}
+		}
+		b.WriteString("\n")
+	}
 	if len(r.Flows) > 0 {
 		udp := r.Engine == "udp"
+		// The udp engine's paced flows have no bandwidth to set a
+		// predicted one beside (the prediction table has it).
+		pred := r.Prediction != nil && !udp
+		measuredCol := "Gb/s"
 		if udp {
-			b.WriteString("### Flows\n\n| test | round | client | server | lost | p99 µs | error |\n|---|---|---|---|---|---|---|\n")
-		} else {
-			b.WriteString("### Flows\n\n| test | round | client | server | Gb/s | p99 µs | error |\n|---|---|---|---|---|---|---|\n")
+			measuredCol = "lost"
 		}
+		predCol, predSep := "", ""
+		if pred {
+			predCol, predSep = " predicted Gb/s |", "---|"
+		}
+		fmt.Fprintf(&b, "### Flows\n\n| test | round | client | server | %s |%s p99 µs | error |\n|---|---|---|---|---|%s---|---|\n", measuredCol, predCol, predSep)
 		for _, f := range r.Flows {
 			measured := flowGbps(f)
 			if udp {
 				measured = flowLoss(f, r.Engine)
 			}
+			if pred {
+				measured += " | " + predictedGbps(f)
+			}
 			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", f.Test, f.Round, mdCell(f.Client), mdCell(f.Server), measured,
 				flowLatency(f.P99), mdCell(f.Err))
+		}
+		b.WriteString("\n")
+	}
+	if p := r.Prediction; p != nil {
+		fmt.Fprintf(&b, "### Predicted vs measured\n\nThe simulator on %s (%s simulated per round, counts scaled to %s of traffic); tolerance %.0f%%.\n\n| quantity | predicted | measured | apart | status |\n|---|---|---|---|---|\n",
+			mdCell(p.Source), p.Simulated, p.Scaled.Round(time.Millisecond), p.Tolerance*100)
+		for _, row := range p.Rows {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(row.Quantity), fmtQty(row.Predicted, row.Unit), measuredQty(row), apart(row), row.Status)
+		}
+		for _, n := range p.Notes {
+			fmt.Fprintf(&b, "\n%s\n", mdCell(n))
 		}
 		b.WriteString("\n")
 	}
@@ -184,7 +274,7 @@ type junitMessage struct {
 // testcase per check.
 func WriteJUnit(w io.Writer, r *Report) error {
 	s := r.Summarize()
-	out := junitSuites{Name: "fabricctl validate " + r.Fabric, Tests: len(r.Checks), Failures: s.Fail, Errors: s.Error, Skipped: s.Skip,
+	out := junitSuites{Name: "fabricctl validate " + r.Fabric + " (engine " + r.Engine + ")", Tests: len(r.Checks), Failures: s.Fail, Errors: s.Error, Skipped: s.Skip,
 		Time: fmt.Sprintf("%.3f", r.Elapsed.Seconds())}
 	idx := map[string]int{}
 	for _, c := range r.Checks {
@@ -208,6 +298,9 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		case Skip:
 			su.Skipped++
 			tc.Skipped = &junitMessage{Message: c.Message}
+		case Warn:
+			// JUnit has no warning: the case passes and says so.
+			tc.SystemOut = "WARNING: " + detail
 		default:
 			tc.SystemOut = detail
 		}

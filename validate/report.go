@@ -17,6 +17,9 @@ const (
 	Skip Status = "skip"
 	// Error: the evidence could not be collected (host unreachable ...).
 	Error Status = "error"
+	// Warn: worth a look, not a failure: the verdict stays PASS (measured
+	// and predicted diverge beyond the tolerance).
+	Warn Status = "warn"
 )
 
 // Phases of a run, in order.
@@ -24,6 +27,7 @@ const (
 	PhaseReadback = "readback"
 	PhaseCounters = "counters"
 	PhaseTraffic  = "traffic"
+	// PhasePrediction (predict.go) follows the traffic.
 )
 
 // Check is one verdict with the numbers behind it.
@@ -85,6 +89,9 @@ type FlowResult struct {
 	// ECNMarked counts packets that arrived CE-marked (ECN bits 11): a
 	// congested queue on the way marked them.
 	ECNMarked uint64 `json:"ecnMarked,omitempty"`
+	// PredictedGbps is the simulator's goodput for this flow on the same
+	// configuration (nil = not predicted).
+	PredictedGbps *float64 `json:"predictedGbps,omitempty"`
 	// Command is the client command line (RDMA engine: the perftest argv).
 	Command string `json:"command,omitempty"`
 	Err     string `json:"error,omitempty"`
@@ -92,10 +99,13 @@ type FlowResult struct {
 
 // Report is the outcome of one validation run.
 type Report struct {
-	Fabric  string        `json:"fabric"`
-	Engine  string        `json:"engine"`
-	Started time.Time     `json:"started"`
-	Elapsed time.Duration `json:"elapsedNs"`
+	Fabric string `json:"fabric"`
+	Engine string `json:"engine"`
+	// EngineNote says what the engine's figures are when they were not
+	// measured on a wire (the sim engine).
+	EngineNote string        `json:"engineNote,omitempty"`
+	Started    time.Time     `json:"started"`
+	Elapsed    time.Duration `json:"elapsedNs"`
 	// TrafficElapsed is the time spent in traffic rounds; the rest of Elapsed
 	// is fabricctl's own overhead (readback, counters, verdict).
 	TrafficElapsed time.Duration `json:"trafficElapsedNs"`
@@ -105,11 +115,14 @@ type Report struct {
 	// Deltas are the counter changes across the traffic, per target.
 	Deltas map[string]map[string]int64 `json:"deltas,omitempty"`
 	Checks []Check                     `json:"checks"`
+	// Prediction is what the simulator predicts for the same flows on the
+	// same configuration (nil = no prediction ran).
+	Prediction *Prediction `json:"prediction,omitempty"`
 }
 
 // Summary counts checks by status.
 type Summary struct {
-	Pass, Fail, Skip, Error int
+	Pass, Fail, Skip, Error, Warn int
 }
 
 // Summarize counts the report's checks.
@@ -125,13 +138,15 @@ func (r *Report) Summarize() Summary {
 			s.Skip++
 		case Error:
 			s.Error++
+		case Warn:
+			s.Warn++
 		}
 	}
 	return s
 }
 
-// Verdict is "PASS" when no check failed or errored, else "FAIL" (failed
-// checks) or "ERROR" (only errors).
+// Verdict is "PASS" when no check failed or errored (warnings do not
+// fail), else "FAIL" (failed checks) or "ERROR" (only errors).
 func (r *Report) Verdict() string {
 	s := r.Summarize()
 	switch {
@@ -145,7 +160,7 @@ func (r *Report) Verdict() string {
 
 // sortChecks orders checks by phase, then name, then target.
 func (r *Report) sortChecks() {
-	order := map[string]int{PhaseReadback: 0, PhaseCounters: 1, PhaseTraffic: 2}
+	order := map[string]int{PhaseReadback: 0, PhaseCounters: 1, PhaseTraffic: 2, PhasePrediction: 3}
 	sort.SliceStable(r.Checks, func(i, j int) bool {
 		a, b := r.Checks[i], r.Checks[j]
 		if order[a.Phase] != order[b.Phase] {

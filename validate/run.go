@@ -40,6 +40,10 @@ type Options struct {
 	CounterTimeout time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Predict runs every round's flows in the simulator as well: the
+	// report shows what it predicts beside what was measured (nil = no
+	// prediction).
+	Predict *Predictor
 }
 
 // rails returns the host NICs by rail: rail k is the k-th NIC of every host
@@ -81,6 +85,30 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 	}
 	start := now()
 	rep := &Report{Fabric: f.Name, Engine: o.Engine.Name(), Started: start.UTC()}
+	if n, ok := o.Engine.(engineNoter); ok {
+		rep.EngineNote = n.Note()
+	}
+	var ps *predictState
+	if o.Predict != nil {
+		ps = newPredictState(o.Predict)
+	}
+	// runRound runs one round on the engine and, with a predictor, in the
+	// simulator on the same flows, scaled to the round's traffic time.
+	runRound := func(kind string, flows []Flow) {
+		t0 := now()
+		res := o.Engine.Run(ctx, kind, flows)
+		wall := now().Sub(t0)
+		rep.TrafficElapsed += wall
+		rep.Rounds++
+		if ps != nil && ctx.Err() == nil {
+			traffic := wall
+			if tt, ok := o.Engine.(trafficTimer); ok && tt.TrafficTime(kind) > 0 {
+				traffic = tt.TrafficTime(kind)
+			}
+			ps.round(ctx, kind, flows, res, traffic)
+		}
+		rep.Flows = append(rep.Flows, res...)
+	}
 
 	if o.Readback != nil {
 		p, err := o.Readback(ctx)
@@ -89,14 +117,16 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 		} else {
 			rep.Checks = append(rep.Checks, ReadbackChecks(p)...)
 		}
-		targets := make([]string, 0, len(o.ReadbackSkipped))
-		for t := range o.ReadbackSkipped {
-			targets = append(targets, t)
-		}
-		sort.Strings(targets)
-		for _, t := range targets {
-			rep.Checks = append(rep.Checks, Check{Name: "readback", Phase: PhaseReadback, Target: t, Status: Skip, Message: o.ReadbackSkipped[t]})
-		}
+	}
+	// Targets left out are reported as skipped, with or without a
+	// readback of the others (the sim engine alone reads no device).
+	targets := make([]string, 0, len(o.ReadbackSkipped))
+	for t := range o.ReadbackSkipped {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	for _, t := range targets {
+		rep.Checks = append(rep.Checks, Check{Name: "readback", Phase: PhaseReadback, Target: t, Status: Skip, Message: o.ReadbackSkipped[t]})
 	}
 
 	before, errs := readAll(ctx, o.Sources, o.CounterTimeout)
@@ -147,10 +177,7 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 					}
 				}
 				log.Info("traffic round", "test", test, "round", ri+1, "flows", len(flows))
-				t0 := now()
-				rep.Flows = append(rep.Flows, o.Engine.Run(ctx, kind, flows)...)
-				rep.TrafficElapsed += now().Sub(t0)
-				rep.Rounds++
+				runRound(kind, flows)
 			}
 		}
 	}
@@ -178,10 +205,7 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 			}
 		}
 		log.Info("traffic round", "test", "incast", "flows", len(flows), "receiver", rs[0][0].Host)
-		t0 := now()
-		rep.Flows = append(rep.Flows, o.Engine.Run(ctx, KindBandwidth, flows)...)
-		rep.TrafficElapsed += now().Sub(t0)
-		rep.Rounds++
+		runRound(KindBandwidth, flows)
 		incastRan = true
 	} else if o.Incast {
 		rep.Checks = append(rep.Checks, Check{Name: "traffic.incast", Phase: PhaseTraffic, Status: Skip, Message: fmt.Sprintf("incast needs at least 3 hosts, the intent has %d", len(rs[0]))})
@@ -216,6 +240,10 @@ func Run(ctx context.Context, f *intent.Fabric, o Options) (*Report, error) {
 		rep.Checks = append(rep.Checks, counterChecks(verdictInput{policy: &f.Policy, deltas: rep.Deltas, incastRan: incastRan, lossy: f.Validation.Lossy, hosts: f.Hosts})...)
 	}
 	rep.Checks = append(rep.Checks, trafficChecks(rep.Flows, f.Validation, o.Engine.Name())...)
+	if ps != nil {
+		rep.Checks = append(rep.Checks, ps.finish(rep, verdictInput{policy: &f.Policy}.lossless())...)
+		rep.Prediction = ps.pred
+	}
 	rep.sortChecks()
 	rep.Elapsed = now().Sub(start)
 	return rep, nil

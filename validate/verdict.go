@@ -383,7 +383,8 @@ func trafficChecks(flows []FlowResult, val intent.Validation, engine string) []C
 			}
 			add(c)
 		}
-		if f.Test == "all-pairs" && engine == "rdma" && val.MinBandwidthShare > 0 {
+		// The sim engine's goodput is judged as perftest's bandwidth is.
+		if f.Test == "all-pairs" && (engine == "rdma" || engine == "sim") && val.MinBandwidthShare > 0 {
 			c := Check{Name: "traffic.bandwidth", Target: target, Observed: gbps(f.Gbps)}
 			if f.LineGbps == 0 {
 				c.Status, c.Message = Skip, "NIC speed unknown; set nics[].speed in the intent"
@@ -433,7 +434,7 @@ func trafficChecks(flows []FlowResult, val intent.Validation, engine string) []C
 	}
 	for _, srv := range servers {
 		incast := byServer[srv]
-		if engine != "rdma" || val.MinBandwidthShare <= 0 {
+		if (engine != "rdma" && engine != "sim") || val.MinBandwidthShare <= 0 {
 			break
 		}
 		// The receiver's link can be filled up to min(its line rate, the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -15,7 +16,10 @@ import (
 
 	"github.com/fabricctl/fabricctl/hostdrv"
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/applied"
+	"github.com/fabricctl/fabricctl/internal/labctl"
 	"github.com/fabricctl/fabricctl/internal/remote"
+	"github.com/fabricctl/fabricctl/internal/sim"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
@@ -46,12 +50,16 @@ type validateOptions struct {
 	udpSize      int
 	readyTimeout time.Duration
 	perftestBase int
+	// engineSet: --engine was given (else --lab picks the sim engine).
+	engineSet    bool
+	simDuration  time.Duration
+	noPrediction bool
 }
 
 func newValidateCmd(d *deps) *cobra.Command {
 	o := &validateOptions{}
 	cmd := &cobra.Command{
-		Use:   "validate -f FILE [-f FILE...] [--engine rdma|udp]",
+		Use:   "validate -f FILE [-f FILE...] [--engine rdma|udp|sim] [--lab DIR]",
 		Short: "Prove the fabric lossless with traffic and counters, and measure it",
 		Long: `Validate answers "is this fabric lossless, and how fast is it?" in five phases:
 
@@ -68,7 +76,11 @@ func newValidateCmd(d *deps) *cobra.Command {
                 ECN -> CNP under incast, no watchdog storms; plus the intent's
                 validation thresholds (bandwidth share of line rate, p99/p99.9 latency)
   5. report     a table (or -o json), --junit FILE (one testcase per check) and
-                --markdown FILE (for a pull-request comment)
+                --markdown FILE (for a pull-request comment); beside what was
+                measured, what the packet simulator predicts for the same flows on
+                the same configuration (throughput per flow and in total, switch
+                drops, PFC pause frames, ECN marks, pause time), with a warning where
+                they differ by more than validation.predictionTolerance (default 20%)
 
 Engines:
   rdma  perftest (ib_write_bw -D, ib_write_lat -n) on the hosts, locally or over SSH,
@@ -82,13 +94,24 @@ Engines:
         udp-recv|udp-send' on them over SSH (fabricctl must be installed there;
         --host-binary names it). One-way latency needs synchronised clocks
         (PTP) across hosts.
+  sim   no traffic on a wire: every round's flows run in fabricctl's packet simulator
+        (as 'fabricctl simulate' runs a scenario) for --sim-duration of fabric time.
+        Alone it runs on the intent's configuration and reads no device. With --lab
+        (the default engine there) it runs on the configuration read back from the
+        lab's twins (what apply left there), posts the switch counters of every
+        round to the twins, and validate reads them back as it reads real switches.
+        Bandwidth is simulated goodput; latency one small message's completion time
+        halved (wire, serialisation and queueing only). Every report says "sim".
 
 Exit codes: 0 every check passed (or was skipped), 3 a check failed, 1 evidence
 could not be collected (and nothing failed) or validate could not run, 64 usage.`,
 		Example: `  fabricctl validate -f fabric.yaml --junit validate.xml --markdown validate.md
-  fabricctl validate -f lab.yaml --engine udp --netns gpu1=ns1 --netns gpu2=ns2 --netns gpu3=ns3`,
+  fabricctl validate -f lab.yaml --engine udp --netns gpu1=ns1 --netns gpu2=ns2 --netns gpu3=ns3
+  fabricctl validate -f fabric.yaml --engine sim
+  fabricctl validate -f fabric.yaml --lab ./lab`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.engineSet = cmd.Flags().Changed("engine")
 			if err := o.validate(); err != nil {
 				return err
 			}
@@ -108,7 +131,9 @@ could not be collected (and nothing failed) or validate could not run, 64 usage.
 		})
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.engine, "engine", "rdma", "traffic engine: rdma (perftest) or udp (no RDMA NIC needed)")
+	fl.StringVar(&o.engine, "engine", "rdma", "traffic engine: rdma (perftest), udp (no RDMA NIC needed) or sim (the packet simulator; the default with --lab)")
+	fl.DurationVar(&o.simDuration, "sim-duration", sim.DefaultDuration, "fabric time each round runs in the simulator (sim engine, and the prediction of every engine)")
+	fl.BoolVar(&o.noPrediction, "no-prediction", false, "do not run the flows in the simulator for predicted-vs-measured")
 	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fl.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file")
 	fl.StringVar(&o.markdown, "markdown", "", "also write a Markdown report to this file")
@@ -138,8 +163,11 @@ func (o *validateOptions) validate() error {
 	if err := checkOutput(o.output, "text", "json"); err != nil {
 		return err
 	}
-	if o.engine != "rdma" && o.engine != "udp" {
-		return usagef("--engine %q: want rdma or udp", o.engine)
+	if o.engine != "rdma" && o.engine != "udp" && o.engine != "sim" {
+		return usagef("--engine %q: want rdma, udp or sim", o.engine)
+	}
+	if o.simDuration <= 0 || o.simDuration > 10*time.Second {
+		return usagef("--sim-duration %s: want more than 0 and up to 10s of fabric time", o.simDuration)
 	}
 	if len(hostCommand(o.fabricctl)) == 0 {
 		return usagef("--host-binary: want a command")
@@ -173,6 +201,15 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 		return err
 	}
 	defer eng.Close()
+	if o.labDir != "" && !o.engineSet {
+		// The lab's hosts are simulated endpoints; --engine udp with
+		// --netns still runs real traffic on this machine's namespaces
+		// while the switch counters come from the twins.
+		o.engine = "sim"
+	}
+	if o.engine == "sim" {
+		return o.runSim(ctx, d, f, eng, out)
+	}
 	nsOf := map[string]string{}
 	for _, m := range o.netns {
 		h, ns, _ := strings.Cut(m, "=")
@@ -263,6 +300,21 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 	}
 
 	vo := validate.Options{Engine: engine, AllPairs: !o.noAllPairs, Incast: !o.noIncast, Latency: !o.noLatency, Log: d.log}
+	if !o.noPrediction {
+		s := o.simulator(f)
+		// The prediction runs on what the switches hold, as the sim
+		// engine does on a lab's twins; where they cannot be read, on the
+		// intent's configuration (and the readback says why).
+		if len(f.Switches) > 0 && !o.noReadback {
+			if sws, err := applied.Read(ctx, f, eng); err != nil {
+				fmt.Fprintf(d.stderr, "fabricctl: the prediction runs on the intent's configuration: the switches could not be read back: %v\n", err)
+			} else {
+				s.Source = fmt.Sprintf("the configuration read back from the %d switches", len(sws))
+				s.Network = validate.ConfiguredNetwork(f, func(n *sim.Network) error { return applied.Configure(n, sws) })
+			}
+		}
+		vo.Predict = &validate.Predictor{Sim: s, Tolerance: f.Validation.PredictionTolerance}
+	}
 	if !o.noReadback {
 		vo.Readback = func(ctx context.Context) (*plan.Plan, error) { return o.readback(ctx, d, f, eng, nsOf, runnerFor) }
 		vo.ReadbackSkipped = map[string]string{}
@@ -276,6 +328,105 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 		vo.Sources = srcs
 	}
 
+	return o.finish(ctx, f, vo, out)
+}
+
+// simulator is the packet simulator on the intent's configuration.
+func (o *validateOptions) simulator(f *intent.Fabric) *validate.Simulator {
+	return &validate.Simulator{Fabric: f, Options: sim.Options{Duration: o.simDuration}}
+}
+
+// runSim validates with the sim engine: alone on the intent's
+// configuration (no device is read), with --lab on the twins.
+func (o *validateOptions) runSim(ctx context.Context, d *deps, f *intent.Fabric, eng *switchdrv.Engine, out io.Writer) error {
+	s := o.simulator(f)
+	simEng := &validate.SimEngine{Sim: s}
+	vo := validate.Options{Engine: simEng, AllPairs: !o.noAllPairs, Incast: !o.noIncast, Latency: !o.noLatency, Log: d.log,
+		ReadbackSkipped: map[string]string{}}
+	for _, h := range f.Hosts {
+		vo.ReadbackSkipped[plan.KindHost+" "+h.Name] = "a simulated endpoint (sim engine): no host is read"
+	}
+	if o.labDir == "" {
+		for _, sw := range f.Switches {
+			vo.ReadbackSkipped[plan.KindSwitch+" "+sw.Name] = "the sim engine without --lab runs on the intent's configuration: no switch is read"
+		}
+	} else {
+		closeLab, err := o.labSim(ctx, d, f, eng, s, simEng)
+		if err != nil {
+			return withCode(ExitError, err)
+		}
+		defer closeLab()
+		if !o.noReadback {
+			vo.Readback = func(ctx context.Context) (*plan.Plan, error) {
+				p, err := eng.Plan(ctx, f, o.switches)
+				if p != nil {
+					p.Fabric = f.Name
+				}
+				return p, err
+			}
+		}
+		if !o.noCounters {
+			srcs, closeAll := o.sources(ctx, d, f, nil, nil)
+			defer closeAll()
+			vo.Sources = srcs
+		}
+	}
+	if !o.noPrediction {
+		vo.Predict = &validate.Predictor{Sim: s, Tolerance: f.Validation.PredictionTolerance}
+	}
+	return o.finish(ctx, f, vo, out)
+}
+
+// labSim points the sim engine at the lab in o.labDir: the simulator runs
+// on the configuration read back from the twins (internal/applied, read
+// once before the traffic: what apply, or anyone, left there), and every
+// round's switch counters are posted to the twins through the lab's
+// control socket (internal/labctl), where validate reads them back as it
+// reads real switches.
+func (o *validateOptions) labSim(ctx context.Context, d *deps, f *intent.Fabric, eng *switchdrv.Engine, s *validate.Simulator, simEng *validate.SimEngine) (func(), error) {
+	sws, err := applied.Read(ctx, f, eng)
+	if err != nil {
+		return nil, fmt.Errorf("--lab %s: read the twins' configuration back for the simulator: %w", o.labDir, err)
+	}
+	names := make([]string, 0, len(sws))
+	for n := range sws {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for _, note := range sws[n].Notes {
+			fmt.Fprintf(d.stderr, "fabricctl: switch %s read back: %s\n", n, note)
+		}
+	}
+	s.Source = fmt.Sprintf("the configuration read back from the lab's %d twins", len(sws))
+	s.Network = validate.ConfiguredNetwork(f, func(n *sim.Network) error { return applied.Configure(n, sws) })
+	c, err := labctl.Dial(o.labDir)
+	if err != nil {
+		return nil, err
+	}
+	// A switch reports every port's queue and PFC counters, zeros
+	// included; a twin has a counter once something played into it. Zero
+	// traffic into every port of the intent and priority of its classes
+	// gives validate's first read a value for every counter the rounds
+	// can move (a counter present on one side only has no delta).
+	var zero []labctl.Play
+	for _, sw := range f.Switches {
+		for _, p := range sw.Ports {
+			for _, c := range f.Policy.Classes {
+				zero = append(zero, labctl.Play{Switch: sw.Name, Port: p.Name, Priority: c.Priority})
+			}
+		}
+	}
+	if err := c.Play(ctx, zero); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	simEng.Post = func(ctx context.Context, r *sim.Result) error { return c.Play(ctx, labctl.FromResult(r)) }
+	return func() { _ = c.Close() }, nil
+}
+
+// finish runs validate and writes the report; the exit code is the verdict's.
+func (o *validateOptions) finish(ctx context.Context, f *intent.Fabric, vo validate.Options, out io.Writer) error {
 	rep, err := validate.Run(ctx, f, vo)
 	if err != nil {
 		if rep != nil { // interrupted: show what was measured
@@ -466,6 +617,9 @@ func (o *validateOptions) sources(ctx context.Context, d *deps, f *intent.Fabric
 	var closers []func()
 	exec, _ := validate.NetnsExec(nsOf)
 	for _, h := range f.Hosts {
+		if runnerFor == nil {
+			break // simulated hosts (sim engine): no host counters
+		}
 		r, _ := runnerFor(h.Name)
 		for _, nic := range h.NICs {
 			if nic.RDMADevice != "" && nsOf[h.Name] == "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/fabricctl/fabricctl/internal/remote"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
 	"github.com/fabricctl/fabricctl/switchdrv/twin"
+	"github.com/fabricctl/fabricctl/validate"
 )
 
 func mustRun(t *testing.T, cmd *exec.Cmd) {
@@ -308,5 +309,36 @@ func TestValidateUDPHalvesHelp(t *testing.T) {
 		if code != ExitOK || !strings.Contains(out, "Usage of fabricctl validate "+verb) {
 			t.Errorf("validate %s --help: exit %d, stdout %q, stderr %q", verb, code, out, errOut)
 		}
+	}
+}
+
+// TestValidateCLISimEngine: `validate --engine sim` runs the validation
+// plan in the packet simulator on the intent alone (the intent's switches
+// are TEST-NET addresses: no device is reached) and every report format
+// says so; the prediction's rows are in the JSON.
+func TestValidateCLISimEngine(t *testing.T) {
+	dir := t.TempDir()
+	junit, md := filepath.Join(dir, "v.xml"), filepath.Join(dir, "v.md")
+	out := runCLIWant(t, ExitOK, "validate", "-f", "../../validate/testdata/simfabric.yaml", "--engine", "sim", "--sim-duration", "200us",
+		"-o", "json", "--junit", junit, "--markdown", md)
+	var rep validate.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Engine != "sim" || !strings.Contains(rep.EngineNote, "SIMULATED") || rep.Prediction == nil || len(rep.Flows) != 15 {
+		t.Errorf("engine %q note %q prediction %v flows %d", rep.Engine, rep.EngineNote, rep.Prediction != nil, len(rep.Flows))
+	}
+	for _, p := range []string{junit, md} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "sim") || !strings.Contains(string(b), "prediction") {
+			t.Errorf("%s does not name the sim engine and the prediction:\n%s", p, b)
+		}
+	}
+	code, _, errOut := runCLI(t, t.Context(), "validate", "-f", "../../validate/testdata/simfabric.yaml", "--engine", "sim", "--sim-duration", "0s")
+	if code != ExitUsage || !strings.Contains(errOut, "--sim-duration") {
+		t.Errorf("--sim-duration 0s: exit %d %s", code, errOut)
 	}
 }
