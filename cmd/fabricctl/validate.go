@@ -74,7 +74,10 @@ func newValidateCmd(d *deps) *cobra.Command {
   4. counters   read again; the deltas are judged: no sequence errors or ACK timeouts,
                 no discards on lossless priorities, pause only on the lossless priority,
                 ECN -> CNP under incast, no watchdog storms; plus the intent's
-                validation thresholds (bandwidth share of line rate, p99/p99.9 latency)
+                validation thresholds (bandwidth share of line rate, p99/p99.9 latency);
+                where drops are the design (policy.mode lossy, or semi-lossless,
+                whose switches send no pause) the drop rate, retransmissions and
+                goodput lost are judged against validation.lossy instead
   5. report     a table (or -o json), --junit FILE (one testcase per check) and
                 --markdown FILE (for a pull-request comment); beside what was
                 measured, what the packet simulator predicts for the same flows on
