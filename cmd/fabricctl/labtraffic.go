@@ -132,12 +132,8 @@ func runLabTraffic(ctx context.Context, out io.Writer, f *intent.Fabric, eng *sw
 	}
 	res := sim.New(n, opt).Run()
 	plays := labctl.FromResult(res)
-	var notes []string
-	for _, name := range sortedKeys(sws) {
-		notes = append(notes, sws[name].Notes...)
-	}
 	fmt.Fprintf(out, "  %s through the configuration read back from %d twins (not the intent), %s of fabric time simulated\n", sc.Name, len(sws), opt.Duration)
-	for _, nt := range dedupeStrings(notes) {
+	for _, nt := range applied.Notes(sws) {
 		fmt.Fprintf(out, "  note: %s\n", nt)
 	}
 	var tot struct{ tx, pauseTx, ecn, drops, storms int64 }
@@ -174,27 +170,6 @@ func runLabTraffic(ctx context.Context, out io.Writer, f *intent.Fabric, eng *sw
 		fmt.Fprintf(out, "  %s: %d dropped, %d watchdog triggers, %d pause frames sent\n", r.name, r.drops, r.storms, r.pause)
 	}
 	return res, plays, opt.Duration, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func dedupeStrings(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range s {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // trafficPlayer plays a run into twins: in process (lab) or through a kept

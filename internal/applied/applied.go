@@ -222,6 +222,21 @@ func list(m map[string]any, k string) []map[string]any {
 	return out
 }
 
+// Notes are the read-back notes of every switch in sws, in switch name
+// order, each once.
+func Notes(sws map[string]*Switch) []string {
+	names := make([]string, 0, len(sws))
+	for n := range sws {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		out = append(out, sws[n].Notes...)
+	}
+	return dedupe(out)
+}
+
 func dedupe(s []string) []string {
 	seen := map[string]bool{}
 	var out []string
