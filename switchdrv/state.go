@@ -230,18 +230,19 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		for _, u := range n.GetUpdate() {
 			fp := withPrefix(n.GetPrefix(), u.GetPath())
 			// A target answers the paths in the order asked, one value
-			// each, as a rule: the asked path's key then serves.
+			// each, as a rule, leaving out those it does not have: the
+			// asked path's key then serves, found among the next few.
 			var key string
 			idx, asked := 0, false
 			for next < len(paths) && isCLIPath(paths[next]) {
 				next++ // read below, not in this Get
 			}
-			if next < len(paths) && samePath(fp, paths[next]) {
-				key = keys[next]
+			if j := answered(fp, paths, next); j >= 0 {
+				key = keys[j]
 				if at == nil {
-					idx, asked = next, true
+					idx, asked = j, true
 				}
-				next++
+				next = j + 1
 			} else {
 				key = jtree.PathKey(fp)
 				if at == nil {
@@ -374,6 +375,23 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		snap.Basis = snap.basis()
 	}
 	return snap, nil
+}
+
+// aheadPaths is how many asked paths after the expected one answered
+// looks at (transport's reply reader looks as far).
+const aheadPaths = 16
+
+// answered is the index of the asked path fp is, looking at paths[next]
+// and the few after it, -1 when none of them: the update of a path the
+// target does not have is missing, and the next update answers a later
+// path.
+func answered(fp *gnmipb.Path, paths []*gnmipb.Path, next int) int {
+	for j := next; j < len(paths) && j <= next+aheadPaths; j++ {
+		if samePath(fp, paths[j]) {
+			return j
+		}
+	}
+	return -1
 }
 
 // isCLIPath reports whether p is a CLI setting (origin cli).

@@ -185,14 +185,22 @@ func jsonValue(b []byte) *gnmipb.TypedValue {
 	return &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: v}}
 }
 
+// aheadPaths is how many asked paths after the expected one asked and
+// observeAs look at before they index all of them: a path the target does
+// not have gets no update, so the next update answers a later path.
+const aheadPaths = 16
+
 // asked is the asked path whose wire bytes are b, nil when none is. A
-// target answers the paths in the order asked as a rule: the one after
-// the last found is tried first, then an index of all.
+// target answers the paths in the order asked as a rule, leaving out the
+// paths it does not have: the one after the last found is tried first,
+// then the few after it (aheadPaths), then an index of all.
 func (r *replyReader) asked(b []byte) *gnmipb.Path {
 	g := r.g
-	if r.next < len(g.wire) && bytes.Equal(g.wire[r.next], b) {
-		r.next++
-		return g.paths[r.next-1]
+	for i := r.next; i < len(g.wire) && i <= r.next+aheadPaths; i++ {
+		if bytes.Equal(g.wire[i], b) {
+			r.next = i + 1
+			return g.paths[i]
+		}
 	}
 	if r.index == nil {
 		r.index = make(map[string]int, len(g.wire))

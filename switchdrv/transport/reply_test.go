@@ -73,6 +73,55 @@ func replies() []*gnmipb.GetResponse {
 		{Notification: []*gnmipb.Notification{inOrder},
 			//lint:ignore SA1019 what an old target may still send
 			Error: &gnmipb.Error{Code: 5, Message: "gone"}},
+		gaps(),
+	}
+}
+
+// gaps is the reply of a target that has only the second and the fourth
+// asked path: the others get no update.
+func gaps() *gnmipb.GetResponse {
+	asked := askedPaths()
+	r := &gnmipb.GetResponse{}
+	for i, p := range asked {
+		n := &gnmipb.Notification{Timestamp: 7}
+		if i%2 == 1 {
+			n.Update = []*gnmipb.Update{{Path: p, Val: jsonIETF(`{"n":1}`)}}
+		}
+		r.Notification = append(r.Notification, n)
+	}
+	return r
+}
+
+// TestReadReplySkipsAbsentPaths: a reply that leaves out the asked paths
+// the target does not have (the usual answer to plan's read of a
+// requirement the switch lacks) is read in order, each update's path the
+// asked one, without an index of every asked path.
+func TestReadReplySkipsAbsentPaths(t *testing.T) {
+	asked := askedPaths()
+	g, err := prepareGet(asked, gnmipb.Encoding_JSON_IETF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := proto.Marshal(gaps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &replyReader{g: g}
+	notes, ok := readReply(b, r)
+	if !ok {
+		t.Fatal("readReply left it to proto.Unmarshal")
+	}
+	var got []*gnmipb.Path
+	for _, n := range notes {
+		for _, u := range n.GetUpdate() {
+			got = append(got, u.GetPath())
+		}
+	}
+	if want := []*gnmipb.Path{asked[1], asked[3]}; !slices.Equal(got, want) {
+		t.Errorf("update paths %v, want the asked %v", got, want)
+	}
+	if r.index != nil {
+		t.Errorf("readReply indexed every asked path (%d) for a reply in order with gaps", len(r.index))
 	}
 }
 
