@@ -172,6 +172,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		}
 	}
 	var notes []*gnmipb.Notification
+	var vals [][]byte // with a prepared Get for comparison: each path's JSON
 	var err error
 	switch {
 	case get != nil && len(cliPaths) == 0:
@@ -180,7 +181,12 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				return nil, err
 			}
 		}
-		notes, err = c.GetPrepared(ctx, *get)
+		if full || withBasis || len(keys) != len(paths) {
+			notes, err = c.GetPrepared(ctx, *get)
+		} else {
+			// For a comparison, with the paths' distinct keys given.
+			vals, notes, err = c.GetPreparedJSON(ctx, *get)
+		}
 	case len(modelPaths) > 0:
 		notes, err = c.GetConfig(ctx, modelPaths)
 	}
@@ -218,6 +224,20 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 			keys[i] = jtree.PathKey(p)
 		}
 		index()
+	}
+	if vals != nil {
+		// One JSON value per asked path (GetPreparedJSON), for a
+		// comparison only: each kept as its text, as the loop below
+		// keeps such a value (undecoded), absent where there is none.
+		snap.Entries = make([]Entry, len(paths))
+		for i, v := range vals {
+			e := &snap.Entries[i]
+			e.Path = keys[i]
+			if v != nil && !emptyJSON(v) {
+				e.Exists, e.JSON = true, v
+			}
+		}
+		return snap, nil
 	}
 	// exact[i] holds the value of an update whose path is paths[i] (the
 	// usual answer: one value per path asked), found by key; the rest are
