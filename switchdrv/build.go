@@ -200,7 +200,7 @@ func (d *Desired) decodedValues() *decoded {
 	for i, u := range c.ups {
 		v, ok := d.values[u]
 		if raw := u.GetVal().GetJsonIetfVal(); ok && raw != nil {
-			c.vals[i] = desiredValue{raw: raw, src: v.v, exact: v.exact, key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath()), ready: true}
+			c.vals[i] = desiredValue{raw: raw, src: v.v, exact: v.exact, key: jtree.PathKey(u.GetPath()), last: lastElem(u.GetPath()), ready: true}
 		} else if c.vals[i].init(u) != nil {
 			// compare meets the value again and reports its error.
 			c.vals[i] = desiredValue{}

@@ -128,7 +128,7 @@ func compare(d *Desired, snap *Snapshot, q Quirks, cache *decoded) ([]plan.Chang
 					dv.filled = true
 				}
 			}
-			out = td.walk(out, key, dv.lastKeys, want, got, op.replace)
+			out = td.walk(out, key, dv.lastKeys(), want, got, op.replace)
 		}
 	}
 	for _, p := range d.Deletes {
@@ -202,14 +202,17 @@ type desiredValue struct {
 	// exact: raw is what jtree.ExactText writes of it (appendSorted's
 	// exact), so its text is raw itself, less the skipped members
 	// (jtree.DropMembers), with no sorting.
-	exact    bool
-	decoded  bool
-	ascii    bool
-	key      string   // jtree.PathKey of the path
-	lastKeys []string // the key names of the path's last element
-	filled   bool     // v has the YANG defaults filled in
-	ready    bool     // set from its update (decoded.get)
-	known    bool     // the schema knows the path (FillDefaults said so)
+	exact   bool
+	decoded bool
+	ascii   bool
+	key     string // jtree.PathKey of the path
+	// last is the path's last element, whose key names (lastKeys) a
+	// value compared as a tree or a text other than the switch's leaves
+	// out: worked out only then, not for every value of a plan in sync.
+	last   *gnmipb.PathElem
+	filled bool // v has the YANG defaults filled in
+	ready  bool // set from its update (decoded.get)
+	known  bool // the schema knows the path (FillDefaults said so)
 }
 
 // sameText reports whether js, the JSON text of the observed value, is
@@ -236,14 +239,15 @@ func (dv *desiredValue) sameText(js []byte, buf *[]byte) bool {
 		// members sorted, as JSONUpdate writes them).
 		return true
 	}
-	if !dv.isObject() || len(dv.lastKeys) == 0 {
+	keys := dv.lastKeys()
+	if !dv.isObject() || len(keys) == 0 {
 		return dv.textIs(js, buf, nil)
 	}
 	// First the variant js likely is: with the key members when it names
 	// the first of them.
-	first, second := dv.lastKeys, []string(nil)
-	if namesMember(js, dv.lastKeys[0]) {
-		first, second = nil, dv.lastKeys
+	first, second := keys, []string(nil)
+	if namesMember(js, keys[0]) {
+		first, second = nil, keys
 	}
 	return dv.textIs(js, buf, first) || dv.textIs(js, buf, second)
 }
@@ -314,7 +318,7 @@ func (dv *desiredValue) rawText(buf *[]byte) ([]byte, bool) {
 	}
 	var skip []string
 	if t[0] == '{' {
-		skip = dv.lastKeys
+		skip = dv.lastKeys()
 	}
 	b, ok := dv.text(*buf, skip)
 	*buf = b
@@ -407,7 +411,7 @@ func (c *decoded) get(i int, u *gnmipb.Update) (*desiredValue, error) {
 // init sets dv from u: its key, and its JSON text (decoded when needed,
 // tree) or, for any other encoding, its decoded value.
 func (dv *desiredValue) init(u *gnmipb.Update) error {
-	*dv = desiredValue{key: jtree.PathKey(u.GetPath()), lastKeys: lastKeys(u.GetPath())}
+	*dv = desiredValue{key: jtree.PathKey(u.GetPath()), last: lastElem(u.GetPath())}
 	if js := jsonText(u.GetVal()); js != nil && json.Valid(js) {
 		dv.raw = js // decoded when needed (tree)
 	} else {
@@ -462,13 +466,18 @@ func Drift(want, got *Snapshot, cellBytes int64) []plan.Change {
 	return out
 }
 
-func lastKeys(p *gnmipb.Path) []string {
-	el := p.GetElem()
-	if len(el) == 0 {
-		return nil
+// lastElem is p's last element, nil when it has none.
+func lastElem(p *gnmipb.Path) *gnmipb.PathElem {
+	if el := p.GetElem(); len(el) > 0 {
+		return el[len(el)-1]
 	}
+	return nil
+}
+
+// lastKeys are the key names of the value's path's last element.
+func (dv *desiredValue) lastKeys() []string {
 	var ks []string
-	for k := range el[len(el)-1].GetKey() {
+	for k := range dv.last.GetKey() {
 		ks = append(ks, k)
 	}
 	return ks

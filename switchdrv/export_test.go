@@ -61,7 +61,7 @@ func CheckExactTexts(d *Desired) (int, error) {
 			continue
 		}
 		n++
-		for _, skip := range [][]string{nil, dv.lastKeys} {
+		for _, skip := range [][]string{nil, dv.lastKeys()} {
 			got, ok1 := dv.text(nil, skip)
 			want, ok2 := jtree.SortedText(nil, dv.raw, skip)
 			if !ok1 || !ok2 || string(got) != string(want) {

@@ -18,15 +18,20 @@ import (
 
 // orderTarget is a test double of a gNMI target whose Get answers each
 // asked path with a fixed JSON value, in the order asked, reversed, or as
-// one notification with a prefix.
+// one notification with a prefix; with gaps it has only every other path
+// (the first, the third, ...) and answers the others with no update.
 type orderTarget struct {
 	gnmipb.UnimplementedGNMIServer
-	reverse, prefixed bool
+	reverse, prefixed, gaps bool
 }
 
 func (o *orderTarget) Get(_ context.Context, req *gnmipb.GetRequest) (*gnmipb.GetResponse, error) {
 	var notes []*gnmipb.Notification
-	for _, p := range req.GetPath() {
+	for i, p := range req.GetPath() {
+		if o.gaps && i%2 == 1 {
+			notes = append(notes, &gnmipb.Notification{})
+			continue
+		}
 		js := []byte(`{"name":"` + p.GetElem()[len(p.GetElem())-1].GetKey()["name"] + `","v":1}`)
 		n := &gnmipb.Notification{Update: []*gnmipb.Update{{Path: p, Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_JsonIetfVal{JsonIetfVal: js}}}}}
 		if o.prefixed {
@@ -43,7 +48,8 @@ func (o *orderTarget) Get(_ context.Context, req *gnmipb.GetRequest) (*gnmipb.Ge
 
 // TestObserveKeysAnyOrder: observeAs with the asked paths' keys given (as
 // plan and verify pass them) reads the same snapshot as with none, whether
-// the target answers in the order asked, reversed, or under a prefix.
+// the target answers in the order asked, reversed, or under a prefix, and
+// whether or not it has every path.
 func TestObserveKeysAnyOrder(t *testing.T) {
 	var paths []*gnmipb.Path
 	for _, n := range []string{"a", "b", "c", "d"} {
@@ -63,7 +69,8 @@ func TestObserveKeysAnyOrder(t *testing.T) {
 			t.Fatalf("ownedPaths key %d = %s, want %s", i, keys[i], jtree.PathKey(owned[i]))
 		}
 	}
-	for _, tgt := range []*orderTarget{{}, {reverse: true}, {prefixed: true}, {reverse: true, prefixed: true}} {
+	for _, tgt := range []*orderTarget{{}, {reverse: true}, {prefixed: true}, {reverse: true, prefixed: true},
+		{gaps: true}, {gaps: true, reverse: true}, {gaps: true, prefixed: true}} {
 		lis, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -95,11 +102,11 @@ func TestObserveKeysAnyOrder(t *testing.T) {
 				want.Taken, got.Taken = time.Time{}, time.Time{}
 				opt := cmp.AllowUnexported(Entry{})
 				if diff := cmp.Diff(want.Entries, got.Entries, opt); diff != "" {
-					t.Errorf("reverse=%v prefixed=%v full=%v read %d: with keys (-without +with):\n%s", tgt.reverse, tgt.prefixed, full, read, diff)
+					t.Errorf("%+v full=%v read %d: with keys (-without +with):\n%s", *tgt, full, read, diff)
 				}
 				for i, e := range got.Entries {
-					if e.Path != keys[i] || !e.Exists {
-						t.Errorf("reverse=%v prefixed=%v full=%v read %d: entry %d = %s exists %v", tgt.reverse, tgt.prefixed, full, read, i, e.Path, e.Exists)
+					if e.Path != keys[i] || e.Exists != (!tgt.gaps || i%2 == 0) {
+						t.Errorf("%+v full=%v read %d: entry %d = %s exists %v", *tgt, full, read, i, e.Path, e.Exists)
 					}
 				}
 			}

@@ -350,6 +350,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	var values *decoded            // d's values, once d is final
 	var get *transport.PreparedGet // the Get of paths, for verify to send again
 	var found *Snapshot            // the requirements' paths, when read with paths
+	var foundKeys []string         // their keys, when read with paths: d.Requires' in order
 	if pr, ok := pl.(Prober); ok {
 		if err := pr.Probe(ctx, c, d); err != nil {
 			tp.Error = fmt.Sprintf("switch %s: %v", sw.Name, err)
@@ -411,6 +412,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		if len(asked) > len(paths) {
 			found = &Snapshot{Version: snap.Version, Switch: snap.Switch, Platform: snap.Platform, Address: snap.Address, Taken: snap.Taken,
 				Entries: snap.Entries[len(paths):]}
+			foundKeys = askedKeys[len(paths):]
 			snap.Entries = snap.Entries[:len(paths):len(paths)]
 			get = nil
 		}
@@ -418,7 +420,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	if len(d.Requires) > 0 {
 		var lacks []plan.Lack
 		if found != nil {
-			lacks = checkRequirements(found, d.Requires)
+			lacks = checkRequirements(found, d.Requires, foundKeys)
 		} else if lacks, err = requirements(ctx, c, sw, d.Requires); err != nil {
 			tp.Error = err.Error()
 			return tp
@@ -539,18 +541,31 @@ func requirements(ctx context.Context, c *transport.Client, sw *intent.Switch, r
 	if err != nil {
 		return nil, fmt.Errorf("switch %s: read what the intent relies on: %w", sw.Name, err)
 	}
-	return checkRequirements(snap, reqs), nil
+	return checkRequirements(snap, reqs, nil), nil
 }
 
 // checkRequirements is what each Check of reqs finds lacking in snap, a
-// read of their paths.
-func checkRequirements(snap *Snapshot, reqs []Requirement) []plan.Lack {
+// read of their paths. keys, when not nil, are the PathKeys of reqs'
+// paths, as snap's entries are in the same order (withRequirements): a
+// value there is taken without working its key out again.
+func checkRequirements(snap *Snapshot, reqs []Requirement, keys []string) []plan.Lack {
 	var lacks []plan.Lack
-	for _, r := range reqs {
+	for i, r := range reqs {
 		if r.Check == nil {
 			continue
 		}
-		v, ok := snap.lookup(r.Path)
+		var v any
+		ok := false
+		if keys != nil {
+			if ei := snap.entryIndexAt(keys[i], i); ei >= 0 && snap.Entries[ei].Exists {
+				if ev, err := snap.Entries[ei].value(); err == nil {
+					v, ok = ev, true
+				}
+			}
+		}
+		if !ok {
+			v, ok = snap.lookup(r.Path)
+		}
 		if l := r.Check(v, ok && !isEmpty(v), snap.lookup); l != nil {
 			lacks = append(lacks, *l)
 		}
@@ -559,25 +574,29 @@ func checkRequirements(snap *Snapshot, reqs []Requirement) []plan.Lack {
 }
 
 // withRequirements is paths (keys: their distinct PathKeys) followed by
-// the paths of reqs, for one Get of both; paths and keys as they are when
-// a requirement's path is one of paths or a CLI setting, or repeats.
+// the paths of reqs, in order, for one Get of both; paths and keys as they
+// are when a requirement's path is one of paths or a CLI setting, or
+// repeats. Only the requirements' keys are indexed: a switch has a few
+// of them against a few hundred owned paths.
 func withRequirements(paths []*gnmipb.Path, keys []string, reqs []Requirement) ([]*gnmipb.Path, []string) {
-	seen := make(map[string]bool, len(keys)+len(reqs))
-	for _, k := range keys {
-		seen[k] = true
-	}
-	if len(seen) != len(paths) || slices.ContainsFunc(paths, isCLIPath) {
+	if len(keys) != len(paths) || slices.ContainsFunc(paths, isCLIPath) {
 		return paths, keys
 	}
 	outP := append(make([]*gnmipb.Path, 0, len(paths)+len(reqs)), paths...)
 	outK := append(make([]string, 0, len(paths)+len(reqs)), keys...)
+	reqKeys := make(map[string]bool, len(reqs))
 	for _, r := range reqs {
 		k := jtree.PathKey(r.Path)
-		if seen[k] || isCLIPath(r.Path) {
+		if reqKeys[k] || isCLIPath(r.Path) {
 			return paths, keys
 		}
-		seen[k] = true
+		reqKeys[k] = true
 		outP, outK = append(outP, r.Path), append(outK, k)
+	}
+	for _, k := range keys {
+		if reqKeys[k] {
+			return paths, keys
+		}
 	}
 	return outP, outK
 }

@@ -172,6 +172,7 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		}
 	}
 	var notes []*gnmipb.Notification
+	var vals [][]byte // with a prepared Get for comparison: each path's JSON
 	var err error
 	switch {
 	case get != nil && len(cliPaths) == 0:
@@ -180,7 +181,12 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				return nil, err
 			}
 		}
-		notes, err = c.GetPrepared(ctx, *get)
+		if full || withBasis || len(keys) != len(paths) {
+			notes, err = c.GetPrepared(ctx, *get)
+		} else {
+			// For a comparison, with the paths' distinct keys given.
+			vals, notes, err = c.GetPreparedJSON(ctx, *get)
+		}
 	case len(modelPaths) > 0:
 		notes, err = c.GetConfig(ctx, modelPaths)
 	}
@@ -219,6 +225,20 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		}
 		index()
 	}
+	if vals != nil {
+		// One JSON value per asked path (GetPreparedJSON), for a
+		// comparison only: each kept as its text, as the loop below
+		// keeps such a value (undecoded), absent where there is none.
+		snap.Entries = make([]Entry, len(paths))
+		for i, v := range vals {
+			e := &snap.Entries[i]
+			e.Path = keys[i]
+			if v != nil && !emptyJSON(v) {
+				e.Exists, e.JSON = true, v
+			}
+		}
+		return snap, nil
+	}
 	// exact[i] holds the value of an update whose path is paths[i] (the
 	// usual answer: one value per path asked), found by key; the rest are
 	// merged into one tree per origin and looked up in it.
@@ -230,18 +250,19 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		for _, u := range n.GetUpdate() {
 			fp := withPrefix(n.GetPrefix(), u.GetPath())
 			// A target answers the paths in the order asked, one value
-			// each, as a rule: the asked path's key then serves.
+			// each, as a rule, leaving out those it does not have: the
+			// asked path's key then serves, found among the next few.
 			var key string
 			idx, asked := 0, false
 			for next < len(paths) && isCLIPath(paths[next]) {
 				next++ // read below, not in this Get
 			}
-			if next < len(paths) && samePath(fp, paths[next]) {
-				key = keys[next]
+			if j := answered(fp, paths, next); j >= 0 {
+				key = keys[j]
 				if at == nil {
-					idx, asked = next, true
+					idx, asked = j, true
 				}
-				next++
+				next = j + 1
 			} else {
 				key = jtree.PathKey(fp)
 				if at == nil {
@@ -374,6 +395,23 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		snap.Basis = snap.basis()
 	}
 	return snap, nil
+}
+
+// aheadPaths is how many asked paths after the expected one answered
+// looks at (transport's reply reader looks as far).
+const aheadPaths = 16
+
+// answered is the index of the asked path fp is, looking at paths[next]
+// and the few after it, -1 when none of them: the update of a path the
+// target does not have is missing, and the next update answers a later
+// path.
+func answered(fp *gnmipb.Path, paths []*gnmipb.Path, next int) int {
+	for j := next; j < len(paths) && j <= next+aheadPaths; j++ {
+		if samePath(fp, paths[j]) {
+			return j
+		}
+	}
+	return -1
 }
 
 // isCLIPath reports whether p is a CLI setting (origin cli).

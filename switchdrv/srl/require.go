@@ -9,6 +9,7 @@ import (
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/memo"
 	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
@@ -32,12 +33,27 @@ var (
 )
 
 // SubinterfacePath is the subinterface of port the DSCP classifier
-// attaches to: /interface[name=<port>]/subinterface[index=<sub>].
+// attaches to: /interface[name=<port>]/subinterface[index=<sub>]. The path
+// is read only: it is shared, as the ports' path elements are (portElem),
+// by every switch of the fabric with a port of that name; each made its
+// own, their key maps were a fifth of what an in-sync plan allocated
+// beyond the read itself.
 func SubinterfacePath(port string, sub int) *gnmipb.Path {
-	return &gnmipb.Path{Elem: []*gnmipb.PathElem{
-		{Name: "interface", Key: map[string]string{"name": port}},
-		{Name: "subinterface", Key: map[string]string{"index": strconv.Itoa(sub)}},
-	}}
+	return subinterfacePaths.Get(subinterfaceKey{port, sub}, func() *gnmipb.Path {
+		return &gnmipb.Path{Elem: []*gnmipb.PathElem{
+			portElem("interface", "name", port),
+			portElem("subinterface", "index", strconv.Itoa(sub)),
+		}}
+	})
+}
+
+// subinterfacePaths are the shared subinterface paths, bounded as
+// portElems.
+var subinterfacePaths = memo.Bounded[subinterfaceKey, *gnmipb.Path]{Max: 1 << 14}
+
+type subinterfaceKey struct {
+	port string
+	sub  int
 }
 
 // requirements are what the payload relies on and does not write: each
@@ -70,10 +86,13 @@ func requirements(f *intent.Fabric, sw *intent.Switch) []switchdrv.Requirement {
 // subinterfaceLack is what port's subinterface sub (value v, ok when it
 // exists) lacks for IP MTU ipMTU and RoCE packets of roce bytes, or nil.
 func subinterfaceLack(port string, sub, ipMTU, roce int, v any, ok bool, read func(*gnmipb.Path) (any, bool)) *plan.Lack {
-	id := fmt.Sprintf("%s.%d", port, sub)
-	what := "port " + port + " subinterface " + strconv.Itoa(sub)
+	// The texts are made for a lack only: an in-sync plan asks every
+	// port and finds none.
+	id := func() string { return port + "." + strconv.Itoa(sub) }
+	what := func() string { return "port " + port + " subinterface " + strconv.Itoa(sub) }
 	if !ok {
-		return &plan.Lack{What: what, Refuses: true,
+		id := id()
+		return &plan.Lack{What: what(), Refuses: true,
 			Reason: fmt.Sprintf("%s does not exist: the DSCP classifier attaches to it (/qos/interfaces/interface[interface-id=%s]/interface-ref/subinterface is a leafref to it), so the switch would refuse the whole SetRequest", id, id),
 			Fix:    fmt.Sprintf("create it (SR Linux CLI: `set / interface %s subinterface %d type routed ip-mtu %d`, with its addresses and network-instance), or name the subinterface the port uses in ports[].subinterface", port, sub, ipMTU)}
 	}
@@ -89,8 +108,9 @@ func subinterfaceLack(port string, sub, ipMTU, roce int, v any, ok bool, read fu
 			}
 		}
 		need, needRoCE := PortMTU(ipMTU, sub), PortMTU(roce, sub)
-		return mtuLack(what, id, "l2-mtu", "frames", from, l2, need, needRoCE, roce,
-			fmt.Sprintf("set / interface %s subinterface %d l2-mtu %d", port, sub, need))
+		return mtuLack("l2-mtu", "frames", from, l2, need, needRoCE, roce, func() (string, string, string) {
+			return what(), id(), fmt.Sprintf("set / interface %s subinterface %d l2-mtu %d", port, sub, need)
+		})
 	}
 	ip, from := number(member(m, "ip-mtu")), "its ip-mtu"
 	if ip == 0 {
@@ -99,19 +119,24 @@ func subinterfaceLack(port string, sub, ipMTU, roce int, v any, ok bool, read fu
 			ip, from = number(dv), "no ip-mtu of its own: /system/mtu/default-ip-mtu"
 		}
 	}
-	return mtuLack(what, id, "ip-mtu", "IP packets", from, ip, ipMTU, roce, roce,
-		fmt.Sprintf("set / interface %s subinterface %d ip-mtu %d", port, sub, ipMTU))
+	return mtuLack("ip-mtu", "IP packets", from, ip, ipMTU, roce, roce, func() (string, string, string) {
+		return what(), id(), fmt.Sprintf("set / interface %s subinterface %d ip-mtu %d", port, sub, ipMTU)
+	})
 }
 
 // mtuLack compares a subinterface's MTU have (taken from where) with the
-// intent's need and the RoCE packets' needRoCE (roce bytes of IP).
-func mtuLack(what, id, leaf, unit, from string, have, need, needRoCE, roce int, cli string) *plan.Lack {
+// intent's need and the RoCE packets' needRoCE (roce bytes of IP); texts
+// gives the lack's subject, the subinterface's name and the CLI command
+// that fixes it, asked only for a lack.
+func mtuLack(leaf, unit, from string, have, need, needRoCE, roce int, texts func() (what, id, cli string)) *plan.Lack {
 	switch {
 	case have < needRoCE:
+		what, id, cli := texts()
 		return &plan.Lack{What: what, Refuses: true,
 			Reason: fmt.Sprintf("%s carries %s of up to %d B (%s), below the RoCE packets of up to %d B (rocePathMTU + %d B of RoCEv2 headers): the switch drops RoCE traffic routed through %s", id, unit, have, from, roce, intent.RoCEOverhead, id),
 			Fix:    fmt.Sprintf("set its %s to the port's %d (SR Linux CLI: `%s`)", leaf, need, cli)}
 	case have < need:
+		what, id, cli := texts()
 		return &plan.Lack{What: what,
 			Reason: fmt.Sprintf("%s carries %s of up to %d B (%s), below the %d B the intent's MTU needs: larger packets are dropped (RoCE's, up to %d B, pass)", id, unit, have, from, need, roce),
 			Fix:    fmt.Sprintf("set its %s to %d (SR Linux CLI: `%s`)", leaf, need, cli)}

@@ -91,6 +91,30 @@ func (c *Client) GetPrepared(ctx context.Context, g *PreparedGet) ([]*gnmipb.Not
 	return reply.notes, nil
 }
 
+// GetPreparedJSON is GetPrepared for a caller that wants each asked path's
+// JSON value and nothing else of the reply (plan's read for a comparison
+// only): vals[i] is the JSON or JSON_IETF text answering g.Paths()[i], nil
+// when the reply has none, read without a Notification, Update or
+// TypedValue made for it. A reply of another shape (a prefix, updates of
+// paths not asked or of one path twice, other encodings) comes back as
+// GetPrepared gives it, in notes, with vals nil.
+func (c *Client) GetPreparedJSON(ctx context.Context, g *PreparedGet) (vals [][]byte, notes []*gnmipb.Notification, err error) {
+	if g.enc != c.Encoding() {
+		notes, err = c.GetConfig(ctx, g.paths)
+		return nil, notes, err
+	}
+	var reply *getReply
+	err = c.retry(ctx, "get", func(ctx context.Context) error {
+		reply = &getReply{g: g, values: true}
+		return c.conn.Invoke(ctx, gnmipb.GNMI_Get_FullMethodName, g, reply)
+	})
+	if err != nil {
+		return nil, nil, &Error{Switch: c.name, Op: "get", Path: PathsString(g.paths), Err: err}
+	}
+	c.log.Debug("get", "paths", len(g.paths), "notifications", len(reply.notes), "values", len(reply.vals))
+	return reply.vals, reply.notes, nil
+}
+
 // SetOutcome sends req as Set does, exactly once, for a caller that uses
 // only the outcome: the reply is checked to be well-formed protobuf but
 // not decoded. A SetResponse repeats every path of the request, each with

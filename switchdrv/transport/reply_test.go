@@ -73,12 +73,63 @@ func replies() []*gnmipb.GetResponse {
 		{Notification: []*gnmipb.Notification{inOrder},
 			//lint:ignore SA1019 what an old target may still send
 			Error: &gnmipb.Error{Code: 5, Message: "gone"}},
+		gaps(),
+	}
+}
+
+// gaps is the reply of a target that has only the second and the fourth
+// asked path: the others get no update.
+func gaps() *gnmipb.GetResponse {
+	asked := askedPaths()
+	r := &gnmipb.GetResponse{}
+	for i, p := range asked {
+		n := &gnmipb.Notification{Timestamp: 7}
+		if i%2 == 1 {
+			n.Update = []*gnmipb.Update{{Path: p, Val: jsonIETF(`{"n":1}`)}}
+		}
+		r.Notification = append(r.Notification, n)
+	}
+	return r
+}
+
+// TestReadReplySkipsAbsentPaths: a reply that leaves out the asked paths
+// the target does not have (the usual answer to plan's read of a
+// requirement the switch lacks) is read in order, each update's path the
+// asked one, without an index of every asked path.
+func TestReadReplySkipsAbsentPaths(t *testing.T) {
+	asked := askedPaths()
+	g, err := prepareGet(asked, gnmipb.Encoding_JSON_IETF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := proto.Marshal(gaps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &replyReader{g: g}
+	notes, ok := readReply(b, r)
+	if !ok {
+		t.Fatal("readReply left it to proto.Unmarshal")
+	}
+	var got []*gnmipb.Path
+	for _, n := range notes {
+		for _, u := range n.GetUpdate() {
+			got = append(got, u.GetPath())
+		}
+	}
+	if want := []*gnmipb.Path{asked[1], asked[3]}; !slices.Equal(got, want) {
+		t.Errorf("update paths %v, want the asked %v", got, want)
+	}
+	if r.index != nil {
+		t.Errorf("readReply indexed every asked path (%d) for a reply in order with gaps", len(r.index))
 	}
 }
 
 // FuzzReadReply: a GetPrepared reply decodes (readReply, else
 // proto.Unmarshal) to what proto.Unmarshal makes of it, and fails where
-// proto.Unmarshal fails; never panics.
+// proto.Unmarshal fails; never panics. Read for its values
+// (GetPreparedJSON), it gives each asked path the JSON value of its
+// update, or the same notifications.
 func FuzzReadReply(f *testing.F) {
 	for _, r := range replies() {
 		b, err := proto.Marshal(r)
@@ -100,13 +151,90 @@ func FuzzReadReply(f *testing.F) {
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("decode error %v, proto.Unmarshal's %v", err, wantErr)
 		}
+		// The same reply read for its values (GetPreparedJSON).
+		rv := &getReply{g: g, values: true}
+		if errV := rv.decode(bytes.Clone(b)); (errV != nil) != (wantErr != nil) {
+			t.Fatalf("decode for values: error %v, proto.Unmarshal's %v", errV, wantErr)
+		}
 		if err != nil {
 			return
 		}
 		if got := (&gnmipb.GetResponse{Notification: r.notes}); !proto.Equal(got, &gnmipb.GetResponse{Notification: want.GetNotification()}) {
 			t.Fatalf("decoded\n%v\nproto.Unmarshal\n%v", got, want)
 		}
+		if rv.vals == nil {
+			if got := (&gnmipb.GetResponse{Notification: rv.notes}); !proto.Equal(got, &gnmipb.GetResponse{Notification: want.GetNotification()}) {
+				t.Fatalf("decoded for values\n%v\nproto.Unmarshal\n%v", got, want)
+			}
+			return
+		}
+		checkValues(t, g.Paths(), rv.vals, want)
 	})
+}
+
+// checkValues fails t unless vals (readValues') are want's updates, one
+// per asked path at most, each a JSON value of its asked path, with no
+// prefix and nothing else in want.
+func checkValues(t *testing.T, asked []*gnmipb.Path, vals [][]byte, want *gnmipb.GetResponse) {
+	t.Helper()
+	if len(vals) != len(asked) {
+		t.Fatalf("%d values for %d asked paths", len(vals), len(asked))
+	}
+	used := make([]bool, len(asked))
+	for _, note := range want.GetNotification() {
+		if note.GetPrefix() != nil || len(note.GetDelete()) > 0 || note.GetAtomic() {
+			t.Fatalf("read as values: a notification with more than updates: %v", note)
+		}
+		for _, u := range note.GetUpdate() {
+			js := u.GetVal().GetJsonIetfVal()
+			if js == nil {
+				js = u.GetVal().GetJsonVal()
+			}
+			found := false
+			for i, p := range asked {
+				if !used[i] && vals[i] != nil && proto.Equal(p, u.GetPath()) && bytes.Equal(vals[i], js) {
+					used[i], found = true, true
+					break
+				}
+			}
+			if !found {
+				t.Fatalf("update %v is not among the values read %q", u, vals)
+			}
+		}
+	}
+	for i, v := range vals {
+		if v != nil && !used[i] {
+			t.Fatalf("value %q of asked path %d is in no update of %v", v, i, want)
+		}
+		if cap(v) != len(v) {
+			t.Fatalf("value %q has capacity %d beyond its length", v, cap(v))
+		}
+	}
+}
+
+// TestReadValues: the usual replies (in the order asked or not, one
+// notification or several, paths left out) are read as values without a
+// message made for them; the others are left to readReply.
+func TestReadValues(t *testing.T) {
+	g, err := prepareGet(askedPaths(), gnmipb.Encoding_JSON_IETF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := replies()
+	for i, r := range rs {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals, ok := readValues(b, &replyReader{g: g})
+		// In order, reversed, one per notification, empty, gaps.
+		if usual := i <= 3 || i == len(rs)-1; ok != usual {
+			t.Errorf("reply %d: read as values %v, want %v", i, ok, usual)
+		}
+		if ok {
+			checkValues(t, g.Paths(), vals, r)
+		}
+	}
 }
 
 // TestReadReplyTakesTheAskedPaths: in the usual shapes (in the order
