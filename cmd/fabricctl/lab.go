@@ -335,6 +335,10 @@ func startTwins(dir string, reg *switchdrv.Registry, f *intent.Fabric, strict la
 		if seeded != "" {
 			l.seeded = append(l.seeded, sw.Name+": "+seeded)
 		}
+		if err := seedCounters(tw, f, sw); err != nil {
+			l.close()
+			return nil, fmt.Errorf("lab: %w", err)
+		}
 		ls := labSwitch{Address: tw.Addr(), Platform: string(sw.Platform)}
 		if tp := tw.Profile(); tp != nil {
 			ls.Profile = tp.Name
@@ -568,6 +572,24 @@ The twins keep running until Ctrl-C. Your intent, unchanged, reaches them with -
 		fmt.Fprintf(out, "stopping the twins; removing %s\n", dir)
 	} else {
 		fmt.Fprintf(out, "stopping the twins; the lab files stay in %s\n", dir)
+	}
+	return nil
+}
+
+// seedCounters gives every port of sw and every priority of the intent's
+// classes its counters at zero, in the twin's platform model: a switch
+// reports its queue, PFC and watchdog counters from boot, zeros included,
+// so watch exports a series for each before any traffic (issue 28: "no
+// pause, ECN or drop series, not even zeros") and validate's first read
+// has a value for every counter a round can move (a counter present on
+// one side of a delta only has no delta).
+func seedCounters(tw *twin.Twin, f *intent.Fabric, sw *intent.Switch) error {
+	for _, p := range sw.Ports {
+		for _, c := range f.Policy.Classes {
+			if err := tw.Play(p.Name, c.Priority, twin.Traffic{}); err != nil {
+				return fmt.Errorf("switch %s: zero counters of %s priority %d: %w", sw.Name, p.Name, c.Priority, err)
+			}
+		}
 	}
 	return nil
 }

@@ -407,23 +407,8 @@ func (o *validateOptions) labSim(ctx context.Context, d *deps, f *intent.Fabric,
 	if err != nil {
 		return nil, err
 	}
-	// A switch reports every port's queue and PFC counters, zeros
-	// included; a twin has a counter once something played into it. Zero
-	// traffic into every port of the intent and priority of its classes
-	// gives validate's first read a value for every counter the rounds
-	// can move (a counter present on one side only has no delta).
-	var zero []labctl.Play
-	for _, sw := range f.Switches {
-		for _, p := range sw.Ports {
-			for _, c := range f.Policy.Classes {
-				zero = append(zero, labctl.Play{Switch: sw.Name, Port: p.Name, Priority: c.Priority})
-			}
-		}
-	}
-	if err := c.Play(ctx, zero); err != nil {
-		_ = c.Close()
-		return nil, err
-	}
+	// Every counter a round can move exists from the lab's start, at zero
+	// (seedCounters), as a switch reports them from boot.
 	simEng.Post = func(ctx context.Context, r *sim.Result) error { return c.Play(ctx, labctl.FromResult(r)) }
 	return func() { _ = c.Close() }, nil
 }
