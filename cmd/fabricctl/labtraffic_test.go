@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -139,7 +136,6 @@ func TestLabStormFiresAlerts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a lab and Prometheus")
 	}
-	prom, promtool := tool(t, "prometheus"), tool(t, "promtool")
 	dir := filepath.Join(t.TempDir(), "lab")
 	out := startKeptLab(t, "-f", labTraffic, "--dir", dir, "--traffic", "storm")
 	if !strings.Contains(out.String(), "now move at the simulated per-second rates") {
@@ -147,42 +143,9 @@ func TestLabStormFiresAlerts(t *testing.T) {
 	}
 	watchAddr := startWatch(t, labTraffic, "--lab", dir, "--interval", "200ms", "--no-drift")
 
-	pdir := t.TempDir()
-	shortFor(t, "../../examples/prometheus/fabricctl-rules.yaml", filepath.Join(pdir, "rules.yaml"), "2s")
-	cfg := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: [rules.yaml]
-scrape_configs:
-  - job_name: fabricctl-watch
-    static_configs:
-      - targets: [%q]
-`, watchAddr)
-	if err := os.WriteFile(filepath.Join(pdir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command(promtool, "check", "config", filepath.Join(pdir, "prometheus.yml")).CombinedOutput(); err != nil {
-		t.Fatalf("promtool check config: %v\n%s", err, b)
-	}
-	promAddr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, prom, "--config.file="+filepath.Join(pdir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(pdir, "data"), "--storage.tsdb.retention.time=1h",
-		"--web.listen-address="+promAddr, "--log.level=warn")
-	var logs lockedBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", logs.String())
-		}
-	})
-	base := "http://" + promAddr
+	rules := filepath.Join(t.TempDir(), "rules.yaml")
+	shortFor(t, "../../examples/prometheus/fabricctl-rules.yaml", rules, "2s")
+	base := startPrometheus(t, rules, watchAddr)
 	// Generous: a loaded machine scrapes and evaluates late; each wait
 	// ends at its event.
 	waitProm := func(what string, cond func() bool) {

@@ -190,6 +190,59 @@ func tool(t *testing.T, name string) string {
 	return p
 }
 
+// startPrometheus runs the real Prometheus with the rule file rules,
+// scraping targets every second as one job, fabricctl-watch (as
+// examples/prometheus and examples/k8s scrape watch), after promtool
+// checked its configuration. It stops when the test ends, showing its log
+// if the test failed. It returns its base URL.
+func startPrometheus(t *testing.T, rules string, targets ...string) string {
+	t.Helper()
+	prom, promtool := tool(t, "prometheus"), tool(t, "promtool")
+	rules, err := filepath.Abs(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := make([]string, len(targets))
+	for i, a := range targets {
+		quoted[i] = strconv.Quote(a)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, `global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [%q]
+scrape_configs:
+  - job_name: fabricctl-watch
+    static_configs:
+      - targets: [%s]
+`, rules, strings.Join(quoted, ", ")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "config", cfg).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check config: %v\n%s", err, out)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, prom, "--config.file="+cfg,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--storage.tsdb.retention.time=1h",
+		"--web.listen-address="+addr, "--log.level=warn")
+	var logs lockedBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", logs.String())
+		}
+	})
+	return "http://" + addr
+}
+
 // shortFor rewrites every alert's for: to d (the rules file's own
 // durations are minutes long).
 func shortFor(t *testing.T, src, dst string, d string) {
@@ -258,46 +311,12 @@ func TestWatchWithPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus")
 	}
-	prom, promtool := tool(t, "prometheus"), tool(t, "promtool")
 	file, twins := watchLab(t)
 	watchAddr := startWatch(t, file, "--interval", "200ms", "--no-drift")
 
-	dir := t.TempDir()
-	shortFor(t, "../../examples/prometheus/fabricctl-rules.yaml", filepath.Join(dir, "rules.yaml"), "2s")
-	cfg := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: [rules.yaml]
-scrape_configs:
-  - job_name: fabricctl-watch
-    static_configs:
-      - targets: [%q]
-`, watchAddr)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(promtool, "check", "config", filepath.Join(dir, "prometheus.yml")).CombinedOutput(); err != nil {
-		t.Fatalf("promtool check config: %v\n%s", err, out)
-	}
-	promAddr := freeAddr(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--storage.tsdb.retention.time=1h",
-		"--web.listen-address="+promAddr, "--log.level=warn")
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", logs.String())
-		}
-	})
-	base := "http://" + promAddr
+	rules := filepath.Join(t.TempDir(), "rules.yaml")
+	shortFor(t, "../../examples/prometheus/fabricctl-rules.yaml", rules, "2s")
+	base := startPrometheus(t, rules, watchAddr)
 	waitProm := func(what string, cond func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(60 * time.Second)

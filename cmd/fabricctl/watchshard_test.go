@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,13 +24,7 @@ import (
 // watchdog detection on a switch of shard 2 fires
 // FabricctlPFCWatchdogTriggered for that switch, from shard 2's target.
 func TestWatchShardsBehindPrometheus(t *testing.T) {
-	prom, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("prometheus is not installed (Debian package prometheus; scripts/install-deps.sh); CI=true needs it")
-		}
-		t.Skip("prometheus is not installed (Debian package prometheus; scripts/install-deps.sh)")
-	}
+	tool(t, "prometheus")
 	const n, shards = 6, 3
 	twins := map[string]*twin.Twin{}
 	var sb strings.Builder
@@ -80,36 +73,7 @@ func TestWatchShardsBehindPrometheus(t *testing.T) {
 		}
 	})
 
-	rules, err := filepath.Abs("../../examples/prometheus/fabricctl-rules.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, `global: {scrape_interval: 1s, evaluation_interval: 1s}
-rule_files: [%q]
-scrape_configs:
-  - job_name: fabricctl-watch
-    static_configs:
-      - targets: ["%s", "%s", "%s"]
-`, rules, addrs[0], addrs[1], addrs[2]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	promAddr := freeAddr(t)
-	pctx, pcancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(pctx, prom, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
-		"--web.listen-address="+promAddr, "--log.level=warn")
-	var promLog strings.Builder
-	cmd.Stdout, cmd.Stderr = &promLog, &promLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		pcancel()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus:\n%s", promLog.String())
-		}
-	})
+	base := startPrometheus(t, "../../examples/prometheus/fabricctl-rules.yaml", addrs[0], addrs[1], addrs[2])
 
 	// query returns the result of an instant query (vector samples' labels
 	// and values).
@@ -118,7 +82,7 @@ scrape_configs:
 		Value  [2]any            `json:"value"`
 	}
 	query := func(q string) []sample {
-		body, err := httpGet("http://" + promAddr + "/api/v1/query?query=" + url.QueryEscape(q))
+		body, err := httpGet(base + "/api/v1/query?query=" + url.QueryEscape(q))
 		if err != nil {
 			return nil
 		}
