@@ -222,6 +222,20 @@ func list(m map[string]any, k string) []map[string]any {
 	return out
 }
 
+// wredECN reads WRED-ECN from an object with the leaves SR Linux's
+// wred-slope and OpenConfig's wred uniform config both have:
+// min-threshold and max-threshold (bytes) and max-drop-probability-percent;
+// what names the object in the error when one is missing.
+func wredECN(m map[string]any, what string) (*sim.ECNConfig, error) {
+	mn, ok1 := num(m["min-threshold"])
+	mx, ok2 := num(m["max-threshold"])
+	pr, ok3 := num(m["max-drop-probability-percent"])
+	if !ok1 || !ok2 || !ok3 {
+		return nil, fmt.Errorf("%s without min-threshold, max-threshold or max-drop-probability-percent", what)
+	}
+	return &sim.ECNConfig{MinBytes: mn, MaxBytes: mx, Probability: int(pr)}, nil
+}
+
 // Notes are the read-back notes of every switch in sws, in switch name
 // order, each once.
 func Notes(sws map[string]*Switch) []string {

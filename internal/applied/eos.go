@@ -171,13 +171,9 @@ func (d *decoder) oc(p intent.Port, pc *sim.PortConfig, notes *[]string) error {
 		if on, _ := c["enable-ecn"].(bool); !on {
 			continue
 		}
-		mn, ok1 := num(c["min-threshold"])
-		mx, ok2 := num(c["max-threshold"])
-		pr, ok3 := num(c["max-drop-probability-percent"])
-		if !ok1 || !ok2 || !ok3 {
-			return fmt.Errorf("queue-management-profile %s: wred uniform config without min-threshold, max-threshold or max-drop-probability-percent", prof)
+		if pc.Prio[id].ECN, err = wredECN(c, "queue-management-profile "+prof+": wred uniform config"); err != nil {
+			return err
 		}
-		pc.Prio[id].ECN = &sim.ECNConfig{MinBytes: mn, MaxBytes: mx, Probability: int(pr)}
 	}
 	v, ok, err := d.rb.Lookup(d.ctx, &gnmipb.Path{Elem: []*gnmipb.PathElem{el("interfaces"), el("interface", "name", p.Name), el("config"), el("mtu")}})
 	if err != nil {

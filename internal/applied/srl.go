@@ -162,13 +162,9 @@ func (d *decoder) srl(p intent.Port, pc *sim.PortConfig) error {
 			if !ecn || !on {
 				continue
 			}
-			mn, ok1 := num(s["min-threshold"])
-			mx, ok2 := num(s["max-threshold"])
-			pr, ok3 := num(s["max-drop-probability-percent"])
-			if !ok1 || !ok2 || !ok3 {
-				return fmt.Errorf("queue-management-profile %s: a wred-slope without min-threshold, max-threshold or max-drop-probability-percent", prof)
+			if pc.Prio[prio].ECN, err = wredECN(s, "queue-management-profile "+prof+": a wred-slope"); err != nil {
+				return err
 			}
-			pc.Prio[prio].ECN = &sim.ECNConfig{MinBytes: mn, MaxBytes: mx, Probability: int(pr)}
 			break
 		}
 	}
