@@ -23,34 +23,7 @@ import (
 // host and uplink cabled. Ports use ranges, hosts and links are spelled out,
 // as an inventory generator would write them.
 func largeFabric(leaves, spines int) []byte {
-	var b strings.Builder
-	b.WriteString("apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: large}\npolicy: {preset: roce-lossless}\ninventory:\n  switches:\n")
-	for i := 1; i <= spines; i++ {
-		fmt.Fprintf(&b, "    - {name: spine%d, platform: sonic, address: \"10.1.%d.%d:8080\", portDefaults: {speed: 400G, cable: 30m}, ports: [{name: \"Ethernet{0..252..4}\"}]}\n", i, i/256, i%256)
-	}
-	for i := 1; i <= leaves; i++ {
-		fmt.Fprintf(&b, "    - {name: leaf%d, platform: sonic, address: \"10.2.%d.%d:8080\", portDefaults: {speed: 400G, cable: 3m}, ports: [{name: \"Ethernet{0..252..4}\"}]}\n", i, i/256, i%256)
-	}
-	hostsPerLeaf := 9
-	b.WriteString("  hosts:\n")
-	for l := 1; l <= leaves; l++ {
-		for h := 0; h < hostsPerLeaf; h++ {
-			fmt.Fprintf(&b, "    - {name: h%d-%d, address: \"10.3.%d.%d\", nics: [{interface: eth0, rdma: mlx5_0, speed: 400G}]}\n", l, h, l/256, h)
-		}
-	}
-	b.WriteString("  links:\n")
-	for l := 1; l <= leaves; l++ {
-		for h := 0; h < hostsPerLeaf; h++ {
-			fmt.Fprintf(&b, "    - [\"h%d-%d:eth0\", \"leaf%d:Ethernet%d\"]\n", l, h, l, h*4)
-		}
-		// 8 uplinks per leaf, spread round-robin over the spines' 64 ports:
-		// needs 8 x leaves <= 64 x spines.
-		for u := 0; u < 8 && spines > 0; u++ {
-			g := (l-1)*8 + u
-			fmt.Fprintf(&b, "    - [\"leaf%d:Ethernet%d\", \"spine%d:Ethernet%d\"]\n", l, 224+u*4, g%spines+1, (g/spines)*4)
-		}
-	}
-	return []byte(b.String())
+	return fabricText(leaves, spines, "400G", `[{name: "Ethernet{0..252..4}"}]`)
 }
 
 // cleanFabric writes the same fabric as largeFabric (names, ports, hosts,
@@ -61,19 +34,26 @@ func largeFabric(leaves, spines int) []byte {
 // on every uplink): what check costs on a fabric that is right, beside
 // largeFabric's 16,210 findings.
 func cleanFabric(leaves, spines int) []byte {
+	return fabricText(leaves, spines, "100G", `[{name: "Ethernet{0..220..4}"}, {name: "Ethernet{224..252..4}", cable: 30m}]`)
+}
+
+// fabricText is largeFabric's and cleanFabric's intent: every port and
+// NIC at speed, a leaf's ports as leafPorts says (the spines' 30 m, the
+// leaves' 3 m by default).
+func fabricText(leaves, spines int, speed, leafPorts string) []byte {
 	var b strings.Builder
 	b.WriteString("apiVersion: fabricctl.io/v1alpha1\nkind: Fabric\nmetadata: {name: large}\npolicy: {preset: roce-lossless}\ninventory:\n  switches:\n")
 	for i := 1; i <= spines; i++ {
-		fmt.Fprintf(&b, "    - {name: spine%d, platform: sonic, address: \"10.1.%d.%d:8080\", portDefaults: {speed: 100G, cable: 30m}, ports: [{name: \"Ethernet{0..252..4}\"}]}\n", i, i/256, i%256)
+		fmt.Fprintf(&b, "    - {name: spine%d, platform: sonic, address: \"10.1.%d.%d:8080\", portDefaults: {speed: %s, cable: 30m}, ports: [{name: \"Ethernet{0..252..4}\"}]}\n", i, i/256, i%256, speed)
 	}
 	for i := 1; i <= leaves; i++ {
-		fmt.Fprintf(&b, "    - {name: leaf%d, platform: sonic, address: \"10.2.%d.%d:8080\", portDefaults: {speed: 100G, cable: 3m}, ports: [{name: \"Ethernet{0..220..4}\"}, {name: \"Ethernet{224..252..4}\", cable: 30m}]}\n", i, i/256, i%256)
+		fmt.Fprintf(&b, "    - {name: leaf%d, platform: sonic, address: \"10.2.%d.%d:8080\", portDefaults: {speed: %s, cable: 3m}, ports: %s}\n", i, i/256, i%256, speed, leafPorts)
 	}
 	hostsPerLeaf := 9
 	b.WriteString("  hosts:\n")
 	for l := 1; l <= leaves; l++ {
 		for h := 0; h < hostsPerLeaf; h++ {
-			fmt.Fprintf(&b, "    - {name: h%d-%d, address: \"10.3.%d.%d\", nics: [{interface: eth0, rdma: mlx5_0, speed: 100G}]}\n", l, h, l/256, h)
+			fmt.Fprintf(&b, "    - {name: h%d-%d, address: \"10.3.%d.%d\", nics: [{interface: eth0, rdma: mlx5_0, speed: %s}]}\n", l, h, l/256, h, speed)
 		}
 	}
 	b.WriteString("  links:\n")
@@ -81,6 +61,8 @@ func cleanFabric(leaves, spines int) []byte {
 		for h := 0; h < hostsPerLeaf; h++ {
 			fmt.Fprintf(&b, "    - [\"h%d-%d:eth0\", \"leaf%d:Ethernet%d\"]\n", l, h, l, h*4)
 		}
+		// 8 uplinks per leaf, spread round-robin over the spines' 64 ports:
+		// needs 8 x leaves <= 64 x spines.
 		for u := 0; u < 8 && spines > 0; u++ {
 			g := (l-1)*8 + u
 			fmt.Fprintf(&b, "    - [\"leaf%d:Ethernet%d\", \"spine%d:Ethernet%d\"]\n", l, 224+u*4, g%spines+1, (g/spines)*4)
