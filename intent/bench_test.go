@@ -279,3 +279,39 @@ func TestLargeFabricGeneratorChecksClean(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkYAMLParse: the 2,000-switch intent read into a yaml.Node tree
+// by check's parser (fastyaml.go) and by yaml.v3, alternated; x_yamlv3 is
+// the fast parser's CPU time over yaml.v3's (the trees are the same:
+// TestFastYAMLMatchesYAMLv3OnRepoFiles and the generated documents).
+//
+//	go test -run '^$' -bench YAMLParse -benchtime 4x ./intent
+func BenchmarkYAMLParse(b *testing.B) {
+	data := largeFabric(1776, 224)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var fast, v3 time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+		t0 := cpuTime(b)
+		if _, ok := intent.ParseFastYAML(data); !ok {
+			b.Fatal("the fast parser fell back on the generated intent")
+		}
+		fast += cpuTime(b) - t0
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+		t0 = cpuTime(b)
+		var n yaml.Node
+		if err := yaml.Unmarshal(data, &n); err != nil {
+			b.Fatal(err)
+		}
+		v3 += cpuTime(b) - t0
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(fast.Microseconds())/1e3/n, "fast_cpu_ms/op")
+	b.ReportMetric(float64(v3.Microseconds())/1e3/n, "yamlv3_cpu_ms/op")
+	b.ReportMetric(float64(fast)/float64(v3), "x_yamlv3")
+}

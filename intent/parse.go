@@ -146,25 +146,35 @@ func decodeSource(s Source, errs *errList) (parts []part) {
 			parts = nil
 		}
 	}()
-	dec := yaml.NewDecoder(bytes.NewReader(s.Data))
-	for doc := 0; ; doc++ {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			se := locateSyntaxError(s.Data, err)
-			errs.addText(Pos{File: s.Name, Line: se.line, Col: se.col}, "", "invalid YAML: "+se.msg)
-			return nil
-		}
+	decodeDoc := func(n *yaml.Node) {
 		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
-			continue // empty document between ---
+			return // empty document between ---
 		}
 		raw := &rawFile{}
-		d := &decoder{file: s.Name, errs: errs, root: &n}
-		d.decode(&n, reflect.ValueOf(raw).Elem(), rawFileCodec)
+		d := &decoder{file: s.Name, errs: errs, root: n}
+		d.decode(n, reflect.ValueOf(raw).Elem(), rawFileCodec)
 		parts = append(parts, part{file: s.Name, raw: raw})
+	}
+	// The common case, one document in the YAML subset intents are written
+	// in, is read by parseFastYAML into the tree yaml.v3 would build;
+	// anything else, errors included, by yaml.v3 itself (fastyaml.go).
+	if n, ok := parseFastYAML(s.Data); ok {
+		decodeDoc(n)
+	} else {
+		dec := yaml.NewDecoder(bytes.NewReader(s.Data))
+		for {
+			n := new(yaml.Node)
+			err := dec.Decode(n)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				se := locateSyntaxError(s.Data, err)
+				errs.addText(Pos{File: s.Name, Line: se.line, Col: se.col}, "", "invalid YAML: "+se.msg)
+				return nil
+			}
+			decodeDoc(n)
+		}
 	}
 	if len(parts) == 0 && len(errs.errs) == 0 {
 		errs.add(start, "", "file has no YAML document")

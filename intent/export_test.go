@@ -1,0 +1,4 @@
+package intent
+
+// ParseFastYAML is parseFastYAML for the external benchmarks.
+var ParseFastYAML = parseFastYAML
