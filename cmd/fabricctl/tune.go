@@ -60,17 +60,25 @@ parallelism. Every setting tried stays inside what each platform of the
 intent accepts (the compilers' and YANG ranges), at least one MTU for min
 and at most the smallest XOFF point for max (portfacts), so it passes check.
 
+--modes searches every RoCE mode (lossless, lossy, semi-lossless,
+pfc-only) that all the intent's switches can compile, each within --budget
+(a mode check refuses on a platform is not simulated, and the table says
+why: FC106, no PFC on OpenConfig; FC162, no semi-lossless on EOS), and
+prints the best setting of each mode and marks the best of all, which is
+the tuned setting. pfc-only is one setting: nothing marks, DCQCN is off.
+
 It prints the before/after table and the edits of the intent with their
 file:line and as a diff; --write makes them in the intent files, --out
 writes the tuned intent to a file: the RoCE class's ecn, policy.dcqcn
-(the hosts' DCQCN, which host apply writes) and, with --modes,
-policy.mode.
+(the hosts' DCQCN, which host apply writes) and, when another mode wins,
+policy.mode with the class fields that mode needs.
 
 Exit codes: 0 tuned (or the intent's setting is the best), 3 the best
 setting still drops on a lossless priority, 1 the intent or a scenario
 could not be read, 64 usage.`,
 		Example: `  fabricctl tune -f fabric.yaml --scenario incast:16:1
   fabricctl tune -f fabric.yaml --scenario incast:16:1 --scenario alltoall --size 1MB --write
+  fabricctl tune -f fabric.yaml --scenario incast:16:1 --modes
   fabricctl tune -f fabric.yaml --scenario incast:16:1 --out tuned.yaml --plots plots/ -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -83,9 +91,9 @@ could not be read, 64 usage.`,
 	cmd.Flags().StringVar(&o.class, "class", "", "class to tune (default: the first lossless class)")
 	cmd.Flags().Int64Var(&o.seed, "seed", 0, "random seed (default 1); the same seed gives the same result")
 	cmd.Flags().DurationVar(&o.duration, "duration", 0, "fabric time of each run (default: twice what the intent's setting needs)")
-	cmd.Flags().IntVar(&o.budget, "budget", tune.DefaultBudget, "most settings to simulate (each over every scenario)")
+	cmd.Flags().IntVar(&o.budget, "budget", tune.DefaultBudget, "most settings to simulate per mode (each over every scenario)")
 	cmd.Flags().BoolVar(&o.dcqcn, "dcqcn", true, "search the hosts' DCQCN parameters too")
-	cmd.Flags().BoolVar(&o.modes, "modes", false, "also try the pfc-only mode (PFC without ECN marking)")
+	cmd.Flags().BoolVar(&o.modes, "modes", false, "also search every other RoCE mode the intent's switches can compile (lossless, lossy, semi-lossless, pfc-only)")
 	cmd.Flags().IntVar(&o.parallel, "parallel", 0, "simulations at once (default: the CPUs Go may use)")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringVar(&o.plots, "plots", "", "write simulate's plots (queue, rate, pause) before and after, per scenario, to this directory")
