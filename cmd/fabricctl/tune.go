@@ -22,20 +22,19 @@ type tuneOptions struct {
 	d         *deps
 	files     []string
 	scenarios []string
-	size      string
-	class     string
-	seed      int64
-	duration  time.Duration
-	budget    int
-	dcqcn     bool
-	modes     bool
-	parallel  int
-	output    string
-	plots     string
-	write     bool
-	out       string
-	speed     string
-	cable     string
+	// workload: --speed, --cable (synthetic star), --size
+	workload workloadFlags
+	class    string
+	seed     int64
+	duration time.Duration
+	budget   int
+	dcqcn    bool
+	modes    bool
+	parallel int
+	output   string
+	plots    string
+	write    bool
+	out      string
 }
 
 func newTuneCmd(d *deps) *cobra.Command {
@@ -87,7 +86,6 @@ could not be read, 64 usage.`,
 	}
 	cmd.Flags().StringArrayVarP(&o.files, "file", "f", nil, "intent file (repeatable; - reads stdin, not with --write)")
 	cmd.Flags().StringArrayVar(&o.scenarios, "scenario", nil, "workload: incast:N:1, alltoall, slow-receiver:PCT, link-down:A-B or a .yaml file (repeatable; default incast:16:1)")
-	cmd.Flags().StringVar(&o.size, "size", "", "message of each generated flow (default 512KB)")
 	cmd.Flags().StringVar(&o.class, "class", "", "class to tune (default: the first lossless class)")
 	cmd.Flags().Int64Var(&o.seed, "seed", 0, "random seed (default 1); the same seed gives the same result")
 	cmd.Flags().DurationVar(&o.duration, "duration", 0, "fabric time of each run (default: twice what the intent's setting needs)")
@@ -99,8 +97,7 @@ could not be read, 64 usage.`,
 	cmd.Flags().StringVar(&o.plots, "plots", "", "write simulate's plots (queue, rate, pause) before and after, per scenario, to this directory")
 	cmd.Flags().BoolVar(&o.write, "write", false, "make the edits in the intent files")
 	cmd.Flags().StringVar(&o.out, "out", "", "write the tuned intent to this file (an intent of one file)")
-	cmd.Flags().StringVar(&o.speed, "speed", "", "synthetic star: port speed (default the intent's first switch port, else 100G)")
-	cmd.Flags().StringVar(&o.cable, "cable", "", "synthetic star: cable length (default the intent's first switch port, else 3m)")
+	o.workload.bind(cmd.Flags(), "message of each generated flow (default 512KB)")
 	return cmd
 }
 
@@ -138,20 +135,8 @@ func (o *tuneOptions) options() (tune.Options, error) {
 		t.Scenarios = []string{"incast:16:1"}
 	}
 	var err error
-	if o.size != "" {
-		if t.Size, err = intent.ParseSize(o.size); err != nil || t.Size <= 0 {
-			return t, usagef("--size %q: want a size such as 512KB", o.size)
-		}
-	}
-	if o.speed != "" {
-		if t.Star.Speed, err = intent.ParseRate(o.speed); err != nil || t.Star.Speed <= 0 {
-			return t, usagef("--speed %q: want a line rate such as 100G", o.speed)
-		}
-	}
-	if o.cable != "" {
-		if t.Star.Cable, err = intent.ParseLength(o.cable); err != nil || t.Star.Cable <= 0 {
-			return t, usagef("--cable %q: want a length such as 3m", o.cable)
-		}
+	if t.Star, t.Size, err = o.workload.parse(); err != nil {
+		return t, err
 	}
 	return t, nil
 }
