@@ -365,14 +365,15 @@ func (o *validateOptions) planSwitches(ctx context.Context, f *intent.Fabric, en
 }
 
 // applied decodes the switches' configuration from what the plan read
-// (applied.Read reads a switch the plan did not: one outside --switch). A
-// switch the plan could not read is not read again: the error says why.
+// (applied.Read reads a switch the plan did not: one outside --switch, or
+// every one when the plan was refused as asked, e.g. an unknown
+// --switch). A switch the plan could not read is not read again: the
+// error says why.
 func (sp *switchPlan) applied(ctx context.Context, f *intent.Fabric, eng *switchdrv.Engine) (map[string]*applied.Switch, error) {
-	if sp.err != nil {
-		return nil, sp.err
-	}
-	if err := switchdrv.ReadErrors(sp.p); err != nil {
-		return nil, err
+	if sp.err == nil {
+		if err := switchdrv.ReadErrors(sp.p); err != nil {
+			return nil, err
+		}
 	}
 	return applied.Read(ctx, f, eng)
 }
