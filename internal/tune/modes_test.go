@@ -11,7 +11,8 @@ import (
 	"github.com/fabricctl/fabricctl/intent/check"
 )
 
-// head starts an intent (the fabric's name); the policy follows.
+// modesSwitches are a SONiC and an SR Linux switch (both compile every
+// mode); modesEOS and modesOC add switches that cannot.
 const modesSwitches = `inventory:
   switches:
     - name: sonic1
