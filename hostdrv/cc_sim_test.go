@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fabricctl/fabricctl/hostdrv"
+	"github.com/fabricctl/fabricctl/internal/dcqcntest"
 	"github.com/fabricctl/fabricctl/internal/sim"
 )
 
@@ -66,26 +67,7 @@ func simNIC(d sim.DCQCN, key string) int64 {
 func TestHostGetsWhatSimulateRuns(t *testing.T) {
 	ctx := context.Background()
 	d, root := hostdrv.NewRig(t, "debugfs")
-	f, h := hostdrv.LoadIntent(t, func(s string) string {
-		return strings.Replace(s, "  dcbx: host-static\n", `  dcbx: host-static
-  dcqcn:
-    rateReduceMonitorPeriod: 50us
-    timeReset: 55us
-    byteReset: 10MB
-    threshold: 5
-    aiRate: 40M
-    haiRate: 200M
-    minDecreaseFactor: 25%
-    minRate: 10M
-    rateOnFirstCNP: 25G
-    g: 1020
-    alphaUpdatePeriod: 55us
-    initialAlpha: 512
-    clampTargetRate: true
-    clampTargetRateAfterTimeIncrease: false
-    minTimeBetweenCNPs: 8us
-`, 1)
-	})
+	f, h := hostdrv.LoadIntent(t, hostdrv.WithDCQCN)
 	p, err := d.Plan(ctx, f, h)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +88,7 @@ func TestHostGetsWhatSimulateRuns(t *testing.T) {
 		}
 		n++
 	}
-	if n != 15 {
-		t.Errorf("compared %d values, want 15 (every field but gd, which the simulator does not model)", n)
+	if n != dcqcntest.Fields {
+		t.Errorf("compared %d values, want %d (every field but gd, which the simulator does not model)", n, dcqcntest.Fields)
 	}
 }

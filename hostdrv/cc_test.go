@@ -9,28 +9,15 @@ import (
 	"testing"
 
 	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/internal/dcqcntest"
 	"github.com/fabricctl/fabricctl/plan"
 )
 
-// withDCQCN adds a policy.dcqcn block that moves most parameters off the
-// mlx5 defaults the test double's firmware starts with.
+// withDCQCN adds the tests' policy.dcqcn block (dcqcntest.Policy), which
+// moves every parameter but gd off the mlx5 defaults the test double's
+// firmware starts with.
 func withDCQCN(s string) string {
-	return strings.Replace(s, "  dcbx: host-static\n", `  dcbx: host-static
-  dcqcn:
-    rateReduceMonitorPeriod: 50us
-    timeReset: 55us
-    byteReset: 10MB
-    threshold: 5
-    aiRate: 40M
-    haiRate: 200M
-    minDecreaseFactor: 25%
-    minRate: 10M
-    g: 1020
-    alphaUpdatePeriod: 55us
-    initialAlpha: 512
-    clampTargetRate: true
-    minTimeBetweenCNPs: 8us
-`, 1)
+	return strings.Replace(s, "  dcbx: host-static\n", "  dcbx: host-static\n"+dcqcntest.Policy, 1)
 }
 
 // changeOf returns the change at path, or nil.
@@ -82,8 +69,8 @@ func TestDCQCNRoundTripMLX5(t *testing.T) {
 				t.Fatal(err)
 			}
 			values := f.Policy.DCQCN.Values()
-			if len(values) != 13 {
-				t.Fatalf("%d dcqcn values, want 13", len(values))
+			if len(values) != dcqcntest.Fields {
+				t.Fatalf("%d dcqcn values, want %d", len(values), dcqcntest.Fields)
 			}
 			for _, v := range values {
 				c := changeOf(p, prefix+name(v))

@@ -16,3 +16,7 @@ func NewRig(t testing.TB, ecn string) (*Driver, string) {
 // LoadIntent is this package's test intent (host gpu1, two mlx5 NICs)
 // with edit applied to its text.
 var LoadIntent = loadIntent
+
+// WithDCQCN is the edit that adds the tests' policy.dcqcn block
+// (dcqcntest.Policy) to LoadIntent's intent.
+var WithDCQCN = withDCQCN

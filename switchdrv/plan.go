@@ -66,10 +66,15 @@ type Engine struct {
 	// answers in the very text fabricctl would write is compared as text
 	// and never decoded. The plan is not kept for Apply.
 	ShowOnly bool
+	// KeepReadBacks makes Plan keep what it read of each switch for the
+	// next ReadBack of that switch (of the same intent), which then sends
+	// no Get: validate's readback plan and the configuration its
+	// prediction runs on (internal/applied) share one read per switch.
+	KeepReadBacks bool
 
 	progressMu sync.Mutex
 
-	// mu guards conns and planned.
+	// mu guards conns, planned and readBacks.
 	mu sync.Mutex
 	// conns holds one connection per switch for the engine's life: plan
 	// and apply of one run dial each switch once and ask its
@@ -79,6 +84,8 @@ type Engine struct {
 	// Apply of that same plan in this process neither reads the switch a
 	// second time nor decodes the payload again.
 	planned map[string]*planned
+	// readBacks is what Plan read of each switch, with KeepReadBacks.
+	readBacks map[string]*ReadBack
 }
 
 // conn is one switch's connection and what its Capabilities said.
@@ -168,7 +175,7 @@ func (e *Engine) Close() {
 		}
 	}
 	_ = g.Wait()
-	e.conns, e.planned = nil, nil
+	e.conns, e.planned, e.readBacks = nil, nil, nil
 }
 
 // ForgetReads drops what Plan read, so that the next Apply reads every
@@ -177,7 +184,7 @@ func (e *Engine) Close() {
 func (e *Engine) ForgetReads() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.planned = nil
+	e.planned, e.readBacks = nil, nil
 }
 
 func (e *Engine) remember(name string, pl *planned) {
@@ -351,6 +358,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 	var get *transport.PreparedGet // the Get of paths, for verify to send again
 	var found *Snapshot            // the requirements' paths, when read with paths
 	var foundKeys []string         // their keys, when read with paths: d.Requires' in order
+	var discovered *Snapshot       // what a Refiner's Discover read
 	if pr, ok := pl.(Prober); ok {
 		if err := pr.Probe(ctx, c, d); err != nil {
 			tp.Error = fmt.Sprintf("switch %s: %v", sw.Name, err)
@@ -368,6 +376,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			tp.Error = fmt.Sprintf("switch %s: %v", sw.Name, err)
 			return tp
 		}
+		discovered = found
 		if err := staleOwned(ctx, c, sw, d); err != nil {
 			tp.Error = err.Error()
 			return tp
@@ -416,6 +425,9 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 			snap.Entries = snap.Entries[:len(paths):len(paths)]
 			get = nil
 		}
+	}
+	if e.KeepReadBacks {
+		e.keepReadBack(sw, cn, snap, discovered)
 	}
 	if len(d.Requires) > 0 {
 		var lacks []plan.Lack

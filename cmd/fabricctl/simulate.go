@@ -29,11 +29,12 @@ type simulateOptions struct {
 	dcqcn    string
 	headroom string
 	xoff     string
-	speed    string
-	cable    string
-	enqueue  bool
-	size     string
-	class    string
+	// workload: --speed, --cable (synthetic star), --size
+	workload workloadFlags
+	// size is --size parsed (0: the flows send for the whole run)
+	size    int64
+	enqueue bool
+	class   string
 	// loss recovery on lossy classes and the mode comparison
 	recovery string
 	// recoverySet: --recovery was given; else the intent's
@@ -99,9 +100,7 @@ scenario could not be read, 64 usage.`,
 	cmd.Flags().StringVar(&o.dcqcn, "dcqcn", "intent", "DCQCN parameters: intent (policy.dcqcn over the ConnectX defaults: what host apply writes), mlx5 (ConnectX defaults) or paper (the DCQCN paper's)")
 	cmd.Flags().StringVar(&o.headroom, "headroom", "", "headroom per lossless priority group on every switch port instead of what compile programs (e.g. 60KB)")
 	cmd.Flags().StringVar(&o.xoff, "xoff", "", "priority-group occupancy that sends XOFF (default: the switch buffer minus its headroom, else 256KiB)")
-	cmd.Flags().StringVar(&o.speed, "speed", "", "synthetic star: port speed (default the intent's first switch port, else 100G)")
-	cmd.Flags().StringVar(&o.cable, "cable", "", "synthetic star: cable length (default the intent's first switch port, else 3m)")
-	cmd.Flags().StringVar(&o.size, "size", "", "payload of each generated flow, e.g. 4MB (reports completion times; default: send for the whole run)")
+	o.workload.bind(cmd.Flags(), "payload of each generated flow, e.g. 4MB (reports completion times; default: send for the whole run)")
 	cmd.Flags().StringVar(&o.class, "class", "", "class of the generated flows (default: the RoCE class, the first lossless one or else the one with ECN)")
 	cmd.Flags().StringVar(&o.recovery, "recovery", "go-back-n", "loss recovery of flows on lossy classes: go-back-n (ConnectX default) or selective-repeat (default: selective-repeat when the intent's policy.nicAccelerations.selectiveRepeat is true, as host apply sets the NICs)")
 	cmd.Flags().IntVar(&o.ackTimeout, "ack-timeout", sim.DefaultAckTimeoutExp, "QP local ACK timeout exponent: 4.096us x 2^N (0 = never; perftest's default 14 is 67ms)")
@@ -165,15 +164,8 @@ func (o *simulateOptions) options() (sim.Options, sim.StarOptions, error) {
 	if opt.XOFF, err = size("xoff", o.xoff); err != nil {
 		return opt, so, err
 	}
-	if o.speed != "" {
-		if so.Speed, err = intent.ParseRate(o.speed); err != nil || so.Speed <= 0 {
-			return opt, so, usagef("--speed %q: want a line rate such as 100G", o.speed)
-		}
-	}
-	if o.cable != "" {
-		if so.Cable, err = intent.ParseLength(o.cable); err != nil || so.Cable <= 0 {
-			return opt, so, usagef("--cable %q: want a length such as 3m", o.cable)
-		}
+	if so, o.size, err = o.workload.parse(); err != nil {
+		return opt, so, err
 	}
 	return opt, so, nil
 }
@@ -204,10 +196,8 @@ func (o *simulateOptions) run(stdin io.Reader, out, errw io.Writer) error {
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	if o.size != "" {
-		if sc.Size, err = intent.ParseSize(o.size); err != nil || sc.Size <= 0 {
-			return usagef("--size %q: want a size such as 4MB", o.size)
-		}
+	if o.size > 0 {
+		sc.Size = o.size
 	}
 	sc.Class = o.class
 	if opt.Duration == 0 {

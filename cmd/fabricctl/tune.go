@@ -22,20 +22,19 @@ type tuneOptions struct {
 	d         *deps
 	files     []string
 	scenarios []string
-	size      string
-	class     string
-	seed      int64
-	duration  time.Duration
-	budget    int
-	dcqcn     bool
-	modes     bool
-	parallel  int
-	output    string
-	plots     string
-	write     bool
-	out       string
-	speed     string
-	cable     string
+	// workload: --speed, --cable (synthetic star), --size
+	workload workloadFlags
+	class    string
+	seed     int64
+	duration time.Duration
+	budget   int
+	dcqcn    bool
+	modes    bool
+	parallel int
+	output   string
+	plots    string
+	write    bool
+	out      string
 }
 
 func newTuneCmd(d *deps) *cobra.Command {
@@ -60,17 +59,25 @@ parallelism. Every setting tried stays inside what each platform of the
 intent accepts (the compilers' and YANG ranges), at least one MTU for min
 and at most the smallest XOFF point for max (portfacts), so it passes check.
 
+--modes searches every RoCE mode (lossless, lossy, semi-lossless,
+pfc-only) that all the intent's switches can compile, each within --budget
+(a mode check refuses on a platform is not simulated, and the table says
+why: FC106, no PFC on OpenConfig; FC162, no semi-lossless on EOS), and
+prints the best setting of each mode and marks the best of all, which is
+the tuned setting. pfc-only is one setting: nothing marks, DCQCN is off.
+
 It prints the before/after table and the edits of the intent with their
 file:line and as a diff; --write makes them in the intent files, --out
 writes the tuned intent to a file: the RoCE class's ecn, policy.dcqcn
-(the hosts' DCQCN, which host apply writes) and, with --modes,
-policy.mode.
+(the hosts' DCQCN, which host apply writes) and, when another mode wins,
+policy.mode with the class fields that mode needs.
 
 Exit codes: 0 tuned (or the intent's setting is the best), 3 the best
 setting still drops on a lossless priority, 1 the intent or a scenario
 could not be read, 64 usage.`,
 		Example: `  fabricctl tune -f fabric.yaml --scenario incast:16:1
   fabricctl tune -f fabric.yaml --scenario incast:16:1 --scenario alltoall --size 1MB --write
+  fabricctl tune -f fabric.yaml --scenario incast:16:1 --modes
   fabricctl tune -f fabric.yaml --scenario incast:16:1 --out tuned.yaml --plots plots/ -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -79,20 +86,18 @@ could not be read, 64 usage.`,
 	}
 	cmd.Flags().StringArrayVarP(&o.files, "file", "f", nil, "intent file (repeatable; - reads stdin, not with --write)")
 	cmd.Flags().StringArrayVar(&o.scenarios, "scenario", nil, "workload: incast:N:1, alltoall, slow-receiver:PCT, link-down:A-B or a .yaml file (repeatable; default incast:16:1)")
-	cmd.Flags().StringVar(&o.size, "size", "", "message of each generated flow (default 512KB)")
 	cmd.Flags().StringVar(&o.class, "class", "", "class to tune (default: the first lossless class)")
 	cmd.Flags().Int64Var(&o.seed, "seed", 0, "random seed (default 1); the same seed gives the same result")
 	cmd.Flags().DurationVar(&o.duration, "duration", 0, "fabric time of each run (default: twice what the intent's setting needs)")
-	cmd.Flags().IntVar(&o.budget, "budget", tune.DefaultBudget, "most settings to simulate (each over every scenario)")
+	cmd.Flags().IntVar(&o.budget, "budget", tune.DefaultBudget, "most settings to simulate per mode (each over every scenario)")
 	cmd.Flags().BoolVar(&o.dcqcn, "dcqcn", true, "search the hosts' DCQCN parameters too")
-	cmd.Flags().BoolVar(&o.modes, "modes", false, "also try the pfc-only mode (PFC without ECN marking)")
+	cmd.Flags().BoolVar(&o.modes, "modes", false, "also search every other RoCE mode the intent's switches can compile (lossless, lossy, semi-lossless, pfc-only)")
 	cmd.Flags().IntVar(&o.parallel, "parallel", 0, "simulations at once (default: the CPUs Go may use)")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringVar(&o.plots, "plots", "", "write simulate's plots (queue, rate, pause) before and after, per scenario, to this directory")
 	cmd.Flags().BoolVar(&o.write, "write", false, "make the edits in the intent files")
 	cmd.Flags().StringVar(&o.out, "out", "", "write the tuned intent to this file (an intent of one file)")
-	cmd.Flags().StringVar(&o.speed, "speed", "", "synthetic star: port speed (default the intent's first switch port, else 100G)")
-	cmd.Flags().StringVar(&o.cable, "cable", "", "synthetic star: cable length (default the intent's first switch port, else 3m)")
+	o.workload.bind(cmd.Flags(), "message of each generated flow (default 512KB)")
 	return cmd
 }
 
@@ -130,20 +135,8 @@ func (o *tuneOptions) options() (tune.Options, error) {
 		t.Scenarios = []string{"incast:16:1"}
 	}
 	var err error
-	if o.size != "" {
-		if t.Size, err = intent.ParseSize(o.size); err != nil || t.Size <= 0 {
-			return t, usagef("--size %q: want a size such as 512KB", o.size)
-		}
-	}
-	if o.speed != "" {
-		if t.Star.Speed, err = intent.ParseRate(o.speed); err != nil || t.Star.Speed <= 0 {
-			return t, usagef("--speed %q: want a line rate such as 100G", o.speed)
-		}
-	}
-	if o.cable != "" {
-		if t.Star.Cable, err = intent.ParseLength(o.cable); err != nil || t.Star.Cable <= 0 {
-			return t, usagef("--cable %q: want a length such as 3m", o.cable)
-		}
+	if t.Star, t.Size, err = o.workload.parse(); err != nil {
+		return t, err
 	}
 	return t, nil
 }

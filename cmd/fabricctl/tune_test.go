@@ -228,3 +228,50 @@ func TestTuneSearchSpaceCompiles(t *testing.T) {
 		runCLIWant(t, ExitOK, "render", "--validate", "--device", "-f", withOC)
 	}
 }
+
+// TestTuneModesCommand: tune --modes on SONiC, SR Linux and EOS switches
+// searches lossless, lossy and pfc-only and refuses semi-lossless (EOS,
+// check's FC162) saying so; with one setting per mode pfc-only wins this
+// incast, and the intent it writes (policy.mode pfc-only, the class's
+// written ECN turned off) passes check and compiles for every platform
+// into payloads their YANG and device twins take.
+func TestTuneModesCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "fabric.yaml")
+	if err := os.WriteFile(in, []byte(tuneIntent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "tuned.yaml")
+	stdout, stderr, code := runFabricctl(t, "tune", "-f", in, "--scenario", "incast:16:1", "--modes", "--budget", "1", "--out", out)
+	if code != ExitOK {
+		t.Fatalf("tune --modes: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"MODE ", "lossy ", "semi-lossless  -", "refused: platform eos (eos1): FC162", "mode pfc-only  <- best",
+		"policy.mode: add mode: pfc-only", "policy.classes[roce].ecn.enabled: add enabled: false"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("tune --modes output lacks %q:\n%s", want, stdout)
+		}
+	}
+	tuned, err := intent.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tuned.Policy.Mode != intent.ModePFCOnly {
+		t.Errorf("tuned mode %s, want pfc-only", tuned.Policy.Mode)
+	}
+	runCLIWant(t, ExitOK, "check", "-f", out)
+	runCLIWant(t, ExitOK, "render", "--validate", "--device", "-f", out)
+
+	var rep tune.Report
+	stdout, stderr, code = runFabricctl(t, "tune", "-f", in, "--scenario", "incast:16:1", "--modes", "--budget", "1", "-o", "json")
+	if code != ExitOK || json.Unmarshal([]byte(stdout), &rep) != nil {
+		t.Fatalf("tune --modes -o json: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var modes []string
+	for _, m := range rep.Modes {
+		modes = append(modes, m.Mode)
+	}
+	if !slices.Equal(modes, []string{"lossless", "lossy", "semi-lossless", "pfc-only"}) || rep.Modes[2].Refused == "" || !rep.Modes[3].Best || rep.AfterSetting.Mode != "pfc-only" {
+		t.Errorf("json modes %+v, after %+v", rep.Modes, rep.AfterSetting)
+	}
+}

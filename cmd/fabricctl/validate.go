@@ -65,7 +65,9 @@ func newValidateCmd(d *deps) *cobra.Command {
 
   1. readback   the switches' configuration is read over gNMI and the hosts' with
                 'fabricctl host plan' (locally, or over SSH with --host-binary),
-                and compared with the intent; every drifted path is a failed check
+                and compared with the intent; every drifted path is a failed check.
+                Each switch is read once: the prediction (step 5) runs on the
+                configuration decoded from this same read
   2. counters   host RDMA hw_counters and ethtool driver stats, switch queue, PFC, ECN
                 and PFC-watchdog counters (gNMI, per platform) are read
   3. traffic    all pairs of hosts in N-1 rounds of disjoint pairs (N rounds with byes
@@ -303,13 +305,16 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 	}
 
 	vo := validate.Options{Engine: engine, AllPairs: !o.noAllPairs, Incast: !o.noIncast, Latency: !o.noLatency, Log: d.log}
+	swPlan := o.planSwitches(ctx, f, eng, !o.noPrediction)
 	if !o.noPrediction {
 		s := o.simulator(f)
 		// The prediction runs on what the switches hold, as the sim
-		// engine does on a lab's twins; where they cannot be read, on the
-		// intent's configuration (and the readback says why).
-		if len(f.Switches) > 0 && !o.noReadback {
-			if sws, err := applied.Read(ctx, f, eng); err != nil {
+		// engine does on a lab's twins, decoded from the readback's own
+		// read of them; where they cannot be read, on the intent's
+		// configuration (and the readback says why).
+		if swPlan.done {
+			sws, err := swPlan.applied(ctx, f, eng)
+			if err != nil {
 				fmt.Fprintf(d.stderr, "fabricctl: the prediction runs on the intent's configuration: the switches could not be read back: %v\n", err)
 			} else {
 				s.Source = fmt.Sprintf("the configuration read back from the %d switches", len(sws))
@@ -319,7 +324,7 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 		vo.Predict = &validate.Predictor{Sim: s, Tolerance: f.Validation.PredictionTolerance}
 	}
 	if !o.noReadback {
-		vo.Readback = func(ctx context.Context) (*plan.Plan, error) { return o.readback(ctx, d, f, eng, nsOf, runnerFor) }
+		vo.Readback = func(ctx context.Context) (*plan.Plan, error) { return o.readback(ctx, d, f, swPlan, nsOf, runnerFor) }
 		vo.ReadbackSkipped = map[string]string{}
 		for h, ns := range nsOf {
 			vo.ReadbackSkipped[plan.KindHost+" "+h] = fmt.Sprintf("runs in network namespace %s (--netns): its NICs are lab veths without DCB, so there is no NIC QoS to read back", ns)
@@ -332,6 +337,45 @@ func (o *validateOptions) run(ctx context.Context, d *deps, out io.Writer) error
 	}
 
 	return o.finish(ctx, f, vo, out)
+}
+
+// switchPlan is the readback's plan of the switches, made before the run
+// so that its reads of the switches also give the simulator their
+// configuration (switchdrv.Engine.KeepReadBacks, internal/applied): one
+// read per switch per validate run. The counters are read on their own,
+// before and after the traffic.
+type switchPlan struct {
+	done bool // the switches were planned (readback on, the intent has some)
+	p    *plan.Plan
+	err  error
+}
+
+// planSwitches plans the switches for the readback (none with
+// --no-readback); keep: for the simulator as well.
+func (o *validateOptions) planSwitches(ctx context.Context, f *intent.Fabric, eng *switchdrv.Engine, keep bool) *switchPlan {
+	if o.noReadback || len(f.Switches) == 0 {
+		return &switchPlan{}
+	}
+	eng.KeepReadBacks = keep
+	p, err := eng.Plan(ctx, f, o.switches)
+	if p != nil {
+		p.Fabric = f.Name
+	}
+	return &switchPlan{done: true, p: p, err: err}
+}
+
+// applied decodes the switches' configuration from what the plan read
+// (applied.Read reads a switch the plan did not: one outside --switch, or
+// every one when the plan was refused as asked, e.g. an unknown
+// --switch). A switch the plan could not read is not read again: the
+// error says why.
+func (sp *switchPlan) applied(ctx context.Context, f *intent.Fabric, eng *switchdrv.Engine) (map[string]*applied.Switch, error) {
+	if sp.err == nil {
+		if err := switchdrv.ReadErrors(sp.p); err != nil {
+			return nil, err
+		}
+	}
+	return applied.Read(ctx, f, eng)
 }
 
 // simulator is the packet simulator on the intent's configuration.
@@ -354,19 +398,14 @@ func (o *validateOptions) runSim(ctx context.Context, d *deps, f *intent.Fabric,
 			vo.ReadbackSkipped[plan.KindSwitch+" "+sw.Name] = "the sim engine without --lab runs on the intent's configuration: no switch is read"
 		}
 	} else {
+		swPlan := o.planSwitches(ctx, f, eng, true)
 		closeLab, err := o.labSim(ctx, d, f, eng, s, simEng)
 		if err != nil {
 			return withCode(ExitError, err)
 		}
 		defer closeLab()
-		if !o.noReadback {
-			vo.Readback = func(ctx context.Context) (*plan.Plan, error) {
-				p, err := eng.Plan(ctx, f, o.switches)
-				if p != nil {
-					p.Fabric = f.Name
-				}
-				return p, err
-			}
+		if swPlan.done {
+			vo.Readback = func(context.Context) (*plan.Plan, error) { return swPlan.p, swPlan.err }
 		}
 		if !o.noCounters {
 			srcs, closeAll := o.sources(ctx, d, f, nil, nil)
@@ -382,7 +421,8 @@ func (o *validateOptions) runSim(ctx context.Context, d *deps, f *intent.Fabric,
 
 // labSim points the sim engine at the lab in o.labDir: the simulator runs
 // on the configuration read back from the twins (internal/applied, read
-// once before the traffic: what apply, or anyone, left there), and every
+// once before the traffic: what apply, or anyone, left there; what the
+// readback's plan read, when it ran before), and every
 // round's switch counters are posted to the twins through the lab's
 // control socket (internal/labctl), where validate reads them back as it
 // reads real switches.
@@ -486,19 +526,19 @@ func rdmaPreflight(ctx context.Context, f *intent.Fabric, runnerFor func(string)
 		strings.Join(none, ", "), plural(len(none), "has", "have"))
 }
 
-// readback plans the switches (gNMI) and the hosts (local ones in this
-// process, remote ones with `fabricctl host plan` over SSH, --host-binary,
-// through the runners of runnerFor) against the intent. Hosts mapped to a
-// network namespace are left out: their NICs are lab veths.
-func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabric, eng *switchdrv.Engine, nsOf map[string]string,
+// readback is the switches' plan (gNMI, sw: planned before the run) and
+// the hosts' (local ones in this process, remote ones with `fabricctl host
+// plan` over SSH, --host-binary, through the runners of runnerFor) against
+// the intent. Hosts mapped to a network namespace are left out: their NICs
+// are lab veths.
+func (o *validateOptions) readback(ctx context.Context, d *deps, f *intent.Fabric, sw *switchPlan, nsOf map[string]string,
 	runnerFor func(string) (remote.Runner, error)) (*plan.Plan, error) {
 	p := &plan.Plan{Fabric: f.Name}
-	if len(f.Switches) > 0 {
-		sp, err := eng.Plan(ctx, f, o.switches)
-		if err != nil {
-			return nil, err
+	if sw != nil && sw.done {
+		if sw.err != nil {
+			return nil, sw.err
 		}
-		p.Targets = append(p.Targets, sp.Targets...)
+		p.Targets = append(p.Targets, sw.p.Targets...)
 	}
 	var local, remoteHosts []intent.Host
 	for _, h := range f.Hosts {

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricctl/fabricctl/internal/dcqcntest"
 )
 
 // TestDCQCNFromPolicy: policy.dcqcn overlays MLX5Defaults field by field,
@@ -15,28 +17,12 @@ func TestDCQCNFromPolicy(t *testing.T) {
 	if got := DCQCNFromPolicy(&parse(t, minimalIntent).Policy); got != MLX5Defaults() {
 		t.Errorf("no policy.dcqcn = %+v, want MLX5Defaults", got)
 	}
-	f := parse(t, minimalIntent+`  dcqcn:
-    rateReduceMonitorPeriod: 50us
-    timeReset: 55us
-    byteReset: 10MB
-    threshold: 5
-    aiRate: 40M
-    haiRate: 200M
-    minDecreaseFactor: 25%
-    minRate: 10M
-    rateOnFirstCNP: 25G
-    g: 1020
-    alphaUpdatePeriod: 55us
-    initialAlpha: 512
-    clampTargetRate: true
-    clampTargetRateAfterTimeIncrease: false
-    minTimeBetweenCNPs: 50us
-`)
+	f := parse(t, minimalIntent+dcqcntest.Policy)
 	want := DCQCN{
 		RateReducePeriod: 50 * Microsecond, TimeReset: 55 * Microsecond, ByteReset: 10_000_000, Threshold: 5,
 		AIRate: 40e6, HAIRate: 200e6, MinDecFactor: 0.25, MinRate: 10e6, RateOnFirstCNP: 25e9,
 		G: 4.0 / 1024, AlphaPeriod: 55 * Microsecond, InitialAlpha: 0.5, ClampTarget: true,
-		ClampTargetAfterTimeInc: false, MinTimeBetweenCNP: 50 * Microsecond,
+		ClampTargetAfterTimeInc: false, MinTimeBetweenCNP: 8 * Microsecond,
 	}
 	if diff := cmp.Diff(want, DCQCNFromPolicy(&f.Policy)); diff != "" {
 		t.Errorf("DCQCNFromPolicy mismatch (-want +got):\n%s", diff)

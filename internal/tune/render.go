@@ -72,8 +72,11 @@ type ECNJSON struct {
 }
 
 func settingJSON(s Setting, dcqcn bool) SettingJSON {
-	var j SettingJSON
-	for _, row := range settingRows(s, dcqcn) {
+	j := SettingJSON{Mode: string(s.Mode)}
+	if !s.Mode.ECN() {
+		return j // no ECN marking, no DCQCN
+	}
+	for _, row := range settingRows(s, dcqcn, false) {
 		if name, ok := strings.CutPrefix(row[0], "dcqcn."); ok {
 			if j.DCQCN == nil {
 				j.DCQCN = map[string]string{}
@@ -81,10 +84,7 @@ func settingJSON(s Setting, dcqcn bool) SettingJSON {
 			j.DCQCN[name] = row[1]
 		}
 	}
-	switch {
-	case s.PFCOnly:
-		j.Mode = "pfc-only"
-	case s.Kmax > 0:
+	if s.Kmax > 0 {
 		j.ECN = &ECNJSON{s.Kmin, s.Kmax, s.Pmax}
 	}
 	return j
@@ -107,14 +107,73 @@ type Report struct {
 	Changes       []Change          `json:"changes"`
 	Programmed    []Programmed      `json:"programmed,omitempty"`
 	Files         map[string]string `json:"files,omitempty"` // the tuned text of each changed file
-	Notes         []string          `json:"notes,omitempty"`
+	// Modes are the modes searched (--modes), the intent's own first.
+	Modes []ModeJSON `json:"modes,omitempty"`
+	Notes []string   `json:"notes,omitempty"`
+}
+
+// ModeJSON is the search of one mode.
+type ModeJSON struct {
+	Mode string `json:"mode"`
+	// Refused says why the intent's switches cannot express it (check's
+	// FC106, FC162); the mode was not simulated.
+	Refused   string       `json:"refused,omitempty"`
+	Evaluated int          `json:"evaluated"`
+	Setting   *SettingJSON `json:"setting,omitempty"`
+	Score     *Score       `json:"score,omitempty"`
+	// Best is the overall best: the tuned setting is this mode's.
+	Best bool `json:"best,omitempty"`
+}
+
+// modesJSON is r.Modes in the report's terms.
+func (r *Result) modesJSON() []ModeJSON {
+	var out []ModeJSON
+	for _, m := range r.Modes {
+		j := ModeJSON{Mode: string(m.Mode), Refused: m.Refused, Evaluated: m.Evaluated, Score: m.Best}
+		if m.Best != nil {
+			sj := settingJSON(m.Best.Setting, r.DCQCN)
+			j.Setting, j.Best = &sj, m.Best.Setting == r.Best
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// writeModes writes the table of the modes searched: each mode's best
+// setting and its score, the overall best marked, refused modes with why.
+func (r *Result) writeModes(b *strings.Builder) {
+	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODE\tSIMULATED\tP99 FCT (x intent's)\tUNFINISHED\tDROPS (LOSSLESS)\tPAUSE TIME\tBEST SETTING OF THE MODE")
+	for _, m := range r.Modes {
+		if m.Refused != "" {
+			fmt.Fprintf(tw, "%s\t-\t\t\t\t\trefused: %s\n", m.Mode, m.Refused)
+			continue
+		}
+		if m.Best == nil {
+			fmt.Fprintf(tw, "%s\t%d\t\t\t\t\tno setting inside the bounds within the budget\n", m.Mode, m.Evaluated)
+			continue
+		}
+		sc := m.Best
+		var drops int64
+		flows := 0
+		for _, run := range sc.Runs {
+			drops += run.Drops
+			flows += run.Flows
+		}
+		mark := ""
+		if sc.Setting == r.Best {
+			mark = "  <- best"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%d/%d\t%d (%d)\t%s\t%s%s\n", m.Mode, m.Evaluated, sc.FCT, sc.Unfinished, flows, drops, sc.Drops, us(sc.PauseTime), sc.Setting, mark)
+	}
+	tw.Flush()
 }
 
 // Report builds the JSON form of r and its written edits w.
 func (r *Result) Report(w *Written) Report {
 	rep := Report{Class: r.Class, Scenarios: r.Scenarios(), Seed: r.Seed, Duration: r.Duration, Evaluated: r.Evaluated,
 		DCQCNSearched: r.DCQCN, Bounds: r.Bounds, BeforeSetting: settingJSON(r.Base, r.DCQCN), AfterSetting: settingJSON(r.Best, r.DCQCN),
-		Before: r.Before, After: r.After, Edits: r.Edits, Notes: r.Notes}
+		Before: r.Before, After: r.After, Edits: r.Edits, Modes: r.modesJSON(), Notes: r.Notes}
 	if rep.Edits == nil {
 		rep.Edits = []Edit{}
 	}
@@ -162,18 +221,27 @@ func us(d time.Duration) string {
 
 func gbps(v float64) string { return strconv.FormatFloat(v/1e9, 'f', 1, 64) + "G" }
 
-// settingRows are the parameters of a setting as the table shows them.
-func settingRows(s Setting, dcqcn bool) [][2]string {
+// settingRows are the parameters of a setting as the table shows them,
+// the same rows for every setting (so that two settings line up): the
+// mode (withMode), the ECN thresholds ("none" where the class marks
+// nothing) and the DCQCN parameters ("off" in pfc-only mode, where the
+// hosts run none).
+func settingRows(s Setting, dcqcn, withMode bool) [][2]string {
 	var rows [][2]string
-	if s.PFCOnly {
-		rows = append(rows, [2]string{"mode", "pfc-only"})
-	} else if s.Kmax > 0 {
+	if withMode {
+		rows = append(rows, [2]string{"mode", string(s.Mode)})
+	}
+	if s.Mode.ECN() && s.Kmax > 0 {
 		rows = append(rows, [2]string{"ecn.min", intent.FormatSize(s.Kmin)}, [2]string{"ecn.max", intent.FormatSize(s.Kmax)},
 			[2]string{"ecn.probability", strconv.Itoa(s.Pmax) + "%"})
 	} else {
-		rows = append(rows, [2]string{"ecn", "none"})
+		rows = append(rows, [2]string{"ecn.min", "none"}, [2]string{"ecn.max", "none"}, [2]string{"ecn.probability", "none"})
 	}
-	if dcqcn {
+	if dcqcn && !s.Mode.ECN() {
+		for _, n := range []string{"aiRate", "haiRate", "timeReset", "rateReduceMonitorPeriod", "minDecreaseFactor", "g"} {
+			rows = append(rows, [2]string{"dcqcn." + n, "off"})
+		}
+	} else if dcqcn {
 		d := s.DCQCN
 		rows = append(rows,
 			[2]string{"dcqcn.aiRate", intent.FormatRate(int64(d.AIRate))},
@@ -198,26 +266,20 @@ func (r *Result) WriteText(out io.Writer, w *Written) error {
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SETTING\tBEFORE (intent)\tAFTER (tuned)")
-	bs, as := settingRows(r.Base, r.DCQCN), settingRows(r.Best, r.DCQCN)
-	for i := range max(len(bs), len(as)) {
-		var l, rt [2]string
-		if i < len(bs) {
-			l = bs[i]
-		}
-		if i < len(as) {
-			rt = as[i]
-		}
-		name := l[0]
-		if name == "" {
-			name = rt[0]
-		}
+	withMode := r.Modes != nil || r.Best.Mode != r.Base.Mode
+	bs, as := settingRows(r.Base, r.DCQCN, withMode), settingRows(r.Best, r.DCQCN, withMode)
+	for i := range bs {
 		mark := ""
-		if l[1] != rt[1] {
+		if bs[i][1] != as[i][1] {
 			mark = "  *"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s%s\n", name, l[1], rt[1], mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s%s\n", bs[i][0], bs[i][1], as[i][1], mark)
 	}
 	tw.Flush()
+	if r.Modes != nil {
+		b.WriteString("\n")
+		r.writeModes(&b)
+	}
 	b.WriteString("\n")
 	tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tMETRIC\tBEFORE\tAFTER\tCHANGE")

@@ -44,12 +44,14 @@ type Options struct {
 	Class    string
 	Seed     int64         // 0 = sim.DefaultSeed
 	Duration time.Duration // 0 = from the probe run
-	// Budget is how many settings are simulated at most (each over every
-	// scenario); 0 = DefaultBudget.
+	// Budget is how many settings are simulated at most per mode (each
+	// over every scenario); 0 = DefaultBudget.
 	Budget int
 	// DCQCN searches the hosts' DCQCN parameters too.
 	DCQCN bool
-	// Modes also tries the pfc-only mode (PFC without ECN marking).
+	// Modes searches every RoCE mode the intent's platforms can compile
+	// (Refusal) besides the intent's own, each within Budget: the best of
+	// each mode and the best of all come back (Result.Modes).
 	Modes bool
 	// Parallel is how many simulations run at once (0 = 1). The result
 	// does not depend on it.
@@ -124,6 +126,10 @@ type Result struct {
 	Duration  time.Duration `json:"durationNs"` // fabric time of each search run
 	Notes     []string      `json:"notes,omitempty"`
 	DCQCN     bool          `json:"dcqcnSearched"`
+	// Modes are the modes searched (Options.Modes), the intent's own
+	// first, then the others in intent.Modes' order, refused ones with
+	// why; nil without Options.Modes.
+	Modes     []ModeResult `json:"-"`
 	scenarios []*scenario
 	fabric    *intent.Fabric
 	class     *intent.Class
@@ -137,7 +143,8 @@ type scenario struct {
 }
 
 // RoCEClass returns the class tune works on: the named one, else the
-// first lossless class that is not the CNP class.
+// first lossless class that is not the CNP class, else (lossy mode) the
+// policy's RoCE class, the ECN class the hosts' RoCE traffic is in.
 func RoCEClass(f *intent.Fabric, name string) (*intent.Class, error) {
 	if name != "" {
 		cl := f.Policy.ClassByName(name)
@@ -154,7 +161,10 @@ func RoCEClass(f *intent.Fabric, name string) (*intent.Class, error) {
 			return cl, nil
 		}
 	}
-	return nil, errors.New("the policy has no lossless class to tune: name one with --class")
+	if cl := f.Policy.RoCEClass(); cl != nil && cl.ECN != nil && !cl.CNP {
+		return cl, nil
+	}
+	return nil, errors.New("the policy has no lossless class to tune, nor an ECN class for RoCE: name one with --class")
 }
 
 // baseSetting is the intent's own setting of class cl: its ECN (none:
@@ -163,16 +173,21 @@ func RoCEClass(f *intent.Fabric, name string) (*intent.Class, error) {
 // policy.dcqcn over mlx5's defaults, what host apply writes and simulate
 // runs (sim.DCQCNFromPolicy).
 func baseSetting(f *intent.Fabric, cl *intent.Class) Setting {
-	s := Setting{DCQCN: sim.DCQCNFromPolicy(&f.Policy)}
+	s := Setting{Mode: modeOf(&f.Policy), DCQCN: sim.DCQCNFromPolicy(&f.Policy)}
 	if cl.ECN != nil {
 		s.Kmin, s.Kmax, s.Pmax = cl.ECN.MinBytes, cl.ECN.MaxBytes, cl.ECN.Probability
 	}
 	return s
 }
 
-// withSetting returns a copy of f with s's ECN on class cl (check.Apply
-// makes the edits, as --write does), sharing the rest with f.
+// withSetting returns a copy of f in s's mode (withMode) with s's ECN on
+// class cl (check.Apply makes the edits, as --write does), sharing the
+// rest with f.
 func withSetting(f *intent.Fabric, cl *intent.Class, s Setting) (*intent.Fabric, error) {
+	f, err := withMode(f, cl, s.Mode)
+	if err != nil {
+		return nil, err
+	}
 	g := *f
 	g.Policy.Classes = slices.Clone(f.Policy.Classes)
 	for i := range g.Policy.Classes {
@@ -181,7 +196,7 @@ func withSetting(f *intent.Fabric, cl *intent.Class, s Setting) (*intent.Fabric,
 			c.ECN = &e
 		}
 	}
-	if s.PFCOnly {
+	if !s.Mode.ECN() {
 		return &g, nil
 	}
 	if s.Kmax == 0 { // the intent's class without ECN
@@ -189,7 +204,7 @@ func withSetting(f *intent.Fabric, cl *intent.Class, s Setting) (*intent.Fabric,
 		return &g, nil
 	}
 	path := "policy.classes[" + cl.Name + "]"
-	err := check.Apply(&g, []Edit{
+	err = check.Apply(&g, []Edit{
 		{Path: path + ".ecn.min", Value: strconv.FormatInt(s.Kmin, 10)},
 		{Path: path + ".ecn.max", Value: strconv.FormatInt(s.Kmax, 10)},
 		{Path: path + ".ecn.probability", Value: strconv.Itoa(s.Pmax)},
@@ -216,7 +231,7 @@ func (r *Result) run(s Setting, d time.Duration, samples int) ([]*sim.Result, er
 		dc := s.DCQCN
 		// the hosts' loss recovery as the intent leaves the NICs (a lossy
 		// or semi-lossless intent's drops are recovered, as simulate does)
-		res := sim.New(n, sim.Options{Duration: d, Seed: r.Seed, DCQCN: &dc, NoECN: s.PFCOnly, Samples: samples, Recovery: sim.RecoveryFor(&r.fabric.Policy)}).Run()
+		res := sim.New(n, sim.Options{Duration: d, Seed: r.Seed, DCQCN: &dc, NoECN: !s.Mode.ECN(), Samples: samples, Recovery: sim.RecoveryFor(&r.fabric.Policy)}).Run()
 		out = append(out, res)
 	}
 	return out, nil
@@ -417,13 +432,98 @@ func Search(ctx context.Context, f *intent.Fabric, o Options) (*Result, error) {
 		return nil, err
 	}
 	r.Before = before[0]
-	// best is the best setting inside the bounds: the intent's, unless it
-	// is outside them (then the first of the grid to beat the others,
-	// which the local search starts from and which must beat the
-	// intent's in the end)
+	// The intent's own mode, then (Modes) every other mode its platforms
+	// compile, in intent.Modes' order: each searched within the budget.
+	modes := []ModeResult{{Mode: r.Base.Mode, Bounds: r.Bounds}}
+	if o.Modes {
+		for _, name := range intent.Modes() {
+			m := intent.RoCEMode(name)
+			if m == r.Base.Mode {
+				continue
+			}
+			mr := ModeResult{Mode: m, Refused: Refusal(f, m)}
+			if mr.Refused == "" {
+				g, err := withMode(f, cl, m)
+				if err != nil {
+					return nil, err
+				}
+				mr.Bounds = boundsOf(g, cl)
+			}
+			modes = append(modes, mr)
+		}
+	}
 	var best *Score
-	if r.Bounds.Check(r.Base) == nil {
+	for i := range modes {
+		mr := &modes[i]
+		if mr.Refused != "" {
+			continue
+		}
+		n0, from := r.Evaluated, (*Score)(nil)
+		if i == 0 {
+			// the intent's setting, simulated above, is its mode's, and
+			// the local search starts from it when no setting of the
+			// grid is inside the bounds
+			n0, from = n0-1, r.Before
+		}
+		if mr.Best, err = r.searchMode(mr.Mode, mr.Bounds, o, eval, cache, n0, from); err != nil {
+			return nil, err
+		}
+		mr.Evaluated = r.Evaluated - n0
+		if mr.Evaluated >= o.Budget {
+			if o.Modes {
+				r.Notes = append(r.Notes, fmt.Sprintf("mode %s: the search stopped at its budget of %d settings (--budget)", mr.Mode, o.Budget))
+			} else {
+				r.Notes = append(r.Notes, fmt.Sprintf("the search stopped at its budget of %d settings (--budget)", o.Budget))
+			}
+		}
+		// in the modes' order: ties keep the earlier, the intent's first
+		if mr.Best != nil && (best == nil || better(mr.Best, best)) {
+			best = mr.Best
+		}
+	}
+	if o.Modes {
+		r.Modes = modes
+	}
+	if best == nil || !better(best, r.Before) {
 		best = r.Before
+	}
+	r.After, r.Best = best, best.Setting
+	r.Edits = r.Best.Edits(&f.Policy, cl, r.Base, o.DCQCN)
+	if r.Best == r.Base {
+		r.Edits = nil
+	}
+	return r, nil
+}
+
+// searchMode searches mode m within bounds b: a coarse grid over the ECN
+// thresholds and probability (DCQCN as the intent has it), then the
+// neighbours of the best, two levels away on each parameter then one,
+// while a round finds a better one; at most o.Budget settings counted from
+// n0 of r.Evaluated (cache: the settings simulated so far). pfc-only
+// marks nothing: its one setting is the intent's DCQCN without ECN. It
+// returns the best setting inside b, else from, where the local search
+// then starts (nil when there is neither).
+func (r *Result) searchMode(m intent.RoCEMode, b Bounds, o Options, eval func([]Setting) ([]*Score, error), cache map[Setting]*Score, n0 int, from *Score) (*Score, error) {
+	left := func() int { return o.Budget - (r.Evaluated - n0) }
+	base := r.Base
+	base.Mode = m
+	if !m.ECN() {
+		base.Kmin, base.Kmax, base.Pmax = 0, 0, 0
+	}
+	// best is the best setting inside the bounds: the mode's base (the
+	// intent's setting in that mode), unless it is outside them (then the
+	// first of the grid to beat the others, which the local search starts
+	// from and which must beat the intent's in the end)
+	var best *Score
+	if b.Check(base) == nil && left() > 0 {
+		sc, err := eval([]Setting{base})
+		if err != nil {
+			return nil, err
+		}
+		best = sc[0]
+	}
+	if !m.ECN() {
+		return best, nil
 	}
 	consider := func(scores []*Score) {
 		for _, sc := range scores { // in the order given: ties keep the earlier
@@ -432,42 +532,39 @@ func Search(ctx context.Context, f *intent.Fabric, o Options) (*Result, error) {
 			}
 		}
 	}
-	ds := dims(r.Bounds, r.Base, o.DCQCN)
+	ds := dims(b, base, o.DCQCN)
 	// the coarse grid: ECN thresholds and probability, DCQCN as it is
 	var grid []Setting
 	for _, i := range ds[0].coarse {
 		for _, j := range ds[1].coarse {
 			for _, k := range ds[2].coarse {
-				s := r.Base
+				s := base
 				ds[0].set(&s, ds[0].levels[i])
 				ds[1].set(&s, ds[1].levels[j])
 				ds[2].set(&s, ds[2].levels[k])
-				if r.Bounds.Check(s) == nil {
+				if b.Check(s) == nil {
 					grid = append(grid, s)
 				}
 			}
 		}
 	}
-	if o.Modes {
-		pfc := r.Base
-		pfc.PFCOnly = true
-		grid = append(grid, pfc)
-	}
-	if len(grid) > o.Budget-r.Evaluated {
-		grid = grid[:max(o.Budget-r.Evaluated, 0)]
+	if len(grid) > left() {
+		grid = grid[:max(left(), 0)]
 	}
 	scores, err := eval(grid)
 	if err != nil {
 		return nil, err
 	}
 	consider(scores)
-	// local refinement: the neighbours of the best, two levels away on
-	// each parameter then one, while a round finds a better one
 	if best == nil {
-		best = r.Before
+		best = from
 	}
+	if best == nil {
+		return nil, nil
+	}
+	// local refinement
 	for _, step := range []int{2, 1} {
-		for r.Evaluated < o.Budget && !best.Setting.PFCOnly {
+		for left() > 0 {
 			var ns []Setting
 			for _, d := range ds {
 				at := nearest(d.levels, d.get(best.Setting))
@@ -477,7 +574,7 @@ func Search(ctx context.Context, f *intent.Fabric, o Options) (*Result, error) {
 					}
 					s := best.Setting
 					d.set(&s, d.levels[k])
-					if _, seen := cache[s]; !seen && r.Bounds.Check(s) == nil && !slices.Contains(ns, s) {
+					if _, seen := cache[s]; !seen && b.Check(s) == nil && !slices.Contains(ns, s) {
 						ns = append(ns, s)
 					}
 				}
@@ -485,8 +582,8 @@ func Search(ctx context.Context, f *intent.Fabric, o Options) (*Result, error) {
 			if len(ns) == 0 {
 				break
 			}
-			if left := o.Budget - r.Evaluated; len(ns) > left {
-				ns = ns[:left]
+			if len(ns) > left() {
+				ns = ns[:left()]
 			}
 			scores, err := eval(ns)
 			if err != nil {
@@ -499,18 +596,7 @@ func Search(ctx context.Context, f *intent.Fabric, o Options) (*Result, error) {
 			}
 		}
 	}
-	if r.Evaluated >= o.Budget {
-		r.Notes = append(r.Notes, fmt.Sprintf("the search stopped at its budget of %d settings (--budget)", o.Budget))
-	}
-	if !better(best, r.Before) {
-		best = r.Before
-	}
-	r.After, r.Best = best, best.Setting
-	r.Edits = r.Best.Edits(&f.Policy, cl, r.Base, o.DCQCN)
-	if r.Best == r.Base {
-		r.Edits = nil
-	}
-	return r, nil
+	return best, nil
 }
 
 // Runs simulates the intent's setting and the tuned one on every scenario
@@ -533,12 +619,16 @@ func (r *Result) Scenarios() []string {
 	return out
 }
 
-// String describes s as the intent writes it.
+// String describes s as the intent writes it (its mode where it is not
+// the default, lossless).
 func (s Setting) String() string {
-	if s.PFCOnly {
-		return "mode pfc-only"
+	if !s.Mode.ECN() {
+		return "mode " + string(s.Mode)
 	}
 	var b strings.Builder
+	if s.Mode != intent.ModeLossless && s.Mode != "" {
+		fmt.Fprintf(&b, "mode %s, ", s.Mode)
+	}
 	fmt.Fprintf(&b, "ecn {min: %s, max: %s, probability: %d%%}", intent.FormatSize(s.Kmin), intent.FormatSize(s.Kmax), s.Pmax)
 	return b.String()
 }

@@ -17,14 +17,17 @@ import (
 // Edit is a change of the intent in check's terms (check.Apply makes it).
 type Edit = check.Edit
 
-// Setting is one point of the search: the RoCE class's ECN thresholds as
-// the intent writes them and the hosts' DCQCN parameters.
+// Setting is one point of the search: the RoCE mode, the RoCE class's
+// ECN thresholds as the intent writes them and the hosts' DCQCN
+// parameters.
 type Setting struct {
+	// Mode is the policy's mode the setting runs in (the intent's own, or
+	// another with --modes); in pfc-only nothing marks, so the ECN
+	// thresholds are zero and DCQCN is the intent's.
+	Mode       intent.RoCEMode
 	Kmin, Kmax int64 // bytes
 	Pmax       int   // percent marked at Kmax
 	DCQCN      sim.DCQCN
-	// PFCOnly is the pfc-only mode (--modes): PFC without ECN marking.
-	PFCOnly bool
 }
 
 // Limit is what one platform accepts for a class's ECN thresholds and
@@ -152,7 +155,7 @@ func boundsOf(f *intent.Fabric, cl *intent.Class) Bounds {
 // Check reports why s breaks a bound (nil when it meets them all).
 func (b Bounds) Check(s Setting) error {
 	switch {
-	case s.PFCOnly:
+	case !s.Mode.ECN():
 		return nil
 	case s.Kmin < b.KminFloor:
 		return fmt.Errorf("ECN min %d B is below one MTU (%d B, FC110)", s.Kmin, b.KminFloor)
@@ -178,7 +181,7 @@ func (b Bounds) Check(s Setting) error {
 // the earliest marking of s and the other classes' (switchdrv/sonic
 // gcuWRED: lowest thresholds, highest probability).
 func (b Bounds) Effective(s Setting) Setting {
-	if sh := b.Shared; sh != nil && !s.PFCOnly && s.Kmax > 0 {
+	if sh := b.Shared; sh != nil && s.Mode.ECN() && s.Kmax > 0 {
 		s.Kmin, s.Kmax, s.Pmax = min(s.Kmin, sh.MinBytes), min(s.Kmax, sh.MaxBytes), max(s.Pmax, sh.Probability)
 	}
 	return s
@@ -309,24 +312,18 @@ func nearest(levels []float64, v float64) int {
 	return best
 }
 
-// Edits is s as changes of the intent: the class's ECN block, and (with
-// dcqcn) the policy.dcqcn fields (CONTRACTS names, mlx5 units: rates in
-// Mb/s, times in microseconds) that differ from base.
-//
-// pfc-only is policy.mode: pfc-only and, on every class of pol whose ECN
-// block the files write (a preset's follows the mode), ecn.enabled:
-// false (the policy.mode branch's FC151 and its fix).
+// Edits is s as changes of the intent: another mode than base's
+// (modeEdits: policy.mode and the class fields that would contradict
+// it), the class's ECN block, and (with dcqcn) the policy.dcqcn fields
+// (CONTRACTS names, mlx5 units: rates in Mb/s, times in microseconds)
+// that differ from base.
 func (s Setting) Edits(pol *intent.Policy, cl *intent.Class, base Setting, dcqcn bool) []Edit {
 	path := "policy.classes[" + cl.Name + "]"
 	var out []Edit
-	if s.PFCOnly {
-		out = append(out, Edit{Path: "policy.mode", Value: "pfc-only"})
-		for _, c := range pol.Classes {
-			if _, written := c.Fields["ecn"]; written && c.ECN != nil {
-				out = append(out, Edit{Path: "policy.classes[" + c.Name + "].ecn.enabled", Value: "false"})
-			}
-		}
-	} else if cl.ECN == nil || cl.ECN.MinBytes != s.Kmin || cl.ECN.MaxBytes != s.Kmax || cl.ECN.Probability != s.Pmax {
+	if s.Mode != base.Mode {
+		out = append(out, modeEdits(pol, cl, s.Mode)...)
+	}
+	if s.Mode.ECN() && s.Kmax > 0 && (cl.ECN == nil || cl.ECN.MinBytes != s.Kmin || cl.ECN.MaxBytes != s.Kmax || cl.ECN.Probability != s.Pmax) {
 		out = append(out,
 			Edit{Path: path + ".ecn.min", Value: sizeText(s.Kmin)},
 			Edit{Path: path + ".ecn.max", Value: sizeText(s.Kmax)},
@@ -380,6 +377,9 @@ func Corners(f *intent.Fabric, class string) ([]Setting, error) {
 	}
 	b := boundsOf(f, cl)
 	base := baseSetting(f, cl)
+	if !base.Mode.ECN() {
+		return nil, fmt.Errorf("policy.mode is %s: class %s marks no ECN to tune", base.Mode, cl.Name)
+	}
 	ds := dims(b, base, false)
 	var out []Setting
 	ends := func(l []float64) []float64 { return []float64{l[0], l[len(l)-1]} }

@@ -225,7 +225,7 @@ func TestSettingEdits(t *testing.T) {
 		t.Errorf("the written edits %v do not parse: %v", edits, err)
 	}
 	pfc := base
-	pfc.PFCOnly = true
+	pfc.Mode = intent.ModePFCOnly
 	g = parse(t, head+"policy:\n  preset: roce-lossless\n  classes:\n    - {name: roce, ecn: {min: 150KB, max: 1.5MB, probability: 100%}}\n")
 	if d := cmp.Diff([]Edit{{Path: "policy.mode", Value: "pfc-only"}, {Path: "policy.classes[roce].ecn.enabled", Value: "false"}}, pfc.Edits(&g.Policy, g.Policy.ClassByName("roce"), base, true)); d != "" {
 		t.Errorf("pfc-only edits (-want +got):\n%s", d)

@@ -31,11 +31,10 @@ func (r *Result) Write() (*Written, error) {
 		return nil, fmt.Errorf("the tuned intent does not parse (a bug in tune): %w", err)
 	}
 	w.Fabric = g.WithDerive(r.fabric.Derive)
-	if !r.Best.PFCOnly {
-		cl := g.Policy.ClassByName(r.class.Name)
-		if cl == nil || cl.ECN == nil || cl.ECN.MinBytes != r.Best.Kmin || cl.ECN.MaxBytes != r.Best.Kmax || cl.ECN.Probability != r.Best.Pmax {
-			return nil, fmt.Errorf("the tuned intent does not read back as %s (a bug in tune)", r.Best)
-		}
+	cl := g.Policy.ClassByName(r.class.Name)
+	if modeOf(&g.Policy) != r.Best.Mode || cl == nil ||
+		r.Best.Mode.ECN() && (cl.ECN == nil || cl.ECN.MinBytes != r.Best.Kmin || cl.ECN.MaxBytes != r.Best.Kmax || cl.ECN.Probability != r.Best.Pmax) {
+		return nil, fmt.Errorf("the tuned intent does not read back as %s (a bug in tune)", r.Best)
 	}
 	was, _, _ := check.Count(check.Run(r.fabric, check.Options{}))
 	fs := check.Run(w.Fabric, check.Options{})

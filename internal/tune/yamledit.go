@@ -408,9 +408,24 @@ func Write(srcs []intent.Source, edits []Edit) ([]intent.Source, []Change, error
 	return out, changes, nil
 }
 
-// writeInto makes the edits of p's keys in mapping m.
+// writeInto makes the edits of p's keys in mapping m: first inside the
+// keys m has, then the keys it lacks, added at its end. A key added to m
+// and one added inside m's last value go in at the same offset (the end
+// of m's last line), and the splices of one offset are made in the order
+// they were recorded: the inner one must come first.
 func (fe *fileEdit) writeInto(m *yaml.Node, p *pending, changes *[]Change) error {
-	for _, k := range p.kids {
+	kids := slices.Clone(p.kids)
+	slices.SortStableFunc(kids, func(a, b *pending) int {
+		an, bn := mapValue(m, a.key) == nil, mapValue(m, b.key) == nil
+		switch {
+		case an == bn:
+			return 0
+		case bn:
+			return -1
+		}
+		return 1
+	})
+	for _, k := range kids {
 		v := mapValue(m, k.key)
 		var c Change
 		var err error

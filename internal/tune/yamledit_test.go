@@ -125,3 +125,27 @@ func TestDiff(t *testing.T) {
 		t.Error("Diff of equal texts is not empty")
 	}
 }
+
+// TestWriteNestedAndOuterAtOneOffset: a key added to a mapping and one
+// added inside that mapping's last value go in at the same point (the end
+// of its last line); the inner one comes first, or the outer key's line
+// would be followed by the inner, deeper indented (no YAML).
+func TestWriteNestedAndOuterAtOneOffset(t *testing.T) {
+	text := head + "policy:\n  preset: roce-lossless\n  classes:\n    - name: roce\n      ecn:\n        min: 150KB\n        max: 1.5MB\n"
+	f, err := intent.Parse("w.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the outer key first, as modeEdits lists them
+	srcs, _, err := Write(f.Sources, []Edit{{Path: "policy.mode", Value: "pfc-only"}, {Path: "policy.classes[roce].ecn.enabled", Value: "false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := intent.Parse("w.yaml", srcs[0].Data)
+	if err != nil {
+		t.Fatalf("the written intent does not parse: %v\n%s", err, srcs[0].Data)
+	}
+	if g.Policy.Mode != intent.ModePFCOnly || g.Policy.ClassByName("roce").ECN != nil {
+		t.Errorf("mode %s, roce ECN %+v\n%s", g.Policy.Mode, g.Policy.ClassByName("roce").ECN, srcs[0].Data)
+	}
+}

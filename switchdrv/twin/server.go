@@ -74,6 +74,9 @@ func (t *Twin) check(p *gnmipb.Path, write bool) error {
 
 func (s *server) Get(ctx context.Context, req *gnmipb.GetRequest) (*gnmipb.GetResponse, error) {
 	t := s.t
+	t.mu.Lock()
+	t.gets++
+	t.mu.Unlock()
 	if !slices.Contains(t.prof.encodings, req.GetEncoding()) {
 		return nil, status.Errorf(codes.InvalidArgument, "encoding %s is not supported", req.GetEncoding())
 	}

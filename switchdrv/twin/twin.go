@@ -163,6 +163,7 @@ type Twin struct {
 	// it, and a Get of type CONFIG does not see it (see view).
 	state map[string]map[string]any
 	sets  int // committed SetRequests
+	gets  int // GetRequests received
 	// flaps counts port flaps caused by port-critical changes (SONiC).
 	flaps map[string]int
 	// faults
@@ -310,6 +311,14 @@ func (t *Twin) Sets() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.sets
+}
+
+// Gets is the number of GetRequests the twin received (answered or
+// refused): a test holds a command to the reads it needs.
+func (t *Twin) Gets() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.gets
 }
 
 // FailNextSet makes the next Set fail with err (a gRPC status error, e.g.
