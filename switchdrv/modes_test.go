@@ -72,10 +72,14 @@ func TestModesCompilePerPlatform(t *testing.T) {
 		{mode: intent.ModeSemiLossless, pl: intent.PlatformSONiC, has: []string{"pfc_asym", "WRED_PROFILE"}, not: []string{"pfc_enable", "BUFFER_PG"}},
 		{mode: intent.ModePFCOnly, pl: intent.PlatformSONiC, has: []string{`"pfc_enable":"3"`, "BUFFER_PG", "PFC_WD"}, not: []string{"WRED_PROFILE", "wred_profile"}},
 
-		{mode: intent.ModeLossless, pl: intent.PlatformEOS, has: []string{"priority-flow-control priority 3 no-drop", "random-detect ecn"}},
-		{mode: intent.ModeLossy, pl: intent.PlatformEOS, has: []string{"random-detect ecn"}, not: []string{"no-drop", "priority-flow-control on"}},
+		{mode: intent.ModeLossless, pl: intent.PlatformEOS, has: []string{"priority-flow-control priority 3 no-drop", "random-detect ecn minimum-threshold"}, not: []string{"no priority-flow-control", "no random-detect ecn"}},
+		// the CLI merges: lossy writes PFC off on the port and drop on
+		// each class's priority (AVD ethernet-interfaces.j2), so a port
+		// an earlier lossless apply left pausing stops
+		{mode: intent.ModeLossy, pl: intent.PlatformEOS, has: []string{"random-detect ecn minimum-threshold", "   no priority-flow-control\n", "priority-flow-control priority 3 drop", "no priority-flow-control pause watchdog\n"}, not: []string{"no-drop", "priority-flow-control on"}},
 		{mode: intent.ModeSemiLossless, pl: intent.PlatformEOS, refused: true},
-		{mode: intent.ModePFCOnly, pl: intent.PlatformEOS, has: []string{"priority-flow-control priority 3 no-drop", "pause watchdog"}, not: []string{"random-detect ecn"}},
+		// and pfc-only takes the marking off the classes' queues
+		{mode: intent.ModePFCOnly, pl: intent.PlatformEOS, has: []string{"priority-flow-control priority 3 no-drop", "pause watchdog", "tx-queue 3\n      no random-detect ecn"}, not: []string{"random-detect ecn minimum-threshold"}},
 
 		{mode: intent.ModeLossless, pl: intent.PlatformOpenConfig, has: []string{`"enable-ecn":true`}},
 		{mode: intent.ModeLossy, pl: intent.PlatformOpenConfig, has: []string{`"enable-ecn":true`}},
