@@ -11,12 +11,16 @@
 //     BUFFER_PROFILE|FABRICCTL_PG_<bytes> (one per distinct headroom),
 //   - per inventory port: PORT_QOS_MAP|<port>, QUEUE|<port>|<prio> for every
 //     class, BUFFER_PG|<port>|<prio> for every lossless priority, PFC_WD|<port>
-//     (deleted when the watchdog is off or no class is lossless).
+//     (deleted when the watchdog is off or no class is lossless); on a port
+//     that sends no pause (lossy, semi-lossless) plan deletes every lossless
+//     BUFFER_PG, the template's included (refine.go staleLosslessPGs).
 //
 // Merged: the inventory ports' fields of CABLE_LENGTH|AZURE (one update),
-// and single fields PORT|<port>/mtu,
-// PFC_WD|GLOBAL/POLL_INTERVAL and FLEX_COUNTER_TABLE|{PFCWD,QUEUE,PG_WATERMARK}/
-// FLEX_COUNTER_STATUS (so the counters validate needs are polled).
+// and single fields PORT|<port>/mtu (and pfc_asym: on in semi-lossless,
+// off where the switch has it on and the intent does not),
+// PFC_WD|GLOBAL/POLL_INTERVAL and
+// FLEX_COUNTER_TABLE|{PFCWD,QUEUE,PG_WATERMARK}/FLEX_COUNTER_STATUS (so the
+// counters validate needs are polled).
 // Buffer pools are platform-specific (they come from the SKU's buffer
 // template) and are never touched: BUFFER_PROFILE entries use the existing
 // ingress_lossless_pool.
