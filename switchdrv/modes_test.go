@@ -10,6 +10,7 @@ import (
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/internal/yangcheck"
+	"github.com/fabricctl/fabricctl/plan"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
 
@@ -162,6 +163,16 @@ func TestSONiCModeChangeLeavesNoLosslessBuffers(t *testing.T) {
 	if _, req := sonicPlan(t, eng, lossy); len(req.GetUpdate())+len(req.GetReplace())+len(req.GetDelete()) > 0 {
 		t.Errorf("lossy plan after apply not empty: %v", req)
 	}
+	// buffermgrd adds the PG back for the port's last pfc_enable when its
+	// cable length changes (static model): diff shows it as drift.
+	if err := tw.Put(path(cdb+"BUFFER_PG/Ethernet0|3"), map[string]any{"profile": "pg_lossless_100000_5m_profile"}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = sonicPlan(t, eng, lossy)
+	if cs := p.Targets[0].Changes; len(cs) != 1 || cs[0].Action != plan.Delete || cs[0].Path != cdb+"BUFFER_PG/Ethernet0|3" {
+		t.Errorf("lossy plan with BUFFER_PG|Ethernet0|3 back: changes %+v, want its delete alone", cs)
+	}
+	sonicApply(t, eng, lossy)
 
 	sonicApply(t, eng, onTwin(modeFabric(t, intent.ModeLossless, intent.PlatformSONiC), f))
 	if v, _ := value(t, tw, "BUFFER_PG/Ethernet0|3"); !strings.HasPrefix(fmt.Sprint(v["profile"]), "pg_lossless_100000_") {
