@@ -249,27 +249,21 @@ func (c *compiler) cli(lossless []int, mtus []int) string {
 		}
 		// The CLI update merges into the running configuration: a line
 		// an earlier apply wrote in another policy.mode stays unless this
-		// one takes it away. A mode that turns the classes' PFC off
-		// (lossy) writes PFC off on the port and drop on each class's
-		// priority, the forms of AVD ethernet-interfaces.j2 ("no
-		// priority-flow-control" for priority_flow_control.enabled
-		// false, "priority-flow-control priority N drop" for
-		// priorities[].no_drop false), so a port moved from lossless
-		// to lossy stops pausing.
-		switch {
-		case len(lossless) > 0:
+		// one takes it away. Without a lossless priority (lossy) the port
+		// gets PFC off and drop on each class's priority, the forms of
+		// AVD ethernet-interfaces.j2 ("no priority-flow-control" for
+		// priority_flow_control.enabled false, "priority-flow-control
+		// priority N drop" for priorities[].no_drop false), so a port
+		// moved from lossless to lossy stops pausing.
+		if len(lossless) > 0 {
 			b.WriteString("   priority-flow-control on\n")
-		case !p.Mode.PFC():
+			for _, prio := range lossless {
+				fmt.Fprintf(&b, "   priority-flow-control priority %d no-drop\n", prio)
+			}
+		} else {
 			b.WriteString("   no priority-flow-control\n")
-		}
-		for _, prio := range lossless {
-			fmt.Fprintf(&b, "   priority-flow-control priority %d no-drop\n", prio)
-		}
-		if !p.Mode.PFC() {
 			for _, prio := range classPrios {
-				if !slices.Contains(lossless, prio) {
-					fmt.Fprintf(&b, "   priority-flow-control priority %d drop\n", prio)
-				}
+				fmt.Fprintf(&b, "   priority-flow-control priority %d drop\n", prio)
 			}
 		}
 		if watchdog {
