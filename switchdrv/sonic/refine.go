@@ -825,8 +825,8 @@ func staleLosslessPGs(w *want, have db, wantPG map[string]bool) []string {
 // puts it back in combined PFC (setPortPfcAsym:
 // SAI_PORT_PRIORITY_FLOW_CONTROL_MODE_COMBINED, pfc_enable both ways).
 func pfcAsymOff(w *want, have db) {
-	for port, f := range w.fields["PORT"] {
-		if _, set := f["pfc_asym"]; !set && have["PORT"][port]["pfc_asym"] == "on" {
+	for _, port := range sortPorts(slices.Collect(maps.Keys(w.fields["PORT"]))) {
+		if _, set := w.fields["PORT"][port]["pfc_asym"]; !set && have["PORT"][port]["pfc_asym"] == "on" {
 			w.setField("PORT", port, "pfc_asym", "off")
 		}
 	}
