@@ -784,8 +784,13 @@ func compareCLI(path string, want, got []string, replace bool) []plan.Change {
 	var out []plan.Change
 	for _, l := range want {
 		if rest, ok := jtree.CLINo(l); ok {
-			if slices.Contains(got, rest) {
-				out = append(out, plan.Change{Action: plan.Delete, Path: path, Before: rest, Reason: "intent says: " + l})
+			// "no X" wants X absent, and with it any setting X names
+			// without its value (jtree.ResetBy: "no priority-flow-control"
+			// takes "priority-flow-control on" away).
+			for _, g := range got {
+				if g == rest || len(g) > len(rest) && g[len(rest)] == ' ' && strings.HasPrefix(g, rest) && jtree.ResetBy(g, rest, cliOpensSection(got, g)) {
+					out = append(out, plan.Change{Action: plan.Delete, Path: path, Before: g, Reason: "intent says: " + l})
+				}
 			}
 			continue
 		}
@@ -808,6 +813,12 @@ func compareCLI(path string, want, got []string, replace bool) []plan.Change {
 		}
 	}
 	return out
+}
+
+// cliOpensSection reports whether line l of lines opens a section (some
+// line lies inside it).
+func cliOpensSection(lines []string, l string) bool {
+	return slices.ContainsFunc(lines, func(x string) bool { return strings.HasPrefix(x, l+jtree.CLISep) })
 }
 
 func updated(cs []plan.Change, before string) bool {

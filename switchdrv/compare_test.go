@@ -109,6 +109,40 @@ func TestCompareCLI(t *testing.T) {
 	}
 }
 
+// TestCompareCLINoResetsStaleLossless: an EOS port a lossless apply left
+// with PFC and marking, compared with the lossy and pfc-only payloads'
+// "no" forms (AVD ethernet-interfaces.j2 "no priority-flow-control"; "no
+// random-detect ecn" under the tx-queue): the stale settings are drift
+// (deletes), whatever their values; absent, "no" lines are in sync.
+func TestCompareCLINoResetsStaleLossless(t *testing.T) {
+	want := "interface Ethernet1\n   no priority-flow-control\n   priority-flow-control priority 3 drop\n   tx-queue 3\n      no random-detect ecn\n!\n"
+	got := "interface Ethernet1\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n   tx-queue 3\n      random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1501500 bytes max-mark-probability 100\n!\n"
+	compare := func(got string) []plan.Change {
+		d := &switchdrv.Desired{Switch: "leaf1", Updates: []*gnmipb.Update{{Path: &gnmipb.Path{Origin: "cli"},
+			Val: &gnmipb.TypedValue{Value: &gnmipb.TypedValue_AsciiVal{AsciiVal: want}}}}}
+		snap := &switchdrv.Snapshot{Switch: "leaf1", Entries: []switchdrv.Entry{{Path: "cli:/", Exists: true, ASCII: &got}}}
+		changes, err := switchdrv.Compare(d, snap, switchdrv.Quirks{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range changes {
+			changes[i].Reason = ""
+		}
+		return changes
+	}
+	wantC := []plan.Change{
+		{Action: plan.Delete, Path: "cli:/", Before: "interface Ethernet1 >> priority-flow-control on"},
+		{Action: plan.Update, Path: "cli:/", Before: "interface Ethernet1 >> priority-flow-control priority 3 no-drop", After: "interface Ethernet1 >> priority-flow-control priority 3 drop"},
+		{Action: plan.Delete, Path: "cli:/", Before: "interface Ethernet1 >> tx-queue 3 >> random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1501500 bytes max-mark-probability 100"},
+	}
+	if diff := cmp.Diff(wantC, compare(got)); diff != "" {
+		t.Errorf("Compare mismatch (-want +got):\n%s", diff)
+	}
+	if c := compare("interface Ethernet1\n   priority-flow-control priority 3 drop\n   tx-queue 3\n!\n"); len(c) != 0 {
+		t.Errorf("Compare of a port without the settings: %v, want in sync", c)
+	}
+}
+
 // TestCompareSchemaDefaults (issue 10 item 18): a real OpenConfig target
 // reports YANG default leaves it populated (red/uniform/config/drop=false,
 // openconfig-qos-elements), another omits leaves equal to their default.

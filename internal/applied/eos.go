@@ -21,7 +21,9 @@ const noteEOSHeadroom = "EOS: headroom is the intent's (intent/portfacts): EOS s
 //
 //   - PFC: "interface <port>" with "priority-flow-control on" and
 //     "priority-flow-control priority <p> no-drop" (AVD
-//     ethernet-interfaces.j2): PFC for p both ways;
+//     ethernet-interfaces.j2): PFC for p both ways; "no
+//     priority-flow-control" (what a lossy apply writes) or no "on", and
+//     "priority-flow-control priority <p> drop", are PFC off;
 //   - ECN: "tx-queue <q>" > "random-detect ecn minimum-threshold <min>
 //     bytes maximum-threshold <max> bytes max-mark-probability <p>" (AVD
 //     ethernet-interface-tx-queues.j2), other units converted (kbytes,

@@ -28,6 +28,7 @@ package eos
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -231,12 +232,14 @@ func (c *compiler) cli(lossless []int, mtus []int) string {
 			b.WriteString("priority-flow-control pause watchdog action no-drop\n")
 		}
 	}
-	var ecn []intent.Class
+	// classPrios are the classes' priorities (0-7: check refuses others).
+	var classPrios []int
 	for _, cl := range p.Classes {
-		if cl.ECN != nil {
-			ecn = append(ecn, cl)
+		if !slices.Contains(classPrios, cl.Priority) {
+			classPrios = append(classPrios, cl.Priority)
 		}
 	}
+	slices.Sort(classPrios)
 	for i, port := range c.sw.Ports {
 		fmt.Fprintf(&b, "interface %s\n", port.Name)
 		fmt.Fprintf(&b, "   mtu %d\n", mtus[i])
@@ -244,10 +247,23 @@ func (c *compiler) cli(lossless []int, mtus []int) string {
 		if !p.GlobalPause {
 			b.WriteString("   flowcontrol receive off\n   flowcontrol send off\n")
 		}
+		// The CLI update merges into the running configuration: a line
+		// an earlier apply wrote in another policy.mode stays unless this
+		// one takes it away. Without a lossless priority (lossy) the port
+		// gets PFC off and drop on each class's priority, the forms of
+		// AVD ethernet-interfaces.j2 ("no priority-flow-control" for
+		// priority_flow_control.enabled false, "priority-flow-control
+		// priority N drop" for priorities[].no_drop false), so a port
+		// moved from lossless to lossy stops pausing.
 		if len(lossless) > 0 {
 			b.WriteString("   priority-flow-control on\n")
 			for _, prio := range lossless {
 				fmt.Fprintf(&b, "   priority-flow-control priority %d no-drop\n", prio)
+			}
+		} else {
+			b.WriteString("   no priority-flow-control\n")
+			for _, prio := range classPrios {
+				fmt.Fprintf(&b, "   priority-flow-control priority %d drop\n", prio)
 			}
 		}
 		if watchdog {
@@ -257,11 +273,27 @@ func (c *compiler) cli(lossless []int, mtus []int) string {
 			if wd.Action == intent.WatchdogAlert {
 				b.WriteString("   priority-flow-control pause watchdog port action notify-only\n")
 			}
+		} else {
+			// The "no" forms of the lines above (EOS resets a setting
+			// with "no" and its keywords; AVD writes no "off" form).
+			b.WriteString("   no priority-flow-control pause watchdog\n")
+			b.WriteString("   no priority-flow-control pause watchdog port action\n")
 		}
-		for _, cl := range ecn {
-			fmt.Fprintf(&b, "   tx-queue %d\n", cl.Priority)
-			fmt.Fprintf(&b, "      random-detect ecn minimum-threshold %d bytes maximum-threshold %d bytes max-mark-probability %d\n",
-				cl.ECN.MinBytes, cl.ECN.MaxBytes, cl.ECN.Probability)
+		for _, cl := range p.Classes {
+			switch {
+			case cl.ECN != nil:
+				fmt.Fprintf(&b, "   tx-queue %d\n", cl.Priority)
+				fmt.Fprintf(&b, "      random-detect ecn minimum-threshold %d bytes maximum-threshold %d bytes max-mark-probability %d\n",
+					cl.ECN.MinBytes, cl.ECN.MaxBytes, cl.ECN.Probability)
+			case !p.Mode.ECN():
+				// A mode without marking (pfc-only) takes an earlier
+				// apply's marking off the class's queue: "no
+				// random-detect ecn" resets the tx-queue's ECN setting
+				// whatever its thresholds (AVD
+				// ethernet-interface-tx-queues.j2 writes the setting).
+				fmt.Fprintf(&b, "   tx-queue %d\n", cl.Priority)
+				b.WriteString("      no random-detect ecn\n")
+			}
 		}
 		b.WriteString("!\n")
 	}

@@ -103,7 +103,12 @@ func gcuDiff(w *want, have db, tables map[string]bool) []gcu.Op {
 
 // losslessProfile is the lossless buffer profile (one with an xoff) of
 // port's priority group holding prio, else of another of the port's
-// priority groups; "" when the port has none.
+// priority groups, else the one buffermgrd gives the port when
+// pfc_enable names a priority: pg_lossless_<PORT speed>_<CABLE_LENGTH of
+// the port>_profile (sonic-swss cfgmgr/buffermgr.cpp doSpeedUpdateTask),
+// where it exists, else another pg_lossless profile of the port's speed (a
+// port fabricctl took to lossy or semi-lossless has no lossless priority
+// group left: staleLosslessPGs); "" when there is none.
 func losslessProfile(have db, port string, prio int) string {
 	other := ""
 	for _, k := range slices.Sorted(maps.Keys(have["BUFFER_PG"])) {
@@ -119,7 +124,25 @@ func losslessProfile(have db, port string, prio int) string {
 			other = prof
 		}
 	}
-	return other
+	if other != "" {
+		return other
+	}
+	speed, cable := have["PORT"][port]["speed"], have["CABLE_LENGTH"][cableLengthTable][port]
+	if speed == "" {
+		return ""
+	}
+	if prof := "pg_lossless_" + speed + "_" + cable + "_profile"; cable != "" && have["BUFFER_PROFILE"][prof]["xoff"] != "" {
+		return prof
+	}
+	// buffermgrd makes the profile when the port's cable length changes
+	// while pfc_enable names a priority; one it made for the port's speed
+	// and another length serves (gcuBuffers raises its xoff to the need).
+	for _, prof := range slices.Sorted(maps.Keys(have["BUFFER_PROFILE"])) {
+		if strings.HasPrefix(prof, "pg_lossless_"+speed+"_") && strings.HasSuffix(prof, "_profile") && have["BUFFER_PROFILE"][prof]["xoff"] != "" {
+			return prof
+		}
+	}
+	return ""
 }
 
 func gcuBuffers(w *want, have db, g gcuSwitch, notes, dropNotes *[]string) error {
@@ -141,7 +164,7 @@ func gcuBuffers(w *want, have db, g gcuSwitch, notes, dropNotes *[]string) error
 		}
 		prof := losslessProfile(have, port, prio)
 		if prof == "" {
-			return fmt.Errorf("BUFFER_PG|%s: the switch has no lossless buffer profile for port %s (no BUFFER_PG of the port names a profile with xoff), and SONiC's config updater on this release refuses to create buffer profiles (%s); give the port a lossless priority group first (its speed and CABLE_LENGTH let buffermgrd make one)", k, port, g.v.Source)
+			return fmt.Errorf("BUFFER_PG|%s: the switch has no lossless buffer profile for port %s (no BUFFER_PG of the port names a profile with xoff, and there is no pg_lossless_<speed>_<cable>_profile for its PORT speed and CABLE_LENGTH), and SONiC's config updater on this release refuses to create buffer profiles (%s); give the port a lossless priority group first (its speed and CABLE_LENGTH let buffermgrd make one)", k, port, g.v.Source)
 		}
 		w.keys["BUFFER_PG"][k] = hash{"profile": prof}
 		x, _ := strconv.ParseInt(spec["xoff"], 10, 64)

@@ -39,7 +39,11 @@ import (
 //   - PFC_WD exists only when the watchdog was enabled at boot, and GCU
 //     refuses to create it (item 6);
 //   - FABRICCTL_* objects the intent no longer produces are deleted once
-//     nothing references them (item 17).
+//     nothing references them (item 17);
+//   - what a mode that sends pause left on a port that now sends none
+//     (a lossless priority group, PORT pfc_asym on after semi-lossless)
+//     is taken away: nothing on the switch does it (staleLosslessPGs,
+//     pfcAsymOff).
 
 // flapTables are the tables whose keys GCU changes only with the port down
 // (patch_sorter.py: requiring_patterns of PORT|@|admin_status).
@@ -438,9 +442,19 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 		dropTable(w, "BUFFER_QUEUE")
 		notes = append(notes, "BUFFER_QUEUE not managed: the switch has no BUFFER_PROFILE|"+egressLossless+" (its buffer template did not create one); lossless priorities other than 3 and 4 may keep a lossy egress profile")
 	}
+	// The ports compile gives a lossless priority group (normaliseRanges
+	// drops the wants a template range already holds).
+	lossless := map[string]bool{}
+	for k := range w.keys["BUFFER_PG"] {
+		if p, _, _, ok := prioRange(k); ok {
+			lossless[p] = true
+		}
+	}
 	for _, t := range rangeTables {
 		normaliseRanges(w, have, t)
 	}
+	notes = append(notes, staleLosslessPGs(w, have, lossless)...)
+	pfcAsymOff(w, have)
 	deleteStale(w, have, &notes)
 	if g.v != nil {
 		gcuKeepStale(w, g, &notes)
@@ -766,4 +780,54 @@ func gcuOf(d *switchdrv.Desired, have db) gcuSwitch {
 		return gcuSwitch{}
 	}
 	return gcuSwitch{v: p.Write.GCU, asic: p.Write.GCU.ASIC(md["hwsku"]), branch: gcu.Branch(d.Build)}
+}
+
+// staleLosslessPGs deletes the lossless priority groups of the inventory
+// ports that want none (policy.mode lossy or semi-lossless: the port
+// sends no pause), whoever made them: the template and buffermgrd
+// (BUFFER_PG <port>|3-4 -> pg_lossless_<speed>_<cable>_profile) or an
+// earlier lossless apply (FABRICCTL_PG_*, then unreferenced and deleted
+// by deleteStale). Nothing else removes them: sonic-swss
+// cfgmgr/buffermgr.cpp (the static buffer model) only adds lossless PGs
+// when PORT_QOS_MAP pfc_enable changes (doSpeedUpdateTask) and removes
+// them only on an admin-down Mellanox or Barefoot port, so their headroom
+// would stay reserved out of the shared pool for priorities that never
+// pause. A PG is lossless when its profile has an xoff (the headroom
+// after XOFF; ingress_lossy_profile has none), as losslessProfile reads
+// it. wantPG are the ports compile gives a lossless priority group; it
+// returns the plan's note naming the ports.
+func staleLosslessPGs(w *want, have db, wantPG map[string]bool) []string {
+	var ports []string
+	for _, k := range slices.Sorted(maps.Keys(have["BUFFER_PG"])) {
+		port, _, _, ok := prioRange(k)
+		if !ok || wantPG[port] || w.fields["PORT"][port] == nil || w.dels["BUFFER_PG"][k] {
+			continue // not an inventory port, or one normaliseRanges planned
+		}
+		if have["BUFFER_PROFILE"][refName(have["BUFFER_PG"][k]["profile"])]["xoff"] == "" {
+			continue
+		}
+		w.del("BUFFER_PG", k)
+		if !slices.Contains(ports, port) {
+			ports = append(ports, port)
+		}
+	}
+	if len(ports) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("lossless priority groups removed from %s, which send no pause in this policy.mode: their headroom goes back to the shared pool (buffermgrd never removes a lossless PG when pfc_enable goes: sonic-swss cfgmgr/buffermgr.cpp); with the static buffer model, buffermgrd adds them back for the port's last pfc_enable when its speed or cable length changes, which diff shows", strings.Join(sortPorts(ports), ", "))}
+}
+
+// pfcAsymOff writes PORT pfc_asym off on the inventory ports that have it
+// on and whose intent does not (semi-lossless, then another mode): with
+// the field deleted portsorch would keep the port in separate RX/TX PFC
+// (sonic-swss orchagent/portsorch.cpp changes the mode only when the
+// PORT entry carries pfc_asym), honouring pause on every priority; off
+// puts it back in combined PFC (setPortPfcAsym:
+// SAI_PORT_PRIORITY_FLOW_CONTROL_MODE_COMBINED, pfc_enable both ways).
+func pfcAsymOff(w *want, have db) {
+	for _, port := range sortPorts(slices.Collect(maps.Keys(w.fields["PORT"]))) {
+		if _, set := w.fields["PORT"][port]["pfc_asym"]; !set && have["PORT"][port]["pfc_asym"] == "on" {
+			w.setField("PORT", port, "pfc_asym", "off")
+		}
+	}
 }

@@ -11,12 +11,16 @@
 //     BUFFER_PROFILE|FABRICCTL_PG_<bytes> (one per distinct headroom),
 //   - per inventory port: PORT_QOS_MAP|<port>, QUEUE|<port>|<prio> for every
 //     class, BUFFER_PG|<port>|<prio> for every lossless priority, PFC_WD|<port>
-//     (deleted when the watchdog is off or no class is lossless).
+//     (deleted when the watchdog is off or no class is lossless); on a port
+//     that sends no pause (lossy, semi-lossless) plan deletes every lossless
+//     BUFFER_PG, the template's included (refine.go staleLosslessPGs).
 //
 // Merged: the inventory ports' fields of CABLE_LENGTH|AZURE (one update),
-// and single fields PORT|<port>/mtu,
-// PFC_WD|GLOBAL/POLL_INTERVAL and FLEX_COUNTER_TABLE|{PFCWD,QUEUE,PG_WATERMARK}/
-// FLEX_COUNTER_STATUS (so the counters validate needs are polled).
+// and single fields PORT|<port>/mtu (and pfc_asym: on in semi-lossless,
+// off where the switch has it on and the intent does not),
+// PFC_WD|GLOBAL/POLL_INTERVAL and
+// FLEX_COUNTER_TABLE|{PFCWD,QUEUE,PG_WATERMARK}/FLEX_COUNTER_STATUS (so the
+// counters validate needs are polled).
 // Buffer pools are platform-specific (they come from the SKU's buffer
 // template) and are never touched: BUFFER_PROFILE entries use the existing
 // ingress_lossless_pool.
@@ -274,14 +278,32 @@ func (c *compiler) compile() error {
 	// writes a pfc_enable of 0 when the port had one (`if (pfc_enable ||
 	// old_pfc_enable)`), which setPortPfc sends as
 	// SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL_TX in separate mode.
+	//
+	// No PFC watchdog runs in semi-lossless, decided from SONiC's
+	// sources: orchagent watches only the priorities of PORT_QOS_MAP
+	// pfcwd_sw_enable (qosorch.cpp handlePortQosMapTable ->
+	// PortsOrch::setPortPfcWatchdogStatus; pfcwdorch.cpp
+	// getLosslessTcsForPort finds "No lossless TC" without it), the pfcwd
+	// CLI skips a port without pfc_enable (sonic-utilities pfcwd/main.py
+	// verify_pfc_enable_status_per_port), and a watchdog forced on anyway
+	// could detect a host's pause storm but not recover from it: every
+	// action handler derives from PfcWdLossyHandler, which stops
+	// honouring pause by clearing the priority through setPortPfc, and in
+	// pfc_asym's separate mode that writes only
+	// SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL_TX, while RX stays 0xff. So
+	// PFC_WD|<port> is deleted and pfcwd_sw_enable left out (below), as
+	// where the switch sends pause on no priority.
 	semi := p.Mode == intent.ModeSemiLossless && len(portfacts.HonourPriorities(c.f)) > 0
 	if semi {
-		c.d.Notes = append(c.d.Notes, fmt.Sprintf("semi-lossless: every port gets PORT pfc_asym on (SAI separate RX/TX PFC: pause received on any priority is honoured) and no pfc_enable (the port sends no pause), no lossless priority group and no headroom; pfcwd starts only on ports with pfc_enable (sonic-utilities pfcwd), so no PFC watchdog runs; a SAI without separate RX/TX PFC answers NOT_SUPPORTED to pfc_asym, which portsorch takes as success, leaving PFC off on priorities %v: check `show pfc asymmetric` on the switch", portfacts.HonourPriorities(c.f)))
+		c.d.Notes = append(c.d.Notes, fmt.Sprintf("semi-lossless: every port gets PORT pfc_asym on (SAI separate RX/TX PFC: pause received on any priority is honoured) and no pfc_enable (the port sends no pause), no lossless priority group and no headroom; a SAI without separate RX/TX PFC answers NOT_SUPPORTED to pfc_asym, which portsorch takes as success, leaving PFC off on priorities %v: check `show pfc asymmetric` on the switch", portfacts.HonourPriorities(c.f)))
+		if p.Watchdog.Enabled {
+			c.d.Notes = append(c.d.Notes, "semi-lossless: no PFC watchdog runs (PFC_WD|<port> is removed): SONiC's pfcwd watches only PORT_QOS_MAP pfcwd_sw_enable's priorities, which need pfc_enable (sonic-swss pfcwdorch.cpp, sonic-utilities pfcwd), and its recovery could not stop a port honouring a host's pause storm here: it clears the priority with setPortPfc, which under pfc_asym writes only SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL_TX while RX stays on every priority (sonic-swss pfcactionhandler.cpp, portsorch.cpp); watch the ports' PFC RX counters for storms instead")
+		}
 	}
 	if !p.Mode.PFC() {
 		// lossy: no pfc_enable, so qosorch sets the port's PFC to 0 where
 		// it had a bitmap (handlePortQosMapTable, as above).
-		c.d.Notes = append(c.d.Notes, "lossy: PORT_QOS_MAP carries no pfc_enable, so SONiC turns PFC off on every inventory port (qosorch writes 0 where the port had a PFC bitmap); lossless priority groups the QoS template or buffermgrd made (BUFFER_PG <port>|3-4, pg_lossless profiles) are not removed: their headroom stays reserved out of the shared pool (not verified here whether buffermgrd drops them when pfc_enable goes)")
+		c.d.Notes = append(c.d.Notes, "lossy: PORT_QOS_MAP carries no pfc_enable, so SONiC turns PFC off on every inventory port (qosorch writes 0 where the port had a PFC bitmap); plan removes the ports' lossless priority groups (BUFFER_PG <port>|3-4 of the template and buffermgrd, or fabricctl's own), which buffermgrd never removes itself (sonic-swss cfgmgr/buffermgr.cpp)")
 	}
 	isLossless := map[int]bool{}
 	for _, l := range lossless {

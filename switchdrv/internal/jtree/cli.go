@@ -55,7 +55,8 @@ func CLINo(l string) (string, bool) {
 
 // CLIApply applies flat lines to a configuration the way a CLI session
 // does: a line is added once (the sections it is in first), a "no" line
-// removes its target (a section line with everything in the section). A
+// removes its target (a section line with everything in the section) or
+// resets the single-valued setting it names (ResetBy). A
 // single-valued line (CLIKey) replaces the one of the same key; a line that
 // opens a section of lines is never replaced that way (tx-queue 3 does not
 // replace tx-queue 4).
@@ -74,7 +75,7 @@ func CLIApply(config, lines []string) []string {
 	for _, l := range lines {
 		if target, ok := CLINo(l); ok {
 			config = slices.DeleteFunc(config, func(x string) bool {
-				return x == target || strings.HasPrefix(x, target+CLISep)
+				return x == target || strings.HasPrefix(x, target+CLISep) || ResetBy(x, target, sections[x])
 			})
 			continue
 		}
@@ -149,4 +150,19 @@ func CLIKey(l string) (string, bool) {
 		return l[:i+len(CLISep)] + "random-detect ecn", true
 	}
 	return l[:i+len(CLISep)] + strings.Join(words[:len(words)-1], " "), true
+}
+
+// ResetBy reports whether the configuration line x is taken away by "no
+// target" as a setting reset: target names x's setting without its value
+// ("no priority-flow-control" resets "priority-flow-control on", "no
+// random-detect ecn" a tx-queue's thresholds, "no mtu" "mtu 9214"), as
+// EOS's (and IOS-style) CLI resets a setting by its keywords. A line that
+// opens a section (section) is not a setting: "no tx-queue" takes no
+// tx-queue away.
+func ResetBy(x, target string, section bool) bool {
+	if section {
+		return false
+	}
+	k, ok := CLIKey(x)
+	return ok && k == target
 }

@@ -402,3 +402,36 @@ func TestPlainStringIsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestCLINoResetsSetting: "no" and a setting's keywords take the setting
+// away whatever its value, as EOS's CLI does (AVD ethernet-interfaces.j2
+// writes "no priority-flow-control" to turn "priority-flow-control on"
+// off); other settings that start with the same words stay, and "no" never
+// takes a section away by its keywords alone.
+func TestCLINoResetsSetting(t *testing.T) {
+	cfg := CLILines("interface Et1\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n" +
+		"   priority-flow-control pause watchdog\n   priority-flow-control pause watchdog port action notify-only\n" +
+		"   tx-queue 3\n      random-detect ecn minimum-threshold 1 bytes maximum-threshold 2 bytes max-mark-probability 3\n!\n")
+	got := CLIApply(cfg, CLILines("interface Et1\n   no priority-flow-control\n   no priority-flow-control pause watchdog port action\n"+
+		"   priority-flow-control priority 3 drop\n   no tx-queue\n   tx-queue 3\n      no random-detect ecn\n!\n"))
+	want := []string{"interface Et1", "interface Et1 >> priority-flow-control priority 3 drop",
+		"interface Et1 >> priority-flow-control pause watchdog", "interface Et1 >> tx-queue 3"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("no <setting> mismatch (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		x, target string
+		section   bool
+		want      bool
+	}{
+		{"i >> priority-flow-control on", "i >> priority-flow-control", false, true},
+		{"i >> priority-flow-control priority 3 no-drop", "i >> priority-flow-control", false, false},
+		{"i >> mtu 9214", "i >> mtu", false, true},
+		{"i >> tx-queue 3", "i >> tx-queue", true, false},
+		{"priority-flow-control all off", "priority-flow-control all", false, false}, // top level: no key
+	} {
+		if got := ResetBy(tc.x, tc.target, tc.section); got != tc.want {
+			t.Errorf("ResetBy(%q, %q, %v) = %v, want %v", tc.x, tc.target, tc.section, got, tc.want)
+		}
+	}
+}
