@@ -292,3 +292,83 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// TestBWAverageIsMsgRateTimesSize: on every bandwidth row of every real
+// run here (the public excerpts in testdata, and ../shared's when present;
+// the generated outputs' numbers are made up), BW average is MsgRate times
+// the message size, within the rounding of the two printed columns: the
+// relation avgFromMsgRate relies on (perftest_resources.c print_report_bw
+// computes both from one count and one time).
+func TestBWAverageIsMsgRateTimesSize(t *testing.T) {
+	files := realInputs(t)
+	if files == nil {
+		files = map[string]string{}
+	}
+	for k, v := range inputs(t) {
+		if strings.HasPrefix(k, "public_") {
+			files[k] = v
+		}
+	}
+	rows := 0
+	for name, path := range files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := ParseBytes(name, b)
+		if err != nil {
+			continue // latency outputs and the like
+		}
+		factor := 1.0
+		if rep.Unit != "Gb/sec" {
+			factor = mebibyteGbps
+		}
+		for _, r := range rep.Bandwidth {
+			if r.AvgFromMsgRate {
+				t.Errorf("%s: %d-byte row: average printed as 0.00", name, r.Bytes)
+				continue
+			}
+			rows++
+			want := avgFromMsgRate(r.MsgRateMpps, r.Bytes)
+			tol := 0.005*factor + avgFromMsgRate(5e-7, r.Bytes)
+			if math.Abs(r.AvgGbps-want) > tol {
+				t.Errorf("%s: %d-byte row: BW average %.4f Gb/s, MsgRate %.6f Mpps gives %.4f (tolerance %.4f)", name, r.Bytes, r.AvgGbps, r.MsgRateMpps, want, tol)
+			}
+		}
+	}
+	t.Logf("%d bandwidth rows of %d real runs", rows, len(files))
+	if rows == 0 {
+		t.Fatal("no bandwidth row checked")
+	}
+}
+
+// TestSlowRunBandwidthFromMsgRate: a run slower than BW average's two
+// decimals (soft-RoCE on a loaded emulated machine printed 0.00 Gb/s) is
+// measured from its message rate, and says so; validate no longer reports
+// such a flow as 0 Gb/s.
+func TestSlowRunBandwidthFromMsgRate(t *testing.T) {
+	b, err := os.ReadFile("testdata/output/ib_write_bw_gbits_duration_cpu.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := strings.Replace(strings.Replace(string(b), "369.07", "0.00", 1), "0.703950", "0.000015", 1)
+	rep, err := ParseBytes("slow", []byte(slow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Bandwidth) != 1 {
+		t.Fatalf("%d rows", len(rep.Bandwidth))
+	}
+	r := rep.Bandwidth[0]
+	if want := 0.000015 * 65536 * 8 / 1000; !r.AvgFromMsgRate || math.Abs(r.AvgGbps-want) > 1e-12 {
+		t.Errorf("AvgGbps %v (from MsgRate: %v), want %v from MsgRate", r.AvgGbps, r.AvgFromMsgRate, want)
+	}
+	// A row whose MsgRate is 0 too stays 0: nothing was measured.
+	zero := strings.Replace(slow, "0.000015", "0.000000", 1)
+	if rep, err = ParseBytes("zero", []byte(zero)); err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Bandwidth[0]; r.AvgGbps != 0 || r.AvgFromMsgRate {
+		t.Errorf("zero run: %+v", r)
+	}
+}
