@@ -47,6 +47,30 @@ type resolver struct {
 	objects int
 	limit   int  // the expansion budget; 0 = MaxObjects
 	over    bool // the budget is spent: expand nothing more
+	// arena holds the Fields the resolver makes (ports', links'), keyBuf
+	// is where their keys are gathered.
+	arena  fieldArena
+	keyBuf []keyPos
+}
+
+// portFields is where a port entry's values are: its own keys, and those
+// of portDefaults it does not set (a value from portDefaults is where
+// portDefaults sets it).
+func (r *resolver) portFields(def, own Fields, file string) Fields {
+	def, own = fieldsIn(def, file), fieldsIn(own, file)
+	switch {
+	case def.Len() == 0:
+		return own
+	case own.Len() == 0:
+		return def
+	}
+	r.keyBuf = append(r.keyBuf[:0], own.l.keys...)
+	for _, k := range def.l.keys {
+		if !own.Has(k.key) {
+			r.keyBuf = append(r.keyBuf, k)
+		}
+	}
+	return r.arena.fields(file, r.keyBuf)
 }
 
 func (r *resolver) budget() int {
@@ -777,13 +801,7 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			}
 		}
 		// A value from portDefaults is where portDefaults sets it.
-		fields := Fields{}
-		for k, p := range def.Keys {
-			fields[k] = withFile(p, file)
-		}
-		for k, p := range rp.Keys {
-			fields[k] = withFile(p, file)
-		}
+		fields := r.portFields(def.Keys, rp.Keys, file)
 		for _, n := range names {
 			if seen != nil {
 				if prev, dup := seen[n]; dup {
@@ -954,7 +972,8 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 		return
 	}
 	r.objects += len(as)
-	linkFields := Fields{"a": withFile(rl.APos, file), "b": withFile(rl.BPos, file)}
+	r.keyBuf = append(r.keyBuf[:0], keyPos{"a", int32(rl.APos.Line), int32(rl.APos.Col)}, keyPos{"b", int32(rl.BPos.Line), int32(rl.BPos.Col)})
+	linkFields := r.arena.fields(file, r.keyBuf)
 	if len(as) != len(bs) {
 		r.errorf(pos, linkPath(idx), "%q expands to %d ends but %q to %d; both sides must expand alike", rl.A, len(as), rl.B, len(bs))
 		return
@@ -1026,23 +1045,12 @@ func deref[T any](p *T, def T) T {
 }
 
 // fieldsIn returns the positions of the keys written in one mapping, with
-// the file they are in (nil when none were).
+// the file they are in (the zero Fields when none were).
 func fieldsIn(keys Fields, file string) Fields {
-	if len(keys) == 0 {
-		return nil
+	if keys.l == nil || keys.l.file == file {
+		return keys // the decoder names the file: used as it is
 	}
-	named := true // the decoder names the file: the map is used as it is
-	for _, p := range keys {
-		named = named && p.File == file
-	}
-	if named {
-		return keys
-	}
-	out := make(Fields, len(keys))
-	for k, p := range keys {
-		out[k] = withFile(p, file)
-	}
-	return out
+	return Fields{&fieldList{file: file, keys: keys.l.keys}}
 }
 
 // checkProxy holds switches[].proxy to what the transport dials: an HTTP

@@ -322,7 +322,7 @@ func (s Setting) Edits(pol *intent.Policy, cl *intent.Class, base Setting, dcqcn
 	if s.PFCOnly {
 		out = append(out, Edit{Path: "policy.mode", Value: "pfc-only"})
 		for _, c := range pol.Classes {
-			if _, written := c.Fields["ecn"]; written && c.ECN != nil {
+			if c.Fields.Has("ecn") && c.ECN != nil {
 				out = append(out, Edit{Path: "policy.classes[" + c.Name + "].ecn.enabled", Value: "false"})
 			}
 		}
