@@ -51,6 +51,37 @@ type resolver struct {
 	// is where their keys are gathered.
 	arena  fieldArena
 	keyBuf []keyPos
+	// portNames is what each port entry's name expanded to: the leaves of
+	// a fabric mostly repeat one or two (Ethernet{0..252..4}), so their
+	// ports share the names, read only. portSeen is ports' index of one
+	// switch's names, emptied for the next.
+	portNames map[string]expansion
+	portSeen  map[string]Pos
+	cached    int // names held in portNames
+}
+
+type expansion struct {
+	names []string
+	err   error
+}
+
+// expandPort is Expand of a port entry's name, each name expanded once
+// per fabric. The names are shared: never written. What is kept is
+// bounded like the fabric (at most a switch's ports per name, MaxObjects
+// in all), so that names that fail later cannot pile up.
+func (r *resolver) expandPort(name string) ([]string, error) {
+	if e, ok := r.portNames[name]; ok {
+		return e.names, e.err
+	}
+	names, err := Expand(name)
+	if len(names) <= MaxPortsPerSwitch && r.cached+len(names) <= MaxObjects {
+		if r.portNames == nil {
+			r.portNames = map[string]expansion{}
+		}
+		r.portNames[name] = expansion{names, err}
+		r.cached += len(names)
+	}
+	return names, err
 }
 
 // portFields is where a port entry's values are: its own keys, and those
@@ -727,7 +758,7 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		total := 0
 		for i := range rs.Ports {
 			if rs.Ports[i].Name != "" {
-				expanded[i], expandErrs[i] = Expand(rs.Ports[i].Name)
+				expanded[i], expandErrs[i] = r.expandPort(rs.Ports[i].Name)
 				if total += len(expanded[i]); total > MaxPortsPerSwitch {
 					expanded, expandErrs = nil, nil
 					break
@@ -751,7 +782,7 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		if expanded != nil {
 			names, err = expanded[i], expandErrs[i]
 		} else {
-			names, err = Expand(rp.Name)
+			names, err = r.expandPort(rp.Name)
 		}
 		if err != nil {
 			r.errorf(pos, path+".name", "%v", err)
@@ -795,7 +826,11 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		// The names of one entry with at most one range are distinct: the
 		// index of names is made for a second entry (or several ranges).
 		if seen == nil && (len(out) > 0 || strings.Count(rp.Name, "{") > 1) {
-			seen = make(map[string]Pos, len(out)+len(names))
+			if r.portSeen == nil {
+				r.portSeen = make(map[string]Pos, len(out)+len(names))
+			}
+			seen = r.portSeen
+			clear(seen)
 			for _, p := range out {
 				seen[p.Name] = p.Pos
 			}
