@@ -132,7 +132,8 @@ func setKey(keys []keyPos, start int, key string, line, col int) []keyPos {
 // of the nearest enclosing element that was. ok is false when the path
 // names nothing of f.
 func (f *Fabric) FieldPos(path string) (Pos, bool) {
-	segs := splitPath(path)
+	var buf [8]pathSeg // a path has at most six steps: none allocated
+	segs := appendPath(buf[:0], path)
 	if len(segs) == 0 {
 		return Pos{}, false
 	}
@@ -311,8 +312,10 @@ type pathSeg struct{ name, index string }
 
 // splitPath splits a.b[x].c[y] into {a} {b x} {c y}. An index may hold dots
 // and slashes (port names): only the brackets delimit it.
-func splitPath(path string) []pathSeg {
-	var out []pathSeg
+func splitPath(path string) []pathSeg { return appendPath(nil, path) }
+
+// appendPath is splitPath appending to out.
+func appendPath(out []pathSeg, path string) []pathSeg {
 	for path != "" {
 		var seg pathSeg
 		end := strings.IndexAny(path, ".[")
