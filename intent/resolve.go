@@ -55,9 +55,15 @@ type resolver struct {
 	// a fabric mostly repeat one or two (Ethernet{0..252..4}), so their
 	// ports share the names, read only. portSeen is ports' index of one
 	// switch's names, emptied for the next.
-	portNames map[string]expansion
-	portSeen  map[string]Pos
-	cached    int // names held in portNames
+	// nameBuf and compBuf hold what zip returns when a name or address
+	// has no range, nicBuf is hosts' list of one entry's NICs, and
+	// nicSlab is where the hosts' NIC lists are cut from.
+	nameBuf, compBuf [1]string
+	nicBuf           []nicAddrs
+	nicSlab          []NIC
+	portNames        map[string]expansion
+	portSeen         map[string]Pos
+	cached           int // names held in portNames
 }
 
 type expansion struct {
@@ -555,14 +561,15 @@ func (r *resolver) validation(p *part) {
 }
 
 // zip expands a name pattern and a companion pattern (address) together: the
-// companion expands to 1 value (shared) or to as many as the name.
+// companion expands to 1 value (shared) or to as many as the name. What it
+// returns is the caller's until the next zip.
 func (r *resolver) zip(pos Pos, path func() string, name, companion, what string) (names, comps []string, ok bool) {
-	names, err := Expand(name)
+	names, err := expandInto(&r.nameBuf, name)
 	if err != nil {
 		r.errorf(pos, path()+".name", "%v", err)
 		return nil, nil, false
 	}
-	comps, err = Expand(companion)
+	comps, err = expandInto(&r.compBuf, companion)
 	if err != nil {
 		r.errorf(pos, path()+"."+what, "%v", err)
 		return nil, nil, false
@@ -858,6 +865,20 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 	return out
 }
 
+// newNICs returns an empty list of room for n NICs, cut from a block
+// shared by many hosts (full: appending to it copies).
+func (r *resolver) newNICs(n int) []NIC {
+	if n > 64 {
+		return make([]NIC, 0, n)
+	}
+	if cap(r.nicSlab)-len(r.nicSlab) < n {
+		r.nicSlab = make([]NIC, 0, 1024)
+	}
+	l := len(r.nicSlab)
+	r.nicSlab = r.nicSlab[:l+n]
+	return r.nicSlab[l : l : l+n]
+}
+
 // nicIndexFrom is the number of a host's NICs above which hosts indexes
 // their interfaces instead of looking through them.
 const nicIndexFrom = 8
@@ -889,11 +910,8 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	if !r.spend(len(hostNames)*max(1, len(rh.NICs)), pos, path) {
 		return
 	}
-	type nicAddrs struct {
-		nic   NIC
-		addrs []string
-	}
-	nics := make([]nicAddrs, 0, len(rh.NICs))
+	nics := r.nicBuf[:0]
+	defer func() { r.nicBuf = nics[:0] }()
 	// An interface listed twice: a host's few NICs are looked through,
 	// a map is made for many.
 	var seen map[string]bool
@@ -925,7 +943,8 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 				continue
 			}
 		}
-		a, err := Expand(rn.Address)
+		var one [1]string
+		a, err := expandInto(&one, rn.Address)
 		if err != nil {
 			r.errorf(npos, npath()+".address", "%v", err)
 			continue
@@ -945,7 +964,11 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		if rn.Cable != nil {
 			n.CableMeters = float64(*rn.Cable)
 		}
-		nics = append(nics, nicAddrs{n, a})
+		if len(a) == 1 {
+			nics = append(nics, nicAddrs{nic: n, one: [1]string{a[0]}})
+		} else {
+			nics = append(nics, nicAddrs{nic: n, addrs: a})
+		}
 	}
 	for i, hn := range hostNames {
 		if !r.claim(names, hn, pos, path) {
@@ -957,11 +980,11 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 			return
 		}
 		if len(nics) > 0 {
-			h.NICs = make([]NIC, 0, len(nics))
+			h.NICs = r.newNICs(len(nics))
 		}
-		for _, na := range nics {
-			n := na.nic
-			n.Address = na.addrs[min(i, len(na.addrs)-1)]
+		for j := range nics {
+			n := nics[j].nic
+			n.Address = nics[j].addr(i)
 			h.NICs = append(h.NICs, n)
 		}
 		r.f.Hosts = append(r.f.Hosts, h)
@@ -970,6 +993,31 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 
 // noRange reports whether s expands to itself (Expand's fast case).
 func noRange(s string) bool { return !strings.ContainsAny(s, "{}") }
+
+// expandInto is Expand, with a name that has no range returned in one (no
+// list made for each of 16,000 host names and addresses).
+func expandInto(one *[1]string, s string) ([]string, error) {
+	if noRange(s) {
+		one[0] = s
+		return one[:], nil
+	}
+	return Expand(s)
+}
+
+// nicAddrs is one NIC of a host entry and the addresses its address
+// expands to: addrs, or one when it has no range.
+type nicAddrs struct {
+	nic   NIC
+	addrs []string
+	one   [1]string
+}
+
+func (na *nicAddrs) addr(i int) string {
+	if na.addrs == nil {
+		return na.one[0]
+	}
+	return na.addrs[min(i, len(na.addrs)-1)]
+}
 
 // expandEnds expands both ends of a link with a range; true when it
 // reported an error.
