@@ -186,10 +186,16 @@ type checker struct {
 	opts Options
 	rule *Rule
 
-	switches map[string]*intent.Switch
-	hosts    map[string]*intent.Host
-	nics     map[string]map[string]*intent.NIC // host -> interface -> NIC, for hosts of many NICs (nicOf)
-	lossless []*intent.Class                   // lossless classes, by priority
+	switches map[string]int32            // name -> index in f.Switches (the first of a name)
+	hosts    map[string]int32            // name -> index in f.Hosts (the first of a name)
+	nics     map[string]map[string]int32 // host -> interface -> index in its NICs, for hosts of many NICs (nicOf)
+	// portBase and nicBase number every port and NIC of the fabric: a
+	// switch's ports from portBase[its index], a host's NICs from
+	// nicBase[its index]. Rules that keep something per port or NIC keep
+	// it in a list by that number (portOrd, nicOrd), not in a map.
+	portBase, nicBase []int32
+	ports, nicsAll    int             // how many
+	lossless          []*intent.Class // lossless classes, by priority
 
 	headroom map[headroomKey]headroomValue
 	// lastHeadroom is portHeadroom's last answer (a switch's ports
@@ -226,38 +232,44 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 		byProfile: byProfile,
 		f:         f,
 		opts:      opts,
-		switches:  make(map[string]*intent.Switch, len(f.Switches)),
-		hosts:     make(map[string]*intent.Host, len(f.Hosts)),
-		nics:      map[string]map[string]*intent.NIC{},
+		switches:  make(map[string]int32, len(f.Switches)),
+		hosts:     make(map[string]int32, len(f.Hosts)),
+		nics:      map[string]map[string]int32{},
+		portBase:  make([]int32, len(f.Switches)),
+		nicBase:   make([]int32, len(f.Hosts)),
 		headroom:  map[headroomKey]headroomValue{},
 		facts:     make(map[*intent.Switch]*portfacts.Switch, len(f.Switches)),
 	}
 	for i := range f.Switches {
 		sw := &f.Switches[i]
+		c.portBase[i] = int32(c.ports)
+		c.ports += len(sw.Ports)
 		if _, dup := c.switches[sw.Name]; dup {
 			continue // the parser reports duplicates; keep the first
 		}
-		c.switches[sw.Name] = sw
+		c.switches[sw.Name] = int32(i)
 	}
 	for i := range f.Hosts {
 		h := &f.Hosts[i]
+		c.nicBase[i] = int32(c.nicsAll)
+		c.nicsAll += len(h.NICs)
 		if _, dup := c.hosts[h.Name]; dup {
 			continue
 		}
-		c.hosts[h.Name] = h
+		c.hosts[h.Name] = int32(i)
 		if len(h.NICs) <= nicIndexFrom {
 			continue // nicOf looks through them
 		}
-		nm := make(map[string]*intent.NIC, len(h.NICs))
+		nm := make(map[string]int32, len(h.NICs))
 		for j := range h.NICs {
 			if _, dup := nm[h.NICs[j].Interface]; !dup {
-				nm[h.NICs[j].Interface] = &h.NICs[j]
+				nm[h.NICs[j].Interface] = int32(j)
 			}
 		}
 		c.nics[h.Name] = nm
 	}
 	c.ends = make([][2]end, len(f.Links))
-	next := make(map[*intent.Switch]int, len(f.Switches))
+	next := make([]int32, len(f.Switches))
 	for i := range f.Links {
 		l := &f.Links[i]
 		c.ends[i] = [2]end{c.resolve(l.A, next), c.resolve(l.B, next)}
@@ -390,7 +402,7 @@ func bytesStr(b int64) string {
 }
 
 // endKind says what a link endpoint names.
-type endKind int
+type endKind int32
 
 const (
 	endNone endKind = iota // no switch or host of that name
@@ -399,9 +411,11 @@ const (
 )
 
 // end is a resolved link endpoint; port or nic is nil when the node exists
-// but has no such port or interface.
+// but has no such port or interface. ord is the port's or NIC's number
+// (checker.portBase), -1 without one.
 type end struct {
 	kind endKind
+	ord  int32
 	sw   *intent.Switch
 	port *intent.Port
 	host *intent.Host
@@ -414,19 +428,29 @@ const nicIndexFrom = 8
 
 // nicOf returns the first NIC named iface of the host named host, or nil.
 func (c *checker) nicOf(host, iface string) *intent.NIC {
-	if m, ok := c.nics[host]; ok {
-		return m[iface]
+	nic, _ := c.nicOrdOf(host, iface)
+	return nic
+}
+
+// nicOrdOf is nicOf and the NIC's number (checker.nicBase), -1 without one.
+func (c *checker) nicOrdOf(host, iface string) (*intent.NIC, int32) {
+	hi, ok := c.hosts[host]
+	if !ok {
+		return nil, -1
 	}
-	h := c.hosts[host]
-	if h == nil {
-		return nil
+	h := &c.f.Hosts[hi]
+	if m, ok := c.nics[host]; ok {
+		if j, ok := m[iface]; ok {
+			return &h.NICs[j], c.nicBase[hi] + j
+		}
+		return nil, -1
 	}
 	for j := range h.NICs {
 		if h.NICs[j].Interface == iface {
-			return &h.NICs[j]
+			return &h.NICs[j], c.nicBase[hi] + int32(j)
 		}
 	}
-	return nil
+	return nil, -1
 }
 
 // resolve finds what endpoint e names: a switch port or a host NIC.
@@ -436,20 +460,22 @@ func (c *checker) nicOf(host, iface string) *intent.NIC {
 // the port asked for next is mostly that one, found without searching.
 // A port name is taken there when the port before has another name (the
 // ports Parse resolves are sorted and distinct).
-func (c *checker) resolve(e intent.Endpoint, next map[*intent.Switch]int) end {
-	if sw, ok := c.switches[e.Node]; ok {
-		i := next[sw]
+func (c *checker) resolve(e intent.Endpoint, next []int32) end {
+	if si, ok := c.switches[e.Node]; ok {
+		sw := &c.f.Switches[si]
+		i := int(next[si])
 		if i >= len(sw.Ports) || sw.Ports[i].Name != e.Port || (i > 0 && sw.Ports[i-1].Name == e.Port) {
 			i = sw.PortIndex(e.Port)
 		}
 		if i < 0 {
-			return end{kind: endSwitch, sw: sw}
+			return end{kind: endSwitch, ord: -1, sw: sw}
 		}
-		next[sw] = i + 1
-		return end{kind: endSwitch, sw: sw, port: &sw.Ports[i]}
+		next[si] = int32(i + 1)
+		return end{kind: endSwitch, ord: c.portBase[si] + int32(i), sw: sw, port: &sw.Ports[i]}
 	}
-	if h, ok := c.hosts[e.Node]; ok {
-		return end{kind: endHost, host: h, nic: c.nicOf(e.Node, e.Port)}
+	if hi, ok := c.hosts[e.Node]; ok {
+		nic, ord := c.nicOrdOf(e.Node, e.Port)
+		return end{kind: endHost, ord: ord, host: &c.f.Hosts[hi], nic: nic}
 	}
-	return end{}
+	return end{ord: -1}
 }
