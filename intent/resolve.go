@@ -67,27 +67,34 @@ type resolver struct {
 }
 
 type expansion struct {
-	names []string
-	err   error
+	names  []string
+	err    error
+	sorted bool // names are in natural order (a range is)
 }
 
 // expandPort is Expand of a port entry's name, each name expanded once
-// per fabric. The names are shared: never written. What is kept is
-// bounded like the fabric (at most a switch's ports per name, MaxObjects
-// in all), so that names that fail later cannot pile up.
-func (r *resolver) expandPort(name string) ([]string, error) {
+// per fabric, and whether the names are in natural order. The names are
+// shared: never written. What is kept is bounded like the fabric (at most
+// a switch's ports per name, MaxObjects in all), so that names that fail
+// later cannot pile up.
+func (r *resolver) expandPort(name string) ([]string, bool, error) {
 	if e, ok := r.portNames[name]; ok {
-		return e.names, e.err
+		return e.names, e.sorted, e.err
 	}
 	names, err := Expand(name)
+	sorted := false // not worked out for what is not kept
 	if len(names) <= MaxPortsPerSwitch && r.cached+len(names) <= MaxObjects {
+		sorted = true
+		for i := 1; i < len(names) && sorted; i++ {
+			sorted = !naturalLess(names[i], names[i-1])
+		}
 		if r.portNames == nil {
 			r.portNames = map[string]expansion{}
 		}
-		r.portNames[name] = expansion{names, err}
+		r.portNames[name] = expansion{names, err, sorted}
 		r.cached += len(names)
 	}
-	return names, err
+	return names, sorted, err
 }
 
 // portFields is where a port entry's values are: its own keys, and those
@@ -753,21 +760,22 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 	}
 	var seen map[string]Pos
 	var out []Port
+	inOrder := true // out is in natural order (sort.SliceIsSorted)
 	// A switch of several entries (host ports, uplinks) has its names
 	// expanded first, so that its ports are sized once for all of them
 	// rather than grown (and copied) at each entry. Past a switch's
 	// limit of ports the entries are expanded one by one as they come,
 	// so that the first too many is reported before the rest expand.
-	var expanded [][]string
-	var expandErrs []error
+	var expanded []expansion
 	if len(rs.Ports) > 1 {
-		expanded, expandErrs = make([][]string, len(rs.Ports)), make([]error, len(rs.Ports))
+		expanded = make([]expansion, len(rs.Ports))
 		total := 0
 		for i := range rs.Ports {
 			if rs.Ports[i].Name != "" {
-				expanded[i], expandErrs[i] = r.expandPort(rs.Ports[i].Name)
-				if total += len(expanded[i]); total > MaxPortsPerSwitch {
-					expanded, expandErrs = nil, nil
+				e := &expanded[i]
+				e.names, e.sorted, e.err = r.expandPort(rs.Ports[i].Name)
+				if total += len(e.names); total > MaxPortsPerSwitch {
+					expanded = nil
 					break
 				}
 			}
@@ -785,11 +793,12 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			continue
 		}
 		var names []string
+		var sorted bool
 		var err error
 		if expanded != nil {
-			names, err = expanded[i], expandErrs[i]
+			names, sorted, err = expanded[i].names, expanded[i].sorted, expanded[i].err
 		} else {
-			names, err = r.expandPort(rp.Name)
+			names, sorted, err = r.expandPort(rp.Name)
 		}
 		if err != nil {
 			r.errorf(pos, path+".name", "%v", err)
@@ -844,6 +853,7 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		}
 		// A value from portDefaults is where portDefaults sets it.
 		fields := r.portFields(def.Keys, rp.Keys, file)
+		start := len(out)
 		for _, n := range names {
 			if seen != nil {
 				if prev, dup := seen[n]; dup {
@@ -854,12 +864,17 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			}
 			out = append(out, Port{Name: n, Speed: int64(*speed), CableMeters: cm, MTU: deref(mtu, 0), Subinterface: deref(sub, 0), Pos: pos, Fields: fields})
 		}
+		// In order so far when the entry's names, all added, are in
+		// order and follow the entry before's: what sort.SliceIsSorted
+		// would compare, compared once per name rather than per switch.
+		inOrder = inOrder && sorted && len(out)-start == len(names) &&
+			(start == 0 || len(names) == 0 || !naturalLess(out[start].Name, out[start-1].Name))
 	}
 	if len(out) == 0 {
 		return nil // as when no entry made a port
 	}
 	less := func(i, j int) bool { return naturalLess(out[i].Name, out[j].Name) }
-	if !sort.SliceIsSorted(out, less) { // a range lists them in order
+	if !inOrder && !sort.SliceIsSorted(out, less) { // a range lists them in order
 		sort.SliceStable(out, less)
 	}
 	return out

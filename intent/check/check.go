@@ -204,6 +204,9 @@ type checker struct {
 	// facts are each switch's derived facts (intent/portfacts), the
 	// figures the compilers program and simulate uses.
 	facts map[*intent.Switch]*portfacts.Switch
+	// lastFactsOf and lastFacts are switchFacts' last answer.
+	lastFactsOf *intent.Switch
+	lastFacts   *portfacts.Switch
 
 	ends  [][2]end                                // per link: its two endpoints, resolved once
 	peers map[*intent.Switch]map[*intent.Port]end // switch, port -> the other end of its link (peerOf)
@@ -325,11 +328,15 @@ func (x *Finding) with(edits ...Edit) { x.Edits = edits }
 // switchFacts returns sw's derived facts (intent/portfacts), worked out
 // once per Run.
 func (c *checker) switchFacts(sw *intent.Switch) *portfacts.Switch {
+	if c.lastFactsOf == sw { // asked for each of a switch's ports in turn
+		return c.lastFacts
+	}
 	s := c.facts[sw]
 	if s == nil {
 		s = portfacts.SwitchOf(c.f, sw)
 		c.facts[sw] = s
 	}
+	c.lastFactsOf, c.lastFacts = sw, s
 	return s
 }
 
