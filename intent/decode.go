@@ -428,7 +428,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, c *codec) {
 		}
 		f := &c.fields[fi]
 		if start >= 0 {
-			d.keys = setKey(d.keys, start, k.Value, val.Line, val.Column)
+			d.keys = setKey(d.keys, start, &f.key, val.Line, val.Column)
 		}
 		fv := v.Field(f.index)
 		before := len(d.errs.errs)
@@ -488,7 +488,7 @@ func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, c *codec, start int
 			if fi, ok := c.byKey[k.Value]; ok {
 				f := &c.fields[fi]
 				if start >= 0 {
-					d.keys = setKey(d.keys, start, k.Value, n.Content[i+1].Line, n.Content[i+1].Column)
+					d.keys = setKey(d.keys, start, &f.key, n.Content[i+1].Line, n.Content[i+1].Column)
 				}
 				d.push(pathPart{key: k.Value})
 				d.decode(n.Content[i+1], v.Field(f.index), f.codec)

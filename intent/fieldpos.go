@@ -25,9 +25,11 @@ type fieldList struct {
 	keys []keyPos
 }
 
-// keyPos is one key and where its value is (in fieldList's file).
+// keyPos is one key and where its value is (in fieldList's file). The
+// key is the decoder's own spelling of it (its codec's, made once), so a
+// pointer to it is all a key costs.
 type keyPos struct {
-	key       string
+	key       *string
 	line, col int32
 }
 
@@ -39,7 +41,7 @@ func (fs Fields) Lookup(key string) (Pos, bool) {
 		return Pos{}, false
 	}
 	for _, k := range fs.l.keys {
-		if k.key == key {
+		if *k.key == key {
 			return k.pos(fs.l.file), true
 		}
 	}
@@ -77,7 +79,7 @@ func (fs Fields) All() iter.Seq2[string, Pos] {
 			return
 		}
 		for _, k := range fs.l.keys {
-			if !yield(k.key, k.pos(fs.l.file)) {
+			if !yield(*k.key, k.pos(fs.l.file)) {
 				return
 			}
 		}
@@ -114,10 +116,10 @@ func (a *fieldArena) fields(file string, keys []keyPos) Fields {
 // setKey sets key's position in keys[start:] (the keys of the mapping
 // being read), replacing an earlier one: a later merge, or an explicit key
 // after merged ones, wins.
-func setKey(keys []keyPos, start int, key string, line, col int) []keyPos {
+func setKey(keys []keyPos, start int, key *string, line, col int) []keyPos {
 	kp := keyPos{key: key, line: int32(line), col: int32(col)}
 	for i := start; i < len(keys); i++ {
-		if keys[i].key == key {
+		if keys[i].key == key || *keys[i].key == *key {
 			keys[i] = kp
 			return keys
 		}

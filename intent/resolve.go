@@ -110,7 +110,7 @@ func (r *resolver) portFields(def, own Fields, file string) Fields {
 	}
 	r.keyBuf = append(r.keyBuf[:0], own.l.keys...)
 	for _, k := range def.l.keys {
-		if !own.Has(k.key) {
+		if !own.Has(*k.key) {
 			r.keyBuf = append(r.keyBuf, k)
 		}
 	}
@@ -1039,15 +1039,18 @@ func (na *nicAddrs) addr(i int) string {
 func (r *resolver) expandEnds(rl *rawLink, file string, idx int, as, bs *[]string) bool {
 	var err error
 	if *as, err = Expand(rl.A); err != nil {
-		r.errorf(withFile(rl.APos, file), linkPath(idx), "%v", err)
+		r.errorf(rl.aAt.in(file), linkPath(idx), "%v", err)
 		return true
 	}
 	if *bs, err = Expand(rl.B); err != nil {
-		r.errorf(withFile(rl.BPos, file), linkPath(idx), "%v", err)
+		r.errorf(rl.bAt.in(file), linkPath(idx), "%v", err)
 		return true
 	}
 	return false
 }
+
+// linkKeys are a link's keys, as its Fields knows them.
+var linkKeys = [2]string{"a", "b"}
 
 func linkPath(idx int) string { return "inventory.links[" + strconv.Itoa(idx) + "]" }
 
@@ -1055,7 +1058,7 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 	if r.over {
 		return
 	}
-	pos := withFile(rl.Pos, file)
+	pos := rl.at.in(file)
 	// The path is built for an error only (30,000 links, mostly none).
 	var as, bs []string
 	var one [2]string // both ends when neither has a range (no slices made)
@@ -1070,7 +1073,7 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 		return
 	}
 	r.objects += len(as)
-	r.keyBuf = append(r.keyBuf[:0], keyPos{"a", int32(rl.APos.Line), int32(rl.APos.Col)}, keyPos{"b", int32(rl.BPos.Line), int32(rl.BPos.Col)})
+	r.keyBuf = append(r.keyBuf[:0], keyPos{&linkKeys[0], rl.aAt.line, rl.aAt.col}, keyPos{&linkKeys[1], rl.bAt.line, rl.bAt.col})
 	linkFields := r.arena.fields(file, r.keyBuf)
 	if len(as) != len(bs) {
 		r.errorf(pos, linkPath(idx), "%q expands to %d ends but %q to %d; both sides must expand alike", rl.A, len(as), rl.B, len(bs))
@@ -1080,10 +1083,10 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 		a, okA := splitEndpoint(as[i])
 		b, okB := splitEndpoint(bs[i])
 		if !okA {
-			r.errorf(withFile(rl.APos, file), linkPath(idx), "%q: want node:port", as[i])
+			r.errorf(rl.aAt.in(file), linkPath(idx), "%q: want node:port", as[i])
 		}
 		if !okB {
-			r.errorf(withFile(rl.BPos, file), linkPath(idx), "%q: want node:port", bs[i])
+			r.errorf(rl.bAt.in(file), linkPath(idx), "%q: want node:port", bs[i])
 		}
 		if okA && okB {
 			r.f.Links = append(r.f.Links, Link{A: a, B: b, Pos: pos, Fields: linkFields})
