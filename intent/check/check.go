@@ -188,7 +188,7 @@ type checker struct {
 
 	switches map[string]int32            // name -> index in f.Switches (the first of a name)
 	hosts    map[string]int32            // name -> index in f.Hosts (the first of a name)
-	nics     map[string]map[string]int32 // host -> interface -> index in its NICs, for hosts of many NICs (nicOf)
+	nics     map[string]map[string]int32 // host -> interface -> index in its NICs, for hosts of many NICs (nicOrdOf)
 	// portBase and nicBase number every port and NIC of the fabric: a
 	// switch's ports from portBase[its index], a host's NICs from
 	// nicBase[its index]. Rules that keep something per port or NIC keep
@@ -261,7 +261,7 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 		}
 		c.hosts[h.Name] = int32(i)
 		if len(h.NICs) <= nicIndexFrom {
-			continue // nicOf looks through them
+			continue // nicOrdOf looks through them
 		}
 		nm := make(map[string]int32, len(h.NICs))
 		for j := range h.NICs {
@@ -429,17 +429,12 @@ type end struct {
 	nic  *intent.NIC
 }
 
-// nicIndexFrom is how many NICs a host has before nicOf looks them up in
+// nicIndexFrom is how many NICs a host has before nicOrdOf looks them up in
 // an index rather than through them (most hosts have one to eight).
 const nicIndexFrom = 8
 
-// nicOf returns the first NIC named iface of the host named host, or nil.
-func (c *checker) nicOf(host, iface string) *intent.NIC {
-	nic, _ := c.nicOrdOf(host, iface)
-	return nic
-}
-
-// nicOrdOf is nicOf and the NIC's number (checker.nicBase), -1 without one.
+// nicOrdOf returns the first NIC named iface of the host named host, or
+// nil, and the NIC's number (checker.nicBase), -1 without one.
 func (c *checker) nicOrdOf(host, iface string) (*intent.NIC, int32) {
 	hi, ok := c.hosts[host]
 	if !ok {
