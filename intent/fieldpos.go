@@ -71,6 +71,20 @@ func (fs Fields) Len() int {
 	return len(fs.l.keys)
 }
 
+// Equal reports whether fs and o know the same keys at the same
+// positions, in whatever order they were written (go-cmp uses it).
+func (fs Fields) Equal(o Fields) bool {
+	if fs.Len() != o.Len() {
+		return false
+	}
+	for k, p := range fs.All() {
+		if q, ok := o.Lookup(k); !ok || q != p {
+			return false
+		}
+	}
+	return true
+}
+
 // All yields every key written and its value's position, in the order
 // written.
 func (fs Fields) All() iter.Seq2[string, Pos] {
