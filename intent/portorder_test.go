@@ -2,6 +2,7 @@ package intent
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -48,4 +49,41 @@ inventory:
 			t.Errorf("%s: ports %v, want %v", sw.Name, got, want)
 		}
 	}
+}
+
+// TestSwitchesAndHostsInNaturalOrder: switches and hosts are in natural
+// order whether the inventory lists them in order (left as they are) or
+// not (sorted).
+func TestSwitchesAndHostsInNaturalOrder(t *testing.T) {
+	for _, tc := range []struct{ switches, hosts string }{
+		{"[leaf2, leaf10, leaf1]", "[gpu10, gpu2, gpu1]"},
+		{"[leaf1, leaf2, leaf10]", "[gpu1, gpu2, gpu10]"},
+	} {
+		f := mustParse(t, header+`policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - {name: `+firstOf(tc.switches, 0)+`, platform: sonic, address: "10.0.0.1:8080", ports: [{name: e1, speed: 100G}]}
+    - {name: `+firstOf(tc.switches, 1)+`, platform: sonic, address: "10.0.0.2:8080", ports: [{name: e1, speed: 100G}]}
+    - {name: `+firstOf(tc.switches, 2)+`, platform: sonic, address: "10.0.0.3:8080", ports: [{name: e1, speed: 100G}]}
+  hosts:
+    - {name: `+firstOf(tc.hosts, 0)+`, address: 10.0.1.1, nics: [{interface: eth0}]}
+    - {name: `+firstOf(tc.hosts, 1)+`, address: 10.0.1.2, nics: [{interface: eth0}]}
+    - {name: `+firstOf(tc.hosts, 2)+`, address: 10.0.1.3, nics: [{interface: eth0}]}
+`)
+		var sw, h []string
+		for _, s := range f.Switches {
+			sw = append(sw, s.Name)
+		}
+		for _, x := range f.Hosts {
+			h = append(h, x.Name)
+		}
+		if !slices.Equal(sw, []string{"leaf1", "leaf2", "leaf10"}) || !slices.Equal(h, []string{"gpu1", "gpu2", "gpu10"}) {
+			t.Errorf("listed %s and %s: switches %v, hosts %v", tc.switches, tc.hosts, sw, h)
+		}
+	}
+}
+
+// firstOf is the i-th name of a list written [a, b, c].
+func firstOf(list string, i int) string {
+	return strings.Split(strings.Trim(list, "[]"), ", ")[i]
 }

@@ -235,8 +235,15 @@ func (r *resolver) resolve(parts []part) {
 			r.links(&p.raw.Inventory.Links[i], p.file, i)
 		}
 	}
-	sort.Slice(r.f.Switches, func(i, j int) bool { return naturalLess(r.f.Switches[i].Name, r.f.Switches[j].Name) })
-	sort.Slice(r.f.Hosts, func(i, j int) bool { return naturalLess(r.f.Hosts[i].Name, r.f.Hosts[j].Name) })
+	// An inventory mostly lists its hosts (and often its switches) in
+	// order: a list whose names strictly increase is what any sort makes
+	// of it, and is not sorted again.
+	if !increasing(len(r.f.Switches), func(i int) string { return r.f.Switches[i].Name }) {
+		sort.Slice(r.f.Switches, func(i, j int) bool { return naturalLess(r.f.Switches[i].Name, r.f.Switches[j].Name) })
+	}
+	if !increasing(len(r.f.Hosts), func(i int) string { return r.f.Hosts[i].Name }) {
+		sort.Slice(r.f.Hosts, func(i, j int) bool { return naturalLess(r.f.Hosts[i].Name, r.f.Hosts[j].Name) })
+	}
 }
 
 func (r *resolver) policy(rp *rawPolicy, file string) {
@@ -1004,6 +1011,17 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		}
 		r.f.Hosts = append(r.f.Hosts, h)
 	}
+}
+
+// increasing reports whether the n names at(0)... strictly increase in
+// natural order (no two alike: a sort could not reorder them).
+func increasing(n int, at func(int) string) bool {
+	for i := 1; i < n; i++ {
+		if !naturalLess(at(i-1), at(i)) {
+			return false
+		}
+	}
+	return true
 }
 
 // noRange reports whether s expands to itself (Expand's fast case).
