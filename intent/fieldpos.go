@@ -100,9 +100,10 @@ func (fs Fields) All() iter.Seq2[string, Pos] {
 	}
 }
 
-// fieldArena cuts Fields from large blocks: one allocation per thousand
-// keys rather than one map per mapping. What it hands out is never written
-// again.
+// fieldArena cuts Fields from blocks that double up to a few thousand
+// keys: one allocation per thousand keys of a large inventory rather than
+// one per mapping, and little for a small file. What it hands out is
+// never written again.
 type fieldArena struct {
 	keys  []keyPos
 	lists []fieldList
@@ -116,12 +117,12 @@ func (a *fieldArena) fields(file string, keys []keyPos) Fields {
 		return Fields{}
 	}
 	if cap(a.keys)-len(a.keys) < n {
-		a.keys = make([]keyPos, 0, max(n, 2048))
+		a.keys = make([]keyPos, 0, max(n, min(2*cap(a.keys), 2048), 32))
 	}
 	l := len(a.keys)
 	a.keys = append(a.keys, keys...)
 	if len(a.lists) == cap(a.lists) {
-		a.lists = make([]fieldList, 0, 512)
+		a.lists = make([]fieldList, 0, max(min(2*cap(a.lists), 512), 8))
 	}
 	a.lists = append(a.lists, fieldList{file: file, keys: a.keys[l : l+n : l+n]})
 	return Fields{&a.lists[len(a.lists)-1]}
