@@ -440,8 +440,13 @@ func (c *checker) nicOrdOf(host, iface string) (*intent.NIC, int32) {
 	if !ok {
 		return nil, -1
 	}
+	return c.nicIn(hi, iface)
+}
+
+// nicIn is nicOrdOf of the host at index hi of the fabric's hosts.
+func (c *checker) nicIn(hi int32, iface string) (*intent.NIC, int32) {
 	h := &c.f.Hosts[hi]
-	if m, ok := c.nics[host]; ok {
+	if m, ok := c.nics[h.Name]; ok {
 		if j, ok := m[iface]; ok {
 			return &h.NICs[j], c.nicBase[hi] + j
 		}
@@ -476,7 +481,7 @@ func (c *checker) resolve(e intent.Endpoint, next []int32) end {
 		return end{kind: endSwitch, ord: c.portBase[si] + int32(i), sw: sw, port: &sw.Ports[i]}
 	}
 	if hi, ok := c.hosts[e.Node]; ok {
-		nic, ord := c.nicOrdOf(e.Node, e.Port)
+		nic, ord := c.nicIn(hi, e.Port)
 		return end{kind: endHost, ord: ord, host: &c.f.Hosts[hi], nic: nic}
 	}
 	return end{ord: -1}
