@@ -794,9 +794,9 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 	for i := range rs.Ports {
 		rp := &rs.Ports[i]
 		pos := withFile(rp.Pos, file)
-		path := swPath + ".ports[" + entryName(rp.Name, i) + "]"
+		path := func() string { return swPath + ".ports[" + entryName(rp.Name, i) + "]" } // for an error only
 		if rp.Name == "" {
-			r.errorf(pos, path+".name", "required field is missing")
+			r.errorf(pos, path()+".name", "required field is missing")
 			continue
 		}
 		var names []string
@@ -808,15 +808,15 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			names, sorted, err = r.expandPort(rp.Name)
 		}
 		if err != nil {
-			r.errorf(pos, path+".name", "%v", err)
+			r.errorf(pos, path()+".name", "%v", err)
 			continue
 		}
 		if r.objects+len(out)+len(names) > r.budget() {
-			r.overrun(pos, path+".name")
+			r.overrun(pos, path()+".name")
 			return nil
 		}
 		if len(out)+len(names) > MaxPortsPerSwitch {
-			r.errorf(pos, path+".name", "%s has %d ports with this entry; a switch has at most %d (check the range)", swPath, len(out)+len(names), MaxPortsPerSwitch)
+			r.errorf(pos, path()+".name", "%s has %d ports with this entry; a switch has at most %d (check the range)", swPath, len(out)+len(names), MaxPortsPerSwitch)
 			return nil
 		}
 		speed := rp.Speed
@@ -824,7 +824,7 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			speed = def.Speed
 		}
 		if speed == nil {
-			r.errorf(pos, path+".speed", "required field is missing (set it here or in portDefaults)")
+			r.errorf(pos, path()+".speed", "required field is missing (set it here or in portDefaults)")
 			continue
 		}
 		cable := rp.Cable
@@ -864,7 +864,7 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		for _, n := range names {
 			if seen != nil {
 				if prev, dup := seen[n]; dup {
-					r.errorf(pos, path+".name", "port %q is listed twice (also at %s)", n, prev)
+					r.errorf(pos, path()+".name", "port %q is listed twice (also at %s)", n, prev)
 					continue
 				}
 				seen[n] = pos
