@@ -57,6 +57,11 @@ type decoder struct {
 	// an inventory repeats a few spellings thousands of times.
 	units map[unitKey]reflect.Value
 	path  []pathPart // where the value being decoded is
+	// keys is a stack of the keys of the mappings being read that keep
+	// their keys' positions (a raw type's Keys): a mapping's are
+	// keys[start:] until it is read, then they are copied to arena.
+	keys  []keyPos
+	arena fieldArena
 }
 
 // unitKey is one scalar as a unit type reads it (decodeNode reads the
@@ -73,7 +78,7 @@ func (d *decoder) errorf(n *yaml.Node, format string, a ...any) {
 }
 
 var (
-	fieldsType      = reflect.TypeOf(Fields(nil))
+	fieldsType      = reflect.TypeOf(Fields{})
 	posType         = reflect.TypeOf(Pos{})
 	nodeDecoderType = reflect.TypeOf((*nodeDecoder)(nil)).Elem()
 )
@@ -372,18 +377,18 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, c *codec) {
 	if c.posIndex >= 0 {
 		*v.Field(c.posIndex).Addr().Interface().(*Pos) = d.pos(n)
 	}
-	var keys Fields
-	// A raw type with a field "Keys Fields" learns where each of its keys is.
+	// A raw type with a field "Keys Fields" learns where each of its keys
+	// is: they are gathered on d.keys from start (-1: not kept).
+	start := -1
 	if c.keysIndex >= 0 {
-		keys = make(Fields, len(n.Content)/2)
-		*v.Field(c.keysIndex).Addr().Interface().(*Fields) = keys
+		start = len(d.keys)
 	}
 	var seen fieldSet
 	var seenOther map[string]*yaml.Node // keys that are no field (made when one is written)
 	// YAML merge keys (<<: *defaults) first, so explicit keys override them.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Tag == "!!merge" {
-			d.decodeMerge(n.Content[i+1], v, c, keys)
+			d.decodeMerge(n.Content[i+1], v, c, start)
 		}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -422,8 +427,8 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, c *codec) {
 			continue
 		}
 		f := &c.fields[fi]
-		if keys != nil {
-			keys[k.Value] = d.pos(val)
+		if start >= 0 {
+			d.keys = setKey(d.keys, start, &f.key, val.Line, val.Column)
 		}
 		fv := v.Field(f.index)
 		before := len(d.errs.errs)
@@ -440,6 +445,10 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, c *codec) {
 			d.errorf(n, "required field is missing")
 			d.pop()
 		}
+	}
+	if start >= 0 {
+		*v.Field(c.keysIndex).Addr().Interface().(*Fields) = d.arena.fields(d.file, d.keys[start:])
+		d.keys = d.keys[:start]
 	}
 }
 
@@ -460,7 +469,7 @@ func firstKey(n *yaml.Node, i int) *yaml.Node {
 // yaml.v3 implements it). A merged mapping's own merge keys apply first, so
 // its explicit keys override them. Every merge counts against the alias
 // budget: lists of aliased lists would otherwise double at every level.
-func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, c *codec, keys Fields) {
+func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, c *codec, start int) {
 	if !d.visit(n) {
 		return
 	}
@@ -471,15 +480,15 @@ func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, c *codec, keys Fiel
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; k.Value == "<<" && k.Tag == "!!merge" {
-				d.decodeMerge(n.Content[i+1], v, c, keys)
+				d.decodeMerge(n.Content[i+1], v, c, start)
 			}
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if fi, ok := c.byKey[k.Value]; ok {
 				f := &c.fields[fi]
-				if keys != nil {
-					keys[k.Value] = d.pos(n.Content[i+1])
+				if start >= 0 {
+					d.keys = setKey(d.keys, start, &f.key, n.Content[i+1].Line, n.Content[i+1].Column)
 				}
 				d.push(pathPart{key: k.Value})
 				d.decode(n.Content[i+1], v.Field(f.index), f.codec)
@@ -498,7 +507,7 @@ func (d *decoder) decodeMerge(n *yaml.Node, v reflect.Value, c *codec, keys Fiel
 				d.errorf(e, "merge key << wants a mapping or a list of mappings")
 				continue
 			}
-			d.decodeMerge(e, v, c, keys)
+			d.decodeMerge(e, v, c, start)
 		}
 	default:
 		d.errorf(n, "merge key << wants a mapping or a list of mappings")

@@ -59,3 +59,39 @@ inventory:
 		t.Errorf("splitPath (-want +got):\n%s", d)
 	}
 }
+
+// TestFieldsMergedAndOverridden: a key merged in (<<) is where the merged
+// mapping writes it, a key written after the merge where it is written,
+// each known once; Equal compares keys and positions, not their order.
+func TestFieldsMergedAndOverridden(t *testing.T) {
+	f := mustParse(t, header+`x-sw: &sw
+  platform: srlinux
+  address: "10.0.0.9:57400"
+policy: {preset: roce-lossless}
+inventory:
+  switches:
+    - <<: *sw
+      name: leaf1
+      platform: sonic
+      ports: [{name: e1, speed: 100G}]
+`)
+	fs := f.Switches[0].Fields
+	for _, c := range []struct {
+		key       string
+		line, col int
+	}{{"platform", 11, 17}, {"address", 5, 12}, {"name", 10, 13}, {"ports", 12, 14}} {
+		if p, ok := fs.Lookup(c.key); !ok || p.Line != c.line || p.Col != c.col || p.File != f.Files[0] {
+			t.Errorf("%s at %v (written %v), want line %d column %d", c.key, p, ok, c.line, c.col)
+		}
+	}
+	n := 0
+	for range fs.All() {
+		n++
+	}
+	if n != fs.Len() || n != 4 {
+		t.Errorf("%d keys, Len %d; want 4 (platform once)", n, fs.Len())
+	}
+	if !fs.Equal(fs) || fs.Equal(f.Switches[0].Ports[0].Fields) || !(Fields{}).Equal(Fields{}) {
+		t.Error("Equal: a Fields is itself, and not another's")
+	}
+}

@@ -240,19 +240,27 @@ type rawLossy struct {
 	Pos                   Pos
 }
 
-// rawLink is [a, b] or {a: ..., b: ...}, each "node:port".
+// rawLink is [a, b] or {a: ..., b: ...}, each "node:port". Where the
+// link and its ends are is kept as line and column (the file is the
+// part's): an inventory has tens of thousands of links.
 type rawLink struct {
-	A, B string
-	APos Pos
-	BPos Pos
-	Pos  Pos
+	A, B         string
+	at, aAt, bAt lineCol
 }
+
+// lineCol is a position in the file being read.
+type lineCol struct{ line, col int32 }
+
+func lineColOf(n *yaml.Node) lineCol { return lineCol{int32(n.Line), int32(n.Column)} }
+
+// in is the position in file.
+func (p lineCol) in(file string) Pos { return Pos{File: file, Line: int(p.line), Col: int(p.col)} }
 
 func (l *rawLink) decodeNode(n *yaml.Node) error {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
-	l.Pos = Pos{Line: n.Line, Col: n.Column}
+	l.at = lineColOf(n)
 	var a, b *yaml.Node
 	switch n.Kind {
 	case yaml.SequenceNode:
@@ -283,8 +291,7 @@ func (l *rawLink) decodeNode(n *yaml.Node) error {
 		return fmt.Errorf("link ends must be strings like leaf1:ethernet-1/1")
 	}
 	l.A, l.B = a.Value, b.Value
-	l.APos = Pos{Line: a.Line, Col: a.Column}
-	l.BPos = Pos{Line: b.Line, Col: b.Column}
+	l.aAt, l.bAt = lineColOf(a), lineColOf(b)
 	return nil
 }
 

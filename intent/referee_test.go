@@ -185,7 +185,7 @@ func refereeOutput(t *testing.T, srcs []intent.Source) []byte {
 
 var (
 	posType    = reflect.TypeOf(intent.Pos{})
-	fieldsType = reflect.TypeOf(intent.Fields(nil))
+	fieldsType = reflect.TypeOf(intent.Fields{})
 )
 
 // inventoryTypes are the types whose values the referee holds too (the
@@ -220,6 +220,10 @@ func dumpPositions(b *bytes.Buffer, path string, v reflect.Value) {
 			}
 			return
 		}
+		if v.Type() == fieldsType {
+			dumpFields(b, path, v.Interface().(intent.Fields))
+			return
+		}
 		for i := 0; i < v.NumField(); i++ {
 			ft := v.Type().Field(i)
 			if !ft.IsExported() || ft.Name == "Sources" {
@@ -234,19 +238,20 @@ func dumpPositions(b *bytes.Buffer, path string, v reflect.Value) {
 			}
 			dumpPositions(b, path+"."+ft.Name, v.Field(i))
 		}
-	case reflect.Map:
-		if v.Type() != fieldsType || v.Len() == 0 {
-			return
-		}
-		fs := v.Interface().(intent.Fields)
-		keys := make([]string, 0, len(fs))
-		for k := range fs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(b, "%s{%s} %s\n", path, k, fs[k])
-		}
+	}
+}
+
+// dumpFields writes the keys of a Fields, sorted, each with its position.
+func dumpFields(b *bytes.Buffer, path string, fs intent.Fields) {
+	keys := make([]string, 0, fs.Len())
+	at := map[string]intent.Pos{}
+	for k, p := range fs.All() {
+		keys = append(keys, k)
+		at[k] = p
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(b, "%s{%s} %s\n", path, k, at[k])
 	}
 }
 

@@ -47,6 +47,74 @@ type resolver struct {
 	objects int
 	limit   int  // the expansion budget; 0 = MaxObjects
 	over    bool // the budget is spent: expand nothing more
+	// arena holds the Fields the resolver makes (ports', links'), keyBuf
+	// is where their keys are gathered.
+	arena  fieldArena
+	keyBuf []keyPos
+	// portNames is what each port entry's name expanded to: the leaves of
+	// a fabric mostly repeat one or two (Ethernet{0..252..4}), so their
+	// ports share the names, read only. portSeen is ports' index of one
+	// switch's names, emptied for the next.
+	// nameBuf and compBuf hold what zip returns when a name or address
+	// has no range, nicBuf is hosts' list of one entry's NICs, and
+	// nicSlab is where the hosts' NIC lists are cut from.
+	nameBuf, compBuf [1]string
+	nicBuf           []nicAddrs
+	nicSlab          []NIC
+	portNames        map[string]expansion
+	portSeen         map[string]Pos
+	cached           int // names held in portNames
+}
+
+type expansion struct {
+	names  []string
+	err    error
+	sorted bool // names are in natural order (a range is)
+}
+
+// expandPort is Expand of a port entry's name, each name expanded once
+// per fabric, and whether the names are in natural order. The names are
+// shared: never written. What is kept is bounded like the fabric (at most
+// a switch's ports per name, MaxObjects in all), so that names that fail
+// later cannot pile up.
+func (r *resolver) expandPort(name string) ([]string, bool, error) {
+	if e, ok := r.portNames[name]; ok {
+		return e.names, e.sorted, e.err
+	}
+	names, err := Expand(name)
+	sorted := false // not worked out for what is not kept
+	if len(names) <= MaxPortsPerSwitch && r.cached+len(names) <= MaxObjects {
+		sorted = true
+		for i := 1; i < len(names) && sorted; i++ {
+			sorted = !naturalLess(names[i], names[i-1])
+		}
+		if r.portNames == nil {
+			r.portNames = map[string]expansion{}
+		}
+		r.portNames[name] = expansion{names, err, sorted}
+		r.cached += len(names)
+	}
+	return names, sorted, err
+}
+
+// portFields is where a port entry's values are: its own keys, and those
+// of portDefaults it does not set (a value from portDefaults is where
+// portDefaults sets it).
+func (r *resolver) portFields(def, own Fields, file string) Fields {
+	def, own = fieldsIn(def, file), fieldsIn(own, file)
+	switch {
+	case def.Len() == 0:
+		return own
+	case own.Len() == 0:
+		return def
+	}
+	r.keyBuf = append(r.keyBuf[:0], own.l.keys...)
+	for _, k := range def.l.keys {
+		if !own.Has(*k.key) {
+			r.keyBuf = append(r.keyBuf, k)
+		}
+	}
+	return r.arena.fields(file, r.keyBuf)
 }
 
 func (r *resolver) budget() int {
@@ -167,8 +235,15 @@ func (r *resolver) resolve(parts []part) {
 			r.links(&p.raw.Inventory.Links[i], p.file, i)
 		}
 	}
-	sort.Slice(r.f.Switches, func(i, j int) bool { return naturalLess(r.f.Switches[i].Name, r.f.Switches[j].Name) })
-	sort.Slice(r.f.Hosts, func(i, j int) bool { return naturalLess(r.f.Hosts[i].Name, r.f.Hosts[j].Name) })
+	// An inventory mostly lists its hosts (and often its switches) in
+	// order: a list whose names strictly increase is what any sort makes
+	// of it, and is not sorted again.
+	if !increasing(len(r.f.Switches), func(i int) string { return r.f.Switches[i].Name }) {
+		sort.Slice(r.f.Switches, func(i, j int) bool { return naturalLess(r.f.Switches[i].Name, r.f.Switches[j].Name) })
+	}
+	if !increasing(len(r.f.Hosts), func(i int) string { return r.f.Hosts[i].Name }) {
+		sort.Slice(r.f.Hosts, func(i, j int) bool { return naturalLess(r.f.Hosts[i].Name, r.f.Hosts[j].Name) })
+	}
 }
 
 func (r *resolver) policy(rp *rawPolicy, file string) {
@@ -500,14 +575,15 @@ func (r *resolver) validation(p *part) {
 }
 
 // zip expands a name pattern and a companion pattern (address) together: the
-// companion expands to 1 value (shared) or to as many as the name.
+// companion expands to 1 value (shared) or to as many as the name. What it
+// returns is the caller's until the next zip.
 func (r *resolver) zip(pos Pos, path func() string, name, companion, what string) (names, comps []string, ok bool) {
-	names, err := Expand(name)
+	names, err := expandInto(&r.nameBuf, name)
 	if err != nil {
 		r.errorf(pos, path()+".name", "%v", err)
 		return nil, nil, false
 	}
-	comps, err = Expand(companion)
+	comps, err = expandInto(&r.compBuf, companion)
 	if err != nil {
 		r.errorf(pos, path()+"."+what, "%v", err)
 		return nil, nil, false
@@ -691,21 +767,22 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 	}
 	var seen map[string]Pos
 	var out []Port
+	inOrder := true // out is in natural order (sort.SliceIsSorted)
 	// A switch of several entries (host ports, uplinks) has its names
 	// expanded first, so that its ports are sized once for all of them
 	// rather than grown (and copied) at each entry. Past a switch's
 	// limit of ports the entries are expanded one by one as they come,
 	// so that the first too many is reported before the rest expand.
-	var expanded [][]string
-	var expandErrs []error
+	var expanded []expansion
 	if len(rs.Ports) > 1 {
-		expanded, expandErrs = make([][]string, len(rs.Ports)), make([]error, len(rs.Ports))
+		expanded = make([]expansion, len(rs.Ports))
 		total := 0
 		for i := range rs.Ports {
 			if rs.Ports[i].Name != "" {
-				expanded[i], expandErrs[i] = Expand(rs.Ports[i].Name)
-				if total += len(expanded[i]); total > MaxPortsPerSwitch {
-					expanded, expandErrs = nil, nil
+				e := &expanded[i]
+				e.names, e.sorted, e.err = r.expandPort(rs.Ports[i].Name)
+				if total += len(e.names); total > MaxPortsPerSwitch {
+					expanded = nil
 					break
 				}
 			}
@@ -717,28 +794,29 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 	for i := range rs.Ports {
 		rp := &rs.Ports[i]
 		pos := withFile(rp.Pos, file)
-		path := swPath + ".ports[" + entryName(rp.Name, i) + "]"
+		path := func() string { return swPath + ".ports[" + entryName(rp.Name, i) + "]" } // for an error only
 		if rp.Name == "" {
-			r.errorf(pos, path+".name", "required field is missing")
+			r.errorf(pos, path()+".name", "required field is missing")
 			continue
 		}
 		var names []string
+		var sorted bool
 		var err error
 		if expanded != nil {
-			names, err = expanded[i], expandErrs[i]
+			names, sorted, err = expanded[i].names, expanded[i].sorted, expanded[i].err
 		} else {
-			names, err = Expand(rp.Name)
+			names, sorted, err = r.expandPort(rp.Name)
 		}
 		if err != nil {
-			r.errorf(pos, path+".name", "%v", err)
+			r.errorf(pos, path()+".name", "%v", err)
 			continue
 		}
 		if r.objects+len(out)+len(names) > r.budget() {
-			r.overrun(pos, path+".name")
+			r.overrun(pos, path()+".name")
 			return nil
 		}
 		if len(out)+len(names) > MaxPortsPerSwitch {
-			r.errorf(pos, path+".name", "%s has %d ports with this entry; a switch has at most %d (check the range)", swPath, len(out)+len(names), MaxPortsPerSwitch)
+			r.errorf(pos, path()+".name", "%s has %d ports with this entry; a switch has at most %d (check the range)", swPath, len(out)+len(names), MaxPortsPerSwitch)
 			return nil
 		}
 		speed := rp.Speed
@@ -746,7 +824,7 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 			speed = def.Speed
 		}
 		if speed == nil {
-			r.errorf(pos, path+".speed", "required field is missing (set it here or in portDefaults)")
+			r.errorf(pos, path()+".speed", "required field is missing (set it here or in portDefaults)")
 			continue
 		}
 		cable := rp.Cable
@@ -771,38 +849,56 @@ func (r *resolver) ports(rs *rawSwitch, file, swPath string) []Port {
 		// The names of one entry with at most one range are distinct: the
 		// index of names is made for a second entry (or several ranges).
 		if seen == nil && (len(out) > 0 || strings.Count(rp.Name, "{") > 1) {
-			seen = make(map[string]Pos, len(out)+len(names))
+			if r.portSeen == nil {
+				r.portSeen = make(map[string]Pos, len(out)+len(names))
+			}
+			seen = r.portSeen
+			clear(seen)
 			for _, p := range out {
 				seen[p.Name] = p.Pos
 			}
 		}
 		// A value from portDefaults is where portDefaults sets it.
-		fields := Fields{}
-		for k, p := range def.Keys {
-			fields[k] = withFile(p, file)
-		}
-		for k, p := range rp.Keys {
-			fields[k] = withFile(p, file)
-		}
+		fields := r.portFields(def.Keys, rp.Keys, file)
+		start := len(out)
 		for _, n := range names {
 			if seen != nil {
 				if prev, dup := seen[n]; dup {
-					r.errorf(pos, path+".name", "port %q is listed twice (also at %s)", n, prev)
+					r.errorf(pos, path()+".name", "port %q is listed twice (also at %s)", n, prev)
 					continue
 				}
 				seen[n] = pos
 			}
 			out = append(out, Port{Name: n, Speed: int64(*speed), CableMeters: cm, MTU: deref(mtu, 0), Subinterface: deref(sub, 0), Pos: pos, Fields: fields})
 		}
+		// In order so far when the entry's names, all added, are in
+		// order and follow the entry before's: what sort.SliceIsSorted
+		// would compare, compared once per name rather than per switch.
+		inOrder = inOrder && sorted && len(out)-start == len(names) &&
+			(start == 0 || len(names) == 0 || !naturalLess(out[start].Name, out[start-1].Name))
 	}
 	if len(out) == 0 {
 		return nil // as when no entry made a port
 	}
 	less := func(i, j int) bool { return naturalLess(out[i].Name, out[j].Name) }
-	if !sort.SliceIsSorted(out, less) { // a range lists them in order
+	if !inOrder && !sort.SliceIsSorted(out, less) { // a range lists them in order
 		sort.SliceStable(out, less)
 	}
 	return out
+}
+
+// newNICs returns an empty list of room for n NICs, cut from a block
+// shared by many hosts (full: appending to it copies).
+func (r *resolver) newNICs(n int) []NIC {
+	if n > 64 {
+		return make([]NIC, 0, n)
+	}
+	if cap(r.nicSlab)-len(r.nicSlab) < n {
+		r.nicSlab = make([]NIC, 0, 1024)
+	}
+	l := len(r.nicSlab)
+	r.nicSlab = r.nicSlab[:l+n]
+	return r.nicSlab[l : l : l+n]
 }
 
 // nicIndexFrom is the number of a host's NICs above which hosts indexes
@@ -836,11 +932,8 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 	if !r.spend(len(hostNames)*max(1, len(rh.NICs)), pos, path) {
 		return
 	}
-	type nicAddrs struct {
-		nic   NIC
-		addrs []string
-	}
-	nics := make([]nicAddrs, 0, len(rh.NICs))
+	nics := r.nicBuf[:0]
+	defer func() { r.nicBuf = nics[:0] }()
 	// An interface listed twice: a host's few NICs are looked through,
 	// a map is made for many.
 	var seen map[string]bool
@@ -872,7 +965,8 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 				continue
 			}
 		}
-		a, err := Expand(rn.Address)
+		var one [1]string
+		a, err := expandInto(&one, rn.Address)
 		if err != nil {
 			r.errorf(npos, npath()+".address", "%v", err)
 			continue
@@ -892,7 +986,11 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 		if rn.Cable != nil {
 			n.CableMeters = float64(*rn.Cable)
 		}
-		nics = append(nics, nicAddrs{n, a})
+		if len(a) == 1 {
+			nics = append(nics, nicAddrs{nic: n, one: [1]string{a[0]}})
+		} else {
+			nics = append(nics, nicAddrs{nic: n, addrs: a})
+		}
 	}
 	for i, hn := range hostNames {
 		if !r.claim(names, hn, pos, path) {
@@ -904,34 +1002,73 @@ func (r *resolver) hosts(rh *rawHost, file string, idx int, names map[string]Pos
 			return
 		}
 		if len(nics) > 0 {
-			h.NICs = make([]NIC, 0, len(nics))
+			h.NICs = r.newNICs(len(nics))
 		}
-		for _, na := range nics {
-			n := na.nic
-			n.Address = na.addrs[min(i, len(na.addrs)-1)]
+		for j := range nics {
+			n := nics[j].nic
+			n.Address = nics[j].addr(i)
 			h.NICs = append(h.NICs, n)
 		}
 		r.f.Hosts = append(r.f.Hosts, h)
 	}
 }
 
+// increasing reports whether the n names at(0)... strictly increase in
+// natural order (no two alike: a sort could not reorder them).
+func increasing(n int, at func(int) string) bool {
+	for i := 1; i < n; i++ {
+		if !naturalLess(at(i-1), at(i)) {
+			return false
+		}
+	}
+	return true
+}
+
 // noRange reports whether s expands to itself (Expand's fast case).
 func noRange(s string) bool { return !strings.ContainsAny(s, "{}") }
+
+// expandInto is Expand, with a name that has no range returned in one (no
+// list made for each of 16,000 host names and addresses).
+func expandInto(one *[1]string, s string) ([]string, error) {
+	if noRange(s) {
+		one[0] = s
+		return one[:], nil
+	}
+	return Expand(s)
+}
+
+// nicAddrs is one NIC of a host entry and the addresses its address
+// expands to: addrs, or one when it has no range.
+type nicAddrs struct {
+	nic   NIC
+	addrs []string
+	one   [1]string
+}
+
+func (na *nicAddrs) addr(i int) string {
+	if na.addrs == nil {
+		return na.one[0]
+	}
+	return na.addrs[min(i, len(na.addrs)-1)]
+}
 
 // expandEnds expands both ends of a link with a range; true when it
 // reported an error.
 func (r *resolver) expandEnds(rl *rawLink, file string, idx int, as, bs *[]string) bool {
 	var err error
 	if *as, err = Expand(rl.A); err != nil {
-		r.errorf(withFile(rl.APos, file), linkPath(idx), "%v", err)
+		r.errorf(rl.aAt.in(file), linkPath(idx), "%v", err)
 		return true
 	}
 	if *bs, err = Expand(rl.B); err != nil {
-		r.errorf(withFile(rl.BPos, file), linkPath(idx), "%v", err)
+		r.errorf(rl.bAt.in(file), linkPath(idx), "%v", err)
 		return true
 	}
 	return false
 }
+
+// linkKeys are a link's keys, as its Fields knows them.
+var linkKeys = [2]string{"a", "b"}
 
 func linkPath(idx int) string { return "inventory.links[" + strconv.Itoa(idx) + "]" }
 
@@ -939,7 +1076,7 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 	if r.over {
 		return
 	}
-	pos := withFile(rl.Pos, file)
+	pos := rl.at.in(file)
 	// The path is built for an error only (30,000 links, mostly none).
 	var as, bs []string
 	var one [2]string // both ends when neither has a range (no slices made)
@@ -954,7 +1091,8 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 		return
 	}
 	r.objects += len(as)
-	linkFields := Fields{"a": withFile(rl.APos, file), "b": withFile(rl.BPos, file)}
+	r.keyBuf = append(r.keyBuf[:0], keyPos{&linkKeys[0], rl.aAt.line, rl.aAt.col}, keyPos{&linkKeys[1], rl.bAt.line, rl.bAt.col})
+	linkFields := r.arena.fields(file, r.keyBuf)
 	if len(as) != len(bs) {
 		r.errorf(pos, linkPath(idx), "%q expands to %d ends but %q to %d; both sides must expand alike", rl.A, len(as), rl.B, len(bs))
 		return
@@ -963,10 +1101,10 @@ func (r *resolver) links(rl *rawLink, file string, idx int) {
 		a, okA := splitEndpoint(as[i])
 		b, okB := splitEndpoint(bs[i])
 		if !okA {
-			r.errorf(withFile(rl.APos, file), linkPath(idx), "%q: want node:port", as[i])
+			r.errorf(rl.aAt.in(file), linkPath(idx), "%q: want node:port", as[i])
 		}
 		if !okB {
-			r.errorf(withFile(rl.BPos, file), linkPath(idx), "%q: want node:port", bs[i])
+			r.errorf(rl.bAt.in(file), linkPath(idx), "%q: want node:port", bs[i])
 		}
 		if okA && okB {
 			r.f.Links = append(r.f.Links, Link{A: a, B: b, Pos: pos, Fields: linkFields})
@@ -1026,23 +1164,12 @@ func deref[T any](p *T, def T) T {
 }
 
 // fieldsIn returns the positions of the keys written in one mapping, with
-// the file they are in (nil when none were).
+// the file they are in (the zero Fields when none were).
 func fieldsIn(keys Fields, file string) Fields {
-	if len(keys) == 0 {
-		return nil
+	if keys.l == nil || keys.l.file == file {
+		return keys // the decoder names the file: used as it is
 	}
-	named := true // the decoder names the file: the map is used as it is
-	for _, p := range keys {
-		named = named && p.File == file
-	}
-	if named {
-		return keys
-	}
-	out := make(Fields, len(keys))
-	for k, p := range keys {
-		out[k] = withFile(p, file)
-	}
-	return out
+	return Fields{&fieldList{file: file, keys: keys.l.keys}}
 }
 
 // checkProxy holds switches[].proxy to what the transport dials: an HTTP

@@ -126,20 +126,31 @@ func Run(f *intent.Fabric, opts Options) []Finding {
 		c.rule = &ruleTable[i]
 		ruleTable[i].run(c)
 	}
+	n := 0
+	for _, b := range c.findings {
+		n += len(b)
+	}
+	var out []Finding
+	if n > 0 {
+		out = make([]Finding, 0, n)
+	}
+	for _, b := range c.findings {
+		out = append(out, b...)
+	}
 	if opts.NoEdits {
-		for i := range c.findings {
-			c.findings[i].Edits = nil // the few rules that build them regardless
+		for i := range out {
+			out[i].Edits = nil // the few rules that build them regardless
 		}
 	}
-	Sort(c.findings)
-	return c.findings
+	Sort(out)
+	return out
 }
 
 // Sort orders findings by file, line, column, rule ID, then path (in
 // natural order: links[8] before links[10]) and message.
 func Sort(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := fs[i], fs[j]
+		a, b := &fs[i], &fs[j]
 		if c := a.Pos.Compare(b.Pos); c != 0 {
 			return c < 0
 		}
@@ -175,10 +186,16 @@ type checker struct {
 	opts Options
 	rule *Rule
 
-	switches map[string]*intent.Switch
-	hosts    map[string]*intent.Host
-	nics     map[string]map[string]*intent.NIC // host -> interface -> NIC, for hosts of many NICs (nicOf)
-	lossless []*intent.Class                   // lossless classes, by priority
+	switches map[string]int32            // name -> index in f.Switches (the first of a name)
+	hosts    map[string]int32            // name -> index in f.Hosts (the first of a name)
+	nics     map[string]map[string]int32 // host -> interface -> index in its NICs, for hosts of many NICs (nicOrdOf)
+	// portBase and nicBase number every port and NIC of the fabric: a
+	// switch's ports from portBase[its index], a host's NICs from
+	// nicBase[its index]. Rules that keep something per port or NIC keep
+	// it in a list by that number (portOrd, nicOrd), not in a map.
+	portBase, nicBase []int32
+	ports, nicsAll    int             // how many
+	lossless          []*intent.Class // lossless classes, by priority
 
 	headroom map[headroomKey]headroomValue
 	// lastHeadroom is portHeadroom's last answer (a switch's ports
@@ -187,6 +204,9 @@ type checker struct {
 	// facts are each switch's derived facts (intent/portfacts), the
 	// figures the compilers program and simulate uses.
 	facts map[*intent.Switch]*portfacts.Switch
+	// lastFactsOf and lastFacts are switchFacts' last answer.
+	lastFactsOf *intent.Switch
+	lastFacts   *portfacts.Switch
 
 	ends  [][2]end                                // per link: its two endpoints, resolved once
 	peers map[*intent.Switch]map[*intent.Port]end // switch, port -> the other end of its link (peerOf)
@@ -197,7 +217,11 @@ type checker struct {
 	// skuSharingByProfile: each profile's FC132 facts (skuShared).
 	skuSharingByProfile map[string]*skuSharing
 
-	findings []Finding
+	// findings are the findings so far, in blocks that double up to
+	// maxFindingBlock: a run of thousands of findings (16,210 on the
+	// 2,000-switch benchmark intent) fills them without copying the list
+	// as it grows, and Run joins them once.
+	findings [][]Finding
 	// byProfile: platform facts come from each switch's profile.
 	byProfile bool
 }
@@ -211,38 +235,44 @@ func newChecker(f *intent.Fabric, opts Options) *checker {
 		byProfile: byProfile,
 		f:         f,
 		opts:      opts,
-		switches:  make(map[string]*intent.Switch, len(f.Switches)),
-		hosts:     make(map[string]*intent.Host, len(f.Hosts)),
-		nics:      map[string]map[string]*intent.NIC{},
+		switches:  make(map[string]int32, len(f.Switches)),
+		hosts:     make(map[string]int32, len(f.Hosts)),
+		nics:      map[string]map[string]int32{},
+		portBase:  make([]int32, len(f.Switches)),
+		nicBase:   make([]int32, len(f.Hosts)),
 		headroom:  map[headroomKey]headroomValue{},
 		facts:     make(map[*intent.Switch]*portfacts.Switch, len(f.Switches)),
 	}
 	for i := range f.Switches {
 		sw := &f.Switches[i]
+		c.portBase[i] = int32(c.ports)
+		c.ports += len(sw.Ports)
 		if _, dup := c.switches[sw.Name]; dup {
 			continue // the parser reports duplicates; keep the first
 		}
-		c.switches[sw.Name] = sw
+		c.switches[sw.Name] = int32(i)
 	}
 	for i := range f.Hosts {
 		h := &f.Hosts[i]
+		c.nicBase[i] = int32(c.nicsAll)
+		c.nicsAll += len(h.NICs)
 		if _, dup := c.hosts[h.Name]; dup {
 			continue
 		}
-		c.hosts[h.Name] = h
+		c.hosts[h.Name] = int32(i)
 		if len(h.NICs) <= nicIndexFrom {
-			continue // nicOf looks through them
+			continue // nicOrdOf looks through them
 		}
-		nm := make(map[string]*intent.NIC, len(h.NICs))
+		nm := make(map[string]int32, len(h.NICs))
 		for j := range h.NICs {
 			if _, dup := nm[h.NICs[j].Interface]; !dup {
-				nm[h.NICs[j].Interface] = &h.NICs[j]
+				nm[h.NICs[j].Interface] = int32(j)
 			}
 		}
 		c.nics[h.Name] = nm
 	}
 	c.ends = make([][2]end, len(f.Links))
-	next := make(map[*intent.Switch]int, len(f.Switches))
+	next := make([]int32, len(f.Switches))
 	for i := range f.Links {
 		l := &f.Links[i]
 		c.ends[i] = [2]end{c.resolve(l.A, next), c.resolve(l.B, next)}
@@ -269,7 +299,15 @@ func (c *checker) reportText(sev Severity, pos intent.Pos, path, fix, msg string
 	if at, ok := c.f.FieldPos(path); ok && at.IsValid() {
 		pos = at
 	}
-	c.findings = append(c.findings, Finding{
+	if n := len(c.findings); n == 0 || len(c.findings[n-1]) == cap(c.findings[n-1]) {
+		size := 16
+		if n > 0 {
+			size = min(2*cap(c.findings[n-1]), maxFindingBlock)
+		}
+		c.findings = append(c.findings, make([]Finding, 0, size))
+	}
+	b := &c.findings[len(c.findings)-1]
+	*b = append(*b, Finding{
 		ID:       c.rule.ID,
 		Severity: sev,
 		Pos:      pos,
@@ -277,8 +315,11 @@ func (c *checker) reportText(sev Severity, pos intent.Pos, path, fix, msg string
 		Message:  msg,
 		Fix:      fix,
 	})
-	return &c.findings[len(c.findings)-1]
+	return &(*b)[len(*b)-1]
 }
+
+// maxFindingBlock is the largest block of checker.findings.
+const maxFindingBlock = 4096
 
 // with sets the finding's mechanical fix (use it right after report, before
 // the next report moves the findings).
@@ -287,11 +328,15 @@ func (x *Finding) with(edits ...Edit) { x.Edits = edits }
 // switchFacts returns sw's derived facts (intent/portfacts), worked out
 // once per Run.
 func (c *checker) switchFacts(sw *intent.Switch) *portfacts.Switch {
+	if c.lastFactsOf == sw { // asked for each of a switch's ports in turn
+		return c.lastFacts
+	}
 	s := c.facts[sw]
 	if s == nil {
 		s = portfacts.SwitchOf(c.f, sw)
 		c.facts[sw] = s
 	}
+	c.lastFactsOf, c.lastFacts = sw, s
 	return s
 }
 
@@ -364,7 +409,7 @@ func bytesStr(b int64) string {
 }
 
 // endKind says what a link endpoint names.
-type endKind int
+type endKind int32
 
 const (
 	endNone endKind = iota // no switch or host of that name
@@ -373,34 +418,46 @@ const (
 )
 
 // end is a resolved link endpoint; port or nic is nil when the node exists
-// but has no such port or interface.
+// but has no such port or interface. ord is the port's or NIC's number
+// (checker.portBase), -1 without one.
 type end struct {
 	kind endKind
+	ord  int32
 	sw   *intent.Switch
 	port *intent.Port
 	host *intent.Host
 	nic  *intent.NIC
 }
 
-// nicIndexFrom is how many NICs a host has before nicOf looks them up in
+// nicIndexFrom is how many NICs a host has before nicOrdOf looks them up in
 // an index rather than through them (most hosts have one to eight).
 const nicIndexFrom = 8
 
-// nicOf returns the first NIC named iface of the host named host, or nil.
-func (c *checker) nicOf(host, iface string) *intent.NIC {
-	if m, ok := c.nics[host]; ok {
-		return m[iface]
+// nicOrdOf returns the first NIC named iface of the host named host, or
+// nil, and the NIC's number (checker.nicBase), -1 without one.
+func (c *checker) nicOrdOf(host, iface string) (*intent.NIC, int32) {
+	hi, ok := c.hosts[host]
+	if !ok {
+		return nil, -1
 	}
-	h := c.hosts[host]
-	if h == nil {
-		return nil
+	return c.nicIn(hi, iface)
+}
+
+// nicIn is nicOrdOf of the host at index hi of the fabric's hosts.
+func (c *checker) nicIn(hi int32, iface string) (*intent.NIC, int32) {
+	h := &c.f.Hosts[hi]
+	if m, ok := c.nics[h.Name]; ok {
+		if j, ok := m[iface]; ok {
+			return &h.NICs[j], c.nicBase[hi] + j
+		}
+		return nil, -1
 	}
 	for j := range h.NICs {
 		if h.NICs[j].Interface == iface {
-			return &h.NICs[j]
+			return &h.NICs[j], c.nicBase[hi] + int32(j)
 		}
 	}
-	return nil
+	return nil, -1
 }
 
 // resolve finds what endpoint e names: a switch port or a host NIC.
@@ -410,20 +467,22 @@ func (c *checker) nicOf(host, iface string) *intent.NIC {
 // the port asked for next is mostly that one, found without searching.
 // A port name is taken there when the port before has another name (the
 // ports Parse resolves are sorted and distinct).
-func (c *checker) resolve(e intent.Endpoint, next map[*intent.Switch]int) end {
-	if sw, ok := c.switches[e.Node]; ok {
-		i := next[sw]
+func (c *checker) resolve(e intent.Endpoint, next []int32) end {
+	if si, ok := c.switches[e.Node]; ok {
+		sw := &c.f.Switches[si]
+		i := int(next[si])
 		if i >= len(sw.Ports) || sw.Ports[i].Name != e.Port || (i > 0 && sw.Ports[i-1].Name == e.Port) {
 			i = sw.PortIndex(e.Port)
 		}
 		if i < 0 {
-			return end{kind: endSwitch, sw: sw}
+			return end{kind: endSwitch, ord: -1, sw: sw}
 		}
-		next[sw] = i + 1
-		return end{kind: endSwitch, sw: sw, port: &sw.Ports[i]}
+		next[si] = int32(i + 1)
+		return end{kind: endSwitch, ord: c.portBase[si] + int32(i), sw: sw, port: &sw.Ports[i]}
 	}
-	if h, ok := c.hosts[e.Node]; ok {
-		return end{kind: endHost, host: h, nic: c.nicOf(e.Node, e.Port)}
+	if hi, ok := c.hosts[e.Node]; ok {
+		nic, ord := c.nicIn(hi, e.Port)
+		return end{kind: endHost, ord: ord, host: &c.f.Hosts[hi], nic: nic}
 	}
-	return end{}
+	return end{ord: -1}
 }

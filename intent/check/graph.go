@@ -44,8 +44,15 @@ func (c *checker) pfcDeadlock() {
 		}
 	}
 	hasHost := make([]bool, len(nodes))
-	pair := map[[2]int]int{}
-	var edges []graphEdge
+	// Sized for the links between two switches (at most one edge each).
+	between := 0
+	for i := range c.ends {
+		if c.ends[i][0].kind == endSwitch && c.ends[i][1].kind == endSwitch {
+			between++
+		}
+	}
+	pair := make(map[[2]int]int, between)
+	edges := make([]graphEdge, 0, between)
 	for i, l := range c.f.Links {
 		ea, eb := c.ends[i][0], c.ends[i][1]
 		aSw, bSw := ea.kind == endSwitch, eb.kind == endSwitch
@@ -73,7 +80,18 @@ func (c *checker) pfcDeadlock() {
 	if len(edges) == 0 {
 		return
 	}
+	// Each node's adjacency is cut from one array, sized by its degree.
+	degree := make([]int, len(nodes))
+	for _, ge := range edges {
+		degree[ge.u]++
+		degree[ge.v]++
+	}
+	all := make([]graphAdj, 2*len(edges))
 	adj := make([][]graphAdj, len(nodes))
+	for n, off := 0, 0; n < len(nodes); n++ {
+		adj[n] = all[off : off : off+degree[n]]
+		off += degree[n]
+	}
 	for e, ge := range edges {
 		adj[ge.u] = append(adj[ge.u], graphAdj{ge.v, e})
 		adj[ge.v] = append(adj[ge.v], graphAdj{ge.u, e})

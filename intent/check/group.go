@@ -38,13 +38,14 @@ func groupFindings(fs []Finding) []textGroup {
 // collecting them (WriteText writes each as it comes). g is yield's only
 // until it returns.
 func eachGroup(fs []Finding, yield func(g *textGroup)) {
-	var one textGroup
+	var one, g textGroup // one of each for the whole list: yield gets a pointer
 	for i := 0; i < len(fs); {
 		j := i + 1
 		for j < len(fs) && sameSource(fs[i], fs[j]) {
 			j++
 		}
-		if g, ok := group(fs[i:j]); ok {
+		var ok bool
+		if g, ok = group(fs[i:j]); ok {
 			yield(&g)
 		} else {
 			for k := i; k < j; k++ {

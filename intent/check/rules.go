@@ -87,7 +87,7 @@ const roceOverhead = intent.RoCEOverhead
 
 // written reports whether the intent sets key of class cl itself (not the
 // preset).
-func written(cl *intent.Class, key string) bool { return cl.Fields[key].IsValid() }
+func written(cl *intent.Class, key string) bool { return cl.Fields.Has(key) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -36,7 +36,7 @@ func (c *checker) etsWeights() {
 	if first != nil && sum != 100 {
 		// Point at a weight that is written, if any: that is what to edit.
 		for i := range p.Classes {
-			if cl := &p.Classes[i]; !cl.Strict && cl.Fields["weight"].IsValid() {
+			if cl := &p.Classes[i]; !cl.Strict && cl.Fields.Has("weight") {
 				first = cl
 				break
 			}

@@ -55,6 +55,13 @@ func (c *checker) portHeadroom(sw *intent.Switch, p *intent.Port, cell int64) (h
 	return k, v
 }
 
+// sameHeadroom reports whether port p of a switch has the headroom of q,
+// the port before on it (nil: none): the same speed, cable and MTU are
+// the same key of portHeadroom, and a switch's ports mostly share them.
+func sameHeadroom(p, q *intent.Port) bool {
+	return q != nil && p.Speed == q.Speed && p.CableMeters == q.CableMeters && p.MTU == q.MTU
+}
+
 // headroomEntry is one of portHeadroom's answers.
 type headroomEntry struct {
 	k headroomKey
@@ -93,16 +100,19 @@ func modelShort(m intent.HeadroomModel) string {
 // has no port with a known speed).
 func (c *checker) worstPort(sw *intent.Switch, cell int64) (*intent.Port, headroomKey, headroomValue) {
 	var (
-		wp *intent.Port
-		wk headroomKey
-		wv headroomValue
+		wp, prev *intent.Port
+		wk, k    headroomKey
+		wv, v    headroomValue
 	)
 	for i := range sw.Ports {
 		p := &sw.Ports[i]
 		if p.Speed <= 0 {
 			continue
 		}
-		k, v := c.portHeadroom(sw, p, cell)
+		if !sameHeadroom(p, prev) {
+			k, v = c.portHeadroom(sw, p, cell)
+		}
+		prev = p
 		if wp == nil || v.perPrio > wv.perPrio {
 			wp, wk, wv = p, k, v
 		}
@@ -215,13 +225,19 @@ func (c *checker) headroomFits() {
 		var noSpeed []string
 		over := map[headroomKey]*agg{}
 		var overKey []headroomKey
+		var prev *intent.Port
+		var k headroomKey
+		var v headroomValue
 		for j := range sw.Ports {
 			p := &sw.Ports[j]
 			if p.Speed <= 0 {
 				noSpeed = append(noSpeed, p.Name)
 				continue
 			}
-			k, v := c.portHeadroom(sw, p, pi.BufferCellBytes)
+			if !sameHeadroom(p, prev) {
+				k, v = c.portHeadroom(sw, p, pi.BufferCellBytes)
+			}
+			prev = p
 			if sw.BufferBytes <= 0 {
 				a := lastUnknown
 				if a == nil || k != lastUnknownKey { // the port before's, mostly

@@ -41,16 +41,21 @@ func (c *checker) linkEndpoints() {
 
 // FC122
 func (c *checker) linkPortReuse() {
-	// Resolved ends are keyed by pointer (cheap to hash at 100,000 links);
-	// unresolved ones (FC121) by name.
-	ports := make(map[*intent.Port]int, len(c.f.Links))
-	nics := make(map[*intent.NIC]int, len(c.f.Links))
+	// Resolved ends are kept by their number (the first link on each,
+	// plus one: 0 is none); unresolved ones (FC121) by name.
+	ports := make([]int32, c.ports)
+	nics := make([]int32, c.nicsAll)
 	other := map[intent.Endpoint]int{}
-	for i, l := range c.f.Links {
+	for i := range c.f.Links {
+		l := &c.f.Links[i]
 		if l.A == l.B {
 			continue // FC121
 		}
-		for j, e := range []intent.Endpoint{l.A, l.B} {
+		for j := range 2 {
+			e := l.A
+			if j == 1 {
+				e = l.B
+			}
 			r := c.ends[i][j]
 			var (
 				prev int
@@ -58,12 +63,16 @@ func (c *checker) linkPortReuse() {
 			)
 			switch {
 			case r.port != nil:
-				if prev, seen = ports[r.port]; !seen {
-					ports[r.port] = i
+				if seen = ports[r.ord] > 0; seen {
+					prev = int(ports[r.ord] - 1)
+				} else {
+					ports[r.ord] = int32(i + 1)
 				}
 			case r.nic != nil:
-				if prev, seen = nics[r.nic]; !seen {
-					nics[r.nic] = i
+				if seen = nics[r.ord] > 0; seen {
+					prev = int(nics[r.ord] - 1)
+				} else {
+					nics[r.ord] = int32(i + 1)
 				}
 			default:
 				if prev, seen = other[e]; !seen {

@@ -155,7 +155,7 @@ func (c *checker) rocePathMTU() {
 	if p.HostMTU > 0 && m+roceOverhead > p.HostMTU {
 		active := activePathMTU(p.HostMTU)
 		path := "policy.rocePathMTU"
-		if !p.Fields["rocePathMTU"].IsValid() && p.Fields["hostMTU"].IsValid() {
+		if !p.Fields.Has("rocePathMTU") && p.Fields.Has("hostMTU") {
 			path = "policy.hostMTU" // the path MTU is the default: what was written is the host MTU
 		}
 		x := c.report(Error, pos(p.Pos), path,

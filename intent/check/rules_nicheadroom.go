@@ -26,12 +26,12 @@ func (c *checker) nicHeadroom() {
 		sw   *intent.Switch
 		port *intent.Port
 	}
-	peers := make(map[*intent.NIC]peer, len(c.ends))
+	peers := make([]peer, c.nicsAll) // by the NIC's number
 	for _, e := range c.ends {
 		for k, x := range e {
 			if y := e[1-k]; x.kind == endHost && x.nic != nil && y.kind == endSwitch && y.port != nil {
-				if _, seen := peers[x.nic]; !seen {
-					peers[x.nic] = peer{y.sw, y.port}
+				if peers[x.ord].port == nil {
+					peers[x.ord] = peer{y.sw, y.port}
 				}
 			}
 		}
@@ -39,7 +39,10 @@ func (c *checker) nicHeadroom() {
 	for i := range c.f.Hosts {
 		h := &c.f.Hosts[i]
 		for j, nic := range h.NICs {
-			pr := peers[c.nicOf(h.Name, nic.Interface)]
+			var pr peer
+			if _, ord := c.nicOrdOf(h.Name, nic.Interface); ord >= 0 {
+				pr = peers[ord]
+			}
 			n := portfacts.NICOn(c.f, h, nic, pr.sw, pr.port)
 			if n.Headroom >= n.Needed {
 				continue

@@ -80,6 +80,7 @@ func (c *checker) skuShared(prof *profile.Profile, l profile.SONiCLossless) *sku
 
 // FC131
 func (c *checker) portSpeedSKU() {
+	var fast []*intent.Port // one switch's at a time
 	for i := range c.f.Switches {
 		sw := &c.f.Switches[i]
 		prof, ok := c.skuProfile(sw)
@@ -87,7 +88,7 @@ func (c *checker) portSpeedSKU() {
 			continue
 		}
 		top := int64(prof.SKU.MaxSpeedGbps) * 1e9
-		var fast []*intent.Port
+		fast = fast[:0]
 		var speeds []int64
 		for j := range sw.Ports {
 			if p := &sw.Ports[j]; p.Speed > top {

@@ -133,7 +133,9 @@ func inventoryOf(f *intent.Fabric) (sw []intent.Switch, hosts []intent.Host, lin
 	return f.Switches, f.Hosts, links
 }
 
-var ignorePos = cmpopts.IgnoreTypes(intent.Pos{})
+// ignorePos ignores where things are written: positions, and the
+// positions of the keys written (Fields).
+var ignorePos = cmpopts.IgnoreTypes(intent.Pos{}, intent.Fields{})
 
 func TestImportEqualsHandWrittenIntent(t *testing.T) {
 	for _, l := range labs {

@@ -123,8 +123,8 @@ func modeEdits(pol *intent.Policy, cl *intent.Class, to intent.RoCEMode) []Edit 
 	out = append(out, Edit{Path: "policy.mode", Value: string(to)})
 	for _, c := range pol.Classes {
 		p := "policy.classes[" + c.Name + "]"
-		_, losslessWritten := c.Fields["lossless"]
-		_, ecnWritten := c.Fields["ecn"]
+		losslessWritten := c.Fields.Has("lossless")
+		ecnWritten := c.Fields.Has("ecn")
 		switch {
 		case to == intent.ModeLossy && losslessWritten && c.Lossless:
 			out = append(out, Edit{Path: p + ".lossless", Value: "false"})
