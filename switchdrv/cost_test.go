@@ -2,15 +2,21 @@ package switchdrv_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc"
 
+	"github.com/fabricctl/fabricctl/intent"
+	"github.com/fabricctl/fabricctl/switchdrv"
+	"github.com/fabricctl/fabricctl/switchdrv/srl"
 	"github.com/fabricctl/fabricctl/switchdrv/transport"
+	"github.com/fabricctl/fabricctl/switchdrv/twin"
 )
 
 // TestApplyCostPerSwitch: plan + apply of a fresh plan in one process dials
@@ -69,5 +75,76 @@ func TestApplyCostPerSwitch(t *testing.T) {
 	}
 	if decodedSets != 0 {
 		t.Errorf("%d Set replies decoded, want none (apply uses only the outcome)", decodedSets)
+	}
+}
+
+// TestApplyReadsRequirementsWithThePlan: on SR Linux twins with the
+// operator's subinterfaces, plan + apply as `fabricctl apply` runs them
+// (NoPayload) send two Gets a switch, the first of both the requirements
+// (the ports' subinterfaces, the system MTU defaults) and the owned paths,
+// requirements first, the second (verify) of the owned paths alone: the
+// tail of the first request, not marshalled again.
+func TestApplyReadsRequirementsWithThePlan(t *testing.T) {
+	const n = 2
+	f, err := intent.Parse("req.yaml", fmt.Appendf(nil, benchIntent, n, 10000+n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range f.Switches {
+		sw := &f.Switches[i]
+		tw, err := twin.Start(twin.Options{Name: sw.Name, Platform: intent.PlatformSRLinux, CellBytes: 256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tw.Close)
+		sw.Address = tw.Addr()
+		if err := tw.Apply(baseConfig(f, sw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := switchdrv.NewRegistry()
+	if err := srl.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	gets := map[string][]*transport.PreparedGet{}
+	record := grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if method == gnmipb.GNMI_Get_FullMethodName {
+			g, _ := req.(*transport.PreparedGet)
+			mu.Lock()
+			gets[cc.Target()] = append(gets[cc.Target()], g)
+			mu.Unlock()
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	})
+	e := &switchdrv.Engine{Registry: reg, BackupDir: t.TempDir(), NoPayload: true, Defaults: yangDefaults,
+		Transport: transport.Options{Timeout: 30 * time.Second, DialOptions: []grpc.DialOption{record}}}
+	defer e.Close()
+	p, err := e.Plan(t.Context(), f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := switchdrv.Errors(p); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.Apply(t.Context(), f, p); err != nil || res.Status != switchdrv.StatusApplied {
+		t.Fatalf("apply: %v %+v", err, res)
+	}
+	for _, sw := range f.Switches {
+		gs := gets[sw.Address]
+		if len(gs) != 2 || gs[0] == nil || gs[1] == nil {
+			t.Fatalf("%s: Gets %v, want two prepared ones (plan, verify)", sw.Name, gs)
+		}
+		read, verify := gs[0].Paths(), gs[1].Paths()
+		nr := len(read) - len(verify)
+		if nr != 2+len(sw.Ports) {
+			t.Fatalf("%s: the plan's Get reads %d paths more than verify's, want the %d requirements", sw.Name, nr, 2+len(sw.Ports))
+		}
+		if got, want := transport.PathString(read[2]), transport.PathString(srl.SubinterfacePath(sw.Ports[0].Name, sw.Ports[0].Subinterface)); got != want {
+			t.Errorf("%s: the plan's Get reads %s third, want the first subinterface %s", sw.Name, got, want)
+		}
+		if &read[nr] != &verify[0] {
+			t.Errorf("%s: verify's Get is not the tail of the plan's", sw.Name)
+		}
 	}
 }

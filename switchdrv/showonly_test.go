@@ -22,8 +22,11 @@ import (
 
 // TestShowOnlyPlansTheSame: a plan only shown (ShowOnly, as plan -o text
 // and diff run it: values the switch answers in fabricctl's own text are
-// compared as text, never decoded) lists the very changes, lacks and text
-// of a plan read in full, on SR Linux twins in every state: empty but for
+// compared as text, never decoded) and a plan apply makes for itself
+// (NoPayload: the requirements read with the owned paths, values kept as
+// the switch's text) list the very changes, lacks and text of a plan with
+// a basis (its reads in full, the requirements in a Get of their own), on
+// SR Linux twins in every state: empty but for
 // the operator's subinterfaces, in sync, drifted (a leaf changed, a
 // subtree removed), and one without a port's subinterface.
 func TestShowOnlyPlansTheSame(t *testing.T) {
@@ -66,6 +69,13 @@ func TestShowOnlyPlansTheSame(t *testing.T) {
 		return &switchdrv.Engine{Registry: reg, BackupDir: t.TempDir(), Parallel: 4, NoPayload: true, ShowOnly: showOnly,
 			Transport: transport.Options{Timeout: 30 * time.Second, DialOptions: []grpc.DialOption{countGets}}, Defaults: yangDefaults}
 	}
+	// withBasis plans as plan --out does: the owned paths read alone (the
+	// basis hashes them), the requirements in a Get of their own.
+	withBasis := func() *switchdrv.Engine {
+		e := engine(false)
+		e.NoPayload = false
+		return e
+	}
 	// Switches 1-3 in sync, then 2 and 3 drift; 0 stays empty.
 	e := engine(false)
 	p, err := e.Plan(t.Context(), f, []string{"leaf2", "leaf3", "leaf4"})
@@ -84,8 +94,7 @@ func TestShowOnlyPlansTheSame(t *testing.T) {
 	if err := twins[2].Delete(sched); err != nil {
 		t.Fatal(err)
 	}
-	render := func(showOnly bool) (*plan.Plan, string) {
-		e := engine(showOnly)
+	render := func(e *switchdrv.Engine) (*plan.Plan, string) {
 		defer e.Close()
 		p, err := e.Plan(t.Context(), f, nil)
 		if err != nil {
@@ -98,21 +107,31 @@ func TestShowOnlyPlansTheSame(t *testing.T) {
 		}
 		return p, b.String()
 	}
-	full, fullText := render(false)
-	clear(gets)
-	shown, shownText := render(true)
-	// Only shown, a switch that has what the intent relies on is read in
-	// one Get: the owned paths and the requirements' together.
-	for _, i := range []int{0, 1, 2, 3} {
-		if n := gets[twins[i].Addr()]; n != 1 {
-			t.Errorf("%s: %d Gets to plan for show, want 1", f.Switches[i].Name, n)
+	full, fullText := render(withBasis())
+	for i := range full.Targets {
+		full.Targets[i].Payload, full.Targets[i].Basis = nil, ""
+	}
+	// Only shown, and planned for apply in this process (NoPayload, as
+	// `fabricctl apply` plans), a switch that has what the intent relies
+	// on is read in one Get: the owned paths and the requirements'
+	// together.
+	for _, e := range []struct {
+		what string
+		eng  *switchdrv.Engine
+	}{{"for show", engine(true)}, {"for apply", engine(false)}} {
+		clear(gets)
+		shown, shownText := render(e.eng)
+		for _, i := range []int{0, 1, 2, 3} {
+			if n := gets[twins[i].Addr()]; n != 1 {
+				t.Errorf("%s: %d Gets to plan %s, want 1", f.Switches[i].Name, n, e.what)
+			}
 		}
-	}
-	if shownText != fullText {
-		t.Errorf("plan text differs when only shown:\n--- full read\n%s\n--- show only\n%s", fullText, shownText)
-	}
-	if !reflect.DeepEqual(full.Targets, shown.Targets) {
-		t.Errorf("plan targets differ when only shown")
+		if shownText != fullText {
+			t.Errorf("plan text differs when planned %s:\n--- full read\n%s\n--- %s\n%s", e.what, fullText, e.what, shownText)
+		}
+		if !reflect.DeepEqual(full.Targets, shown.Targets) {
+			t.Errorf("plan targets differ when planned %s", e.what)
+		}
 	}
 	if !full.Targets[0].HasChanges() || !full.Targets[1].HasChanges() || !full.Targets[2].HasChanges() || full.Targets[3].HasChanges() || len(full.Targets[4].Lacks) == 0 {
 		t.Errorf("the twins are not in the states the test needs: %s", fullText)

@@ -181,10 +181,11 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 				return nil, err
 			}
 		}
-		if full || withBasis || len(keys) != len(paths) {
+		if withBasis || len(keys) != len(paths) {
 			notes, err = c.GetPrepared(ctx, *get)
 		} else {
-			// For a comparison, with the paths' distinct keys given.
+			// With the paths' distinct keys given: each path's JSON
+			// text, which is also what a backup keeps (full).
 			vals, notes, err = c.GetPreparedJSON(ctx, *get)
 		}
 	case len(modelPaths) > 0:
@@ -226,9 +227,13 @@ func observeAs(ctx context.Context, c *transport.Client, sw *intent.Switch, path
 		index()
 	}
 	if vals != nil {
-		// One JSON value per asked path (GetPreparedJSON), for a
-		// comparison only: each kept as its text, as the loop below
-		// keeps such a value (undecoded), absent where there is none.
+		// One JSON value per asked path (GetPreparedJSON): each kept as
+		// the switch's text, as the loop below keeps such a value for a
+		// comparison (undecoded) and for a backup (the JSON it writes
+		// and restore sends back), absent where there is none; a
+		// comparison decodes it only when it is not fabricctl's own
+		// text (Entry.value, which strips module qualifiers as the
+		// loop's trees are stripped).
 		snap.Entries = make([]Entry, len(paths))
 		for i, v := range vals {
 			e := &snap.Entries[i]

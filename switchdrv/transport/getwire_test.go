@@ -14,7 +14,9 @@ import (
 // proto.MarshalOptions{Deterministic: true} for random GetRequests (0 to
 // 40 paths, origins, 0 to 6 elements, 0 to 4 keys each, empty and long
 // values, every encoding), and declines paths it does not write the same
-// way.
+// way; the tail of a prepared request from any of its paths
+// (PreparedGet.From, and From of that) is proto's request of the paths
+// from there on.
 func TestMarshalGetConfigIsProtos(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 1))
 	str := func(max int) string {
@@ -51,6 +53,33 @@ func TestMarshalGetConfigIsProtos(t *testing.T) {
 		}
 		if !ok || !bytes.Equal(got, want) {
 			t.Fatalf("request %d (%d paths, encoding %s): ok %v, bytes differ:\n got %x\nwant %x", i, len(paths), enc, ok, got, want)
+		}
+		// A prepared request's tail from any path is that of the
+		// paths from there on, as proto writes it (PreparedGet.From).
+		if len(paths) == 0 {
+			continue
+		}
+		g, err := prepareGet(paths, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := r.IntN(len(paths))
+		tail := g.From(from)
+		want, err = proto.MarshalOptions{Deterministic: true}.Marshal(&gnmipb.GetRequest{Path: paths[from:], Encoding: enc, Type: gnmipb.GetRequest_CONFIG})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tail == nil || !bytes.Equal(tail.b, want) || len(tail.Paths()) != len(paths)-from || tail.Paths()[0] != paths[from] {
+			t.Fatalf("request %d (%d paths, encoding %s): the tail from path %d is not proto's request of those paths", i, len(paths), enc, from)
+		}
+		// And the tail's own tail (its offsets are its own).
+		next := r.IntN(len(paths) - from)
+		want, err = proto.MarshalOptions{Deterministic: true}.Marshal(&gnmipb.GetRequest{Path: paths[from+next:], Encoding: enc, Type: gnmipb.GetRequest_CONFIG})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt := tail.From(next); tt == nil || !bytes.Equal(tt.b, want) || !bytes.Equal(tt.wire[0], g.wire[from+next]) {
+			t.Fatalf("request %d (%d paths): the tail from %d, then from %d, is not proto's request of those paths", i, len(paths), from, next)
 		}
 	}
 	for what, p := range map[string]*gnmipb.Path{

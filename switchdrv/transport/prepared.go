@@ -22,6 +22,10 @@ type PreparedGet struct {
 	enc   gnmipb.Encoding
 	paths []*gnmipb.Path
 	wire  [][]byte // wire[i]: paths[i] as marshalled in b
+	// at[i] is where paths[i]'s field starts in b, when the path fields
+	// come first in b, one after the other (as proto writes them), else
+	// nil.
+	at []int
 }
 
 // Paths are the paths the request reads.
@@ -47,7 +51,8 @@ func prepareGet(paths []*gnmipb.Path, enc gnmipb.Encoding) (*PreparedGet, error)
 			return nil, err
 		}
 	}
-	g := &PreparedGet{b: b, enc: enc, paths: paths, wire: make([][]byte, 0, len(paths))}
+	g := &PreparedGet{b: b, enc: enc, paths: paths, wire: make([][]byte, 0, len(paths)), at: make([]int, 0, len(paths))}
+	first := true // only path fields so far
 	for rest := b; len(rest) > 0; {
 		num, typ, n := protowire.ConsumeTag(rest)
 		if n < 0 {
@@ -60,6 +65,13 @@ func prepareGet(paths []*gnmipb.Path, enc gnmipb.Encoding) (*PreparedGet, error)
 		if num == requestPath {
 			v, _ := protowire.ConsumeBytes(rest[n:])
 			g.wire = append(g.wire, v)
+			if first {
+				g.at = append(g.at, len(b)-len(rest))
+			} else {
+				g.at = nil
+			}
+		} else {
+			first = false
 		}
 		rest = rest[n+m:]
 	}
@@ -68,6 +80,24 @@ func prepareGet(paths []*gnmipb.Path, enc gnmipb.Encoding) (*PreparedGet, error)
 		return nil, fmt.Errorf("marshalled %d of %d paths", len(g.wire), len(paths))
 	}
 	return g, nil
+}
+
+// From is the prepared GetRequest of g's paths from the i-th on, made
+// without marshalling anything: the tail of g's bytes from that path's
+// field, which is what proto's deterministic marshalling writes for those
+// paths (the paths in order, then the type and the encoding). nil when g's
+// bytes are not laid out so, or i is out of range. Plan reads the
+// requirements and the owned paths in one Get, the owned paths last;
+// verify sends the owned paths' tail of it.
+func (g *PreparedGet) From(i int) *PreparedGet {
+	if i < 0 || i >= len(g.paths) || len(g.at) != len(g.paths) {
+		return nil
+	}
+	at := make([]int, len(g.paths)-i)
+	for j := range at {
+		at[j] = g.at[i+j] - g.at[i]
+	}
+	return &PreparedGet{b: g.b[g.at[i]:], enc: g.enc, paths: g.paths[i:], wire: g.wire[i:], at: at}
 }
 
 // GetPrepared is GetConfig(g.Paths()) with the request's bytes g already
