@@ -48,6 +48,21 @@ func parseCableFlag(name, v string) (float64, error) {
 	return l, nil
 }
 
+// parseSizeFlag reads v, the value of the byte size flag --name (simulate's
+// --size, --headroom and --xoff; tune's --size), as the intent reads a size
+// (intent.ParseSize), refused in the intent's words; zero is refused as no
+// size, as a zero speed or cable is (the commands read it as not given).
+func parseSizeFlag(name, v string) (int64, error) {
+	b, err := intent.ParseSize(v)
+	if err != nil {
+		return 0, usagef("--%s: %v", name, err)
+	}
+	if b <= 0 {
+		return 0, usagef("--%s %s: no size; want one such as 512KB", name, v)
+	}
+	return b, nil
+}
+
 // workloadFlags are the workload flags simulate and tune share: the
 // synthetic star's --speed and --cable (the star stands in when the
 // intent has too few linked hosts) and --size of each generated flow.
@@ -67,9 +82,7 @@ func (w *workloadFlags) bind(fl *pflag.FlagSet, sizeHelp string) {
 
 // parse reads the flags: the star's options (zero where not given: the
 // intent's or sim's defaults) and the size of a generated flow (0 = not
-// given). A speed or cable is read by parseSpeedFlag and parseCableFlag;
-// a size that is not a positive size is a usage error naming the flag and
-// an example.
+// given), each read by parseSpeedFlag, parseCableFlag or parseSizeFlag.
 func (w *workloadFlags) parse() (sim.StarOptions, int64, error) {
 	var so sim.StarOptions
 	var size int64
@@ -85,8 +98,8 @@ func (w *workloadFlags) parse() (sim.StarOptions, int64, error) {
 		}
 	}
 	if w.size != "" {
-		if size, err = intent.ParseSize(w.size); err != nil || size <= 0 {
-			return so, 0, usagef("--size %q: want a size such as 512KB", w.size)
+		if size, err = parseSizeFlag("size", w.size); err != nil {
+			return so, 0, err
 		}
 	}
 	return so, size, nil

@@ -75,9 +75,11 @@ func TestWorkloadFlagsAgree(t *testing.T) {
 		{"size", "512KB", true, ""},
 		{"size", "4MB", true, ""},
 		{"size", "1000", true, ""},
-		{"size", "0", false, "--size"},
-		{"size", "-1KB", false, "--size"},
-		{"size", "lots", false, "--size"},
+		{"size", "64KiB", true, ""},
+		{"size", "0", false, "--size 0: no size"},
+		{"size", "-1KB", false, `--size: size "-1KB": want a whole number of bytes or a number with a unit`},
+		{"size", "lots", false, `--size: size "lots": want a whole number of bytes or a number with a unit`},
+		{"size", "150kb", false, "b is a bit, sizes are in bytes: write 150kB"},
 	} {
 		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {
 			cmds := portFlagCommands(t, tt.flag)
