@@ -108,14 +108,14 @@ func TestWorkloadFlagsAgree(t *testing.T) {
 	}
 }
 
-// TestPortFlagsReadAsTheIntent: a --speed or --cable value is what the same
+// TestWorkloadAndPortFlagsReadAsTheIntent: a --speed or --cable value is what the same
 // value is as a switch port's speed: or cable: in the intent (one grammar,
 // intent.ParseRate and intent.ParseLength), and a value the intent's
 // grammar refuses is refused in the words the intent's parse error uses.
 // The flags refuse two values more, both said in the test above: zero (a
 // flag cannot mean "not given") and a speed below 1G (FC127, which check
 // raises on the intent).
-func TestPortFlagsReadAsTheIntent(t *testing.T) {
+func TestWorkloadAndPortFlagsReadAsTheIntent(t *testing.T) {
 	port := func(speed, cable string) (*intent.Fabric, error) {
 		doc := fmt.Sprintf(`apiVersion: %s
 kind: %s
