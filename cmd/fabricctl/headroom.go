@@ -24,6 +24,10 @@ type headroomOptions struct {
 	// that port's (or host NIC's) derived facts.
 	files []string
 	port  string
+	// given are the flags given on the command line: --port takes the
+	// port's figures from the intent and refuses a flag that would set
+	// one of them (a default is no value given).
+	given func(name string) bool
 }
 
 func newHeadroomCmd(d *deps) *cobra.Command {
@@ -56,6 +60,7 @@ Exit codes: 0 ok, 64 usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cellFactor = d.cellFactor
+			o.given = cmd.Flags().Changed
 			if o.port != "" || len(o.files) > 0 {
 				return o.explain(d, cmd.InOrStdin(), cmd.OutOrStdout())
 			}
@@ -84,16 +89,13 @@ func (o *headroomOptions) input() (intent.HeadroomInput, error) {
 	if o.speed == "" {
 		return in, usagef("--speed is required (e.g. --speed 400G)")
 	}
-	speed, err := intent.ParseRate(o.speed)
-	if err != nil || speed <= 0 {
-		return in, usagef("--speed %q: want a line rate such as 25G, 100G or 400G", o.speed)
-	}
-	if err := check.LineRateTypo(speed); err != nil {
-		return in, usagef("--speed %s: %v", o.speed, err)
-	}
-	cable, err := intent.ParseLength(o.cable)
+	speed, err := parseSpeedFlag("speed", o.speed)
 	if err != nil {
-		return in, usagef("--cable: %v", err)
+		return in, err
+	}
+	cable, err := parseCableFlag("cable", o.cable)
+	if err != nil {
+		return in, err
 	}
 	if o.mtu < 64 || o.mtu > 65535 {
 		return in, usagef("--mtu %d: want 64 to 65535", o.mtu)

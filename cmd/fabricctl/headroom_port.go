@@ -20,8 +20,14 @@ func (o *headroomOptions) explain(d *deps, stdin io.Reader, out io.Writer) error
 	if len(o.files) == 0 || o.port == "" {
 		return usagef("-f INTENT and --port NODE:PORT go together")
 	}
-	if o.speed != "" || o.asic != "" {
-		return usagef("--port takes the port's speed, cable, MTU and ASIC from the intent: no --speed or --asic")
+	var set []string
+	for _, f := range []string{"speed", "cable", "mtu", "asic"} {
+		if o.given != nil && o.given(f) {
+			set = append(set, "--"+f)
+		}
+	}
+	if len(set) > 0 {
+		return usagef("--port takes the port's speed, cable, MTU and ASIC from the intent: no %s", strings.Join(set, ", "))
 	}
 	node, port, ok := strings.Cut(o.port, ":")
 	if !ok || node == "" || port == "" {

@@ -103,11 +103,11 @@ func (o *inventoryImportOptions) validate() error {
 	if o.containerlab == "" {
 		return usagef("--containerlab is required: a *.clab.yml topology or a lab's topology-data.json")
 	}
-	if _, err := intent.ParseRate(o.speed); err != nil {
-		return usagef("--speed %q: %v", o.speed, err)
+	if _, err := parseSpeedFlag("speed", o.speed); err != nil {
+		return err
 	}
-	if _, err := intent.ParseLength(o.cable); err != nil {
-		return usagef("--cable %q: %v", o.cable, err)
+	if _, err := parseCableFlag("cable", o.cable); err != nil {
+		return err
 	}
 	return nil
 }

@@ -152,11 +152,7 @@ func (o *simulateOptions) options() (sim.Options, sim.StarOptions, error) {
 		if v == "" {
 			return 0, nil
 		}
-		b, err := intent.ParseSize(v)
-		if err != nil || b <= 0 {
-			return 0, usagef("--%s %q: want a size such as 64KB", flag, v)
-		}
-		return b, nil
+		return parseSizeFlag(flag, v)
 	}
 	if opt.Headroom, err = size("headroom", o.headroom); err != nil {
 		return opt, so, err

@@ -617,6 +617,17 @@ func ruleCases() []ruleCase {
 			f.Policy.Mode = intent.ModeSemiLossless
 			f.Switches[0].BufferBytes = 100_000 // lossless: FC112
 		}, Options{}, nil},
+		// FC166: the SONiC spines face no host, so no FC166 above.
+		{"semi-lossless: a host on a sonic switch, the watchdog on", semiLosslessHostOnSONiC,
+			Options{}, []got{{"FC166", Warning, "policy.watchdog.enabled"}}},
+		{"semi-lossless: a host on a sonic switch, the watchdog off", func(f *intent.Fabric) {
+			semiLosslessHostOnSONiC(f)
+			f.Policy.Watchdog.Enabled = false
+		}, Options{}, []got{{"FC114", Warning, "policy.watchdog.enabled"}}},
+		{"semi-lossless without links: any sonic port may face a host", func(f *intent.Fabric) {
+			f.Policy.Mode = intent.ModeSemiLossless
+			f.Links = nil
+		}, Options{}, []got{{"FC166", Warning, "policy.watchdog.enabled"}}},
 		{"semi-lossless on eos", func(f *intent.Fabric) {
 			f.Policy.Mode = intent.ModeSemiLossless
 			f.Policy.MTU = 9214
@@ -654,6 +665,15 @@ func lossy(f *intent.Fabric) {
 func pfcOnly(f *intent.Fabric) {
 	f.Policy.Mode = intent.ModePFCOnly
 	class(f, "roce").ECN = nil
+}
+
+// semiLosslessHostOnSONiC runs the fabric semi-lossless with a fifth host
+// cabled to SONiC spine1's free port Ethernet8.
+func semiLosslessHostOnSONiC(f *intent.Fabric) {
+	f.Policy.Mode = intent.ModeSemiLossless
+	f.Hosts = append(f.Hosts, intent.Host{Name: "gpu5", Address: "10.0.1.5", Pos: at(90),
+		NICs: []intent.NIC{{Interface: "ens1f0np0", RDMADevice: "mlx5_0", RDMAPort: 1, Speed: 400e9, Pos: at(91)}}})
+	f.Links = append(f.Links, intent.Link{A: intent.Endpoint{Node: "gpu5", Port: "ens1f0np0"}, B: intent.Endpoint{Node: "spine1", Port: "Ethernet8"}, Pos: at(120)})
 }
 
 // hostBuffer puts priority 3 (the RoCE class's) in receive buffer 1 of the

@@ -76,6 +76,8 @@ func TestEveryRulePointsAtItsField(t *testing.T) {
 			old2: "    - [leaf1:ethernet-1/2, spine1:Ethernet0]\n", new2: "    - [leaf1:ethernet-1/2, spine1:Ethernet0]\nvalidation: {incast: 16}\n"},
 		{id: "FC165", old: "  preset: roce-lossless\n", new: "  preset: roce-lossless\n  mode: pfc-only\n", field: "policy.mode",
 			old2: "ecn: {min: 150KB, max: 1.5MB}", new2: "ecn: {enabled: false}"},
+		{id: "FC166", old: "  preset: roce-lossless\n", new: "  preset: roce-lossless\n  mode: semi-lossless\n  watchdog: {enabled: true}\n", field: "policy.watchdog.enabled",
+			old2: "[gpu1:ens1f0np0, leaf1:ethernet-1/1]", new2: "[gpu1:ens1f0np0, spine1:Ethernet4]"},
 		{id: "FC127", old: "{name: ethernet-1/5, speed: 400G", new: "{name: ethernet-1/5, speed: 400M", field: "inventory.switches.0.ports.1.speed"},
 	}
 	byID := map[string]bool{}

@@ -79,6 +79,7 @@ var ruleTable = []Rule{
 	{"FC163", "lossy-ecn", Error, "in lossy mode the hosts' RoCE class marks ECN (without PFC, ECN and DCQCN are the only congestion control)", (*checker).lossyECN, "edit; decision where the smallest switch buffer leaves no room above one MTU"},
 	{"FC164", "lossy-incast", Warning, "in lossy mode every switch port's buffer absorbs an incast (validation.incast senders, else every other host) at line rate for the time DCQCN needs to react after ECN Kmin (portfacts.IncastAt)", (*checker).lossyIncast, "edit: ECN min lowered so the burst fits; decision where even one MTU does not"},
 	{"FC165", "pfc-only-spreading", Warning, "pfc-only mode relieves congestion by pause alone, which spreads upstream: said once, with the watchdog it needs (FC114)", (*checker).pfcOnlySpreading, "decision: the mode, or a workload that admits its own traffic"},
+	{"FC166", "semi-lossless-watchdog", Warning, "the PFC watchdog the intent turns on does not run on SONiC in semi-lossless mode (pfc_asym): said for the SONiC switches hosts attach to, with the hosts' pause storm prevention (mlx5 pfc-prevention-tout) that stands in for it", (*checker).semiLosslessWatchdog, "decision: the mode (lossless runs the watchdog), or the hosts' pause storm prevention (outside the intent)"},
 }
 
 // roceOverhead is what RoCEv2 adds on top of the RDMA payload inside the

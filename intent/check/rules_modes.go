@@ -1,6 +1,7 @@
 // The RoCE mode rules (policy.mode): a class's own fields that contradict
 // the mode, the platforms that cannot express it, ECN and buffers in lossy
-// mode, pause spreading in pfc-only mode (FC160-FC165). The other rules
+// mode, pause spreading in pfc-only mode, the PFC watchdog SONiC does not
+// run in semi-lossless mode (FC160-FC166). The other rules
 // follow the mode through what the parser resolved (no lossless class in
 // lossy mode, no ECN in pfc-only) and through c.switchPause (switches send
 // no pause in semi-lossless mode: no headroom, XOFF or deadlock rules).
@@ -211,4 +212,71 @@ func (c *checker) pfcOnlySpreading() {
 		"keep pfc-only only where the workload admits its own traffic (a collective library's receiver-driven clear-to-send, as Meta's); otherwise use mode lossless, where ECN and DCQCN slow senders before pause builds",
 		"pfc-only: with no ECN marking, congestion on priority %s is relieved by PFC pause alone, which spreads upstream hop by hop (congestion spreading: flows sharing a paused link stall behind the congested one, and pause storms reach the spines); the PFC watchdog is required (FC114)",
 		c.losslessPrios())
+}
+
+// FC166: on SONiC, semi-lossless runs no PFC watchdog (the compiler deletes
+// PFC_WD|<port> and leaves pfcwd_sw_enable out; the README's RoCE modes
+// section and TestSONiCSemiLosslessRunsNoPFCWatchdog say why, from
+// sonic-swss qosorch/pfcwdorch/pfcactionhandler and sonic-utilities pfcwd).
+// In semi-lossless only the hosts send pause, so the watchdog the intent
+// turns on matters where hosts attach: a SONiC switch with a host link, or
+// every SONiC switch when the intent lists no links. What breaks a host's
+// pause storm up then is the host's own NIC: mlx5 (Linux
+// drivers/net/ethernet/mellanox/mlx5/core/en_ethtool.c,
+// mlx5e_set_pfc_prevention_tout) takes the ethtool tunable
+// ETHTOOL_PFC_PREVENTION_TOUT ("pfc-prevention-tout", net/ethtool/common.c)
+// in ms, 80-8000, PFC_STORM_PREVENTION_AUTO as 100 ms and 0 as off, on
+// devices with the pfcc_mask and stall_detect capabilities, as the port's
+// stall watermarks; en_stats.c counts the critical watermark as
+// tx_pause_storm_error_events (the minor as tx_pause_storm_warning_events),
+// which validate's verdict and watch read.
+func (c *checker) semiLosslessWatchdog() {
+	p := &c.f.Policy
+	if !p.Watchdog.Enabled {
+		return
+	}
+	sws, ports := c.sonicSemiLosslessHostSwitches()
+	if len(sws) == 0 {
+		return
+	}
+	facing := fmt.Sprintf("%d %s facing hosts", ports, plural(ports, "port", "ports"))
+	if len(c.f.Links) == 0 {
+		facing = "the intent lists no links, so any port may face a host"
+	}
+	c.report(Warning, pos(p.Watchdog.Pos, p.Fields.At("mode", p.Pos)), "policy.watchdog.enabled",
+		"use policy.mode lossless if the switches must break up a host's pause storm (SONiC runs the watchdog there; the switches then send pause and reserve headroom: FC111, FC112); in semi-lossless only the hosts' own pause storm prevention can (see the message)",
+		"policy.watchdog is on, but SONiC runs no PFC watchdog in semi-lossless mode (pfc_asym) on %s %s (%s): orchagent watches only the priorities pfcwd_sw_enable lists, which a semi-lossless port has not, and no watchdog action stops a port honouring pause under pfc_asym. "+
+			"A host NIC stuck sending pause on priority %s (a pause storm: a hung driver, a stuck PCIe link) stops its switch port's egress queue for as long as it lasts, and what is sent toward the host fills the shared buffer and drops: no switch breaks the storm up. "+
+			"The host's own pause storm prevention does: mlx5 stops sending pause after a stall timeout (ethtool --set-tunable IFACE pfc-prevention-tout MS, 80-8000 ms, auto = 100 ms, on ConnectX with the stall_detect capability) and counts it in tx_pause_storm_error_events, which validate and watch read; fabricctl does not set it and check cannot see it",
+		plural(len(sws), "switch", "switches"), names(sws, 5), facing, c.losslessPrios())
+}
+
+// sonicSemiLosslessHostSwitches are the SONiC switches on which a host's
+// pause storm meets no PFC watchdog in the policy's mode (FC166): in
+// semi-lossless mode with a lossless class, those with a host link (and
+// how many of their ports face hosts), or every SONiC switch when the
+// intent lists no links.
+func (c *checker) sonicSemiLosslessHostSwitches() (sws []string, ports int) {
+	if c.f.Policy.Mode != intent.ModeSemiLossless || len(c.lossless) == 0 {
+		return nil, 0
+	}
+	hostPorts := map[*intent.Switch]int{}
+	for i := range c.ends {
+		for j, e := range c.ends[i] {
+			if o := c.ends[i][1-j]; e.port != nil && e.sw.Platform == intent.PlatformSONiC && o.nic != nil {
+				hostPorts[e.sw]++
+			}
+		}
+	}
+	for i := range c.f.Switches {
+		sw := &c.f.Switches[i]
+		if sw.Platform != intent.PlatformSONiC {
+			continue
+		}
+		if n := hostPorts[sw]; n > 0 || len(c.f.Links) == 0 {
+			sws = append(sws, sw.Name)
+			ports += n
+		}
+	}
+	return sws, ports
 }

@@ -24,6 +24,11 @@ func (c *checker) watchdogTimers() {
 			fix = "enable the PFC watchdog and " + fix
 			edits = append([]Edit{set("policy.watchdog.enabled", true)}, edits...)
 		}
+		if sws, _ := c.sonicSemiLosslessHostSwitches(); len(sws) > 0 {
+			// Said out loud: the watchdog turned on runs on the other
+			// switches, not on these (FC166 says so).
+			fix += fmt.Sprintf("; SONiC %s %s will not run it in semi-lossless mode (FC166 then says so)", plural(len(sws), "switch", "switches"), names(sws, 5))
+		}
 		sev, why := Warning, ""
 		if c.f.Policy.Mode == intent.ModePFCOnly {
 			// pfc-only relieves congestion by pause alone (FC165): a
