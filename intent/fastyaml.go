@@ -481,77 +481,9 @@ func (p *fastParser) flowNode(blockInd int) *yaml.Node {
 	defer func() { p.depth-- }()
 	switch p.at(p.pos) {
 	case '[':
-		s := p.newNode(yaml.SequenceNode, "!!seq", p.pos)
-		s.Style = yaml.FlowStyle
-		base := len(p.stack)
-		p.pos++
-		for {
-			p.flowSpace(blockInd)
-			if p.at(p.pos) == ']' {
-				p.pos++
-				break
-			}
-			switch p.at(p.pos) {
-			case ',', '?', ':':
-				giveUp()
-			}
-			p.push(p.flowNode(blockInd))
-			p.flowSpace(blockInd)
-			switch p.at(p.pos) {
-			case ',':
-				p.pos++
-				continue
-			case ']':
-				p.pos++
-			default:
-				giveUp() // "[a: b]" and the like
-			}
-			break
-		}
-		s.Content = p.pop(base)
-		return s
+		return p.flowCollection(blockInd, yaml.SequenceNode, "!!seq", ']')
 	case '{':
-		m := p.newNode(yaml.MappingNode, "!!map", p.pos)
-		m.Style = yaml.FlowStyle
-		base := len(p.stack)
-		p.pos++
-		for {
-			p.flowSpace(blockInd)
-			if p.at(p.pos) == '}' {
-				p.pos++
-				break
-			}
-			switch p.at(p.pos) {
-			case ',', '?', ':', '[', '{':
-				giveUp()
-			}
-			k, _ := p.scalar(true)
-			p.skipSpaces()
-			if p.at(p.pos) != ':' || !p.blankz(p.pos+1) {
-				giveUp() // "{a}", "{a:b}", a key across lines
-			}
-			p.pos++
-			p.push(k)
-			p.flowSpace(blockInd)
-			switch p.at(p.pos) {
-			case ',', '}', ':', '?':
-				giveUp() // an empty value
-			}
-			p.push(p.flowNode(blockInd))
-			p.flowSpace(blockInd)
-			switch p.at(p.pos) {
-			case ',':
-				p.pos++
-				continue
-			case '}':
-				p.pos++
-			default:
-				giveUp()
-			}
-			break
-		}
-		m.Content = p.pop(base)
-		return m
+		return p.flowCollection(blockInd, yaml.MappingNode, "!!map", '}')
 	}
 	n, plain := p.scalar(true)
 	if plain {
@@ -573,6 +505,67 @@ func (p *fastParser) flowNode(blockInd int) *yaml.Node {
 		}
 	}
 	return n
+}
+
+// flowCollection reads a flow sequence or mapping from its opening
+// bracket to closer: entries (or key: value pairs) separated by commas, a
+// trailing comma allowed, across lines as flowSpace allows.
+func (p *fastParser) flowCollection(blockInd int, kind yaml.Kind, tag string, closer byte) *yaml.Node {
+	n := p.newNode(kind, tag, p.pos)
+	n.Style = yaml.FlowStyle
+	base := len(p.stack)
+	p.pos++
+	for {
+		p.flowSpace(blockInd)
+		if p.at(p.pos) == closer {
+			p.pos++
+			break
+		}
+		if kind == yaml.MappingNode {
+			p.flowPair(blockInd)
+		} else {
+			switch p.at(p.pos) {
+			case ',', '?', ':':
+				giveUp() // an empty entry, an explicit key
+			}
+			p.push(p.flowNode(blockInd))
+		}
+		p.flowSpace(blockInd)
+		switch p.at(p.pos) {
+		case ',':
+			p.pos++
+			continue
+		case closer:
+			p.pos++
+		default:
+			giveUp() // "[a: b]" and the like
+		}
+		break
+	}
+	n.Content = p.pop(base)
+	return n
+}
+
+// flowPair reads one "key: value" of a flow mapping: a one-line scalar
+// key, ": ", and a value that is not empty.
+func (p *fastParser) flowPair(blockInd int) {
+	switch p.at(p.pos) {
+	case ',', '?', ':', '[', '{':
+		giveUp()
+	}
+	k, _ := p.scalar(true)
+	p.skipSpaces()
+	if p.at(p.pos) != ':' || !p.blankz(p.pos+1) {
+		giveUp() // "{a}", "{a:b}", a key across lines
+	}
+	p.pos++
+	p.push(k)
+	p.flowSpace(blockInd)
+	switch p.at(p.pos) {
+	case ',', '}', ':', '?':
+		giveUp() // an empty value
+	}
+	p.push(p.flowNode(blockInd))
 }
 
 // flowSpace skips spaces, line breaks and comments inside a flow
