@@ -14,12 +14,16 @@
 // (`priority-flow-control pause watchdog default timeout|recovery-time|
 // polling-interval`, `... action drop|no-drop`, AVD priority-flow-control.j2);
 // and per port `mtu` (the IP MTU), `qos trust dscp`, `flowcontrol
-// receive/send off`, `priority-flow-control on`, `priority-flow-control
-// priority N no-drop` for each lossless priority, `priority-flow-control
-// pause watchdog` (AVD ethernet-interfaces.j2, qos-profiles.j2) and, per ECN
-// class, `tx-queue N` / `random-detect ecn minimum-threshold X bytes
-// maximum-threshold Y bytes max-mark-probability P` (AVD
-// ethernet-interface-tx-queues.j2). The global OpenConfig augments for PFC
+// receive/send off`, `priority-flow-control on` (or `no
+// priority-flow-control`), `priority-flow-control priority N no-drop` for
+// each lossless priority and `... drop` for every other one of 0-7,
+// `priority-flow-control pause watchdog` (AVD ethernet-interfaces.j2,
+// qos-profiles.j2) and, on every tx-queue 0-7, `tx-queue N` / `random-detect
+// ecn minimum-threshold X bytes maximum-threshold Y bytes
+// max-mark-probability P` for an ECN class's, `no random-detect ecn` for
+// the others (AVD ethernet-interface-tx-queues.j2): the CLI merges, so each
+// setting is written, whatever an earlier intent left. OpenConfig queues no
+// class uses are deleted. The global OpenConfig augments for PFC
 // (/qos/pfc/watchdog, output/pfc priorities-no-drop, the per-queue ecn
 // augment) are not used: AVD configures none of them, and EOS applies PFC and
 // ECN per interface. CLI settings are read back with `show running-config
