@@ -23,6 +23,9 @@
 // and the pfc-queues pfc<N> of the priorities the intent uses,
 // /interface[name=<port>]/mtu and /interface[name=<port>]/ethernet/flow-control
 // (receive and transmit, off when PFC is on).
+// Deleted (what an earlier intent left, where the switch has it): the
+// WRED-ECN profile of a class without ECN and, with no ECN class, the
+// explicit-congestion-notification presence and FABRICCTL_QUEUES.
 // Everything else under /qos (other policies, other ports) is left alone.
 package srl
 
