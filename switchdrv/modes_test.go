@@ -74,7 +74,7 @@ func TestModesCompilePerPlatform(t *testing.T) {
 		{mode: intent.ModeSemiLossless, pl: intent.PlatformSONiC, has: []string{"pfc_asym", "WRED_PROFILE"}, not: []string{"pfc_enable", "BUFFER_PG"}},
 		{mode: intent.ModePFCOnly, pl: intent.PlatformSONiC, has: []string{`"pfc_enable":"3"`, "BUFFER_PG", "PFC_WD"}, not: []string{"WRED_PROFILE", "wred_profile"}},
 
-		{mode: intent.ModeLossless, pl: intent.PlatformEOS, has: []string{"priority-flow-control priority 3 no-drop", "random-detect ecn minimum-threshold"}, not: []string{"no priority-flow-control", "no random-detect ecn"}},
+		{mode: intent.ModeLossless, pl: intent.PlatformEOS, has: []string{"priority-flow-control priority 3 no-drop", "tx-queue 3\n      random-detect ecn minimum-threshold", "priority-flow-control priority 4 drop"}, not: []string{"no priority-flow-control", "tx-queue 3\n      no random-detect ecn"}},
 		// the CLI merges: lossy writes PFC off on the port and drop on
 		// each class's priority (AVD ethernet-interfaces.j2), so a port
 		// an earlier lossless apply left pausing stops

@@ -476,8 +476,16 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		// apply reads back exactly the paths of the payload: the basis
 		// must be of those.
 		req.Delete = dels
+		oldKeys := keys
 		paths, keys = ownedPaths(req, values)
-		get = nil
+		// The deletes lead the owned paths: where only absent ones went,
+		// the rest is the tail of the Get just sent, and verify sends
+		// that tail (nothing marshalled again); else it prepares its own.
+		if k := len(oldKeys) - len(keys); get == nil || k < 0 || !slices.Equal(oldKeys[k:], keys) {
+			get = nil
+		} else if get = get.From(k); get != nil {
+			paths = get.Paths()
+		}
 		keep := make(map[string]bool, len(keys))
 		for _, k := range keys {
 			keep[k] = true

@@ -14,12 +14,16 @@
 // (`priority-flow-control pause watchdog default timeout|recovery-time|
 // polling-interval`, `... action drop|no-drop`, AVD priority-flow-control.j2);
 // and per port `mtu` (the IP MTU), `qos trust dscp`, `flowcontrol
-// receive/send off`, `priority-flow-control on`, `priority-flow-control
-// priority N no-drop` for each lossless priority, `priority-flow-control
-// pause watchdog` (AVD ethernet-interfaces.j2, qos-profiles.j2) and, per ECN
-// class, `tx-queue N` / `random-detect ecn minimum-threshold X bytes
-// maximum-threshold Y bytes max-mark-probability P` (AVD
-// ethernet-interface-tx-queues.j2). The global OpenConfig augments for PFC
+// receive/send off`, `priority-flow-control on` (or `no
+// priority-flow-control`), `priority-flow-control priority N no-drop` for
+// each lossless priority and `... drop` for every other one of 0-7,
+// `priority-flow-control pause watchdog` (AVD ethernet-interfaces.j2,
+// qos-profiles.j2) and, on every tx-queue 0-7, `tx-queue N` / `random-detect
+// ecn minimum-threshold X bytes maximum-threshold Y bytes
+// max-mark-probability P` for an ECN class's, `no random-detect ecn` for
+// the others (AVD ethernet-interface-tx-queues.j2): the CLI merges, so each
+// setting is written, whatever an earlier intent left. OpenConfig queues no
+// class uses are deleted. The global OpenConfig augments for PFC
 // (/qos/pfc/watchdog, output/pfc priorities-no-drop, the per-queue ecn
 // augment) are not used: AVD configures none of them, and EOS applies PFC and
 // ECN per interface. CLI settings are read back with `show running-config
@@ -139,6 +143,16 @@ func (c *compiler) compile() error {
 			return err
 		}
 	}
+	// A queue no class uses any more (a class moved to another priority:
+	// CNP from 6 to 5) keeps the scheduling an earlier apply replaced
+	// into it unless its entry goes: deleted (gNMI Delete of a path the
+	// switch lacks is no error, gNMI specification 3.4.6), EOS puts the
+	// queue back to its default scheduling.
+	for q := 0; q < 8; q++ {
+		if !slices.ContainsFunc(p.Classes, func(cl intent.Class) bool { return cl.Priority == q }) {
+			c.d.Deletes = append(c.d.Deletes, &gnmipb.Path{Elem: []*gnmipb.PathElem{switchdrv.Elem("qos"), switchdrv.Elem("queues"), switchdrv.Elem("queue", "name", strconv.Itoa(q))}})
+		}
+	}
 	if wd := p.Watchdog; len(lossless) > 0 && wd.Enabled {
 		det, rec, poll := int(wd.Detect.Milliseconds()), int(wd.Restore.Milliseconds()), int(wd.Poll.Milliseconds())
 		switch {
@@ -232,14 +246,12 @@ func (c *compiler) cli(lossless []int, mtus []int) string {
 			b.WriteString("priority-flow-control pause watchdog action no-drop\n")
 		}
 	}
-	// classPrios are the classes' priorities (0-7: check refuses others).
-	var classPrios []int
+	ecnOf := map[int]*intent.ECN{}
 	for _, cl := range p.Classes {
-		if !slices.Contains(classPrios, cl.Priority) {
-			classPrios = append(classPrios, cl.Priority)
+		if cl.ECN != nil {
+			ecnOf[cl.Priority] = cl.ECN
 		}
 	}
-	slices.Sort(classPrios)
 	for i, port := range c.sw.Ports {
 		fmt.Fprintf(&b, "interface %s\n", port.Name)
 		fmt.Fprintf(&b, "   mtu %d\n", mtus[i])
@@ -248,21 +260,25 @@ func (c *compiler) cli(lossless []int, mtus []int) string {
 			b.WriteString("   flowcontrol receive off\n   flowcontrol send off\n")
 		}
 		// The CLI update merges into the running configuration: a line
-		// an earlier apply wrote in another policy.mode stays unless this
-		// one takes it away. Without a lossless priority (lossy) the port
-		// gets PFC off and drop on each class's priority, the forms of
-		// AVD ethernet-interfaces.j2 ("no priority-flow-control" for
-		// priority_flow_control.enabled false, "priority-flow-control
-		// priority N drop" for priorities[].no_drop false), so a port
-		// moved from lossless to lossy stops pausing.
+		// an earlier apply wrote stays unless this one takes it away, in
+		// another policy.mode or with a lossless class on another
+		// priority (RoCE moved from 3 to 4 kept "priority-flow-control
+		// priority 3 no-drop"). So every priority 0-7 gets its setting
+		// written, no-drop for a lossless one and drop for the others,
+		// and a port without a lossless priority (lossy) gets PFC off:
+		// the forms of AVD ethernet-interfaces.j2 ("no
+		// priority-flow-control" for priority_flow_control.enabled false,
+		// "priority-flow-control priority N drop" for priorities[].no_drop
+		// false).
 		if len(lossless) > 0 {
 			b.WriteString("   priority-flow-control on\n")
-			for _, prio := range lossless {
-				fmt.Fprintf(&b, "   priority-flow-control priority %d no-drop\n", prio)
-			}
 		} else {
 			b.WriteString("   no priority-flow-control\n")
-			for _, prio := range classPrios {
+		}
+		for prio := 0; prio < 8; prio++ {
+			if slices.Contains(lossless, prio) {
+				fmt.Fprintf(&b, "   priority-flow-control priority %d no-drop\n", prio)
+			} else {
 				fmt.Fprintf(&b, "   priority-flow-control priority %d drop\n", prio)
 			}
 		}
@@ -279,19 +295,18 @@ func (c *compiler) cli(lossless []int, mtus []int) string {
 			b.WriteString("   no priority-flow-control pause watchdog\n")
 			b.WriteString("   no priority-flow-control pause watchdog port action\n")
 		}
-		for _, cl := range p.Classes {
-			switch {
-			case cl.ECN != nil:
-				fmt.Fprintf(&b, "   tx-queue %d\n", cl.Priority)
+		// Every tx-queue 0-7 gets its ECN setting: the thresholds of the
+		// ECN class on it, else "no random-detect ecn", which resets the
+		// queue's marking whatever its thresholds (AVD
+		// ethernet-interface-tx-queues.j2 writes the setting): an
+		// earlier apply's marking stays otherwise, on a queue whose
+		// class moved away, turned ECN off, or lost it to pfc-only.
+		for q := 0; q < 8; q++ {
+			fmt.Fprintf(&b, "   tx-queue %d\n", q)
+			if e := ecnOf[q]; e != nil {
 				fmt.Fprintf(&b, "      random-detect ecn minimum-threshold %d bytes maximum-threshold %d bytes max-mark-probability %d\n",
-					cl.ECN.MinBytes, cl.ECN.MaxBytes, cl.ECN.Probability)
-			case !p.Mode.ECN():
-				// A mode without marking (pfc-only) takes an earlier
-				// apply's marking off the class's queue: "no
-				// random-detect ecn" resets the tx-queue's ECN setting
-				// whatever its thresholds (AVD
-				// ethernet-interface-tx-queues.j2 writes the setting).
-				fmt.Fprintf(&b, "   tx-queue %d\n", cl.Priority)
+					e.MinBytes, e.MaxBytes, e.Probability)
+			} else {
 				b.WriteString("      no random-detect ecn\n")
 			}
 		}

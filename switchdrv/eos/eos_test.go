@@ -79,14 +79,27 @@ func TestCLI(t *testing.T) {
 	// control on / priority N no-drop per interface) and
 	// ethernet-interface-tx-queues.j2 (random-detect ecn per tx-queue);
 	// the watchdog is enabled per interface as qos-profiles.j2 does.
+	// Every priority and tx-queue gets its setting, drop and "no
+	// random-detect ecn" where no class asks for no-drop or marking (the
+	// CLI merges: an earlier apply's lines stay otherwise).
 	port := func(name, mtu string) []string {
-		return []string{
+		l := []string{
 			"interface " + name, "   mtu " + mtu, "   qos trust dscp", "   flowcontrol receive off", "   flowcontrol send off",
-			"   priority-flow-control on", "   priority-flow-control priority 3 no-drop", "   priority-flow-control priority 4 no-drop",
+			"   priority-flow-control on",
+			"   priority-flow-control priority 0 drop", "   priority-flow-control priority 1 drop", "   priority-flow-control priority 2 drop",
+			"   priority-flow-control priority 3 no-drop", "   priority-flow-control priority 4 no-drop",
+			"   priority-flow-control priority 5 drop", "   priority-flow-control priority 6 drop", "   priority-flow-control priority 7 drop",
 			"   priority-flow-control pause watchdog",
-			"   tx-queue 3", "      random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1501500 bytes max-mark-probability 100",
-			"!",
 		}
+		for q := 0; q < 8; q++ {
+			l = append(l, "   tx-queue "+strconv.Itoa(q))
+			if q == 3 {
+				l = append(l, "      random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1501500 bytes max-mark-probability 100")
+			} else {
+				l = append(l, "      no random-detect ecn")
+			}
+		}
+		return append(l, "!")
 	}
 	wantRest := append([]string{
 		"priority-flow-control pause watchdog default timeout 0.2",

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 
+	gnmipb "github.com/openconfig/gnmi/proto/gnmi"
+
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/switchdrv"
 )
@@ -279,6 +281,11 @@ func (c *compiler) compile() error {
 	var ecnQueues []ifQueue
 	for _, cl := range p.Classes {
 		if cl.ECN == nil {
+			// ECN turned off on the class: the profile an earlier apply
+			// named for it goes too (the queue binding, replaced with the
+			// interface, no longer names it; a gNMI Delete of a path the
+			// target lacks is no error, gNMI specification 3.4.6).
+			c.d.Deletes = append(c.d.Deletes, &gnmipb.Path{Elem: []*gnmipb.PathElem{switchdrv.Elem("qos"), switchdrv.Elem("queue-management-profiles"), switchdrv.Elem("queue-management-profile", "name", ECNProfile(cl.Name))}})
 			continue
 		}
 		qm := qmProfile{Name: ECNProfile(cl.Name), Config: named{ECNProfile(cl.Name)}}

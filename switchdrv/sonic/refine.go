@@ -297,7 +297,7 @@ func refName(v string) string {
 // differently is deleted in the same Set and its other priorities keep
 // their hash under per-priority keys. Keys of fabricctl's own objects on
 // priorities the intent no longer names are deleted (item 17).
-func normaliseRanges(w *want, have db, table string) {
+func normaliseRanges(w *want, have db, table string, lossless map[string][]int) {
 	wk := w.keys[table]
 	if wk == nil {
 		wk = map[string]hash{}
@@ -353,10 +353,102 @@ func normaliseRanges(w *want, have db, table string) {
 			continue
 		}
 		for n := lo; n <= hi; n++ {
-			if _, ok := wk[rangeKey(port, n, n)]; !ok {
-				w.setKey(table, rangeKey(port, n, n), maps.Clone(old))
+			if _, ok := wk[rangeKey(port, n, n)]; ok {
+				continue
+			}
+			h := maps.Clone(old)
+			if !slices.Contains(lossless[port], n) && w.fields["PORT"][port] != nil {
+				// A lossless setting of the range does not pass to a
+				// priority of an inventory port that sends no pause for
+				// it: no lossless priority group (its headroom would be
+				// reserved for nothing), the lossy egress profile.
+				switch {
+				case table == "BUFFER_PG" && isLosslessPG(have, h):
+					continue
+				case table == "BUFFER_QUEUE" && h["profile"] == egressLossless:
+					lp := lossyQueueProfile(have, port)
+					if lp == "" {
+						break
+					}
+					h["profile"] = lp
+				}
+			}
+			w.setKey(table, rangeKey(port, n, n), h)
+		}
+	}
+}
+
+// losslessOf maps each inventory port (a PORT field written) to the
+// priorities it sends pause for: the wanted PORT_QOS_MAP pfc_enable
+// (none in lossy and semi-lossless).
+func losslessOf(w *want) map[string][]int {
+	out := map[string][]int{}
+	for port := range w.fields["PORT"] {
+		for _, s := range strings.Split(w.keys["PORT_QOS_MAP"][port]["pfc_enable"], ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
+				out[port] = append(out[port], n)
 			}
 		}
+	}
+	return out
+}
+
+// isLosslessPG says whether a BUFFER_PG hash names a lossless profile: one
+// with an xoff, the headroom after XOFF (ingress_lossy_profile has none).
+func isLosslessPG(have db, h hash) bool {
+	return have["BUFFER_PROFILE"][refName(h["profile"])]["xoff"] != ""
+}
+
+// lossyQueueProfile is the egress profile of port's lossy queues as its
+// buffer template made them (buffers_config.j2: BUFFER_QUEUE <port>|0-2
+// and |5-6), the first in key order of the port's BUFFER_QUEUE keys that
+// is not egress_lossless_profile; "" when there is none.
+func lossyQueueProfile(have db, port string) string {
+	for _, k := range slices.Sorted(maps.Keys(have["BUFFER_QUEUE"])) {
+		if p, _, _, ok := prioRange(k); ok && p == port {
+			if prof := have["BUFFER_QUEUE"][k]["profile"]; prof != "" && refName(prof) != egressLossless {
+				return prof
+			}
+		}
+	}
+	return ""
+}
+
+// coversNone says whether none of prios lies in lo..hi.
+func coversNone(prios []int, lo, hi int) bool {
+	return !slices.ContainsFunc(prios, func(p int) bool { return lo <= p && p <= hi })
+}
+
+// staleLosslessQueues points the BUFFER_QUEUE keys of inventory ports that
+// hold egress_lossless_profile on priorities none of which the port sends
+// pause for (an earlier intent's lossless class, now moved or lossy) at the
+// port's lossy egress profile: fabricctl gave them the lossless one
+// (compile's BUFFER_QUEUE, issue 10 item 7), and the template's <port>|3-4
+// where neither 3 nor 4 is lossless. A range that holds a lossless
+// priority is kept whole, as the template's BUFFER_PG <port>|3-4 is.
+func staleLosslessQueues(w *want, have db, lossless map[string][]int, notes *[]string) {
+	var ports []string
+	for _, k := range slices.Sorted(maps.Keys(have["BUFFER_QUEUE"])) {
+		port, lo, hi, ok := prioRange(k)
+		if !ok || w.fields["PORT"][port] == nil || w.dels["BUFFER_QUEUE"][k] || w.keys["BUFFER_QUEUE"][k] != nil {
+			continue
+		}
+		if refName(have["BUFFER_QUEUE"][k]["profile"]) != egressLossless || !coversNone(lossless[port], lo, hi) {
+			continue
+		}
+		lp := lossyQueueProfile(have, port)
+		if lp == "" {
+			continue
+		}
+		h := maps.Clone(have["BUFFER_QUEUE"][k])
+		h["profile"] = lp
+		w.setKey("BUFFER_QUEUE", k, h)
+		if !slices.Contains(ports, port) {
+			ports = append(ports, port)
+		}
+	}
+	if len(ports) > 0 {
+		*notes = append(*notes, fmt.Sprintf("egress queues of %s whose priorities send no pause in this intent get the ports' lossy egress profile back in place of egress_lossless_profile", strings.Join(sortPorts(ports), ", ")))
 	}
 }
 
@@ -442,18 +534,14 @@ func (Platform) Refine(d *switchdrv.Desired, read func(*gnmipb.Path) (any, bool)
 		dropTable(w, "BUFFER_QUEUE")
 		notes = append(notes, "BUFFER_QUEUE not managed: the switch has no BUFFER_PROFILE|"+egressLossless+" (its buffer template did not create one); lossless priorities other than 3 and 4 may keep a lossy egress profile")
 	}
-	// The ports compile gives a lossless priority group (normaliseRanges
-	// drops the wants a template range already holds).
-	lossless := map[string]bool{}
-	for k := range w.keys["BUFFER_PG"] {
-		if p, _, _, ok := prioRange(k); ok {
-			lossless[p] = true
-		}
-	}
+	// The priorities each inventory port sends pause for: its wanted
+	// PORT_QOS_MAP pfc_enable.
+	lossless := losslessOf(w)
 	for _, t := range rangeTables {
-		normaliseRanges(w, have, t)
+		normaliseRanges(w, have, t, lossless)
 	}
 	notes = append(notes, staleLosslessPGs(w, have, lossless)...)
+	staleLosslessQueues(w, have, lossless, &notes)
 	pfcAsymOff(w, have)
 	deleteStale(w, have, &notes)
 	if g.v != nil {
@@ -783,27 +871,31 @@ func gcuOf(d *switchdrv.Desired, have db) gcuSwitch {
 }
 
 // staleLosslessPGs deletes the lossless priority groups of the inventory
-// ports that want none (policy.mode lossy or semi-lossless: the port
-// sends no pause), whoever made them: the template and buffermgrd
-// (BUFFER_PG <port>|3-4 -> pg_lossless_<speed>_<cable>_profile) or an
-// earlier lossless apply (FABRICCTL_PG_*, then unreferenced and deleted
-// by deleteStale). Nothing else removes them: sonic-swss
-// cfgmgr/buffermgr.cpp (the static buffer model) only adds lossless PGs
-// when PORT_QOS_MAP pfc_enable changes (doSpeedUpdateTask) and removes
-// them only on an admin-down Mellanox or Barefoot port, so their headroom
-// would stay reserved out of the shared pool for priorities that never
-// pause. A PG is lossless when its profile has an xoff (the headroom
-// after XOFF; ingress_lossy_profile has none), as losslessProfile reads
-// it. wantPG are the ports compile gives a lossless priority group; it
-// returns the plan's note naming the ports.
-func staleLosslessPGs(w *want, have db, wantPG map[string]bool) []string {
+// ports on priorities none of which the port sends pause for (lossless:
+// losslessOf), whoever made them: the template and buffermgrd
+// (BUFFER_PG <port>|3-4 -> pg_lossless_<speed>_<cable>_profile) where
+// neither 3 nor 4 is lossless any more (policy.mode lossy or
+// semi-lossless, or the lossless class moved to another priority), or an
+// earlier intent (a pg_lossless PG on the class's old priority where the
+// config updater refuses fabricctl's own profiles; FABRICCTL_PG_* ones
+// are deleted by normaliseRanges, their profiles then by deleteStale).
+// Nothing else removes them: sonic-swss cfgmgr/buffermgr.cpp (the static
+// buffer model) only adds lossless PGs when PORT_QOS_MAP pfc_enable
+// changes (doSpeedUpdateTask) and removes them only on an admin-down
+// Mellanox or Barefoot port, so their headroom would stay reserved out of
+// the shared pool for priorities that never pause. A range holding a
+// lossless priority is kept whole (the template's 3-4 where 3 is the
+// lossless one: splitting it would flap every port). A PG is lossless
+// when its profile has an xoff, as losslessProfile reads it. It returns
+// the plan's note naming the ports.
+func staleLosslessPGs(w *want, have db, lossless map[string][]int) []string {
 	var ports []string
 	for _, k := range slices.Sorted(maps.Keys(have["BUFFER_PG"])) {
-		port, _, _, ok := prioRange(k)
-		if !ok || wantPG[port] || w.fields["PORT"][port] == nil || w.dels["BUFFER_PG"][k] {
+		port, lo, hi, ok := prioRange(k)
+		if !ok || w.fields["PORT"][port] == nil || w.dels["BUFFER_PG"][k] || w.keys["BUFFER_PG"][k] != nil {
 			continue // not an inventory port, or one normaliseRanges planned
 		}
-		if have["BUFFER_PROFILE"][refName(have["BUFFER_PG"][k]["profile"])]["xoff"] == "" {
+		if !isLosslessPG(have, have["BUFFER_PG"][k]) || !coversNone(lossless[port], lo, hi) {
 			continue
 		}
 		w.del("BUFFER_PG", k)
@@ -814,7 +906,7 @@ func staleLosslessPGs(w *want, have db, wantPG map[string]bool) []string {
 	if len(ports) == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("lossless priority groups removed from %s, which send no pause in this policy.mode: their headroom goes back to the shared pool (buffermgrd never removes a lossless PG when pfc_enable goes: sonic-swss cfgmgr/buffermgr.cpp); with the static buffer model, buffermgrd adds them back for the port's last pfc_enable when its speed or cable length changes, which diff shows", strings.Join(sortPorts(ports), ", "))}
+	return []string{fmt.Sprintf("lossless priority groups removed from %s, on priorities that send no pause in this intent: their headroom goes back to the shared pool (buffermgrd never removes a lossless PG when pfc_enable goes: sonic-swss cfgmgr/buffermgr.cpp); with the static buffer model, buffermgrd adds them back for the port's last pfc_enable when its speed or cable length changes, which diff shows", strings.Join(sortPorts(ports), ", "))}
 }
 
 // pfcAsymOff writes PORT pfc_asym off on the inventory ports that have it

@@ -11,9 +11,12 @@
 //     BUFFER_PROFILE|FABRICCTL_PG_<bytes> (one per distinct headroom),
 //   - per inventory port: PORT_QOS_MAP|<port>, QUEUE|<port>|<prio> for every
 //     class, BUFFER_PG|<port>|<prio> for every lossless priority, PFC_WD|<port>
-//     (deleted when the watchdog is off or no class is lossless); on a port
-//     that sends no pause (lossy, semi-lossless) plan deletes every lossless
-//     BUFFER_PG, the template's included (refine.go staleLosslessPGs).
+//     (deleted when the watchdog is off or no class is lossless); on the
+//     priorities a port sends no pause for (all in lossy and
+//     semi-lossless) plan deletes every lossless BUFFER_PG, the template's
+//     included unless its range holds a lossless priority, and points
+//     egress_lossless_profile queues at the port's lossy egress profile
+//     (refine.go staleLosslessPGs, staleLosslessQueues).
 //
 // Merged: the inventory ports' fields of CABLE_LENGTH|AZURE (one update),
 // and single fields PORT|<port>/mtu (and pfc_asym: on in semi-lossless,

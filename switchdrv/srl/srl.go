@@ -23,6 +23,9 @@
 // and the pfc-queues pfc<N> of the priorities the intent uses,
 // /interface[name=<port>]/mtu and /interface[name=<port>]/ethernet/flow-control
 // (receive and transmit, off when PFC is on).
+// Deleted (what an earlier intent left, where the switch has it): the
+// WRED-ECN profile of a class without ECN and, with no ECN class, the
+// explicit-congestion-notification presence and FABRICCTL_QUEUES.
 // Everything else under /qos (other policies, other ports) is left alone.
 package srl
 
@@ -362,6 +365,23 @@ func (c *compiler) compile() error {
 	if len(ecnClasses) > 0 {
 		if err := c.d.Update(struct{}{}, elemQos, elemExplicitCongestionNotification); err != nil {
 			return err
+		}
+	} else {
+		// Nothing marks any more (ECN turned off on the last ECN class,
+		// or mode pfc-only): the presence an earlier apply merged goes,
+		// and with it the output buffers only ECN queues needed. A gNMI
+		// Delete of a path the switch lacks is no error (gNMI
+		// specification 3.4.6).
+		c.d.Deletes = append(c.d.Deletes,
+			&gnmipb.Path{Elem: []*gnmipb.PathElem{elemQos, elemExplicitCongestionNotification}},
+			&gnmipb.Path{Elem: []*gnmipb.PathElem{elemQos, elemBufferManagement, switchdrv.Elem("buffer-allocation-profile", "name", OutputBuffers)}})
+	}
+	// A class without ECN loses the WRED-ECN profile an earlier apply
+	// gave it (the profile is named for the class; its queue's binding,
+	// replaced below, no longer names it).
+	for _, cl := range p.Classes {
+		if cl.ECN == nil {
+			c.d.Deletes = append(c.d.Deletes, &gnmipb.Path{Elem: []*gnmipb.PathElem{elemQos, elemBufferManagement, switchdrv.Elem("queue-management-profile", "name", ECNProfile(cl.Name))}})
 		}
 	}
 

@@ -665,3 +665,21 @@ func (c *trackedConn) Close() error {
 	c.l.mu.Unlock()
 	return c.Conn.Close()
 }
+
+// Config returns a copy of the twin's configuration datastore, per
+// namespace ("origin@target"): a JSON tree, or (origin cli) the CLI
+// configuration's flat lines (jtree.CLILines' form), as a switch would show
+// them after every Set so far.
+func (t *Twin) Config() map[string]any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]any, len(t.data))
+	for ns, v := range t.data {
+		if lines, ok := v.([]string); ok {
+			out[ns] = slices.Clone(lines)
+			continue
+		}
+		out[ns] = jtree.Clone(v)
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package jtree
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -72,7 +73,20 @@ func CLIApply(config, lines []string) []string {
 			i += len(CLISep) + j
 		}
 	}
+	remapped := false
+	// mapAt: how many other lines come before the DSCP map (-1: no map
+	// yet, it goes where its first line is added).
+	mapAt := slices.IndexFunc(config, func(l string) bool { _, _, ok := dscpMap(l); return ok })
 	for _, l := range lines {
+		if ds, _, ok := dscpMap(l); ok {
+			// EOS "qos map dscp D... to traffic-class N" sets each
+			// listed DSCP's class: a DSCP leaves the line that mapped it
+			// before.
+			config = dropDSCPs(config, ds)
+			config = append(config, l)
+			remapped = true
+			continue
+		}
 		if target, ok := CLINo(l); ok {
 			config = slices.DeleteFunc(config, func(x string) bool {
 				return x == target || strings.HasPrefix(x, target+CLISep) || ResetBy(x, target, sections[x])
@@ -101,7 +115,99 @@ func CLIApply(config, lines []string) []string {
 		}
 		config = append(config, l)
 	}
+	if remapped {
+		config = groupDSCPMap(config, mapAt)
+	}
 	return config
+}
+
+// dscpMap parses EOS's "qos map dscp D1 D2 ... to traffic-class N" (a
+// top-level line): the DSCPs and the class.
+func dscpMap(l string) (ds []int, tc int, ok bool) {
+	rest, ok := strings.CutPrefix(l, "qos map dscp ")
+	if !ok {
+		return nil, 0, false
+	}
+	f := strings.Fields(rest)
+	n := len(f)
+	if n < 4 || f[n-3] != "to" || f[n-2] != "traffic-class" {
+		return nil, 0, false
+	}
+	tc, err := strconv.Atoi(f[n-1])
+	if err != nil {
+		return nil, 0, false
+	}
+	for _, s := range f[:n-3] {
+		d, err := strconv.Atoi(s)
+		if err != nil || d < 0 || d > 63 {
+			return nil, 0, false
+		}
+		ds = append(ds, d)
+	}
+	return ds, tc, true
+}
+
+// dropDSCPs takes the DSCPs ds out of config's qos map lines (a line left
+// without a DSCP goes).
+func dropDSCPs(config []string, ds []int) []string {
+	out := config[:0]
+	for _, l := range config {
+		old, tc, ok := dscpMap(l)
+		if !ok {
+			out = append(out, l)
+			continue
+		}
+		old = slices.DeleteFunc(old, func(d int) bool { return slices.Contains(ds, d) })
+		if len(old) > 0 {
+			out = append(out, dscpLine(old, tc))
+		}
+	}
+	return out
+}
+
+func dscpLine(ds []int, tc int) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = strconv.Itoa(d)
+	}
+	return "qos map dscp " + strings.Join(s, " ") + " to traffic-class " + strconv.Itoa(tc)
+}
+
+// groupDSCPMap shows config's DSCP map as EOS lists it in its
+// configuration: by traffic class, the DSCPs ascending, at most 8 a line
+// (as switchdrv/eos writes it), after the first at other lines (at < 0:
+// where the first map line is).
+func groupDSCPMap(config []string, at int) []string {
+	var byTC [8][]int
+	first := -1
+	out := make([]string, 0, len(config))
+	for _, l := range config {
+		ds, tc, ok := dscpMap(l)
+		if !ok || tc < 0 || tc > 7 {
+			out = append(out, l)
+			continue
+		}
+		if first < 0 {
+			first = len(out)
+		}
+		byTC[tc] = append(byTC[tc], ds...)
+	}
+	if first < 0 {
+		return out
+	}
+	if at < 0 || at > len(out) {
+		at = first
+	}
+	var grouped []string
+	for tc, ds := range byTC {
+		slices.Sort(ds)
+		for len(ds) > 0 {
+			n := min(len(ds), 8)
+			grouped = append(grouped, dscpLine(ds[:n], tc))
+			ds = ds[n:]
+		}
+	}
+	return slices.Insert(out, at, grouped...)
 }
 
 // CLIText renders flat lines back as indented configuration text (three

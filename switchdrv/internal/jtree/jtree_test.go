@@ -435,3 +435,25 @@ func TestCLINoResetsSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIDSCPMapPerDSCP: EOS "qos map dscp D... to traffic-class N" sets
+// each listed DSCP's class, so a DSCP moved to another class leaves the
+// line that mapped it before (a set of lines would keep DSCP 26 in both
+// classes), and the map reads grouped by class, DSCPs ascending, at most 8
+// a line, as switchdrv/eos writes it.
+func TestCLIDSCPMapPerDSCP(t *testing.T) {
+	cfg := CLILines("qos map dscp 24 25 26 27 to traffic-class 0\nqos map dscp 48 to traffic-class 6\ninterface Et1\n   mtu 9214\n!\n")
+	got := CLIApply(cfg, CLILines("qos map dscp 25 27 to traffic-class 0\nqos map dscp 24 26 to traffic-class 3\nqos map dscp 48 to traffic-class 5\n"))
+	want := []string{
+		"qos map dscp 25 27 to traffic-class 0", "qos map dscp 24 26 to traffic-class 3", "qos map dscp 48 to traffic-class 5",
+		"interface Et1", "interface Et1 >> mtu 9214",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("qos map dscp mismatch (-want +got):\n%s", diff)
+	}
+	got = CLIApply(nil, CLILines("qos map dscp 0 1 2 3 4 5 6 7 8 9 to traffic-class 0\n"))
+	want = []string{"qos map dscp 0 1 2 3 4 5 6 7 to traffic-class 0", "qos map dscp 8 9 to traffic-class 0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("qos map dscp grouping mismatch (-want +got):\n%s", diff)
+	}
+}
