@@ -86,11 +86,14 @@ func ParsePauseStormPrevention(s string) (PauseStormPrevention, error) {
 	if err != nil {
 		return 0, fmt.Errorf("want off, auto or a stall time 80ms-8s: %v", err)
 	}
+	if d == 0 {
+		return 0, fmt.Errorf("%s: write off to turn the prevention off", strings.TrimSpace(s))
+	}
 	if d%time.Millisecond != 0 {
 		return 0, fmt.Errorf("%s is not a whole number of milliseconds (the NIC takes pfc-prevention-tout in ms)", d)
 	}
 	if d < PauseStormMin || d > PauseStormMax {
-		return 0, fmt.Errorf("%s is out of range 80ms-8s (mlx5 en_ethtool.c mlx5e_set_pfc_prevention_tout; 0 is written off, 100ms is also auto)", d)
+		return 0, fmt.Errorf("%s is out of range 80ms-8s (mlx5 en_ethtool.c mlx5e_set_pfc_prevention_tout; or write off, or auto for mlx5's 100ms)", d)
 	}
 	return PauseStormPrevention(d), nil
 }
@@ -105,6 +108,9 @@ func (p *PauseStormPrevention) decodeNode(n *yaml.Node) error {
 	v, err := scalarString(n)
 	if err != nil {
 		return err
+	}
+	if n.Tag == "!!int" && v == "0" {
+		return fmt.Errorf("0: write off to turn the prevention off")
 	}
 	if n.Tag == "!!int" {
 		return fmt.Errorf("%s needs a unit (e.g. %sms), or write off or auto", v, v)
