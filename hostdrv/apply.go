@@ -450,6 +450,10 @@ func (o nicObs) desired() NICState {
 		pa := *o.Pause
 		st.Pause = &pa
 	}
+	if o.StormTout != nil {
+		sp := intent.PauseStormPrevention(time.Duration(*o.StormTout) * time.Millisecond)
+		st.StormPrevention = &sp
+	}
 	paths := make([]string, 0, len(o.Files))
 	for fp := range o.Files {
 		paths = append(paths, fp)

@@ -224,6 +224,23 @@ func (k *assumedKernel) Pause(ifname string) (Pause, error) {
 
 func (k *assumedKernel) SetPause(string, Pause) error { return ErrAssumed }
 
+// PFCPreventionTimeout is the saved pfc-prevention-tout, EOPNOTSUPP where
+// the NIC had none, and errStormUnknown where the state does not hold it.
+func (k *assumedKernel) PFCPreventionTimeout(ifname string) (uint16, error) {
+	n, err := k.nic(ifname)
+	switch {
+	case err != nil:
+		return 0, err
+	case n.StormTout != nil:
+		return *n.StormTout, nil
+	case n.NoStormTout:
+		return 0, syscall.EOPNOTSUPP
+	}
+	return 0, errStormUnknown
+}
+
+func (k *assumedKernel) SetPFCPreventionTimeout(string, uint16) error { return ErrAssumed }
+
 // readOnlyFiles is Files over an in-memory tree; writes fail.
 type readOnlyFiles struct{ fstest.MapFS }
 

@@ -374,6 +374,11 @@ func baseDesired(fsys fs.FS, p *intent.Policy, nic intent.NIC) (NICState, []stri
 		st.Pause = &Pause{RX: p.GlobalPause, TX: p.GlobalPause}
 	}
 
+	if sp := p.HostPauseStormPrevention; sp != nil {
+		v := *sp
+		st.StormPrevention = &v
+	}
+
 	if nic.RDMADevice != "" {
 		notes = append(notes, gidNotes(fsys, nic)...)
 	}

@@ -19,6 +19,7 @@ const (
 	kindMTU      = "mtu"
 	kindDCBX     = "dcbx"
 	kindPause    = "pause"
+	kindStorm    = "pfc-prevention-tout"
 	kindPFC      = "pfc"
 	kindBuffer   = "buffer"
 	kindETS      = "ets"
@@ -42,10 +43,12 @@ const (
 // shrink (a lossless mlx5 buffer cannot be sized 0:
 // mlx5e_port_manual_buffer_config returns EINVAL), pause last, and DCBX
 // back to the firmware at the very end (the firmware agent would otherwise
-// own the objects restore writes).
+// own the objects restore writes). Pause storm prevention (pfc-prevention-
+// tout) follows global pause: on before PFC makes a priority lossless, so
+// a NIC that gets stuck sending pause is never without it.
 var stepOrder = map[bool][]string{
-	false: {kindMTU, kindDCBX, kindPause, kindPFC, kindBuffer, kindETS, kindApp, kindFiles, kindDCBXLast},
-	true:  {kindMTU, kindDCBX, kindApp, kindETS, kindPFC, kindBuffer, kindPause, kindFiles, kindDCBXLast},
+	false: {kindMTU, kindDCBX, kindPause, kindStorm, kindPFC, kindBuffer, kindETS, kindApp, kindFiles, kindDCBXLast},
+	true:  {kindMTU, kindDCBX, kindApp, kindETS, kindPFC, kindBuffer, kindPause, kindStorm, kindFiles, kindDCBXLast},
 }
 
 // orderSteps sorts the steps from index start on (one interface's) into
@@ -144,6 +147,13 @@ func (d *Driver) diff(p *Plan, be Backend, nic intent.NIC, want NICState, obs *n
 		}
 	} else if obs.Pause != nil {
 		pauseOff = !obs.Pause.RX && !obs.Pause.TX
+	}
+
+	// Pause storm prevention (ethtool tunable), ordered after pause.
+	if want.StormPrevention != nil {
+		if err := d.diffStorm(p, ifn, *want.StormPrevention, obs); err != nil {
+			errs = append(errs, err)
+		}
 	}
 
 	if obs.dcb {

@@ -57,20 +57,26 @@ type Plan struct {
 
 // nicObs is what was read from one NIC.
 type nicObs struct {
-	Interface string            `json:"interface"`
-	Driver    string            `json:"driver,omitempty"`
-	PCI       string            `json:"pci,omitempty"`
-	Index     int               `json:"ifindex,omitempty"`
-	MTU       int               `json:"mtu"`
-	MaxMTU    int               `json:"maxMTU,omitempty"`
-	SpeedMbps int               `json:"speedMbps,omitempty"`
-	DCBX      *uint8            `json:"dcbx,omitempty"`
-	Apps      []dcbnl.App       `json:"apps,omitempty"`
-	PFC       *dcbnl.PFC        `json:"pfc,omitempty"`
-	ETS       *dcbnl.ETS        `json:"ets,omitempty"`
-	Buffer    *dcbnl.Buffer     `json:"buffer,omitempty"`
-	Pause     *Pause            `json:"pause,omitempty"`
-	Files     map[string]string `json:"files,omitempty"`
+	Interface string        `json:"interface"`
+	Driver    string        `json:"driver,omitempty"`
+	PCI       string        `json:"pci,omitempty"`
+	Index     int           `json:"ifindex,omitempty"`
+	MTU       int           `json:"mtu"`
+	MaxMTU    int           `json:"maxMTU,omitempty"`
+	SpeedMbps int           `json:"speedMbps,omitempty"`
+	DCBX      *uint8        `json:"dcbx,omitempty"`
+	Apps      []dcbnl.App   `json:"apps,omitempty"`
+	PFC       *dcbnl.PFC    `json:"pfc,omitempty"`
+	ETS       *dcbnl.ETS    `json:"ets,omitempty"`
+	Buffer    *dcbnl.Buffer `json:"buffer,omitempty"`
+	Pause     *Pause        `json:"pause,omitempty"`
+	// StormTout is the ethtool tunable pfc-prevention-tout as read (ms,
+	// 0 = off; mlx5 reads auto back as 100); nil: not read.
+	StormTout *uint16 `json:"pfcPreventionTout,omitempty"`
+	// NoStormTout: the driver answered EOPNOTSUPP (no pause storm
+	// prevention on this NIC).
+	NoStormTout bool              `json:"pfcPreventionToutUnsupported,omitempty"`
+	Files       map[string]string `json:"files,omitempty"`
 	// Dirs are the configfs directories that existed (rdma_cm, bnxt_re and
 	// their device directories), so a plan against a backup (--assume)
 	// knows them.
@@ -78,6 +84,9 @@ type nicObs struct {
 
 	index int
 	dcb   bool // the IEEE state was read
+	// stormErr is why pfc-prevention-tout could not be read (not
+	// EOPNOTSUPP): a plan error where the intent sets it.
+	stormErr error
 }
 
 func (d *Driver) log() *slog.Logger {
@@ -221,6 +230,7 @@ func (d *Driver) observe(nic intent.NIC) (nicObs, []error) {
 	} else if !errors.Is(err, syscall.EOPNOTSUPP) {
 		errs = append(errs, settingErr(nic.Interface, "pause", err))
 	}
+	d.observeStorm(&o)
 	return o, errs
 }
 

@@ -69,6 +69,10 @@ func explain(setting string, err error) string {
 		return fmt.Sprintf("the driver does not support this %s setting (EOPNOTSUPP)", setting)
 	case errno == syscall.EOPNOTSUPP && setting == "pause":
 		return "driver has no 802.3x pause control (EOPNOTSUPP)"
+	case errno == syscall.EOPNOTSUPP && setting == stormSetting:
+		return "this NIC cannot do policy.hostPauseStormPrevention: its driver has no pause storm prevention (ethtool tunable pfc-prevention-tout answers EOPNOTSUPP; mlx5 has it on ConnectX with the pfcc_mask and stall_detect capabilities); host apply writes nothing to a host whose plan has this error (without --partial): leave policy.hostPauseStormPrevention out, or off, for a fabric with such NICs"
+	case errno == syscall.EINVAL && setting == stormSetting:
+		return "the driver refused the stall time (EINVAL; mlx5 takes 0, 80-8000 ms or 65535 = auto)"
 	case errno == syscall.EOPNOTSUPP:
 		return "driver has no DCB support (EOPNOTSUPP) — is this a VF?"
 	case isDriver:

@@ -48,8 +48,16 @@ type fakeNIC struct {
 	pause      Pause
 	noDCB      bool // no dcbnl ops: EOPNOTSUPP as a netlink error (VF, veth)
 	noPause    bool
-	rejectPFC  bool // the driver answers IEEE_SET PFC with status -EINVAL
-	mlx5       bool // the mlx5 model below; false = a plain IEEE driver
+	// noStorm: no pause storm prevention (ETHTOOL_PFC_PREVENTION_TOUT
+	// answers EOPNOTSUPP: an mlx5 port without the pfcc_mask or
+	// stall_detect capability, or any driver without tunables).
+	noStorm bool
+	// stormTout is the stall critical watermark mlx5e_get_pfc_prevention_tout
+	// reads (ms, 0 = off; the fake starts at 0, a test value: the firmware's
+	// default is in no source).
+	stormTout uint16
+	rejectPFC bool // the driver answers IEEE_SET PFC with status -EINVAL
+	mlx5      bool // the mlx5 model below; false = a plain IEEE driver
 	// pfcTraffic: pause frames flow, so the PFC requests/indications
 	// counters move between two reads (a live lossless link).
 	pfcTraffic bool
@@ -194,6 +202,44 @@ func (k *fakeKernel) SetPause(ifname string, p Pause) error {
 	k.writes++
 	k.order = append(k.order, ifname+" pause")
 	n.pause = p
+	return nil
+}
+
+// PFCPreventionTimeout plays mlx5e_get_pfc_prevention_tout (en_ethtool.c).
+func (k *fakeKernel) PFCPreventionTimeout(ifname string) (uint16, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n, err := k.nic(ifname)
+	if err != nil {
+		return 0, err
+	}
+	if n.noStorm || !n.mlx5 {
+		return 0, syscall.EOPNOTSUPP
+	}
+	return n.stormTout, nil
+}
+
+// SetPFCPreventionTimeout plays mlx5e_set_pfc_prevention_tout: auto
+// (0xffff) is 100 ms, 0 is off, anything else outside 80-8000 ms EINVAL.
+func (k *fakeKernel) SetPFCPreventionTimeout(ifname string, v uint16) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n, err := k.nic(ifname)
+	if err != nil {
+		return err
+	}
+	if n.noStorm || !n.mlx5 {
+		return syscall.EOPNOTSUPP
+	}
+	if v == 0xffff {
+		v = 100
+	}
+	if v != 0 && (v < 80 || v > 8000) {
+		return syscall.EINVAL
+	}
+	k.writes++
+	k.order = append(k.order, ifname+" pfc-prevention-tout")
+	n.stormTout = v
 	return nil
 }
 

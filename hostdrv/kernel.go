@@ -5,7 +5,7 @@ import (
 )
 
 // Kernel is what hostdrv needs from the kernel besides files: rtnetlink
-// (dcbnl and link MTU) and the ethtool pause ioctl. The calls take no
+// (dcbnl and link MTU) and the ethtool pause and tunable ioctls. The calls take no
 // context (netlink has none); Driver checks ctx between them.
 type Kernel interface {
 	// Link returns the interface index, MTU and maximum MTU; a missing
@@ -23,6 +23,14 @@ type Kernel interface {
 	Pause(ifname string) (Pause, error)
 	// SetPause writes global pause. CLI twin: `ethtool -A X rx off tx off`.
 	SetPause(ifname string, p Pause) error
+	// PFCPreventionTimeout reads the ethtool tunable pfc-prevention-tout
+	// (ms, 0 = off) with the request pfcPreventionRequest builds; a driver
+	// without it answers syscall.EOPNOTSUPP. CLI twin: `ethtool
+	// --get-tunable X pfc-prevention-tout`.
+	PFCPreventionTimeout(ifname string) (uint16, error)
+	// SetPFCPreventionTimeout writes it (0 off, 65535 auto, else ms). CLI
+	// twin: `ethtool --set-tunable X pfc-prevention-tout 100`.
+	SetPFCPreventionTimeout(ifname string, v uint16) error
 }
 
 // LinkInfo is what rtnetlink reports about an interface that hostdrv uses.

@@ -1,9 +1,12 @@
 package hostdrv
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
+	"unsafe"
 
 	"github.com/safchain/ethtool"
 	"github.com/vishvananda/netlink"
@@ -181,4 +184,60 @@ func setLinkMTURequest(seq uint32, index, mtu int) []byte {
 	nl.NativeEndian().PutUint32(b, uint32(mtu))
 	req.AddData(nl.NewRtAttr(unix.IFLA_MTU, b))
 	return req.Serialize()
+}
+
+// ifreqData is struct ifreq with ifr_data (include/uapi/linux/if.h): the
+// name, then the pointer to the ethtool request, padded to sizeof(ifreq).
+type ifreqData struct {
+	name [unix.IFNAMSIZ]byte
+	data unsafe.Pointer
+	_    [24 - unsafe.Sizeof(uintptr(0))]byte
+}
+
+// ethtoolIoctl passes req (an ethtool command struct) to SIOCETHTOOL on
+// ifname, over an AF_INET datagram socket opened in the namespace, as
+// ethtool(8) does (ethtool.c ioctl_init). The kernel writes its answer
+// into req.
+func (k *LinuxKernel) ethtoolIoctl(ifname string, req []byte) error {
+	if len(ifname) >= unix.IFNAMSIZ {
+		return syscall.ENODEV
+	}
+	var fd int
+	open := func() (err error) {
+		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		return err
+	}
+	var err error
+	if k.ns.IsOpen() {
+		err = inNetns(k.ns, open)
+	} else {
+		err = open()
+	}
+	if err != nil {
+		return fmt.Errorf("ethtool socket: %w", err)
+	}
+	defer unix.Close(fd)
+	var ifr ifreqData
+	copy(ifr.name[:], ifname)
+	ifr.data = unsafe.Pointer(&req[0])
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
+	runtime.KeepAlive(req)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// PFCPreventionTimeout implements Kernel: ETHTOOL_GTUNABLE.
+func (k *LinuxKernel) PFCPreventionTimeout(ifname string) (uint16, error) {
+	req := pfcPreventionRequest(false, 0)
+	if err := k.ethtoolIoctl(ifname, req); err != nil {
+		return 0, err
+	}
+	return binary.NativeEndian.Uint16(req[tunableHeader:]), nil
+}
+
+// SetPFCPreventionTimeout implements Kernel: ETHTOOL_STUNABLE.
+func (k *LinuxKernel) SetPFCPreventionTimeout(ifname string, v uint16) error {
+	return k.ethtoolIoctl(ifname, pfcPreventionRequest(true, v))
 }

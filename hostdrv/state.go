@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fabricctl/fabricctl/hostdrv/internal/dcbnl"
+	"github.com/fabricctl/fabricctl/intent"
 )
 
 // DCBX mode flags (DCB_CAP_DCBX_*), re-exported for backends and renderers.
@@ -246,7 +247,10 @@ type NICState struct {
 	// Buffer is the receive buffer layout (nil: the NIC's buffers are left
 	// alone).
 	Buffer *Buffer
-	Files  []File
+	// StormPrevention is the pause storm prevention (ethtool tunable
+	// pfc-prevention-tout); nil leaves it alone.
+	StormPrevention *intent.PauseStormPrevention
+	Files           []File
 	// VerifyOnly marks DCB settings (DCBX, APP, PFC, ETS) that another owner
 	// (the switch's DCBX advertisement) sets: they are compared, never written.
 	VerifyOnly bool

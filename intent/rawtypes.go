@@ -43,9 +43,11 @@ type rawPolicy struct {
 	RoCE                  *rawRoCE     `yaml:"roce" doc:"what hosts send RoCE and CNP traffic with"`
 	DCQCN                 *rawDCQCN    `yaml:"dcqcn" doc:"host DCQCN reaction/notification-point parameters written to the NICs (mlx5 cc_params, MLNX_OFED ecn/roce_rp|roce_np, bnxt_re configfs cc); absent = leave the NICs' values alone, and so each unset field"`
 	NICAccelerations      *rawNICAccel `yaml:"nicAccelerations" doc:"ConnectX lossy-RoCE accelerations (ROCE_ACCL register); absent = leave the NICs' values alone"`
-	Classes               []rawClass   `yaml:"classes" doc:"traffic classes; with a preset, a class of the same name overrides the preset's field by field"`
-	Keys                  Fields
-	Pos                   Pos
+	// HostPauseStormPrevention: units and range in PauseStormPrevention.
+	HostPauseStormPrevention *PauseStormPrevention `yaml:"hostPauseStormPrevention" doc:"host NIC pause storm prevention: a NIC stuck sending pause stops after this stall time (mlx5 ethtool tunable pfc-prevention-tout): off, auto (mlx5: 100ms) or whole ms within 80ms-8s; absent = leave the NICs' values alone"`
+	Classes                  []rawClass            `yaml:"classes" doc:"traffic classes; with a preset, a class of the same name overrides the preset's field by field"`
+	Keys                     Fields
+	Pos                      Pos
 }
 
 type rawClass struct {

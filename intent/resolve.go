@@ -304,6 +304,7 @@ func (r *resolver) policy(rp *rawPolicy, file string) {
 	r.hostBuffers(rp.HostBuffers, file)
 	r.dcqcn(rp.DCQCN, file)
 	r.nicAccelerations(rp.NICAccelerations, file)
+	p.HostPauseStormPrevention = rp.HostPauseStormPrevention
 
 	p.Watchdog = DefaultWatchdog
 	p.Watchdog.Pos = p.Pos

@@ -43,6 +43,9 @@ var unitPatterns = map[reflect.Type]map[string]any{
 	reflect.TypeOf(Duration(0)): {"description": "duration: 100ms, 2s, 1m",
 		"oneOf": []any{map[string]any{"const": 0},
 			map[string]any{"type": "string", "pattern": durationGrammar.pattern()}}},
+	reflect.TypeOf(PauseStormPrevention(0)): {"description": "off, auto or a stall time of whole ms within 80ms-8s (e.g. 100ms)",
+		"oneOf": []any{map[string]any{"enum": []any{"off", "auto"}},
+			map[string]any{"type": "string", "pattern": durationGrammar.pattern()}}},
 	reflect.TypeOf(rawLink{}): {"description": "a cable: [node:port, node:port] or {a: node:port, b: node:port}",
 		"oneOf": []any{
 			map[string]any{"type": "array", "items": map[string]any{"type": "string", "pattern": "^[^:]+:.+$"}, "minItems": 2, "maxItems": 2},

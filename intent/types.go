@@ -130,8 +130,12 @@ type Policy struct {
 	// NICAccelerations is the ConnectX lossy-RoCE accelerations
 	// (policy.nicAccelerations); nil leaves the NICs' values alone.
 	NICAccelerations *NICAccelerations
-	Fields           Fields // where each key written for it is (nil: nothing written)
-	Pos              Pos
+	// HostPauseStormPrevention is the host NICs' pause storm prevention
+	// (policy.hostPauseStormPrevention, the mlx5 ethtool tunable
+	// pfc-prevention-tout); nil leaves the NICs' values alone.
+	HostPauseStormPrevention *PauseStormPrevention
+	Fields                   Fields // where each key written for it is (nil: nothing written)
+	Pos                      Pos
 }
 
 // HostBuffer is a host NIC's receive buffer layout, as `dcb buffer set dev X

@@ -11,6 +11,9 @@ for pair in strace:strace ip:iproute2 dcb:iproute2 ib_write_bw:perftest sshd:ope
   bin=${pair%%:*} pkg=${pair##*:}
   command -v "$bin" >/dev/null 2>&1 || [ -x "/usr/sbin/$bin" ] || need_apt+=("$pkg")
 done
+# ethtool is also the referee of hostdrv's pause storm prevention ioctl
+# (TestTunableRequestIsEthtools reads what ethtool --set-tunable passes to
+# SIOCETHTOOL); with CI=true that test fails when it is missing.
 # The soft-RoCE VM tests (internal/rdmavm, scripts/rdmavm/build.sh) boot
 # Debian's kernel under qemu with an initramfs made from these packages; with
 # CI=true they fail when one is missing.

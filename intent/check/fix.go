@@ -19,7 +19,7 @@ import (
 // `1.454MB`, `200ms`, `[26, 27]`, `100G`, `RoCE v2`). Paths use the YAML key
 // names, as Finding.Path does:
 //
-//	policy.{mtu,hostMTU,rocePathMTU,globalPause,dcbx}
+//	policy.{mtu,hostMTU,rocePathMTU,globalPause,dcbx,hostPauseStormPrevention}
 //	policy.roce.{tos,cnpDSCP,cnpPriority,mode}
 //	policy.watchdog.{enabled,detect,restore,poll}
 //	policy.classes[NAME].{dscp,priority,lossless,strict,weight,cnp}
@@ -106,6 +106,13 @@ func apply(f *intent.Fabric, e Edit) error {
 			return parseBool(v, &p.GlobalPause)
 		case "dcbx":
 			p.DCBX = intent.DCBXMode(v)
+			return nil
+		case "hostPauseStormPrevention":
+			sp, err := intent.ParsePauseStormPrevention(v)
+			if err != nil {
+				return err
+			}
+			p.HostPauseStormPrevention = &sp
 			return nil
 		}
 	case len(segs) == 3 && segs[0] == "policy" && segs[1] == "roce":

@@ -229,11 +229,17 @@ func (c *checker) pfcOnlySpreading() {
 // devices with the pfcc_mask and stall_detect capabilities, as the port's
 // stall watermarks; en_stats.c counts the critical watermark as
 // tx_pause_storm_error_events (the minor as tx_pause_storm_warning_events),
-// which validate's verdict and watch read.
+// which validate's verdict and watch read. policy.hostPauseStormPrevention
+// sets it on the hosts (host apply, hostdrv), so a prevention on there
+// answers the finding; its fix sets it first (auto, mlx5's 100 ms), the
+// mode stays the alternative.
 func (c *checker) semiLosslessWatchdog() {
 	p := &c.f.Policy
 	if !p.Watchdog.Enabled {
 		return
+	}
+	if sp := p.HostPauseStormPrevention; sp != nil && sp.On() {
+		return // the hosts break their own pause storms up
 	}
 	sws, ports := c.sonicSemiLosslessHostSwitches()
 	if len(sws) == 0 {
@@ -243,12 +249,17 @@ func (c *checker) semiLosslessWatchdog() {
 	if len(c.f.Links) == 0 {
 		facing = "the intent lists no links, so any port may face a host"
 	}
+	hosts := "fabricctl does not set it (policy.hostPauseStormPrevention absent) and check cannot see the NICs"
+	if sp := p.HostPauseStormPrevention; sp != nil {
+		hosts = "policy.hostPauseStormPrevention is off, so host apply turns it off"
+	}
 	c.report(Warning, pos(p.Watchdog.Pos, p.Fields.At("mode", p.Pos)), "policy.watchdog.enabled",
-		"use policy.mode lossless if the switches must break up a host's pause storm (SONiC runs the watchdog there; the switches then send pause and reserve headroom: FC111, FC112); in semi-lossless only the hosts' own pause storm prevention can (see the message)",
+		"set policy.hostPauseStormPrevention: auto (host apply writes pfc-prevention-tout; mlx5 stops a stuck NIC's pause after 100 ms; a NIC without the capability fails host plan, it is not left half done); or use policy.mode lossless if the switches must break up a host's pause storm (SONiC runs the watchdog there; the switches then send pause and reserve headroom: FC111, FC112)",
 		"policy.watchdog is on, but SONiC runs no PFC watchdog in semi-lossless mode (pfc_asym) on %s %s (%s): orchagent watches only the priorities pfcwd_sw_enable lists, which a semi-lossless port has not, and no watchdog action stops a port honouring pause under pfc_asym. "+
 			"A host NIC stuck sending pause on priority %s (a pause storm: a hung driver, a stuck PCIe link) stops its switch port's egress queue for as long as it lasts, and what is sent toward the host fills the shared buffer and drops: no switch breaks the storm up. "+
-			"The host's own pause storm prevention does: mlx5 stops sending pause after a stall timeout (ethtool --set-tunable IFACE pfc-prevention-tout MS, 80-8000 ms, auto = 100 ms, on ConnectX with the stall_detect capability) and counts it in tx_pause_storm_error_events, which validate and watch read; fabricctl does not set it and check cannot see it",
-		plural(len(sws), "switch", "switches"), names(sws, 5), facing, c.losslessPrios())
+			"The host's own pause storm prevention does: mlx5 stops sending pause after a stall timeout (ethtool --set-tunable IFACE pfc-prevention-tout MS, 80-8000 ms, auto = 100 ms, on ConnectX with the stall_detect capability) and counts it in tx_pause_storm_error_events, which validate and watch read; %s",
+		plural(len(sws), "switch", "switches"), names(sws, 5), facing, c.losslessPrios(), hosts).
+		with(set("policy.hostPauseStormPrevention", intent.PauseStormAuto))
 }
 
 // sonicSemiLosslessHostSwitches are the SONiC switches on which a host's
