@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,6 +49,20 @@ func TestZeroSpeedCableFlagAndIntentAgree(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: %s in portDefaults: no FC133", tc.flag, tc.value)
+		}
+		// plan and apply refuse it before reading a switch, as any
+		// check error (the port would otherwise be programmed with a
+		// headroom for a speed or cable it does not have).
+		file := filepath.Join(t.TempDir(), "fabric.yaml")
+		if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"plan", "-f", file}, {"apply", "-f", file, "--lock-dir", t.TempDir()}} {
+			verb := args[0]
+			stdout, stderr, code := runFabricctl(t, args...)
+			if code != ExitCheckFailed || !strings.Contains(stdout+stderr, "FC133") || !strings.Contains(stdout+stderr, words) {
+				t.Errorf("%s with %s: %s: exit %d, want %d naming FC133 and %q\n%s%s", verb, tc.flag, tc.value, code, ExitCheckFailed, words, stdout, stderr)
+			}
 		}
 	}
 }
