@@ -186,11 +186,13 @@ type applyCost struct {
 	eng   *switchdrv.Engine
 	reqs  []*gnmipb.SetRequest
 	paths [][]*gnmipb.Path
+	// lockDir holds the per-switch lock files fabricctl's side takes.
+	lockDir string
 }
 
 func newApplyCost(b *testing.B, n int) *applyCost {
 	f, twins, eng := benchFabric(b, n)
-	a := &applyCost{b: b, f: f, twins: twins, eng: eng,
+	a := &applyCost{b: b, f: f, twins: twins, eng: eng, lockDir: b.TempDir(),
 		reqs: make([]*gnmipb.SetRequest, len(f.Switches)), paths: make([][]*gnmipb.Path, len(f.Switches))}
 	for i := range f.Switches {
 		sw := &f.Switches[i]
@@ -215,12 +217,28 @@ func newApplyCost(b *testing.B, n int) *applyCost {
 func (a *applyCost) reset() { resetTwins(a.b, a.f, a.twins) }
 
 // fabricctl plans and applies as `fabricctl apply` without a saved plan
-// runs it: a new engine, the plan shown as text, then applied.
+// runs it (cmd/fabricctl/apply.go): a new engine, the switches selected
+// and each one's lock taken (switchdrv.LockSwitches: a flock'd file per
+// switch address) before the plan's read and released after the apply,
+// the plan shown as text, then applied.
 func (a *applyCost) fabricctl() {
 	b, eng := a.b, a.eng
 	e := &switchdrv.Engine{Registry: eng.Registry, BackupDir: eng.BackupDir, Parallel: eng.Parallel, Transport: eng.Transport,
 		Defaults: eng.Defaults, NoPayload: true}
 	defer e.Close()
+	sws, err := switchdrv.Select(a.f, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lock, err := switchdrv.LockSwitches(a.lockDir, a.f.Name, sws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := lock.Unlock(); err != nil {
+			b.Fatal(err)
+		}
+	}()
 	p, err := e.Plan(b.Context(), a.f, nil)
 	if err != nil || switchdrv.Errors(p) != nil {
 		b.Fatal(err, switchdrv.Errors(p))

@@ -18,8 +18,8 @@ import (
 // what check holds a port to: a speed below 1G is FC127's unit typo, in
 // FC127's words. Zero, which the grammar spells (speed: 0, cable: 0m), is
 // refused: every command reads a zero speed or cable as "not given" (the
-// synthetic star's default, a port check leaves out of FC112), so a flag
-// cannot mean it.
+// synthetic star's default), so a flag cannot mean it; in the intent check
+// refuses it in the same words (FC133).
 
 // parseSpeedFlag reads v, the value of the port speed flag --name, in bits/s.
 func parseSpeedFlag(name, v string) (int64, error) {

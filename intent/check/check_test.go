@@ -320,8 +320,19 @@ func ruleCases() []ruleCase {
 				f.Switches[i].BufferBytes = 0
 			}
 		}, Options{}, []got{{"FC112", Info, "inventory.switches[leaf1].ports[ethernet-1/1]"}, {"FC112", Info, "inventory.switches[spine1].ports[Ethernet0]"}}},
+		// FC133 (FC112 leaves a port without a speed to it)
 		{"port without speed", func(f *intent.Fabric) { f.Switches[1].Ports[5].Speed = 0 },
-			Options{}, []got{{"FC112", Warning, "inventory.switches[leaf2].ports"}}},
+			Options{}, []got{{"FC133", Error, "inventory.switches[leaf2].ports[ethernet-1/6].speed"}}},
+		{"ports with a zero cable", func(f *intent.Fabric) {
+			f.Switches[0].Ports[0].CableMeters = 0
+			f.Switches[0].Ports[1].CableMeters = 0
+		}, Options{}, []got{{"FC133", Error, "inventory.switches[leaf1].ports[ethernet-1/1].cable"}}},
+		{"uplinks with a zero speed", func(f *intent.Fabric) {
+			f.Switches[0].Ports[2].Speed = 0
+			f.Switches[0].Ports[3].Speed = 0
+		}, Options{}, []got{{"FC133", Error, "inventory.switches[leaf1].ports[ethernet-1/3].speed"}}},
+		{"uplink with a zero cable", func(f *intent.Fabric) { f.Switches[1].Ports[2].CableMeters = 0 },
+			Options{}, []got{{"FC133", Error, "inventory.switches[leaf2].ports[ethernet-1/3].cable"}}},
 		// FC113
 		{"ets weights not 100", func(f *intent.Fabric) { class(f, "roce").Weight = 40 },
 			Options{}, []got{{"FC113", Error, "policy.classes[default].weight"}}},

@@ -79,6 +79,8 @@ func TestEveryRulePointsAtItsField(t *testing.T) {
 		{id: "FC166", old: "  preset: roce-lossless\n", new: "  preset: roce-lossless\n  mode: semi-lossless\n  watchdog: {enabled: true}\n", field: "policy.watchdog.enabled",
 			old2: "[gpu1:ens1f0np0, leaf1:ethernet-1/1]", new2: "[gpu1:ens1f0np0, spine1:Ethernet4]"},
 		{id: "FC127", old: "{name: ethernet-1/5, speed: 400G", new: "{name: ethernet-1/5, speed: 400M", field: "inventory.switches.0.ports.1.speed"},
+		{id: "FC133", old: "{name: ethernet-1/5, speed: 400G", new: "{name: ethernet-1/5, speed: 0G", field: "inventory.switches.0.ports.1.speed"},
+		{id: "FC133", old: "{name: \"ethernet-1/{1..4}\", speed: 400G, cable: 3m}", new: "{name: \"ethernet-1/{1..4}\", speed: 400G, cable: 0m}", field: "inventory.switches.0.ports.0.cable"},
 	}
 	byID := map[string]bool{}
 	for _, tt := range tests {

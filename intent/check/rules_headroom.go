@@ -222,7 +222,6 @@ func (c *checker) headroomFits() {
 		if !ok || !pi.PFC {
 			continue // FC106
 		}
-		var noSpeed []string
 		over := map[headroomKey]*agg{}
 		var overKey []headroomKey
 		var prev *intent.Port
@@ -231,8 +230,7 @@ func (c *checker) headroomFits() {
 		for j := range sw.Ports {
 			p := &sw.Ports[j]
 			if p.Speed <= 0 {
-				noSpeed = append(noSpeed, p.Name)
-				continue
+				continue // FC133: no line rate, no headroom to size
 			}
 			if !sameHeadroom(p, prev) {
 				k, v = c.portHeadroom(sw, p, pi.BufferCellBytes)
@@ -266,12 +264,6 @@ func (c *checker) headroomFits() {
 				a.ports++
 				a.lastPort = p.Name
 			}
-		}
-		if len(noSpeed) > 0 {
-			c.report(Warning, sw.Pos, switchPath(sw)+".ports",
-				"give every port its speed",
-				"switch %s: %d %s without a speed (%s): their PFC headroom cannot be computed",
-				sw.Name, len(noSpeed), plural(len(noSpeed), "port", "ports"), names(noSpeed, 5))
 		}
 		for _, k := range overKey {
 			a, v := over[k], c.headroom[k]
