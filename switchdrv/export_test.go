@@ -71,3 +71,10 @@ func CheckExactTexts(d *Desired) (int, error) {
 	}
 	return n, nil
 }
+
+// OwnedReads is how many paths the stale-object rule reads for d
+// (ownedReads), which lead the plan's Get.
+func OwnedReads(d *Desired) int {
+	p, _ := ownedReads(d)
+	return len(p)
+}
