@@ -32,9 +32,6 @@ type intentChange struct {
 	base string
 	// policy are more policy lines of B (two-space indent).
 	policy string
-	// gap, per platform, is why the change still leaves A's objects
-	// there: the subtest is skipped saying so.
-	gap map[intent.Platform]string
 	// stale is, per platform, a line the text diff must show as a "-"
 	// before the edit's apply (what the old intent left).
 	stale map[intent.Platform]string
@@ -64,24 +61,15 @@ var intentChanges = []intentChange{
 	// FABRICCTL_ECN_<CLASS>, OpenConfig's queue, forwarding group and
 	// scheduler input <CLASS>, SONiC's SCHEDULER FABRICCTL_<CLASS> and
 	// WRED_PROFILE FABRICCTL_ECN_<CLASS>) must leave with the old name.
-	{name: "roce-renamed", base: presetClassesYAML, classes: strings.Replace(presetClassesYAML, "name: roce,", "name: rocev2,", 1),
-		gap: map[intent.Platform]string{intent.PlatformSRLinux: ownedGap, intent.PlatformOpenConfig: ownedGap}},
+	{name: "roce-renamed", base: presetClassesYAML, classes: strings.Replace(presetClassesYAML, "name: roce,", "name: rocev2,", 1)},
 	// The CNP class removed: DSCP 48 falls to the default class.
-	{name: "cnp-removed", base: presetClassesYAML, classes: presetClassesYAML[:strings.Index(presetClassesYAML, "    - {name: cnp")],
-		gap: map[intent.Platform]string{intent.PlatformOpenConfig: ownedGap}},
+	{name: "cnp-removed", base: presetClassesYAML, classes: presetClassesYAML[:strings.Index(presetClassesYAML, "    - {name: cnp")]},
 	// The PFC watchdog's action changed: on EOS a global line of one
 	// value (AVD priority-flow-control.j2), which a second apply must
 	// replace, not add to.
 	{name: "watchdog-action-drop-to-forward", policy: "  watchdog: {action: forward}\n",
 		stale: map[intent.Platform]string{intent.PlatformEOS: "priority-flow-control pause watchdog action drop"}},
 }
-
-// ownedGap is why SR Linux and OpenConfig keep what they named after a
-// renamed or removed class: plan's stale-object rule (switchdrv.Owned)
-// needs the owned lists read, and apply's plan reads a switch in one Get
-// (TestShowOnlyPlansTheSame, TestApplyReadsRequirementsWithThePlan) that
-// does not yet carry them.
-const ownedGap = "not yet deleted: the old name's FABRICCTL_ECN_<CLASS> (and OpenConfig's queue and forwarding group <CLASS>) stay; switchdrv.Owned would delete them but needs its lists in apply's one Get"
 
 // presetClassesYAML is the roce-lossless preset's classes written out
 // (intent/preset.go presetClasses).
@@ -207,9 +195,6 @@ func TestIntentChangeLeavesOnlyTheNewIntent(t *testing.T) {
 					stale = ""
 				}
 				t.Run(sub, func(t *testing.T) {
-					if g := ch.gap[tg.pl]; g != "" {
-						t.Skip(g)
-					}
 					testIntentChange(t, reg, textA, textB, stale, tg.prof == "sonic-202411")
 				})
 			}
