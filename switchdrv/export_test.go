@@ -72,9 +72,9 @@ func CheckExactTexts(d *Desired) (int, error) {
 	return n, nil
 }
 
-// OwnedReads is how many paths the stale-object rule reads for d
-// (ownedReads), which lead the plan's Get.
-func OwnedReads(d *Desired) int {
-	p, _ := ownedReads(d)
+// OwnedLists is how many lists the stale-object rule reads for d in the
+// plan's Get (ownedLists), which they lead.
+func OwnedLists(d *Desired) int {
+	p, _ := ownedLists(d)
 	return len(p)
 }

@@ -99,6 +99,46 @@ func ownedReads(d *Desired) ([]*gnmipb.Path, []string) {
 	return paths, keys
 }
 
+// ownedLists are d.Owned's lists alone and their keys: what apply's one Get
+// reads so that mayBeStale can tell whether the rule needs its scopes.
+func ownedLists(d *Desired) ([]*gnmipb.Path, []string) {
+	var paths []*gnmipb.Path
+	var keys []string
+	for _, o := range d.Owned {
+		if k := jtree.PathKey(o.List); !slices.Contains(keys, k) {
+			paths = append(paths, o.List)
+			keys = append(keys, k)
+		}
+	}
+	return paths, keys
+}
+
+// mayBeStale says whether the switch's entries of ownedLists' paths hold
+// one the Set does not write that may be fabricctl's: one with an Owned's
+// Prefix, or any entry of a list owned By reference (which the scopes
+// tell). Only then does the rule read the scopes (staleOwned).
+func mayBeStale(d *Desired, paths []*gnmipb.Path, entries []Entry) bool {
+	for i, e := range entries {
+		v, err := e.value()
+		if err != nil || !e.Exists {
+			continue
+		}
+		k := jtree.PathKey(paths[i])
+		for _, o := range d.Owned {
+			if jtree.PathKey(o.List) != k {
+				continue
+			}
+			written := writtenNames(d, o)
+			for _, n := range entryNames(v, o.Key) {
+				if !written[n] && (len(o.By) > 0 || o.Prefix != "" && strings.HasPrefix(n, o.Prefix)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // apart says whether no key of a is in b.
 func apart(a, b []string) bool {
 	for _, k := range a {

@@ -419,12 +419,14 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		if !withBasis && len(d.Requires) > 0 {
 			asked, askedKeys = withRequirements(paths, keys, d.Requires)
 		}
-		// The stale-object rule's lists and scopes (d.Owned; a plan with
-		// a basis reads them apart, above) lead the same Get: one round
-		// trip. Stale entries are rare (a class renamed or removed), and
-		// only then is the switch read again with their deletes, so that
-		// the deleted entries are in the plan's read and apply's backup.
-		ownedP, ownedK := ownedReads(d)
+		// The stale-object rule's lists (d.Owned; a plan with a basis
+		// reads them apart, above) lead the same Get: one round trip.
+		// Stale entries are rare (a class renamed or removed): only where
+		// the lists hold an entry that may be one does the rule read its
+		// scopes, and only where it finds one is the switch read again
+		// with the deletes, so that the deleted entries are in the plan's
+		// read and apply's backup.
+		ownedP, ownedK := ownedLists(d)
 		if len(ownedP) > 0 && !apart(ownedK, askedKeys) {
 			// A path asked twice: the rule reads on its own.
 			if err := staleOwned(ctx, c, sw, d); err != nil {
@@ -447,16 +449,18 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		}
 		if no := len(ownedP); no > 0 {
 			deletes := len(d.Deletes)
-			err := staleFrom(sw, d, ownedP, snap.Entries[:no])
+			maybe := mayBeStale(d, ownedP, snap.Entries[:no])
 			clear(snap.Entries[:no])
 			snap.Entries = snap.Entries[no:]
 			asked, askedKeys = asked[no:], askedKeys[no:]
 			if get != nil {
 				get = get.From(no)
 			}
-			if err != nil {
-				tp.Error = err.Error()
-				return tp
+			if maybe {
+				if err := staleOwned(ctx, c, sw, d); err != nil {
+					tp.Error = err.Error()
+					return tp
+				}
 			}
 			if len(d.Deletes) > deletes {
 				paths, keys = ownedPaths(d.SetRequest(), values)
