@@ -71,3 +71,10 @@ func CheckExactTexts(d *Desired) (int, error) {
 	}
 	return n, nil
 }
+
+// OwnedLists is how many lists the stale-object rule reads for d in the
+// plan's Get (ownedLists), which they lead.
+func OwnedLists(d *Desired) int {
+	p, _ := ownedLists(d)
+	return len(p)
+}

@@ -32,6 +32,30 @@ type Owned struct {
 	// Scope is the subtree where references to the entries live (read at
 	// plan time with the list); nil = the list's parent.
 	Scope *gnmipb.Path
+	// By, for a list whose entries fabricctl names without Prefix
+	// (OpenConfig's queues and forwarding groups, named after the
+	// intent's classes), are fabricctl's own FABRICCTL-named objects
+	// (within Scope) that name the entries fabricctl made: an entry one of
+	// them names on the switch before the Set is fabricctl's, since those
+	// objects are fabricctl's and it only ever points them at entries it
+	// wrote. An entry nothing of fabricctl's names is never touched.
+	By []*gnmipb.Path
+}
+
+// ownedEntry says whether the entry n of o's list on the switch is one
+// fabricctl made: its name starts with o.Prefix, or (o.By) one of
+// fabricctl's own objects names it in roots, the switch before the Set.
+func ownedEntry(o Owned, n string, roots map[string]map[string]any) bool {
+	if o.Prefix != "" && strings.HasPrefix(n, o.Prefix) {
+		return true
+	}
+	for _, b := range o.By {
+		v, ok := jtree.Get(roots[b.GetOrigin()], b.GetElem())
+		if ok && len(references(v, n, "")) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (o Owned) scope() *gnmipb.Path {
@@ -49,20 +73,84 @@ func staleOwned(ctx context.Context, c *transport.Client, sw *intent.Switch, d *
 	if len(d.Owned) == 0 {
 		return nil
 	}
+	paths, _ := ownedReads(d)
+	found, err := observe(ctx, c, sw, paths)
+	if err != nil {
+		return err
+	}
+	return staleFrom(sw, d, paths, found.Entries)
+}
+
+// ownedReads are the paths staleFrom needs read (d.Owned's lists and
+// scopes) and their keys.
+func ownedReads(d *Desired) ([]*gnmipb.Path, []string) {
 	var paths []*gnmipb.Path
+	var keys []string
 	seen := map[string]bool{}
 	for _, o := range d.Owned {
 		for _, p := range []*gnmipb.Path{o.List, o.scope()} {
 			if k := jtree.PathKey(p); !seen[k] {
 				seen[k] = true
 				paths = append(paths, p)
+				keys = append(keys, k)
 			}
 		}
 	}
-	found, err := observe(ctx, c, sw, paths)
-	if err != nil {
-		return err
+	return paths, keys
+}
+
+// ownedLists are d.Owned's lists alone and their keys: what apply's one Get
+// reads so that mayBeStale can tell whether the rule needs its scopes.
+func ownedLists(d *Desired) ([]*gnmipb.Path, []string) {
+	var paths []*gnmipb.Path
+	var keys []string
+	for _, o := range d.Owned {
+		if k := jtree.PathKey(o.List); !slices.Contains(keys, k) {
+			paths = append(paths, o.List)
+			keys = append(keys, k)
+		}
 	}
+	return paths, keys
+}
+
+// mayBeStale says whether the switch's entries of ownedLists' paths hold
+// one the Set does not write that may be fabricctl's: one with an Owned's
+// Prefix, or any entry of a list owned By reference (which the scopes
+// tell). Only then does the rule read the scopes (staleOwned).
+func mayBeStale(d *Desired, paths []*gnmipb.Path, entries []Entry) bool {
+	for i, e := range entries {
+		v, err := e.value()
+		if err != nil || !e.Exists {
+			continue
+		}
+		k := jtree.PathKey(paths[i])
+		for _, o := range d.Owned {
+			if jtree.PathKey(o.List) != k {
+				continue
+			}
+			written := writtenNames(d, o)
+			for _, n := range entryNames(v, o.Key) {
+				if !written[n] && (len(o.By) > 0 || o.Prefix != "" && strings.HasPrefix(n, o.Prefix)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// apart says whether no key of a is in b.
+func apart(a, b []string) bool {
+	for _, k := range a {
+		if slices.Contains(b, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// staleFrom is staleOwned given the switch's entries of ownedReads' paths.
+func staleFrom(sw *intent.Switch, d *Desired, paths []*gnmipb.Path, entries []Entry) error {
 	// The switch's state of those subtrees per origin, then the Set applied
 	// to it: references are what is left after the Set.
 	roots := map[string]map[string]any{}
@@ -72,7 +160,7 @@ func staleOwned(ctx context.Context, c *transport.Client, sw *intent.Switch, d *
 		}
 		return roots[origin]
 	}
-	for i, e := range found.Entries {
+	for i, e := range entries {
 		v, err := e.value()
 		if err != nil || !e.Exists {
 			continue
@@ -133,7 +221,7 @@ func staleOwned(ctx context.Context, c *transport.Client, sw *intent.Switch, d *
 		// stale (after holds it still: the Set did not touch it).
 		written := writtenNames(d, o)
 		for _, n := range entryNames(have, o.Key) {
-			if strings.HasPrefix(n, o.Prefix) && left[n] && !written[n] {
+			if ownedEntry(o, n, roots) && left[n] && !written[n] {
 				el := slices.Clone(o.List.GetElem())
 				last := el[len(el)-1]
 				el[len(el)-1] = &gnmipb.PathElem{Name: last.GetName(), Key: map[string]string{o.Key: n}}

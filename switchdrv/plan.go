@@ -390,7 +390,7 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 				return tp
 			}
 		}
-	} else if len(d.Owned) > 0 {
+	} else if len(d.Owned) > 0 && withBasis {
 		if _, err := e.read(ctx, cn, sw, d.Encoding, nil, nil, false, nil); err != nil {
 			tp.Error = err.Error()
 			return tp
@@ -419,9 +419,60 @@ func (e *Engine) planOne(ctx context.Context, sw *intent.Switch, pl Platform, d 
 		if !withBasis && len(d.Requires) > 0 {
 			asked, askedKeys = withRequirements(paths, keys, d.Requires)
 		}
+		// The stale-object rule's lists (d.Owned; a plan with a basis
+		// reads them apart, above) lead the same Get: one round trip.
+		// Stale entries are rare (a class renamed or removed): only where
+		// the lists hold an entry that may be one does the rule read its
+		// scopes, and only where it finds one is the switch read again
+		// with the deletes, so that the deleted entries are in the plan's
+		// read and apply's backup.
+		ownedP, ownedK := ownedLists(d)
+		if len(ownedP) > 0 && !apart(ownedK, askedKeys) {
+			// A path asked twice: the rule reads on its own.
+			if err := staleOwned(ctx, c, sw, d); err != nil {
+				tp.Error = err.Error()
+				return tp
+			}
+			ownedP, ownedK = nil, nil
+			paths, keys = ownedPaths(d.SetRequest(), values)
+			asked, askedKeys = paths, keys
+			if !withBasis && len(d.Requires) > 0 {
+				asked, askedKeys = withRequirements(paths, keys, d.Requires)
+			}
+		}
+		if len(ownedP) > 0 {
+			asked, askedKeys = slices.Concat(ownedP, asked), slices.Concat(ownedK, askedKeys)
+		}
 		if snap, err = e.read(ctx, cn, sw, d.Encoding, asked, askedKeys, withBasis, &get); err != nil {
 			tp.Error = err.Error()
 			return tp
+		}
+		if no := len(ownedP); no > 0 {
+			deletes := len(d.Deletes)
+			maybe := mayBeStale(d, ownedP, snap.Entries[:no])
+			clear(snap.Entries[:no])
+			snap.Entries = snap.Entries[no:]
+			asked, askedKeys = asked[no:], askedKeys[no:]
+			if get != nil {
+				get = get.From(no)
+			}
+			if maybe {
+				if err := staleOwned(ctx, c, sw, d); err != nil {
+					tp.Error = err.Error()
+					return tp
+				}
+			}
+			if len(d.Deletes) > deletes {
+				paths, keys = ownedPaths(d.SetRequest(), values)
+				asked, askedKeys = paths, keys
+				if len(d.Requires) > 0 {
+					asked, askedKeys = withRequirements(paths, keys, d.Requires)
+				}
+				if snap, err = e.read(ctx, cn, sw, d.Encoding, asked, askedKeys, withBasis, &get); err != nil {
+					tp.Error = err.Error()
+					return tp
+				}
+			}
 		}
 		if nr := len(asked) - len(paths); nr > 0 {
 			found = &Snapshot{Version: snap.Version, Switch: snap.Switch, Platform: snap.Platform, Address: snap.Address, Taken: snap.Taken,

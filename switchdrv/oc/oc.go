@@ -12,7 +12,11 @@
 // inventory port, /qos/interfaces/interface[interface-id=<port>]. Merged
 // (update): /interfaces/interface[name=<port>] with config name, type
 // ethernetCsmacd and mtu, the intent's IP MTU plus the 14-byte Ethernet
-// header (the model's mtu is the frame size).
+// header (the model's mtu is the frame size). What an earlier intent named
+// after a class since renamed or removed (its queue, forwarding group and
+// FABRICCTL_ECN_ profile) plan deletes once nothing names it
+// (switchdrv.Owned; the queue and group only where fabricctl's own
+// scheduler policy or classifiers name them on the switch).
 package oc
 
 import (
@@ -278,6 +282,27 @@ func (c *compiler) compile() error {
 			return err
 		}
 	}
+	// What an earlier intent named after a class since renamed or
+	// removed is stale, and plan deletes it once nothing names it
+	// (switchdrv.Owned): the WRED-ECN profiles by their FABRICCTL_ECN_
+	// prefix; the queues and forwarding groups, named after the class
+	// alone, only where fabricctl's own scheduler policy FABRICCTL or
+	// classifiers FABRICCTL_V4/V6 name them on the switch (they point only
+	// at what fabricctl wrote), never a queue or group of another's.
+	qos := func(el ...*gnmipb.PathElem) *gnmipb.Path {
+		return &gnmipb.Path{Elem: append([]*gnmipb.PathElem{switchdrv.Elem("qos")}, el...)}
+	}
+	scope := qos()
+	c.d.Owned = append(c.d.Owned,
+		switchdrv.Owned{List: qos(switchdrv.Elem("queue-management-profiles"), switchdrv.Elem("queue-management-profile")), Key: "name", Prefix: ecnPrefix, Scope: scope},
+		switchdrv.Owned{List: qos(switchdrv.Elem("queues"), switchdrv.Elem("queue")), Key: "name", Scope: scope,
+			By: []*gnmipb.Path{qos(switchdrv.Elem("scheduler-policies"), switchdrv.Elem("scheduler-policy", "name", SchedulerPolicy))}},
+		switchdrv.Owned{List: qos(switchdrv.Elem("forwarding-groups"), switchdrv.Elem("forwarding-group")), Key: "name", Scope: scope,
+			By: []*gnmipb.Path{
+				qos(switchdrv.Elem("classifiers"), switchdrv.Elem("classifier", "name", ClassifierV4)),
+				qos(switchdrv.Elem("classifiers"), switchdrv.Elem("classifier", "name", ClassifierV6)),
+			}},
+	)
 	var ecnQueues []ifQueue
 	for _, cl := range p.Classes {
 		if cl.ECN == nil {

@@ -25,7 +25,9 @@
 // (receive and transmit, off when PFC is on).
 // Deleted (what an earlier intent left, where the switch has it): the
 // WRED-ECN profile of a class without ECN and, with no ECN class, the
-// explicit-congestion-notification presence and FABRICCTL_QUEUES.
+// explicit-congestion-notification presence and FABRICCTL_QUEUES; and, by
+// plan's stale-object rule (switchdrv.Owned), a FABRICCTL_ECN_ profile of a
+// class renamed or removed once no interface's queue names it.
 // Everything else under /qos (other policies, other ports) is left alone.
 package srl
 
@@ -384,6 +386,17 @@ func (c *compiler) compile() error {
 			c.d.Deletes = append(c.d.Deletes, &gnmipb.Path{Elem: []*gnmipb.PathElem{elemQos, elemBufferManagement, switchdrv.Elem("queue-management-profile", "name", ECNProfile(cl.Name))}})
 		}
 	}
+
+	// The WRED-ECN profiles are named after the classes: one an earlier
+	// intent named for a class since renamed or removed is stale, and plan
+	// deletes it once no interface's queue names it (switchdrv.Owned:
+	// fabricctl's own by the FABRICCTL_ECN_ prefix, never another's).
+	c.d.Owned = append(c.d.Owned, switchdrv.Owned{
+		List:   &gnmipb.Path{Elem: []*gnmipb.PathElem{elemQos, elemBufferManagement, {Name: "queue-management-profile"}}},
+		Key:    "name",
+		Prefix: ecnPrefix,
+		Scope:  &gnmipb.Path{Elem: []*gnmipb.PathElem{elemQos, elemInterfaces}},
+	})
 
 	if err := c.namedObjects(send); err != nil {
 		return err

@@ -237,13 +237,37 @@ func CLIText(config []string) string {
 	return b.String()
 }
 
-// CLIKey is what makes a sub-mode line single-valued: its section and every
-// word but the last ("interface Et1 >> mtu 9216" -> "interface Et1 >> mtu"),
-// so a new value replaces the old one as in a CLI session. Top-level lines
-// and one-word lines have no key (they are set members).
+// topLevelSettings are the global (top-level) EOS lines that are one
+// setting each, whatever their last word: the PFC pause watchdog's action
+// and its default timers. AVD's priority_flow_control schema holds each as
+// one value (watchdog.action: drop | no-drop; watchdog.timeout,
+// recovery_time, polling_interval: one number each) and
+// priority-flow-control.j2 writes one line for each, so a new value takes
+// the place of the old on the switch, as "mtu" does in an interface.
+var topLevelSettings = map[string]bool{
+	"priority-flow-control pause watchdog action":                   true,
+	"priority-flow-control pause watchdog default timeout":          true,
+	"priority-flow-control pause watchdog default recovery-time":    true,
+	"priority-flow-control pause watchdog default polling-interval": true,
+}
+
+// CLIKey is what makes a line single-valued: a sub-mode line's section and
+// every word but the last ("interface Et1 >> mtu 9216" -> "interface Et1 >>
+// mtu"), so a new value replaces the old one as in a CLI session. A
+// top-level line has a key only where it is one of topLevelSettings
+// ("priority-flow-control pause watchdog action drop" -> "... action");
+// other top-level lines and one-word lines have none (they are set
+// members).
 func CLIKey(l string) (string, bool) {
 	i := strings.LastIndex(l, CLISep)
 	if i < 0 {
+		words := strings.Fields(l)
+		if len(words) < 2 {
+			return "", false
+		}
+		if k := strings.Join(words[:len(words)-1], " "); topLevelSettings[k] {
+			return k, true
+		}
 		return "", false
 	}
 	words := strings.Fields(l[i+len(CLISep):])

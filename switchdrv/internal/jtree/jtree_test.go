@@ -436,6 +436,41 @@ func TestCLINoResetsSetting(t *testing.T) {
 	}
 }
 
+// TestCLITopLevelSettingReplaced: the global PFC pause watchdog action
+// and default timers are one setting each on EOS (AVD
+// priority-flow-control.j2 writes one line of each from one schema value),
+// so changing the action replaces its line instead of adding a second, as
+// a CLI session does; "no" and the keywords reset it; other top-level
+// lines stay set members (two "qos ..." or "priority-flow-control all off"
+// lines are not one setting).
+func TestCLITopLevelSettingReplaced(t *testing.T) {
+	cfg := CLILines("priority-flow-control all off\npriority-flow-control pause watchdog default timeout 0.2\n" +
+		"priority-flow-control pause watchdog action drop\n")
+	got := CLIApply(cfg, CLILines("priority-flow-control pause watchdog action no-drop\npriority-flow-control pause watchdog default timeout 0.3\n"))
+	want := []string{"priority-flow-control all off", "priority-flow-control pause watchdog default timeout 0.3",
+		"priority-flow-control pause watchdog action no-drop"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changed watchdog action and timeout (-want +got):\n%s", diff)
+	}
+	got = CLIApply(got, CLILines("no priority-flow-control pause watchdog action\n"))
+	want = []string{"priority-flow-control all off", "priority-flow-control pause watchdog default timeout 0.3"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("no priority-flow-control pause watchdog action (-want +got):\n%s", diff)
+	}
+	for l, want := range map[string]string{
+		"priority-flow-control pause watchdog action drop":                  "priority-flow-control pause watchdog action",
+		"priority-flow-control pause watchdog default polling-interval 0.1": "priority-flow-control pause watchdog default polling-interval",
+		"priority-flow-control pause watchdog default recovery-time 0.4":    "priority-flow-control pause watchdog default recovery-time",
+		"priority-flow-control all off":                                     "",
+		"qos map dscp 26 to traffic-class 3":                                "",
+		"priority-flow-control pause watchdog":                              "",
+	} {
+		if k, _ := CLIKey(l); k != want {
+			t.Errorf("CLIKey(%q) = %q, want %q", l, k, want)
+		}
+	}
+}
+
 // TestCLIDSCPMapPerDSCP: EOS "qos map dscp D... to traffic-class N" sets
 // each listed DSCP's class, so a DSCP moved to another class leaves the
 // line that mapped it before (a set of lines would keep DSCP 26 in both
