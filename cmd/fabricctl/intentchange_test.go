@@ -3,21 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fabricctl/fabricctl/intent"
 	"github.com/fabricctl/fabricctl/intent/portfacts"
 	"github.com/fabricctl/fabricctl/internal/applied"
 	"github.com/fabricctl/fabricctl/internal/sim"
 	"github.com/fabricctl/fabricctl/switchdrv"
-	"github.com/fabricctl/fabricctl/switchdrv/transport"
-	"google.golang.org/protobuf/proto"
 )
 
 // intentChange is an edit of the roce-lossless preset's classes an
@@ -168,22 +164,8 @@ func TestIntentChangeLeavesOnlyTheNewIntent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type target struct {
-		pl   intent.Platform
-		prof string
-	}
-	targets := []target{
-		{intent.PlatformSRLinux, ""},
-		{intent.PlatformSONiC, "sonic-202411"},
-		{intent.PlatformSONiC, sonicOwnProfiles},
-		{intent.PlatformEOS, ""},
-		{intent.PlatformOpenConfig, ""},
-	}
-	for _, tg := range targets {
-		name := string(tg.pl)
-		if tg.prof != "" {
-			name = tg.prof
-		}
+	for _, tg := range twinTargets {
+		name := tg.name()
 		for _, ch := range intentChanges {
 			for _, reverse := range []bool{false, true} {
 				textA, textB := ch.texts(tg.pl, tg.prof)
@@ -207,52 +189,9 @@ func TestIntentChangeLeavesOnlyTheNewIntent(t *testing.T) {
 // (TestIntentChangeLeavesOnlyTheNewIntent).
 func testIntentChange(t *testing.T, reg *switchdrv.Registry, textA, textB, stale string, templatePG bool) {
 	dir := t.TempDir()
-	fa, err := intent.Parse("a.yaml", []byte(textA))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fileB := filepath.Join(dir, "b.yaml")
-	if err := os.WriteFile(fileB, []byte(textB), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fb, err := intent.Load(fileB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// startLab starts a profiled twin of f in its own directory, with an
-	// engine that plans and applies against it.
-	startLab := func(sub string, f *intent.Fabric) (*labTwins, *switchdrv.Engine) {
-		labDir := filepath.Join(dir, sub)
-		if err := os.Mkdir(labDir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		l, err := startLabFor(labDir, reg, f, labProfiles{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(l.close)
-		eng := &switchdrv.Engine{Registry: reg, BackupDir: filepath.Join(labDir, "backups"), Transport: transport.Options{Timeout: time.Minute}, Defaults: yangDefaults}
-		t.Cleanup(eng.Close)
-		return l, eng
-	}
-
-	// The switch that gets A, then B.
-	l, eng := startLab("lab", fa)
-	if _, err := useLab(fb, filepath.Join(dir, "lab")); err != nil {
-		t.Fatal(err)
-	}
-	planApply(t, eng, fa)
-	// A change the platform has nothing to say about (a class renamed on
-	// EOS, which names nothing after a class; the watchdog on OpenConfig)
-	// compiles to the same payload: diff is in sync.
-	wantCode := ExitChanges
-	if proto.Equal(compileMode(t, reg, fa), compileMode(t, reg, fb)) {
-		wantCode = ExitOK
-	}
-	code, out, errOut := runCLI(t, t.Context(), "diff", "-f", fileB, "--lab", filepath.Join(dir, "lab"), "--skip-hosts")
-	if code != wantCode {
-		t.Fatalf("diff B after applying A: exit %d, want %d\n%s%s", code, wantCode, out, errOut)
-	}
+	fa, fb, fileB := loadChange(t, dir, textA, textB)
+	// The switch that gets A, then B; diff B before B's apply.
+	l, eng, out := applyAThenDiffB(t, reg, filepath.Join(dir, "lab"), fa, fb, fileB)
 	if stale != "" && !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool {
 		return strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---") && strings.Contains(l, stale)
 	}) {
@@ -275,7 +214,7 @@ func testIntentChange(t *testing.T, reg *switchdrv.Registry, textA, textB, stale
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, freshEng := startLab("fresh", fbFresh)
+	fresh, freshEng := startTwinLab(t, reg, filepath.Join(dir, "fresh"), fbFresh)
 	planApply(t, freshEng, fbFresh)
 
 	sw := &fb.Switches[0]

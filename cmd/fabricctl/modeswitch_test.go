@@ -94,6 +94,89 @@ var staleLeftover = map[intent.Platform]string{
 	intent.PlatformSONiC: "BUFFER_PG",
 }
 
+// twinTarget is a platform, and the SONiC release profile, the change
+// tests (TestModeSwitchLeavesOnlyTheNewMode,
+// TestIntentChangeLeavesOnlyTheNewIntent) run a profiled twin of.
+type twinTarget struct {
+	pl   intent.Platform
+	prof string // "" for the platform's default
+}
+
+func (tg twinTarget) name() string {
+	if tg.prof != "" {
+		return tg.prof
+	}
+	return string(tg.pl)
+}
+
+// twinTargets: every platform, SONiC both as 202411 (its config updater
+// refuses new buffer profiles) and with fabricctl's own profiles (202511).
+var twinTargets = []twinTarget{
+	{intent.PlatformSRLinux, ""},
+	{intent.PlatformSONiC, "sonic-202411"},
+	{intent.PlatformSONiC, sonicOwnProfiles},
+	{intent.PlatformEOS, ""},
+	{intent.PlatformOpenConfig, ""},
+}
+
+// loadChange reads intent A from textA and writes intent B to dir/b.yaml,
+// loaded from there as the commands load it.
+func loadChange(t *testing.T, dir, textA, textB string) (fa, fb *intent.Fabric, fileB string) {
+	t.Helper()
+	fa, err := intent.Parse("a.yaml", []byte(textA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileB = filepath.Join(dir, "b.yaml")
+	if err := os.WriteFile(fileB, []byte(textB), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if fb, err = intent.Load(fileB); err != nil {
+		t.Fatal(err)
+	}
+	return fa, fb, fileB
+}
+
+// startTwinLab starts a profiled twin of f in labDir (made here), with an
+// engine that plans and applies against it, backups under labDir.
+func startTwinLab(t *testing.T, reg *switchdrv.Registry, labDir string, f *intent.Fabric) (*labTwins, *switchdrv.Engine) {
+	t.Helper()
+	if err := os.Mkdir(labDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := startLabFor(labDir, reg, f, labProfiles{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.close)
+	eng := &switchdrv.Engine{Registry: reg, BackupDir: filepath.Join(labDir, "backups"), Transport: transport.Options{Timeout: time.Minute}, Defaults: yangDefaults}
+	t.Cleanup(eng.Close)
+	return l, eng
+}
+
+// applyAThenDiffB starts a twin of A in labDir, points B's switches at
+// it, applies A, and runs diff with B: exit 2 (changes) when A and B
+// compile to different payloads, 0 (in sync) when to the same (OpenConfig
+// has no PFC model; EOS names nothing after a class). It returns the twin,
+// its engine and diff's output.
+func applyAThenDiffB(t *testing.T, reg *switchdrv.Registry, labDir string, fa, fb *intent.Fabric, fileB string) (*labTwins, *switchdrv.Engine, string) {
+	t.Helper()
+	wantCode := ExitChanges
+	if proto.Equal(compileMode(t, reg, fa), compileMode(t, reg, fb)) {
+		wantCode = ExitOK
+	}
+	l, eng := startTwinLab(t, reg, labDir, fa)
+	if _, err := useLab(fb, labDir); err != nil {
+		t.Fatal(err)
+	}
+	planApply(t, eng, fa)
+	code, out, errOut := runCLI(t, t.Context(), "diff", "-f", fileB, "--lab", labDir, "--skip-hosts")
+	if code != wantCode {
+		t.Fatalf("diff B after applying A: exit %d, want %d\n%s%s", code, wantCode, out, errOut)
+	}
+	return l, eng, out
+}
+
 // TestModeSwitchLeavesOnlyTheNewMode: an operator changes policy.mode and
 // applies again. For every platform (SONiC on a release whose config
 // updater refuses fabricctl's own buffer profiles, 202411, and on one
@@ -111,22 +194,8 @@ func TestModeSwitchLeavesOnlyTheNewMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type target struct {
-		pl   intent.Platform
-		prof string
-	}
-	targets := []target{
-		{intent.PlatformSRLinux, ""},
-		{intent.PlatformSONiC, "sonic-202411"},
-		{intent.PlatformSONiC, sonicOwnProfiles},
-		{intent.PlatformEOS, ""},
-		{intent.PlatformOpenConfig, ""},
-	}
-	for _, tg := range targets {
-		name := string(tg.pl)
-		if tg.prof != "" {
-			name = tg.prof
-		}
+	for _, tg := range twinTargets {
+		name := tg.name()
 		for _, a := range intent.Modes() {
 			for _, b := range intent.Modes() {
 				if a == b {
@@ -134,50 +203,13 @@ func TestModeSwitchLeavesOnlyTheNewMode(t *testing.T) {
 				}
 				t.Run(name+"/"+a+"->"+b, func(t *testing.T) {
 					dir := t.TempDir()
-					fa, err := intent.Parse("a.yaml", []byte(modeSwitchFabric(a, tg.pl, tg.prof)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					fileB := filepath.Join(dir, "b.yaml")
-					if err := os.WriteFile(fileB, []byte(modeSwitchFabric(b, tg.pl, tg.prof)), 0o600); err != nil {
-						t.Fatal(err)
-					}
-					fb, err := intent.Load(fileB)
-					if err != nil {
-						t.Fatal(err)
-					}
-					ra, rb := compileMode(t, reg, fa), compileMode(t, reg, fb)
-					if ra == nil || rb == nil {
+					fa, fb, fileB := loadChange(t, dir, modeSwitchFabric(a, tg.pl, tg.prof), modeSwitchFabric(b, tg.pl, tg.prof))
+					if compileMode(t, reg, fa) == nil || compileMode(t, reg, fb) == nil {
 						t.Skipf("%s refuses %s or %s (FC162/FC106)", tg.pl, a, b)
 					}
-					// OpenConfig has no PFC model: lossless and lossy
-					// write the same, and diff is rightly in sync.
-					wantDiff := ExitChanges
-					if proto.Equal(ra, rb) {
-						wantDiff = ExitOK
-					}
-					labDir := filepath.Join(dir, "lab")
-					if err := os.Mkdir(labDir, 0o700); err != nil {
-						t.Fatal(err)
-					}
-					l, err := startLabFor(labDir, reg, fa, labProfiles{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(l.close)
-					if _, err := useLab(fb, labDir); err != nil {
-						t.Fatal(err)
-					}
-					eng := &switchdrv.Engine{Registry: reg, BackupDir: filepath.Join(dir, "backups"), Transport: transport.Options{Timeout: time.Minute}, Defaults: yangDefaults}
-					t.Cleanup(eng.Close)
-					planApply(t, eng, fa)
-
 					// diff with mode B shows A's pause configuration as
 					// drift where B's switches send none.
-					code, out, errOut := runCLI(t, t.Context(), "diff", "-f", fileB, "--lab", labDir, "--skip-hosts")
-					if code != wantDiff {
-						t.Fatalf("diff %s after applying %s: exit %d, want %d\n%s%s", b, a, code, wantDiff, out, errOut)
-					}
+					l, eng, out := applyAThenDiffB(t, reg, filepath.Join(dir, "lab"), fa, fb, fileB)
 					ma, mb := intent.RoCEMode(a), intent.RoCEMode(b)
 					if s := staleLeftover[tg.pl]; s != "" && ma.SwitchSendsPause() && !mb.SwitchSendsPause() {
 						if !strings.Contains(out, "- ") || !strings.Contains(out, s) {
