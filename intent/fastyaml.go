@@ -361,14 +361,10 @@ func (p *fastParser) blockMap(ind int, first *yaml.Node) *yaml.Node {
 			p.push(p.blockValue(ind, false))
 		}
 		// pos is at the next content, or eof.
-		if p.eof {
+		if !p.atIndent(ind) {
 			break
 		}
-		nind := p.pos - p.lineStart
-		if nind < ind {
-			break
-		}
-		if nind > ind || p.seqEntry() {
+		if p.seqEntry() {
 			giveUp()
 		}
 		c := p.src[p.pos]
@@ -384,6 +380,21 @@ func (p *fastParser) blockMap(ind int, first *yaml.Node) *yaml.Node {
 	}
 	m.Content = p.pop(base)
 	return m
+}
+
+// atIndent: after an entry of a block collection at indentation ind, the
+// next content is at ind too (another entry, if its indicator fits). The
+// end or a shallower line ends the collection; a deeper one is an error
+// for yaml.v3 (or a continuation): give up.
+func (p *fastParser) atIndent(ind int) bool {
+	if p.eof {
+		return false
+	}
+	nind := p.pos - p.lineStart
+	if nind > ind {
+		giveUp()
+	}
+	return nind == ind
 }
 
 // blockSeq reads a block sequence whose entries are at indentation ind;
@@ -415,15 +426,8 @@ func (p *fastParser) blockSeq(ind int, indentless bool) *yaml.Node {
 		} else {
 			p.push(p.blockValue(ind, true))
 		}
-		if p.eof {
+		if !p.atIndent(ind) {
 			break
-		}
-		nind := p.pos - p.lineStart
-		if nind < ind {
-			break
-		}
-		if nind > ind {
-			giveUp()
 		}
 		if !p.seqEntry() {
 			if indentless {
