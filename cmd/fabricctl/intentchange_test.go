@@ -198,16 +198,7 @@ func testIntentChange(t *testing.T, reg *switchdrv.Registry, textA, textB, stale
 		t.Errorf("diff B after applying A does not show the stale %q as a \"-\" line:\n%s", stale, out)
 	}
 	planApply(t, eng, fb)
-	p, err := eng.Plan(context.Background(), fb, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := switchdrv.Errors(p); err != nil {
-		t.Fatal(err)
-	}
-	if p.HasChanges() {
-		t.Errorf("plan B after applying it (after A) is not in sync:\n%s", planText(p))
-	}
+	planInSync(t, eng, fb, "plan B after applying it (after A)")
 
 	// A fresh switch given only B.
 	fbFresh, err := intent.Parse("b.yaml", []byte(textB))

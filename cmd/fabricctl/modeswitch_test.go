@@ -154,6 +154,23 @@ func startTwinLab(t *testing.T, reg *switchdrv.Registry, labDir string, f *inten
 	return l, eng
 }
 
+// planInSync plans f against the engine's switches and fails the test
+// unless the plan has no error and nothing to change; what names the plan
+// in the message.
+func planInSync(t *testing.T, eng *switchdrv.Engine, f *intent.Fabric, what string) {
+	t.Helper()
+	p, err := eng.Plan(context.Background(), f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := switchdrv.Errors(p); err != nil {
+		t.Fatal(err)
+	}
+	if p.HasChanges() {
+		t.Errorf("%s is not in sync:\n%s", what, planText(p))
+	}
+}
+
 // applyAThenDiffB starts a twin of A in labDir, points B's switches at
 // it, applies A, and runs diff with B: exit 2 (changes) when A and B
 // compile to different payloads, 0 (in sync) when to the same (OpenConfig
@@ -229,16 +246,7 @@ func TestModeSwitchLeavesOnlyTheNewMode(t *testing.T) {
 							t.Errorf("%s after %s, %s read back:\n got %s\nwant %s", b, a, p.Name, g, want)
 						}
 					}
-					p, err := eng.Plan(context.Background(), fb, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := switchdrv.Errors(p); err != nil {
-						t.Fatal(err)
-					}
-					if p.HasChanges() {
-						t.Errorf("plan %s after applying it (from %s) is not in sync:\n%s", b, a, planText(p))
-					}
+					planInSync(t, eng, fb, fmt.Sprintf("plan %s after applying it (from %s)", b, a))
 					if tg.pl == intent.PlatformSONiC && !mb.SwitchSendsPause() {
 						for _, port := range sw.Ports {
 							pp := &gnmipb.Path{Origin: "sonic-db", Elem: []*gnmipb.PathElem{{Name: "CONFIG_DB"}, {Name: "localhost"}, {Name: "PFC_WD"}, {Name: port.Name}}}
